@@ -1,0 +1,60 @@
+"""One exception hierarchy for everything the package raises on bad input (DESIGN §3.3)."""
+
+from __future__ import annotations
+
+
+class FtsError(Exception):
+    """Base of every error raised by datafusion-fts."""
+
+
+class InvalidArgument(FtsError, ValueError):
+    """A Python API argument is out of its domain (a bad option, limit, or type)."""
+
+
+class CatalogError(FtsError, KeyError):
+    """An unknown (or already existing) table, column or index."""
+
+    def __str__(self) -> str:  # KeyError would repr() the message
+        return str(self.args[0]) if self.args else ""
+
+
+class StorageError(FtsError):
+    """The database directory is unreadable, inconsistent, or a write failed."""
+
+
+class PlanError(FtsError):
+    """No plan can answer the query as asked (for example an impossible forced plan)."""
+
+
+class _PositionedError(FtsError):
+    """An error that points into a text: ``offset`` (0-based) and a caret excerpt."""
+
+    def __init__(self, message: str, text: str, offset: int, length: int = 1) -> None:
+        self.message = message
+        self.text = text
+        self.offset = max(0, min(offset, len(text)))
+        self.length = max(1, length)
+        super().__init__(self._render())
+
+    @property
+    def line(self) -> int:
+        return self.text.count("\n", 0, self.offset) + 1
+
+    @property
+    def column(self) -> int:
+        return self.offset - (self.text.rfind("\n", 0, self.offset) + 1) + 1
+
+    def _render(self) -> str:
+        start = self.text.rfind("\n", 0, self.offset) + 1
+        end = self.text.find("\n", self.offset)
+        line_text = self.text[start : end if end >= 0 else len(self.text)]
+        caret = " " * (self.offset - start) + "^" * min(self.length, max(1, len(line_text)))
+        return f"{self.message} at {self.line}:{self.column}\n  {line_text}\n  {caret}"
+
+
+class QuerySyntaxError(_PositionedError):
+    """A query string (DESIGN §4) that does not parse; ``offset`` points into it."""
+
+
+class SqlError(_PositionedError):
+    """A SQL statement that does not parse or names something wrong; line:column point into it."""

@@ -1,0 +1,27 @@
+"""The query tree and the query-string language (DESIGN §2, §4)."""
+
+from .tree import (
+    Boolean,
+    Boost,
+    Match,
+    MultiMatch,
+    Phrase,
+    Prefix,
+    Query,
+    children,
+    columns,
+    leaves,
+)
+
+__all__ = [
+    "Boolean",
+    "Boost",
+    "Match",
+    "MultiMatch",
+    "Phrase",
+    "Prefix",
+    "Query",
+    "children",
+    "columns",
+    "leaves",
+]

@@ -1,0 +1,220 @@
+"""The query tree (DESIGN §2, §5.3): immutable nodes that check themselves when built.
+
+SQL, the query string and the Python builder all produce these nodes, so a query means
+the same thing whichever way it was written.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from typing import Iterator, Union
+
+from ..errors import InvalidArgument
+
+OPERATORS = ("or", "and")
+
+
+def _check_boost(name: str, value: float) -> float:
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
+        raise InvalidArgument(f"{name} must be a finite number, got {value!r}")
+    return float(value)
+
+
+def _check_column(column: object) -> None:
+    if column is not None and (not isinstance(column, str) or not column):
+        raise InvalidArgument(f"column must be a non-empty string, got {column!r}")
+
+
+def _check_text(text: object) -> None:
+    if not isinstance(text, str):
+        raise InvalidArgument(f"query text must be a string, got {text!r}")
+
+
+def _check_count(name: str, value: object, minimum: int) -> None:
+    if isinstance(value, bool) or not isinstance(value, int) or value < minimum:
+        raise InvalidArgument(f"{name} must be an integer >= {minimum}, got {value!r}")
+
+
+@dataclass(frozen=True)
+class Match:
+    """Terms of ``text`` (through the column's analyzer) in ``column``.
+
+    ``operator="or"`` matches rows with any term, ``"and"`` rows with every term; the score
+    is the sum of the term scores times ``boost``. ``fuzziness`` > 0 expands each term to
+    vocabulary terms within that Levenshtein distance (the first ``prefix_length``
+    characters fixed), at most ``max_expansions`` of them, each scored as its own term.
+    """
+
+    column: str | None
+    text: str
+    operator: str = "or"
+    boost: float = 1.0
+    fuzziness: int = 0
+    prefix_length: int = 0
+    max_expansions: int = 50
+
+    def __post_init__(self) -> None:
+        _check_column(self.column)
+        _check_text(self.text)
+        if self.operator not in OPERATORS:
+            raise InvalidArgument(f"operator must be one of {OPERATORS}, got {self.operator!r}")
+        object.__setattr__(self, "boost", _check_boost("boost", self.boost))
+        _check_count("fuzziness", self.fuzziness, 0)
+        if self.fuzziness > 2:
+            raise InvalidArgument(f"fuzziness must be 0, 1 or 2, got {self.fuzziness}")
+        _check_count("prefix_length", self.prefix_length, 0)
+        _check_count("max_expansions", self.max_expansions, 1)
+
+
+@dataclass(frozen=True)
+class Prefix:
+    """Vocabulary terms of ``column`` starting with ``prefix`` (``alph*``), each scored as a term.
+
+    The prefix is lowercased (and folded) like the column's tokens, but not stemmed. At most
+    ``max_expansions`` terms, the smallest first.
+    """
+
+    column: str | None
+    prefix: str
+    boost: float = 1.0
+    max_expansions: int = 50
+
+    def __post_init__(self) -> None:
+        _check_column(self.column)
+        _check_text(self.prefix)
+        object.__setattr__(self, "boost", _check_boost("boost", self.boost))
+        _check_count("max_expansions", self.max_expansions, 1)
+
+
+@dataclass(frozen=True)
+class Phrase:
+    """The terms of ``text`` in order at consecutive positions (``slop`` extra positions allowed)."""
+
+    column: str | None
+    text: str
+    slop: int = 0
+    boost: float = 1.0
+
+    def __post_init__(self) -> None:
+        _check_column(self.column)
+        _check_text(self.text)
+        _check_count("slop", self.slop, 0)
+        object.__setattr__(self, "boost", _check_boost("boost", self.boost))
+
+
+@dataclass(frozen=True)
+class MultiMatch:
+    """``text`` matched in several columns: a SHOULD over one Match per column times its boost."""
+
+    text: str
+    columns: tuple[str, ...]
+    boosts: tuple[float, ...] | None = None
+    operator: str = "or"
+
+    def __post_init__(self) -> None:
+        _check_text(self.text)
+        columns = (self.columns,) if isinstance(self.columns, str) else tuple(self.columns)
+        if not columns:
+            raise InvalidArgument("MultiMatch needs at least one column")
+        for column in columns:
+            _check_column(column)
+        if len(set(columns)) != len(columns):
+            raise InvalidArgument(f"MultiMatch columns repeat: {columns}")
+        object.__setattr__(self, "columns", columns)
+        if self.boosts is not None:
+            if isinstance(self.boosts, dict):
+                boosts = tuple(self.boosts.get(c, 1.0) for c in columns)
+            else:
+                boosts = tuple(self.boosts)
+            if len(boosts) != len(columns):
+                raise InvalidArgument(
+                    f"MultiMatch has {len(columns)} columns but {len(boosts)} boosts"
+                )
+            object.__setattr__(
+                self, "boosts", tuple(_check_boost("boost", b) for b in boosts)
+            )
+        if self.operator not in OPERATORS:
+            raise InvalidArgument(f"operator must be one of {OPERATORS}, got {self.operator!r}")
+
+    def expand(self) -> "Boolean":
+        """The equivalent Boolean SHOULD of per-column Match leaves (DESIGN §5.3)."""
+        boosts = self.boosts or (1.0,) * len(self.columns)
+        return Boolean(
+            should=tuple(
+                Match(c, self.text, operator=self.operator, boost=b)
+                for c, b in zip(self.columns, boosts)
+            )
+        )
+
+
+@dataclass(frozen=True)
+class Boolean:
+    """MUST scores sum; SHOULD scores add to surviving rows; MUST_NOT excludes (DESIGN §5.3).
+
+    With no MUST, at least one SHOULD must match; with neither, every live row matches
+    (score 0) except the MUST_NOT rows.
+    """
+
+    must: tuple["Query", ...] = field(default_factory=tuple)
+    should: tuple["Query", ...] = field(default_factory=tuple)
+    must_not: tuple["Query", ...] = field(default_factory=tuple)
+
+    def __post_init__(self) -> None:
+        for name in ("must", "should", "must_not"):
+            clauses = getattr(self, name)
+            clauses = (clauses,) if isinstance(clauses, QUERY_TYPES) else tuple(clauses)
+            for clause in clauses:
+                if not isinstance(clause, QUERY_TYPES):
+                    raise InvalidArgument(f"Boolean.{name} holds a non-query: {clause!r}")
+            object.__setattr__(self, name, clauses)
+
+
+@dataclass(frozen=True)
+class Boost:
+    """Rows of ``positive``; those also matching ``negative`` score pos − negative_boost × neg."""
+
+    positive: "Query"
+    negative: "Query"
+    negative_boost: float = 0.5
+
+    def __post_init__(self) -> None:
+        for name in ("positive", "negative"):
+            if not isinstance(getattr(self, name), QUERY_TYPES):
+                raise InvalidArgument(f"Boost.{name} must be a query, got {getattr(self, name)!r}")
+        object.__setattr__(
+            self, "negative_boost", _check_boost("negative_boost", self.negative_boost)
+        )
+
+
+Query = Union[Match, Prefix, Phrase, MultiMatch, Boolean, Boost]
+QUERY_TYPES = (Match, Prefix, Phrase, MultiMatch, Boolean, Boost)
+LEAF_TYPES = (Match, Prefix, Phrase)
+
+
+def children(node: Query) -> tuple[Query, ...]:
+    """The direct sub-queries of ``node`` in canonical (scoring) order."""
+    if isinstance(node, Boolean):
+        return node.must + node.should + node.must_not
+    if isinstance(node, Boost):
+        return (node.positive, node.negative)
+    return ()
+
+
+def leaves(node: Query) -> Iterator[Match | Prefix | Phrase]:
+    """Every leaf of the tree (MultiMatch expanded), depth first."""
+    if isinstance(node, MultiMatch):
+        node = node.expand()
+    if isinstance(node, LEAF_TYPES):
+        yield node
+    for child in children(node):
+        yield from leaves(child)
+
+
+def columns(node: Query) -> list[str]:
+    """The columns the tree reads, in first-use order."""
+    seen: dict[str, None] = {}
+    for leaf in leaves(node):
+        if leaf.column is not None:
+            seen.setdefault(leaf.column, None)
+    return list(seen)
