@@ -1,5 +1,6 @@
 """The query tree and the query-string language (DESIGN §2, §4)."""
 
+from .parser import parse
 from .tree import (
     Boolean,
     Boost,
@@ -24,4 +25,5 @@ __all__ = [
     "children",
     "columns",
     "leaves",
+    "parse",
 ]
