@@ -1,5 +1,16 @@
-"""datafusion-fts: exact, deterministic BM25 full-text search for SQL on Apache DataFusion."""
+"""datafusion-fts: exact, deterministic BM25 full-text search for SQL on Apache DataFusion.
 
+>>> import datafusion_fts as fts
+>>> import pyarrow as pa
+>>> db = fts.connect()
+>>> t = db.create_table("docs", pa.table({"body": ["alpha beta", "beta gamma", "alpha alpha"]}))
+>>> t.create_index("body")
+>>> t.search(fts.query.Match("body", "alpha"), limit=2).column("_rowid").to_pylist()
+[2, 0]
+"""
+
+from . import query
+from .database import Database, connect
 from .errors import (
     CatalogError,
     FtsError,
@@ -9,13 +20,18 @@ from .errors import (
     SqlError,
     StorageError,
 )
+from .table import Table
 
 __all__ = [
     "CatalogError",
+    "Database",
     "FtsError",
     "InvalidArgument",
     "PlanError",
     "QuerySyntaxError",
     "SqlError",
     "StorageError",
+    "Table",
+    "connect",
+    "query",
 ]

@@ -1,1 +1,21 @@
-"""analysis."""
+"""Text analysis: analyzer configurations and the vectorized tokenizer (DESIGN §5.1)."""
+
+from .analyzer import (
+    ANALYZER_OPTIONS,
+    NAMED_ANALYZERS,
+    Analyzer,
+    AnalyzerConfig,
+    TokenStream,
+    analyzer_for,
+    make_analyzer_config,
+)
+
+__all__ = [
+    "ANALYZER_OPTIONS",
+    "NAMED_ANALYZERS",
+    "Analyzer",
+    "AnalyzerConfig",
+    "TokenStream",
+    "analyzer_for",
+    "make_analyzer_config",
+]

@@ -1,0 +1,337 @@
+"""Analyzers (DESIGN §5.1): text -> terms with positions, vectorized over Arrow arrays.
+
+Pipeline: split on runs of Unicode letters and digits, lowercase (simple per-code-point
+mapping), drop tokens longer than ``max_token_length`` UTF-8 bytes — all in one compiled
+pass (:mod:`.tokenizer_kernel`) — then the optional per-term filters in order: ASCII
+folding, stop words, Snowball stemming. Every filter maps one token to one token (or
+drops it), so filters run once per *distinct* token of a batch, not per occurrence.
+Positions count the kept tokens (a dropped token leaves no gap), so a phrase query that
+goes through the same analyzer lines up with the indexed text.
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+import os
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+from typing import Any, Mapping, Sequence
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from ..errors import InvalidArgument
+from .stopwords import BUILTIN as BUILTIN_STOP_WORDS
+from .unicode_tables import simple_lower, word_and_lower_tables
+
+MAX_TOKEN_LENGTH_LIMIT = 1024
+
+# Characters NFKD does not decompose to ASCII, folded as Lucene's ASCIIFoldingFilter does.
+_FOLD_EXTRA = {
+    "ß": "ss", "æ": "ae", "œ": "oe", "ø": "o", "đ": "d", "ð": "d", "ł": "l",
+    "þ": "th", "ħ": "h", "ı": "i", "ŀ": "l", "ŧ": "t", "ŋ": "n", "ĸ": "q",
+}
+
+
+@functools.lru_cache(maxsize=1)
+def stemmer_languages() -> tuple[str, ...]:
+    import Stemmer
+
+    return tuple(Stemmer.algorithms())
+
+
+@dataclass(frozen=True)
+class AnalyzerConfig:
+    """What an analyzer does; two equal configs tokenize identically (the index records it)."""
+
+    name: str = "simple"
+    max_token_length: int = 40
+    ascii_folding: bool = False
+    stop_words: tuple[str, ...] = ()
+    stemmer: str | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "name": self.name,
+            "max_token_length": self.max_token_length,
+            "ascii_folding": self.ascii_folding,
+            "stop_words": list(self.stop_words),
+            "stemmer": self.stemmer,
+        }
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any]) -> "AnalyzerConfig":
+        return cls(
+            name=data["name"],
+            max_token_length=int(data["max_token_length"]),
+            ascii_folding=bool(data["ascii_folding"]),
+            stop_words=tuple(data["stop_words"]),
+            stemmer=data["stemmer"],
+        )
+
+    @property
+    def has_filters(self) -> bool:
+        return self.ascii_folding or bool(self.stop_words) or self.stemmer is not None
+
+    def fingerprint(self) -> str:
+        return json.dumps(self.to_json(), sort_keys=True)
+
+
+# Named analyzers: the base settings each name stands for. Options given next to the
+# name override them. Error messages and docs list these keys.
+NAMED_ANALYZERS: dict[str, dict[str, Any]] = {
+    "simple": {},
+    "folding": {"ascii_folding": True},
+    "english": {"ascii_folding": True, "stop_words": "english", "stemmer": "english"},
+}
+
+ANALYZER_OPTIONS = ("analyzer", "max_token_length", "ascii_folding", "stop_words", "stemmer")
+
+
+def make_analyzer_config(analyzer: str | AnalyzerConfig = "simple", **options: Any) -> AnalyzerConfig:
+    """Resolve a named analyzer plus option overrides, validating every value."""
+    if isinstance(analyzer, AnalyzerConfig):
+        if options:
+            raise InvalidArgument("pass options or an AnalyzerConfig, not both")
+        return analyzer
+    if analyzer not in NAMED_ANALYZERS:
+        raise InvalidArgument(
+            f"unknown analyzer {analyzer!r}; choose one of {sorted(NAMED_ANALYZERS)}"
+        )
+    unknown = set(options) - set(ANALYZER_OPTIONS)
+    if unknown:
+        raise InvalidArgument(
+            f"unknown analyzer option(s) {sorted(unknown)}; valid: {list(ANALYZER_OPTIONS[1:])}"
+        )
+    settings = {**NAMED_ANALYZERS[analyzer], **options}
+    max_len = settings.get("max_token_length", 40)
+    if isinstance(max_len, bool) or not isinstance(max_len, int) or not 1 <= max_len <= MAX_TOKEN_LENGTH_LIMIT:
+        raise InvalidArgument(
+            f"max_token_length must be an integer in [1, {MAX_TOKEN_LENGTH_LIMIT}], got {max_len!r}"
+        )
+    folding = settings.get("ascii_folding", False)
+    if not isinstance(folding, bool):
+        raise InvalidArgument(f"ascii_folding must be true or false, got {folding!r}")
+    stop = settings.get("stop_words") or ()
+    if isinstance(stop, str):
+        if stop == "none":
+            stop = ()
+        elif stop in BUILTIN_STOP_WORDS:
+            stop = tuple(sorted(BUILTIN_STOP_WORDS[stop]))
+        else:
+            raise InvalidArgument(
+                f"unknown stop word list {stop!r}; use one of {sorted(BUILTIN_STOP_WORDS)}, "
+                "'none', or a list of words"
+            )
+    elif isinstance(stop, Sequence) and all(isinstance(w, str) for w in stop):
+        stop = tuple(sorted({simple_lower(w) for w in stop}))
+    else:
+        raise InvalidArgument(f"stop_words must be a list name or a list of strings, got {stop!r}")
+    stemmer = settings.get("stemmer")
+    if stemmer is not None and stemmer not in stemmer_languages():
+        raise InvalidArgument(
+            f"unknown stemmer language {stemmer!r}; choose one of {list(stemmer_languages())}"
+        )
+    return AnalyzerConfig(
+        name=analyzer,
+        max_token_length=max_len,
+        ascii_folding=folding,
+        stop_words=tuple(stop),
+        stemmer=stemmer,
+    )
+
+
+@dataclass(frozen=True)
+class TokenStream:
+    """The tokens of ``n_rows`` values: token i is ``vocab[term[i]]`` at ``pos[i]`` of ``row[i]``.
+
+    Tokens are in (row, position) order; ``dl[r]`` is the token count of row r. ``vocab``
+    holds each distinct term once, in no particular order.
+    """
+
+    n_rows: int
+    row: np.ndarray  # int32
+    term: np.ndarray  # int32
+    pos: np.ndarray  # int32
+    dl: np.ndarray  # int32[n_rows]
+    vocab: pa.LargeStringArray
+    n_seed: int = 0
+
+
+def _string_buffers(values: pa.Array) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(utf8 bytes, int64 offsets[n+1], valid bool[n]) views of a string array."""
+    if pa.types.is_string(values.type) or pa.types.is_large_string(values.type):
+        arr = values
+    elif pa.types.is_string_view(values.type) or pa.types.is_dictionary(values.type):
+        arr = values.cast(pa.large_string())
+    else:
+        raise InvalidArgument(f"cannot analyze a column of type {values.type}")
+    n = len(arr)
+    bufs = arr.buffers()
+    off_type = np.int64 if pa.types.is_large_string(arr.type) else np.int32
+    offsets = np.frombuffer(bufs[1], dtype=off_type, count=arr.offset + n + 1)[arr.offset :]
+    offsets = offsets.astype(np.int64, copy=False)
+    data = (
+        np.frombuffer(bufs[2], dtype=np.uint8) if bufs[2] is not None else np.zeros(0, np.uint8)
+    )
+    if arr.null_count:
+        valid = arr.is_valid().to_numpy(zero_copy_only=False)
+    else:
+        valid = np.ones(n, dtype=np.bool_)
+    return data, offsets, valid
+
+
+def _vocab_array(data: np.ndarray, offsets: np.ndarray, n_terms: int) -> pa.LargeStringArray:
+    return pa.Array.from_buffers(
+        pa.large_string(), n_terms, [None, pa.py_buffer(offsets), pa.py_buffer(data)]
+    )
+
+
+def _encode_seed(terms: Sequence[str]) -> tuple[np.ndarray, np.ndarray]:
+    encoded = [t.encode("utf-8") for t in terms]
+    offsets = np.zeros(len(encoded) + 1, dtype=np.int64)
+    offsets[1:] = np.cumsum([len(e) for e in encoded]) if encoded else []
+    return np.frombuffer(b"".join(encoded), dtype=np.uint8).copy(), offsets
+
+
+class Analyzer:
+    """Runs an :class:`AnalyzerConfig` over Arrow string arrays."""
+
+    def __init__(self, config: AnalyzerConfig) -> None:
+        self.config = config
+        self._stemmer: Any = None
+        self._stop = pa.array(config.stop_words, pa.large_string()) if config.stop_words else None
+
+    def analyze(self, values: pa.Array | pa.ChunkedArray, seed: Sequence[str] = ()) -> TokenStream:
+        """Tokenize every value; null and empty values have no tokens.
+
+        ``seed`` terms (already analyzed, distinct) get term ids 0..len(seed)-1 when the
+        analyzer has no filters (where a term is its token), which lets a scan pick out a
+        query's terms without a lookup.
+        """
+        if isinstance(values, pa.ChunkedArray):
+            values = values.combine_chunks() if values.num_chunks != 1 else values.chunk(0)
+        seed_terms = tuple(seed) if not self.config.has_filters else ()
+        pieces = _pieces(values)
+        if len(pieces) == 1:
+            streams = [self._tokenize(values, seed_terms)]
+        else:
+            pool = _tokenizer_pool()
+            streams = list(pool.map(lambda p: self._tokenize(values.slice(*p), seed_terms), pieces))
+        stream = _concat_streams(streams, [p[0] for p in pieces], len(values), len(seed_terms))
+        return self._filter(stream) if self.config.has_filters else stream
+
+    def _tokenize(self, values: pa.Array, seed: tuple[str, ...]) -> TokenStream:
+        from .tokenizer_kernel import tokenize
+
+        data, offsets, valid = _string_buffers(values)
+        is_word, lower = word_and_lower_tables()
+        seed_bytes, seed_offsets = _encode_seed(seed)
+        row, term, pos, dl, vbytes, voffsets = tokenize(
+            data, offsets, valid, is_word, lower, self.config.max_token_length,
+            seed_bytes, seed_offsets,
+        )
+        vocab = _vocab_array(vbytes, voffsets, len(voffsets) - 1)
+        return TokenStream(len(values), row, term, pos, dl, vocab, n_seed=len(seed))
+
+    def _filter(self, stream: TokenStream) -> TokenStream:
+        """Apply folding, stop words and stemming to the distinct tokens, then remap."""
+        from .tokenizer_kernel import remap_tokens
+
+        mapped: pa.Array = stream.vocab
+        keep = None
+        if self.config.ascii_folding:
+            mapped = fold_ascii(mapped)
+        if self._stop is not None:
+            keep = pc.invert(pc.is_in(mapped, value_set=self._stop)).to_numpy(zero_copy_only=False)
+        if self.config.stemmer is not None:
+            mapped = pa.array(self._stem(mapped.to_pylist()), pa.large_string())
+        encoded = pc.dictionary_encode(mapped)
+        remap = encoded.indices.to_numpy(zero_copy_only=False).astype(np.int32)
+        if keep is not None:
+            remap = np.where(keep, remap, np.int32(-1)).astype(np.int32)
+        vocab = encoded.dictionary
+        row, term, pos, dl = remap_tokens(stream.row, stream.term, remap, stream.n_rows)
+        return TokenStream(stream.n_rows, row, term, pos, dl, vocab.cast(pa.large_string()))
+
+    def _stem(self, words: list[str]) -> list[str]:
+        if self._stemmer is None:
+            import Stemmer
+
+            self._stemmer = Stemmer.Stemmer(self.config.stemmer)
+        return self._stemmer.stemWords(words)
+
+    def terms(self, text: str) -> list[str]:
+        """The terms of one text, in order, repeats kept (how query text is analyzed)."""
+        stream = self.analyze(pa.array([text], pa.large_string()))
+        vocab = stream.vocab.to_pylist()
+        return [vocab[t] for t in stream.term.tolist()]
+
+    def normalize(self, text: str) -> str:
+        """Lowercase (and fold) without splitting or stemming: how a prefix is compared."""
+        lowered = simple_lower(text)
+        if self.config.ascii_folding:
+            lowered = fold_ascii(pa.array([lowered], pa.large_string()))[0].as_py()
+        return lowered
+
+
+# Tokenizer calls are cut into pieces of at most this many rows / text bytes (see
+# tokenizer_kernel) and run on a small thread pool (the kernel releases the GIL).
+PIECE_ROWS = 65_536
+PIECE_BYTES = 16 << 20
+
+
+def _pieces(values: pa.Array) -> list[tuple[int, int]]:
+    """(start, length) row slices of about PIECE_ROWS rows / PIECE_BYTES bytes each."""
+    n = len(values)
+    if n <= 1:
+        return [(0, n)]
+    nbytes = values.nbytes
+    rows = max(1, min(PIECE_ROWS, int(n * PIECE_BYTES / max(nbytes, 1))))
+    return [(start, min(rows, n - start)) for start in range(0, n, rows)]
+
+
+@functools.lru_cache(maxsize=1)
+def _tokenizer_pool() -> ThreadPoolExecutor:
+    return ThreadPoolExecutor(max_workers=max(1, min(4, os.cpu_count() or 1)), thread_name_prefix="fts-tokenize")
+
+
+def _concat_streams(
+    streams: list[TokenStream], starts: list[int], n_rows: int, n_seed: int
+) -> TokenStream:
+    """One stream with one vocabulary from per-piece streams (piece row r -> start + r)."""
+    if len(streams) == 1:
+        return streams[0]
+    encoded = pc.dictionary_encode(pa.concat_arrays([s.vocab for s in streams]))
+    global_ids = encoded.indices.to_numpy(zero_copy_only=False).astype(np.int32)
+    rows, terms = [], []
+    base = 0
+    for stream, start in zip(streams, starts):
+        rows.append(stream.row + np.int32(start))
+        terms.append(global_ids[base : base + len(stream.vocab)][stream.term])
+        base += len(stream.vocab)
+    return TokenStream(
+        n_rows,
+        np.concatenate(rows),
+        np.concatenate(terms),
+        np.concatenate([s.pos for s in streams]),
+        np.concatenate([s.dl for s in streams]),
+        encoded.dictionary.cast(pa.large_string()),
+        n_seed=n_seed,
+    )
+
+
+def fold_ascii(values: pa.Array) -> pa.Array:
+    """Fold accented Latin letters to ASCII: NFKD, drop combining marks, then a few extras."""
+    folded = pc.replace_substring_regex(pc.utf8_normalize(values, "NFKD"), r"\p{Mn}", "")
+    for src, dst in _FOLD_EXTRA.items():
+        folded = pc.replace_substring(folded, src, dst)
+    return folded
+
+
+@functools.lru_cache(maxsize=64)
+def analyzer_for(config: AnalyzerConfig) -> Analyzer:
+    """One shared Analyzer per config (it caches a stemmer)."""
+    return Analyzer(config)

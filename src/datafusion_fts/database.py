@@ -1,0 +1,206 @@
+"""``fts.connect``: a database of managed tables, extending a DataFusion session (DESIGN §2)."""
+
+from __future__ import annotations
+
+import os
+import re
+import threading
+from dataclasses import replace
+from typing import Any, Callable
+
+import datafusion
+import numpy as np
+import pyarrow as pa
+
+from .errors import CatalogError, InvalidArgument
+from .index.segment import Segment
+from .index.segment_set import SegmentSet
+from .ingest import check_new_schema, conform, open_batches
+from .settings import Settings
+from .storage.manifest import ROWID, FragmentMeta, Manifest, SegmentMeta, TableMeta
+from .storage.snapshot import TableSnapshot
+from .storage.store import DirectoryStore, MemoryStore, Store
+
+FRAGMENT_ROWS = 1 << 20
+_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
+
+
+class Database:
+    """Managed tables in one store, registered on ``ctx`` so plain SQL sees them."""
+
+    def __init__(
+        self,
+        path: str | os.PathLike[str] | None = None,
+        ctx: datafusion.SessionContext | None = None,
+        config: dict[str, Any] | None = None,
+    ) -> None:
+        self.path = path
+        self.ctx = ctx if ctx is not None else datafusion.SessionContext()
+        self.store: Store = DirectoryStore(path) if path is not None else MemoryStore()
+        self.settings = Settings.from_mapping(config or {})
+        self._write_lock = threading.RLock()
+        self._manifest = self.store.load_manifest()
+        self.store.collect_garbage(self._manifest)
+        self._segments: dict[str, Segment] = {}
+        self._segment_sets: dict[tuple, SegmentSet] = {}
+        self._cache_lock = threading.Lock()
+        for meta in self._manifest.tables.values():
+            self._register(meta)
+
+    # -- catalog ------------------------------------------------------------------------
+    @property
+    def manifest(self) -> Manifest:
+        return self._manifest
+
+    def table_names(self) -> list[str]:
+        return sorted(self._manifest.tables)
+
+    def table(self, name: str) -> "Table":
+        from .table import Table
+
+        if name not in self._manifest.tables:
+            raise CatalogError(f"no table named {name!r}; tables: {self.table_names()}")
+        return Table(self, name)
+
+    def snapshot(self, name: str) -> TableSnapshot:
+        meta = self._manifest.tables.get(name)
+        if meta is None:
+            raise CatalogError(f"no table named {name!r}; tables: {self.table_names()}")
+        return TableSnapshot(meta, self.store)
+
+    def create_table(self, name: str, data: Any = None, schema: pa.Schema | None = None) -> "Table":
+        """A new managed table from ``data`` (rows get ``_rowid`` 0, 1, 2, ...)."""
+        if not isinstance(name, str) or not _NAME.match(name):
+            raise InvalidArgument(f"table name must be an identifier, got {name!r}")
+        with self._write_lock:
+            if name in self._manifest.tables:
+                raise CatalogError(f"table {name!r} already exists")
+            if data is None:
+                if schema is None:
+                    raise InvalidArgument("create_table needs data or a schema")
+                source_schema, batches = schema, iter(())
+            else:
+                source_schema, batches = open_batches(data)
+            table_schema = check_new_schema(schema if schema is not None else source_schema)
+            meta = TableMeta(name=name, schema=table_schema)
+            manifest = self._manifest.with_table(meta)
+            manifest, meta = self._append(manifest, meta, source_schema, batches)
+            self.commit(manifest)
+        return self.table(name)
+
+    def drop_table(self, name: str) -> None:
+        with self._write_lock:
+            self.snapshot(name)
+            tables = dict(self._manifest.tables)
+            del tables[name]
+            self.commit(replace(self._manifest, tables=tables))
+
+    # -- writes -------------------------------------------------------------------------
+    def _append(
+        self, manifest: Manifest, meta: TableMeta, source_schema: pa.Schema, batches: Any
+    ) -> tuple[Manifest, TableMeta]:
+        """Write ``batches`` as new fragments after the table's last row id; return the
+        manifest and table that name them (not yet committed)."""
+
+        stream = conform(batches, source_schema, meta.schema)
+        fragments = list(meta.fragments)
+        next_rowid = meta.next_rowid
+        pending: list[pa.RecordBatch] = []
+        pending_rows = 0
+        file_schema = pa.schema([pa.field(ROWID, pa.int64(), False), *meta.schema])
+
+        def flush() -> None:
+            nonlocal manifest, next_rowid, pending, pending_rows
+            frag_id, manifest = manifest.file_id("frag")
+            row_lo = next_rowid
+
+            def with_rowids() -> Any:
+                start = row_lo
+                for batch in pending:
+                    ids = pa.array(np.arange(start, start + batch.num_rows, dtype=np.int64))
+                    start += batch.num_rows
+                    yield pa.RecordBatch.from_arrays([ids, *batch.columns], schema=file_schema)
+
+            rows = self.store.write_fragment(frag_id, file_schema, with_rowids())
+            fragments.append(FragmentMeta(frag_id, row_lo, rows))
+            next_rowid += rows
+            pending, pending_rows = [], 0
+
+        for batch in stream:
+            while batch.num_rows:
+                take = min(batch.num_rows, FRAGMENT_ROWS - pending_rows)
+                pending.append(batch.slice(0, take))
+                pending_rows += take
+                batch = batch.slice(take)
+                if pending_rows == FRAGMENT_ROWS:
+                    flush()
+        if pending_rows:
+            flush()
+        meta = replace(meta, fragments=tuple(fragments), next_rowid=next_rowid)
+        return manifest.with_table(meta), meta
+
+    def commit(self, manifest: Manifest) -> None:
+        """Make ``manifest`` the database's state (atomically on disk), then re-register
+        the tables it changed on the DataFusion session."""
+        with self._write_lock:
+            manifest = replace(manifest, version=self._manifest.version + 1)
+            self.store.commit(manifest)
+            old = self._manifest
+            self._manifest = manifest
+            for name in set(old.tables) - set(manifest.tables):
+                self.ctx.deregister_table(name)
+            for name, meta in manifest.tables.items():
+                if old.tables.get(name) is not meta:
+                    self._register(meta)
+            self.store.collect_garbage(manifest)
+            live = {s.id for t in manifest.tables.values() for ix in t.indexes.values() for s in ix.segments}
+            with self._cache_lock:
+                self._segments = {k: v for k, v in self._segments.items() if k in live}
+                self._segment_sets = {
+                    k: v for k, v in self._segment_sets.items() if set(k[2]) <= live
+                }
+
+    def _register(self, meta: TableMeta) -> None:
+        if self.ctx.table_exist(meta.name):
+            self.ctx.deregister_table(meta.name)
+        file_schema = pa.schema([pa.field(ROWID, pa.int64(), False), *meta.schema])
+        dataset = self.store.fragment_dataset([f.id for f in meta.fragments], file_schema)
+        self.ctx.register_dataset(meta.name, dataset)
+
+    # -- index access -------------------------------------------------------------------
+    def segment(self, meta: SegmentMeta) -> Segment:
+        with self._cache_lock:
+            seg = self._segments.get(meta.id)
+        if seg is None:
+            seg = Segment.from_arrays(meta, self.store.read_segment(meta.id))
+            with self._cache_lock:
+                seg = self._segments.setdefault(meta.id, seg)
+        return seg
+
+    def segment_set(self, snapshot: TableSnapshot, column: str) -> SegmentSet:
+        """The (cached) searchable view of a column's index in ``snapshot``."""
+        index = snapshot.meta.indexes[column]
+        key = (snapshot.name, column, tuple(s.id for s in index.segments), index.k1, index.b)
+        with self._cache_lock:
+            cached = self._segment_sets.get(key)
+        if cached is None:
+            cached = SegmentSet([self.segment(s) for s in index.segments], index.k1, index.b)
+            with self._cache_lock:
+                cached = self._segment_sets.setdefault(key, cached)
+        return cached
+
+
+def connect(
+    path: str | os.PathLike[str] | None = None,
+    ctx: datafusion.SessionContext | None = None,
+    config: dict[str, Any] | None = None,
+) -> Database:
+    """Open (or create) the database in directory ``path``; in memory when ``path`` is None.
+
+    ``ctx`` is the DataFusion session to extend (a new one by default); ``config`` holds
+    initial ``fts.*`` settings.
+    """
+    return Database(path, ctx, config)
+
+
+ProgressCallback = Callable[[int, int], None]

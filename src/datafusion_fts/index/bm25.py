@@ -1,0 +1,58 @@
+"""BM25 exactly as DESIGN §5.1 writes it, in one canonical floating-point order.
+
+Every plan (indexed, flat scan, hybrid, fresh) and the test reference evaluate these same
+operations in the same order, so their float64 scores are bit-identical:
+
+    idf   = log(1 + (N - df + 0.5) / (df + 0.5))
+    norm  = k1 * ((1 - b) + (b * dl) / avgdl)           # per row
+    score = (idf * (k1 + 1)) * tf / (tf + norm)         # per posting
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+from numba import njit
+
+
+def idf(n_docs: int, df: int) -> float:
+    """Inverse document frequency; always > 0, so every term score is positive."""
+    return math.log(1.0 + (n_docs - df + 0.5) / (df + 0.5))
+
+
+@dataclass(frozen=True)
+class ColumnStats:
+    """A column's collection statistics over all live rows (never one segment's view)."""
+
+    n_docs: int
+    total_tokens: int
+    k1: float = 1.2
+    b: float = 0.75
+
+    @property
+    def avgdl(self) -> float:
+        return self.total_tokens / self.n_docs if self.n_docs else 0.0
+
+
+def norms(dl: np.ndarray, stats: ColumnStats) -> np.ndarray:
+    """``k1 * ((1 - b) + (b * dl) / avgdl)`` for every row (float64)."""
+    if stats.n_docs == 0:
+        return np.full(len(dl), stats.k1, dtype=np.float64)
+    out = dl.astype(np.float64)
+    out *= stats.b
+    out /= stats.avgdl
+    out += 1.0 - stats.b
+    out *= stats.k1
+    return out
+
+
+@njit(cache=True, nogil=True)
+def term_scores(tfs: np.ndarray, norm: np.ndarray, weight: float) -> np.ndarray:
+    """``(weight * tf) / (tf + norm)`` per posting, with ``weight = idf * (k1 + 1)``."""
+    out = np.empty(tfs.shape[0], dtype=np.float64)
+    for i in range(tfs.shape[0]):
+        tf = np.float64(tfs[i])
+        out[i] = (weight * tf) / (tf + norm[i])
+    return out

@@ -1,0 +1,124 @@
+"""Build index segments from token streams, and merge segments (DESIGN §2, §7).
+
+A build tokenizes a bounded chunk of rows, inverts it into a segment, and repeats; chunks
+are then merged into larger segments while the merged size stays under a budget. That
+keeps memory bounded by the chunk size on tables larger than RAM.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from ..analysis import TokenStream
+from ..storage.manifest import SegmentMeta
+from .postings_kernel import BLOCK_SIZE, block_metadata, invert
+from .segment import Segment
+
+
+def _sorted_vocab(stream: TokenStream) -> tuple[pa.LargeStringArray, np.ndarray]:
+    """The used terms in sorted order, and each stream term id's new id."""
+    counts = np.bincount(stream.term, minlength=len(stream.vocab))
+    used = np.flatnonzero(counts)
+    terms = stream.vocab.take(pa.array(used))
+    order = pc.sort_indices(terms).to_numpy()
+    new_id = np.full(len(stream.vocab), -1, dtype=np.int32)
+    new_id[used[order]] = np.arange(len(order), dtype=np.int32)
+    return terms.take(pa.array(order)), new_id
+
+
+def _finish(
+    seg_id: str, lo: int, hi: int, base: int, count: int, terms: pa.LargeStringArray,
+    post_offsets: np.ndarray, rows: np.ndarray, tfs: np.ndarray,
+    pos_offsets: np.ndarray, positions: np.ndarray, dl: np.ndarray,
+) -> Segment:
+    block_offsets, max_tf, min_dl, last_row = block_metadata(post_offsets, rows, tfs, dl, BLOCK_SIZE)
+    meta = SegmentMeta(
+        id=seg_id, lo=lo, hi=hi, base=base, count=count,
+        n_docs=int(np.count_nonzero(dl)), total_tokens=int(dl.sum(dtype=np.int64)),
+        n_terms=len(terms), n_postings=len(rows),
+    )
+    return Segment(
+        meta=meta, terms=terms, post_offsets=post_offsets, rows=rows, tfs=tfs,
+        pos_offsets=pos_offsets, positions=positions, dl=dl, block_offsets=block_offsets,
+        block_max_tf=max_tf, block_min_dl=min_dl, block_last_row=last_row,
+    )
+
+
+def build_segment(
+    seg_id: str, lo: int, hi: int, row_ids: np.ndarray, stream: TokenStream, with_positions: bool
+) -> Segment:
+    """A segment over [lo, hi] holding the rows ``row_ids`` (ascending) tokenized in ``stream``."""
+    if len(row_ids) == 0:
+        empty64 = np.zeros(1, dtype=np.int64)
+        return _finish(
+            seg_id, lo, hi, lo, 0, pa.array([], pa.large_string()), empty64,
+            np.zeros(0, np.uint32), np.zeros(0, np.uint32),
+            empty64 if with_positions else np.zeros(0, np.int64), np.zeros(0, np.uint32),
+            np.zeros(0, np.uint32),
+        )
+    base = int(row_ids[0])
+    count = int(row_ids[-1]) - base + 1
+    local = (row_ids - base).astype(np.uint32)
+    dl = np.zeros(count, dtype=np.uint32)
+    dl[local] = stream.dl
+    terms, new_id = _sorted_vocab(stream)
+    post_offsets, rows, tfs, pos_offsets, positions = invert(
+        local[stream.row], new_id[stream.term], stream.pos, len(terms), with_positions
+    )
+    return _finish(seg_id, lo, hi, base, count, terms, post_offsets, rows, tfs, pos_offsets, positions, dl)
+
+
+def merge_segments(seg_id: str, segments: list[Segment]) -> Segment:
+    """One segment holding the rows of ``segments`` (disjoint, ascending row ranges).
+
+    Each merged term's postings are the inputs' postings in segment order, so row ids stay
+    ascending; everything is computed with vectorized gathers (no loop per term).
+    """
+    with_positions = all(s.has_positions for s in segments)
+    lo = min(s.meta.lo for s in segments)
+    hi = max(s.meta.hi for s in segments)
+    segments = [s for s in segments if s.meta.count > 0] or segments[:1]
+    base = segments[0].meta.base
+    count = segments[-1].meta.base + segments[-1].meta.count - base
+    terms = pc.unique(pa.concat_arrays([s.terms for s in segments]))
+    terms = terms.take(pc.sort_indices(terms))
+    gids = [pc.index_in(s.terms, value_set=terms).to_numpy(zero_copy_only=False).astype(np.int64) for s in segments]
+    dfs = [np.diff(s.post_offsets) for s in segments]
+    total = np.zeros(len(terms), dtype=np.int64)
+    for gid, df in zip(gids, dfs):
+        np.add.at(total, gid, df)
+    post_offsets = np.zeros(len(terms) + 1, dtype=np.int64)
+    np.cumsum(total, out=post_offsets[1:])
+    n_post = int(post_offsets[-1])
+    rows = np.empty(n_post, dtype=np.uint32)
+    tfs = np.empty(n_post, dtype=np.uint32)
+    dl = np.zeros(count, dtype=np.uint32)
+    written = np.zeros(len(terms), dtype=np.int64)
+    dests = []
+    for seg, gid, df in zip(segments, gids, dfs):
+        term_of = np.repeat(np.arange(len(df)), df)
+        dest = post_offsets[gid][term_of] + written[gid][term_of] + (
+            np.arange(len(seg.rows)) - seg.post_offsets[:-1][term_of]
+        )
+        rows[dest] = seg.rows + np.uint32(seg.meta.base - base)
+        tfs[dest] = seg.tfs
+        written[gid] += df
+        dl[seg.meta.base - base : seg.meta.base - base + seg.meta.count] = seg.dl
+        dests.append(dest)
+    if with_positions:
+        pos_offsets = np.zeros(n_post + 1, dtype=np.int64)
+        np.cumsum(tfs, out=pos_offsets[1:])
+        positions = np.empty(int(pos_offsets[-1]), dtype=np.uint32)
+        for seg, dest in zip(segments, dests):
+            tf = np.diff(seg.pos_offsets)
+            posting_of = np.repeat(np.arange(len(tf)), tf)
+            target = pos_offsets[dest][posting_of] + (
+                np.arange(len(seg.positions)) - seg.pos_offsets[:-1][posting_of]
+            )
+            positions[target] = seg.positions
+    else:
+        pos_offsets = np.zeros(0, dtype=np.int64)
+        positions = np.zeros(0, dtype=np.uint32)
+    return _finish(seg_id, lo, hi, base, count, terms, post_offsets, rows, tfs, pos_offsets, positions, dl)

@@ -1,0 +1,78 @@
+"""An immutable index segment: a term dictionary, postings, positions, document lengths
+and block metadata over a contiguous range of row ids.
+
+A segment is a bag of named Arrow arrays (memory-mapped Arrow IPC on disk). Row ids are
+stored relative to ``base`` as uint32, halving the postings against int64.
+"""
+
+from __future__ import annotations
+
+import threading
+from dataclasses import dataclass, field
+
+import numpy as np
+import pyarrow as pa
+
+from ..storage.manifest import SegmentMeta
+
+ARRAY_NAMES = (
+    "terms", "post_offsets", "rows", "tfs", "pos_offsets", "positions", "dl",
+    "block_offsets", "block_max_tf", "block_min_dl", "block_last_row",
+)
+
+
+def _np(array: pa.Array) -> np.ndarray:
+    return array.to_numpy(zero_copy_only=True) if len(array) else np.zeros(0, array.type.to_pandas_dtype())
+
+
+@dataclass
+class Segment:
+    """The arrays of one segment, with a term lookup built on first use."""
+
+    meta: SegmentMeta
+    terms: pa.LargeStringArray
+    post_offsets: np.ndarray
+    rows: np.ndarray
+    tfs: np.ndarray
+    pos_offsets: np.ndarray
+    positions: np.ndarray
+    dl: np.ndarray
+    block_offsets: np.ndarray
+    block_max_tf: np.ndarray
+    block_min_dl: np.ndarray
+    block_last_row: np.ndarray
+    _lookup: dict[str, int] | None = field(default=None, repr=False)
+    _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
+
+    @classmethod
+    def from_arrays(cls, meta: SegmentMeta, arrays: dict[str, pa.Array]) -> "Segment":
+        values = {name: arrays[name] if name == "terms" else _np(arrays[name]) for name in ARRAY_NAMES}
+        return cls(meta=meta, **values)
+
+    def to_arrays(self) -> dict[str, pa.Array]:
+        return {
+            name: getattr(self, name) if name == "terms" else pa.array(getattr(self, name))
+            for name in ARRAY_NAMES
+        }
+
+    @property
+    def has_positions(self) -> bool:
+        return len(self.pos_offsets) > 0 or len(self.rows) == 0
+
+    def term_id(self, term: str) -> int:
+        """The id of ``term`` in this segment, or -1."""
+        lookup = self._lookup
+        if lookup is None:
+            with self._lock:
+                if self._lookup is None:
+                    self._lookup = {t: i for i, t in enumerate(self.terms.to_pylist())}
+                lookup = self._lookup
+        return lookup.get(term, -1)
+
+    def postings(self, term_id: int) -> tuple[np.ndarray, np.ndarray]:
+        """(local rows uint32, tfs uint32) of a term, as views."""
+        a, b = self.post_offsets[term_id], self.post_offsets[term_id + 1]
+        return self.rows[a:b], self.tfs[a:b]
+
+    def df(self, term_id: int) -> int:
+        return int(self.post_offsets[term_id + 1] - self.post_offsets[term_id])

@@ -1,0 +1,150 @@
+"""A column's index as one searchable whole: its segments in ranking precedence.
+
+DESIGN §5.4: segments are ordered by (from, to); each ranks only the rows it holds that
+no earlier segment holds, i.e. rows after the last row already ranked. Statistics,
+postings and vocabulary all read through those effective ranges, so overlapping ranges
+never count a row twice and scores do not depend on how rows were split.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import pyarrow as pa
+
+from .bm25 import ColumnStats, norms
+from .expansion import fuzzy_candidates, prefix_candidates
+from .segment import Segment
+from .term_postings import TermPostings
+
+
+@dataclass(frozen=True)
+class RankedPart:
+    """The local row range [lo, hi) of ``segment`` that this segment ranks."""
+
+    segment: Segment
+    lo: int
+    hi: int
+
+    @property
+    def whole(self) -> bool:
+        return self.lo == 0 and self.hi == self.segment.meta.count
+
+    def posting_range(self, term_id: int) -> tuple[int, int]:
+        a, b = int(self.segment.post_offsets[term_id]), int(self.segment.post_offsets[term_id + 1])
+        if self.whole:
+            return a, b
+        rows = self.segment.rows[a:b]
+        return a + int(np.searchsorted(rows, self.lo)), a + int(np.searchsorted(rows, self.hi))
+
+
+def ranked_parts(segments: list[Segment]) -> list[RankedPart]:
+    """Each segment's effective range under the first-segment-ranks rule (§5.4)."""
+    parts = []
+    last_ranked = -1  # the last row id ranked by an earlier segment (never last + 1: no overflow)
+    for seg in sorted(segments, key=lambda s: (s.meta.lo, s.meta.hi)):
+        if seg.meta.count == 0:
+            continue
+        first = max(seg.meta.base, last_ranked + 1) - seg.meta.base
+        if first < seg.meta.count:
+            parts.append(RankedPart(seg, first, seg.meta.count))
+        last_ranked = max(last_ranked, seg.meta.base + seg.meta.count - 1)
+    return sorted(parts, key=lambda p: p.segment.meta.base + p.lo)
+
+
+class SegmentSet:
+    """Statistics, postings and vocabulary of one column over its ranked segment parts."""
+
+    def __init__(self, segments: list[Segment], k1: float, b: float) -> None:
+        self.parts = ranked_parts(segments)
+        self.k1 = k1
+        self.b = b
+        self._norms: dict[tuple[int, int], list[np.ndarray]] = {}
+
+    def column_stats(self) -> ColumnStats:
+        n_docs = total = 0
+        for p in self.parts:
+            if p.whole:
+                n_docs += p.segment.meta.n_docs
+                total += p.segment.meta.total_tokens
+            else:
+                dl = p.segment.dl[p.lo : p.hi]
+                n_docs += int(np.count_nonzero(dl))
+                total += int(dl.sum(dtype=np.int64))
+        return ColumnStats(n_docs, total, self.k1, self.b)
+
+    def df(self, term: str) -> int:
+        total = 0
+        for p in self.parts:
+            tid = p.segment.term_id(term)
+            if tid >= 0:
+                a, b = p.posting_range(tid)
+                total += b - a
+        return total
+
+    def _part_norms(self, stats: ColumnStats) -> list[np.ndarray]:
+        key = (stats.n_docs, stats.total_tokens)
+        cached = self._norms.get(key)
+        if cached is None:
+            cached = [norms(p.segment.dl, stats) for p in self.parts]
+            self._norms = {key: cached}  # one statistics version at a time
+        return cached
+
+    def postings(self, term: str, stats: ColumnStats, positions: bool) -> TermPostings | None:
+        pieces = []
+        part_norms = self._part_norms(stats)
+        for p, norm in zip(self.parts, part_norms):
+            seg = p.segment
+            tid = seg.term_id(term)
+            if tid < 0:
+                continue
+            a, b = p.posting_range(tid)
+            if a == b:
+                continue
+            local = seg.rows[a:b]
+            pieces.append((seg, a, b, local, norm[local]))
+        if not pieces:
+            return None
+        rows = np.concatenate([local.astype(np.int64) + seg.meta.base for seg, _, _, local, _ in pieces])
+        tfs = np.concatenate([seg.tfs[a:b] for seg, a, b, _, _ in pieces])
+        norm_values = np.concatenate([n for *_, n in pieces])
+        if not positions:
+            return TermPostings(rows, tfs, norm_values)
+        offsets, chunks, shift = [np.zeros(1, np.int64)], [], 0
+        for seg, a, b, _, _ in pieces:
+            po = seg.pos_offsets[a : b + 1]
+            chunks.append(seg.positions[po[0] : po[-1]])
+            offsets.append(po[1:] - po[0] + shift)
+            shift += int(po[-1] - po[0])
+        return TermPostings(rows, tfs, norm_values, np.concatenate(offsets), np.concatenate(chunks))
+
+    def _vocabularies(self) -> list[pa.Array]:
+        """Each part's terms that occur in the rows it ranks."""
+        out = []
+        for p in self.parts:
+            seg = p.segment
+            if p.whole or not len(seg.rows):
+                out.append(seg.terms)
+                continue
+            in_range = ((seg.rows >= p.lo) & (seg.rows < p.hi)).astype(np.int64)
+            counts = np.add.reduceat(np.append(in_range, 0), seg.post_offsets[:-1])
+            counts[np.diff(seg.post_offsets) == 0] = 0
+            out.append(seg.terms.filter(pa.array(counts > 0)))
+        return out
+
+    def fuzzy_candidates(self, term: str, fuzziness: int, prefix_length: int, max_expansions: int) -> list[tuple[int, str]]:
+        found: set[tuple[int, str]] = set()
+        for vocab in self._vocabularies():
+            found.update(fuzzy_candidates(vocab, term, fuzziness, prefix_length, max_expansions))
+        return sorted(found)[:max_expansions]
+
+    def prefix_candidates(self, prefix: str, max_expansions: int) -> list[tuple[int, str]]:
+        found: set[tuple[int, str]] = set()
+        for vocab in self._vocabularies():
+            found.update(prefix_candidates(vocab, prefix, max_expansions))
+        return sorted(found)[:max_expansions]
+
+    @property
+    def has_positions(self) -> bool:
+        return all(p.segment.has_positions for p in self.parts)

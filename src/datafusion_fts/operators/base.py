@@ -1,0 +1,65 @@
+"""The operator shape of DataFusion's ``ExecutionPlan``: a schema, children, ``execute()``
+streaming record batches, a one-line ``display()`` for EXPLAIN, and metrics."""
+
+from __future__ import annotations
+
+import time
+from abc import ABC, abstractmethod
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from typing import Iterator
+
+import numpy as np
+import pyarrow as pa
+
+SEARCH_SCHEMA = pa.schema([pa.field("_rowid", pa.int64(), False), pa.field("_score", pa.float64(), False)])
+
+
+@dataclass
+class Metrics:
+    """Counters an operator fills while it runs (shown by EXPLAIN ANALYZE and benchmarks)."""
+
+    values: dict[str, int | float] = field(default_factory=dict)
+
+    def add(self, name: str, amount: int | float) -> None:
+        self.values[name] = self.values.get(name, 0) + amount
+
+    @contextmanager
+    def timer(self, name: str = "elapsed_ms") -> Iterator[None]:
+        start = time.perf_counter()
+        try:
+            yield
+        finally:
+            self.add(name, (time.perf_counter() - start) * 1e3)
+
+
+class ExecutionPlan(ABC):
+    """A physical search operator."""
+
+    schema: pa.Schema = SEARCH_SCHEMA
+
+    def __init__(self) -> None:
+        self.metrics = Metrics()
+
+    def children(self) -> list["ExecutionPlan"]:
+        return []
+
+    @abstractmethod
+    def execute(self) -> Iterator[pa.RecordBatch]:
+        """Stream ``(_rowid, _score)`` batches in the total order of DESIGN §5.2."""
+
+    @abstractmethod
+    def display(self) -> str:
+        """One line for EXPLAIN."""
+
+    def tree(self, indent: int = 0) -> str:
+        lines = ["  " * indent + self.display()]
+        for child in self.children():
+            lines.append(child.tree(indent + 1))
+        return "\n".join(lines)
+
+
+def search_batch(rows: np.ndarray, scores: np.ndarray) -> pa.RecordBatch:
+    return pa.RecordBatch.from_arrays(
+        [pa.array(rows, pa.int64()), pa.array(scores, pa.float64())], schema=SEARCH_SCHEMA
+    )

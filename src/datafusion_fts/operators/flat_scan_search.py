@@ -1,0 +1,209 @@
+"""FlatScanSearch: answer any query by streaming the table's batches (DESIGN §6).
+
+No index is needed and no query shape is refused, so it is the plan every other plan
+falls back to. Memory is bounded by the batch size and k:
+
+1. a statistics pass tokenizes each batch once and keeps only counts — per column N and
+   tokens, df of the query's terms, and each fuzzy/prefix leaf's best expansions;
+2. the query is bound with those global numbers (§5.1, §5.3);
+3. a scoring pass re-tokenizes each batch, indexes just the bound terms, evaluates the
+   tree on the batch and folds its top-k into a running top-k.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Callable, Iterator
+
+import numpy as np
+import pyarrow as pa
+
+from ..analysis import Analyzer, TokenStream
+from ..index.bm25 import ColumnStats
+from ..index.expansion import fuzzy_candidates, prefix_candidates
+from ..index.term_postings import TermPostings
+from ..index.transient import TransientIndex, lookup_terms
+from ..planner.bind_query import bind
+from ..query.bound import BoundPhrase, bound_leaves, query_terms
+from ..query.tree import Match, Prefix, Query, leaves
+from .base import ExecutionPlan, search_batch
+from .evaluate import Evaluator, Hits, QueryStats
+from .ordering import ordered
+
+Scan = Callable[[list[str]], Iterator[pa.RecordBatch]]
+
+
+@dataclass
+class _ScanStats:
+    """What the statistics pass learns about one column."""
+
+    n_docs: int = 0
+    total_tokens: int = 0
+    df: dict[str, int] = field(default_factory=dict)
+    fuzzy: dict[tuple, set[tuple[int, str]]] = field(default_factory=dict)
+
+
+def _present_vocab(stream: TokenStream) -> pa.Array:
+    counts = np.bincount(stream.term, minlength=len(stream.vocab))
+    return stream.vocab.filter(pa.array(counts > 0))
+
+
+def _count_df(stream: TokenStream, terms: list[str], into: dict[str, int]) -> None:
+    """Add each term's number of rows in this batch to ``into``."""
+    ids = lookup_terms(stream, terms)
+    present = ids >= 0
+    if not present.any():
+        return
+    remap = np.full(len(stream.vocab), -1, dtype=np.int64)
+    remap[ids[present]] = np.flatnonzero(present)
+    mapped = remap[stream.term]
+    keep = mapped >= 0
+    pairs = np.unique(stream.row[keep].astype(np.int64) * len(terms) + mapped[keep])
+    counts = np.bincount(pairs % len(terms), minlength=len(terms))
+    for term, count in zip(terms, counts.tolist()):
+        if count:
+            into[term] = into.get(term, 0) + count
+
+
+class _ScanBindContext:
+    """Binding against what the statistics pass saw (the table's live vocabulary)."""
+
+    def __init__(self, analyzers: dict[str, Analyzer], stats: dict[str, _ScanStats]) -> None:
+        self.analyzers = analyzers
+        self.stats = stats
+
+    def analyzer(self, column: str) -> Analyzer:
+        return self.analyzers[column]
+
+    def fuzzy_candidates(self, column: str, term: str, fuzziness: int, prefix_length: int, max_expansions: int):
+        found = self.stats[column].fuzzy.get(("fuzzy", term, fuzziness, prefix_length, max_expansions), set())
+        return sorted(found)[:max_expansions]
+
+    def prefix_candidates(self, column: str, prefix: str, max_expansions: int):
+        found = self.stats[column].fuzzy.get(("prefix", prefix, max_expansions), set())
+        return sorted(found)[:max_expansions]
+
+
+class _BatchSource:
+    def __init__(self, indexes: dict[str, TransientIndex], rows: np.ndarray) -> None:
+        self.indexes = indexes
+        self.rows = rows
+
+    def postings(self, column: str, term: str, stats: ColumnStats, positions: bool) -> TermPostings | None:
+        return self.indexes[column].postings(term, stats, positions)
+
+    def all_rows(self) -> np.ndarray:
+        return self.rows
+
+
+class FlatScanSearch(ExecutionPlan):
+    """Search by scanning: exact for every query shape, memory bounded by batch and k."""
+
+    def __init__(
+        self,
+        query: Query,
+        scan: Scan,
+        analyzers: dict[str, Analyzer],
+        params: dict[str, tuple[float, float]],
+        k: int | None,
+        include: np.ndarray | None = None,
+        label: str = "",
+        reason: str = "",
+    ) -> None:
+        super().__init__()
+        self.query = query
+        self.scan = scan
+        self.analyzers = analyzers
+        self.params = params
+        self.k = k
+        self.include = include
+        self.label = label
+        self.reason = reason
+        self.columns = list(analyzers)
+
+    def display(self) -> str:
+        limit = "all" if self.k is None else str(self.k)
+        reason = f", reason={self.reason}" if self.reason else ""
+        return f"FlatScanSearch: table={self.label}, columns={self.columns}, k={limit}{reason}"
+
+    # -- pass 1 ------------------------------------------------------------------------
+    def _collect_stats(self) -> dict[str, _ScanStats]:
+        exact: dict[str, list[str]] = {c: [] for c in self.columns}
+        expanding: dict[str, list[tuple]] = {c: [] for c in self.columns}
+        for leaf in leaves(self.query):
+            analyzer = self.analyzers[leaf.column]
+            if isinstance(leaf, Prefix):
+                expanding[leaf.column].append(("prefix", analyzer.normalize(leaf.prefix), leaf.max_expansions))
+                continue
+            terms = analyzer.terms(leaf.text)
+            if isinstance(leaf, Match) and leaf.fuzziness:
+                for t in dict.fromkeys(terms):
+                    expanding[leaf.column].append(("fuzzy", t, leaf.fuzziness, leaf.prefix_length, leaf.max_expansions))
+            else:
+                exact[leaf.column].extend(terms)
+        stats = {c: _ScanStats() for c in self.columns}
+        for batch in self.scan(self.columns):
+            self.metrics.add("rows_scanned", batch.num_rows)
+            for column in self.columns:
+                st = stats[column]
+                stream = self.analyzers[column].analyze(batch.column(column))
+                st.n_docs += int(np.count_nonzero(stream.dl))
+                st.total_tokens += int(stream.dl.sum(dtype=np.int64))
+                wanted = list(dict.fromkeys(exact[column]))
+                if expanding[column]:
+                    vocab = _present_vocab(stream)
+                    for key in dict.fromkeys(expanding[column]):
+                        if key[0] == "prefix":
+                            found = prefix_candidates(vocab, key[1], key[2])
+                        else:
+                            found = fuzzy_candidates(vocab, *key[1:])
+                        st.fuzzy.setdefault(key, set()).update(found)
+                        wanted.extend(t for _, t in found if t not in wanted)
+                _count_df(stream, wanted, st.df)
+        return stats
+
+    # -- pass 2 ------------------------------------------------------------------------
+    def execute(self) -> Iterator[pa.RecordBatch]:
+        with self.metrics.timer():
+            scan_stats = self._collect_stats()
+            bound = bind(self.query, _ScanBindContext(self.analyzers, scan_stats))
+            terms = query_terms(bound)
+            positions = {leaf.column for leaf in bound_leaves(bound) if isinstance(leaf, BoundPhrase)}
+            stats = QueryStats(
+                columns={
+                    c: ColumnStats(s.n_docs, s.total_tokens, *self.params[c]) for c, s in scan_stats.items()
+                },
+                df={(c, t): scan_stats[c].df.get(t, 0) for c in terms for t in terms[c]},
+            )
+            best_rows = np.zeros(0, np.int64)
+            best_scores = np.zeros(0, np.float64)
+            everything: list[Hits] = []  # without k, every match is kept and ordered once
+            for batch in self.scan(self.columns):
+                row_ids = batch.column(0).to_numpy()
+                indexes = {}
+                for column in self.columns:
+                    col_terms = terms.get(column, [])
+                    stream = self.analyzers[column].analyze(batch.column(column), seed=col_terms)
+                    indexes[column] = TransientIndex(stream, row_ids, col_terms, column in positions)
+                evaluator = Evaluator(_BatchSource(indexes, row_ids), stats)
+                hits = evaluator.evaluate(bound)
+                self.metrics.add("postings_read", evaluator.metrics.postings_read)
+                if self.include is not None and len(hits):
+                    keep = np.isin(hits.rows, self.include)
+                    hits = Hits(hits.rows[keep], hits.scores[keep])
+                if not len(hits):
+                    continue
+                if self.k is None:
+                    everything.append(hits)
+                    continue
+                rows = np.concatenate([best_rows, hits.rows])
+                scores = np.concatenate([best_scores, hits.scores])
+                idx = ordered(rows, scores, self.k)
+                best_rows, best_scores = rows[idx], scores[idx]
+            if everything:
+                rows = np.concatenate([h.rows for h in everything])
+                scores = np.concatenate([h.scores for h in everything])
+                idx = ordered(rows, scores, None)
+                best_rows, best_scores = rows[idx], scores[idx]
+            self.metrics.add("rows_out", len(best_rows))
+        yield search_batch(best_rows, best_scores)

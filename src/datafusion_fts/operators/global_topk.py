@@ -1,0 +1,51 @@
+"""GlobalTopK: merge the ordered outputs of several search operators (DESIGN §5.2, §5.4).
+
+A row id reported by more than one child keeps its first score (children are given in
+ranking precedence); the merged rows are ordered by the total order and rows
+[offset, offset + k) are kept, so paging over any split of the data is exact.
+"""
+
+from __future__ import annotations
+
+from typing import Iterator
+
+import numpy as np
+import pyarrow as pa
+
+from .base import ExecutionPlan, search_batch
+from .ordering import ordered
+
+
+class GlobalTopK(ExecutionPlan):
+    def __init__(self, inputs: list[ExecutionPlan], k: int | None, offset: int = 0) -> None:
+        super().__init__()
+        self.inputs = inputs
+        self.k = k
+        self.offset = offset
+
+    def children(self) -> list[ExecutionPlan]:
+        return list(self.inputs)
+
+    def display(self) -> str:
+        limit = "all" if self.k is None else str(self.k)
+        return f"GlobalTopK: k={limit}, offset={self.offset}, inputs={len(self.inputs)}"
+
+    def execute(self) -> Iterator[pa.RecordBatch]:
+        with self.metrics.timer():
+            rows_parts, score_parts = [], []
+            for child in self.inputs:
+                for batch in child.execute():
+                    rows_parts.append(batch.column(0).to_numpy())
+                    score_parts.append(batch.column(1).to_numpy())
+            rows = np.concatenate(rows_parts) if rows_parts else np.zeros(0, np.int64)
+            scores = np.concatenate(score_parts) if score_parts else np.zeros(0, np.float64)
+            # Keep each row id's first occurrence (np.unique returns first indices).
+            _, first = np.unique(rows, return_index=True)
+            if len(first) != len(rows):
+                first.sort()
+                rows, scores = rows[first], scores[first]
+            want = None if self.k is None else self.k + self.offset
+            idx = ordered(rows, scores, want)[self.offset :]
+            self.metrics.add("rows_in", len(rows))
+            self.metrics.add("rows_out", len(idx))
+        yield search_batch(rows[idx], scores[idx])

@@ -1,0 +1,151 @@
+"""Linear merges of sorted row-id lists carrying scores: the algebra the query tree is
+evaluated with. One compiled merge walks both lists once; ``mode`` picks what survives
+and how scores combine, always in the canonical order "left, then right"."""
+
+from __future__ import annotations
+
+import numpy as np
+from numba import njit
+
+UNION_ADD = 0  # rows of either; left + right where both, 0.0 + right where only right
+INTERSECT_ADD = 1  # rows of both; left + right
+ADD_PRESENT = 2  # rows of left; left + right where right has the row
+SUBTRACT = 3  # rows of left that right lacks
+BOOST = 4  # rows of left; left - weight * right where right has the row
+
+
+@njit(cache=True, nogil=True)
+def merge(mode: int, a_rows: np.ndarray, a_sc: np.ndarray, b_rows: np.ndarray, b_sc: np.ndarray, weight: float):
+    na = a_rows.shape[0]
+    nb = b_rows.shape[0]
+    cap = na + nb if mode == UNION_ADD else na
+    rows = np.empty(cap, dtype=np.int64)
+    sc = np.empty(cap, dtype=np.float64)
+    i = 0
+    j = 0
+    k = 0
+    while i < na or j < nb:
+        if j >= nb or (i < na and a_rows[i] < b_rows[j]):
+            if mode != INTERSECT_ADD:
+                rows[k] = a_rows[i]
+                sc[k] = a_sc[i]
+                k += 1
+            elif j >= nb:
+                break
+            i += 1
+        elif i >= na or b_rows[j] < a_rows[i]:
+            if mode == UNION_ADD:
+                rows[k] = b_rows[j]
+                sc[k] = 0.0 + b_sc[j]
+                k += 1
+            elif i >= na:
+                break
+            j += 1
+        else:
+            if mode != SUBTRACT:
+                rows[k] = a_rows[i]
+                if mode == BOOST:
+                    sc[k] = a_sc[i] - weight * b_sc[j]
+                else:
+                    sc[k] = a_sc[i] + b_sc[j]
+                k += 1
+            i += 1
+            j += 1
+    return rows[:k].copy(), sc[:k].copy()
+
+
+@njit(cache=True, nogil=True)
+def phrase_tf(starts: np.ndarray, ends: np.ndarray, positions: np.ndarray, slop: int) -> np.ndarray:
+    """Matching start positions per candidate row.
+
+    ``starts[k, c]:ends[k, c]`` is the ascending slice of ``positions`` holding term k's
+    positions in candidate c. A start p1 of term 0 matches if later terms occur at
+    p1 < p2 < ... < pn with pn - p1 - (n - 1) <= slop; taking each next position as early
+    as possible minimises pn, so the greedy walk decides every start exactly.
+    """
+    n_terms, n_cand = starts.shape
+    tf = np.zeros(n_cand, dtype=np.int64)
+    for c in range(n_cand):
+        count = 0
+        for s in range(starts[0, c], ends[0, c]):
+            p1 = positions[s]
+            cur = p1
+            ok = True
+            for t in range(1, n_terms):
+                lo = starts[t, c]
+                hi = ends[t, c]
+                # first position > cur (binary search)
+                while lo < hi:
+                    mid = (lo + hi) // 2
+                    if positions[mid] <= cur:
+                        lo = mid + 1
+                    else:
+                        hi = mid
+                if lo >= ends[t, c]:
+                    ok = False
+                    break
+                cur = positions[lo]
+            if not ok:
+                break  # later starts need even later positions: none match
+            if cur - p1 - (n_terms - 1) <= slop:
+                count += 1
+        tf[c] = count
+    return tf
+
+
+@njit(cache=True, nogil=True)
+def top_k(rows: np.ndarray, keys: np.ndarray, k: int) -> np.ndarray:
+    """Indices of the best ``k`` entries, best first: larger key first, then smaller row.
+
+    ``keys`` are order keys (see ``order_keys``); a bounded heap keeps the current k best
+    with the worst on top, so most entries are rejected by one comparison.
+    """
+    n = rows.shape[0]
+    k = min(k, n)
+    heap = np.empty(k, dtype=np.int64)  # indices; heap[0] is the worst kept
+    size = 0
+    for i in range(n):
+        if size < k:
+            heap[size] = i
+            c = size
+            size += 1
+            while c > 0:  # sift up: worse entries rise
+                p = (c - 1) // 2
+                if _worse(keys, rows, heap[c], heap[p]):
+                    heap[c], heap[p] = heap[p], heap[c]
+                    c = p
+                else:
+                    break
+        elif _worse(keys, rows, heap[0], i):
+            heap[0] = i
+            c = 0
+            while True:
+                l = 2 * c + 1
+                if l >= size:
+                    break
+                w = l
+                if l + 1 < size and _worse(keys, rows, heap[l + 1], heap[l]):
+                    w = l + 1
+                if _worse(keys, rows, heap[w], heap[c]):
+                    heap[c], heap[w] = heap[w], heap[c]
+                    c = w
+                else:
+                    break
+    out = heap[:size].copy()
+    # Sort best first (small k: insertion sort).
+    for a in range(1, size):
+        x = out[a]
+        b = a - 1
+        while b >= 0 and _worse(keys, rows, out[b], x):
+            out[b + 1] = out[b]
+            b -= 1
+        out[b + 1] = x
+    return out
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _worse(keys: np.ndarray, rows: np.ndarray, x: int, y: int) -> bool:
+    """Entry x ranks below entry y."""
+    if keys[x] != keys[y]:
+        return keys[x] < keys[y]
+    return rows[x] > rows[y]

@@ -1,0 +1,72 @@
+"""Bind a query tree: check its columns, analyze its text, expand fuzzy and prefix leaves.
+
+The result (:mod:`..query.bound`) is what every operator evaluates, so a query's terms are
+decided once, against the table's global vocabulary, whatever plan runs it.
+"""
+
+from __future__ import annotations
+
+from typing import Protocol
+
+from ..analysis import Analyzer
+from ..errors import InvalidArgument, PlanError
+from ..query.bound import BoundBoolean, BoundBoost, BoundPhrase, BoundQuery, BoundTerms
+from ..query.tree import Boolean, Boost, Match, MultiMatch, Phrase, Prefix, Query
+
+
+class BindContext(Protocol):
+    def analyzer(self, column: str) -> Analyzer:
+        """The column's analyzer; raises CatalogError/InvalidArgument for a bad column."""
+        ...
+
+    def fuzzy_candidates(
+        self, column: str, term: str, fuzziness: int, prefix_length: int, max_expansions: int
+    ) -> list[tuple[int, str]]: ...
+
+    def prefix_candidates(self, column: str, prefix: str, max_expansions: int) -> list[tuple[int, str]]: ...
+
+
+def _column(leaf: Match | Prefix | Phrase) -> str:
+    if leaf.column is None:
+        raise PlanError(f"{type(leaf).__name__} leaf {leaf!r} is bound to no column")
+    return leaf.column
+
+
+def _distinct(terms: list[str]) -> list[str]:
+    return list(dict.fromkeys(terms))
+
+
+def bind(query: Query, ctx: BindContext) -> BoundQuery:
+    """The bound form of ``query``; every leaf's column is checked first."""
+    if isinstance(query, MultiMatch):
+        return bind(query.expand(), ctx)
+    if isinstance(query, Match):
+        column = _column(query)
+        terms = _distinct(ctx.analyzer(column).terms(query.text))
+        if query.fuzziness:
+            groups = tuple(
+                tuple(t for _, t in ctx.fuzzy_candidates(
+                    column, term, query.fuzziness, query.prefix_length, query.max_expansions
+                ))
+                for term in terms
+            )
+        else:
+            groups = tuple((t,) for t in terms)
+        return BoundTerms(column, groups, query.operator == "and", query.boost)
+    if isinstance(query, Prefix):
+        column = _column(query)
+        prefix = ctx.analyzer(column).normalize(query.prefix)
+        expansions = ctx.prefix_candidates(column, prefix, query.max_expansions)
+        return BoundTerms(column, (tuple(t for _, t in expansions),), False, query.boost)
+    if isinstance(query, Phrase):
+        column = _column(query)
+        return BoundPhrase(column, tuple(ctx.analyzer(column).terms(query.text)), query.slop, query.boost)
+    if isinstance(query, Boolean):
+        return BoundBoolean(
+            tuple(bind(q, ctx) for q in query.must),
+            tuple(bind(q, ctx) for q in query.should),
+            tuple(bind(q, ctx) for q in query.must_not),
+        )
+    if isinstance(query, Boost):
+        return BoundBoost(bind(query.positive, ctx), bind(query.negative, ctx), query.negative_boost)
+    raise InvalidArgument(f"not a query: {query!r}")

@@ -1,0 +1,78 @@
+"""The bound query: the tree after analysis and expansion, ready to evaluate.
+
+Binding turns text into terms through each column's analyzer and expands fuzzy and
+prefix leaves over the column's live vocabulary. What remains is plain data, the same for
+every plan, so every plan scores the same terms in the same order.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Iterator, Union
+
+
+@dataclass(frozen=True)
+class BoundTerms:
+    """Match / Prefix / fuzzy Match: ``groups`` of terms, each group one query term.
+
+    A row matches a group if it has any of its terms; it matches the leaf if it matches
+    any group (``require_all`` False) or every group (True). Its score is the sum of the
+    present terms' scores in group order, times ``boost``.
+    """
+
+    column: str
+    groups: tuple[tuple[str, ...], ...]
+    require_all: bool
+    boost: float
+
+    def terms(self) -> Iterator[str]:
+        for group in self.groups:
+            yield from group
+
+
+@dataclass(frozen=True)
+class BoundPhrase:
+    """The terms in order at consecutive positions (``slop`` extra positions allowed)."""
+
+    column: str
+    terms: tuple[str, ...]
+    slop: int
+    boost: float
+
+
+@dataclass(frozen=True)
+class BoundBoolean:
+    must: tuple["BoundQuery", ...]
+    should: tuple["BoundQuery", ...]
+    must_not: tuple["BoundQuery", ...]
+
+
+@dataclass(frozen=True)
+class BoundBoost:
+    positive: "BoundQuery"
+    negative: "BoundQuery"
+    negative_boost: float
+
+
+BoundQuery = Union[BoundTerms, BoundPhrase, BoundBoolean, BoundBoost]
+
+
+def bound_leaves(node: BoundQuery) -> Iterator[BoundTerms | BoundPhrase]:
+    if isinstance(node, (BoundTerms, BoundPhrase)):
+        yield node
+    elif isinstance(node, BoundBoolean):
+        for child in node.must + node.should + node.must_not:
+            yield from bound_leaves(child)
+    else:
+        yield from bound_leaves(node.positive)
+        yield from bound_leaves(node.negative)
+
+
+def query_terms(node: BoundQuery) -> dict[str, list[str]]:
+    """Every (column, term) the query reads, distinct, in first-use order."""
+    out: dict[str, dict[str, None]] = {}
+    for leaf in bound_leaves(node):
+        seen = out.setdefault(leaf.column, {})
+        for term in leaf.terms() if isinstance(leaf, BoundTerms) else leaf.terms:
+            seen.setdefault(term, None)
+    return {column: list(terms) for column, terms in out.items()}

@@ -1,0 +1,70 @@
+"""Connection settings (``SET fts.x = ...`` or ``connect(config=...)``), from one registry
+that validation, error messages and docs all read."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Callable, Mapping
+
+from .errors import InvalidArgument
+
+
+@dataclass(frozen=True)
+class Setting:
+    name: str
+    default: Any
+    parse: Callable[[Any], Any]
+    doc: str
+
+
+def _choice(*options: str) -> Callable[[Any], str]:
+    def parse(value: Any) -> str:
+        text = str(value).lower()
+        if text not in options:
+            raise ValueError(f"one of {list(options)}")
+        return text
+
+    return parse
+
+
+def _non_negative_int(value: Any) -> int:
+    if isinstance(value, bool) or int(value) != value or int(value) < 0:
+        raise ValueError("a non-negative integer")
+    return int(value)
+
+
+REGISTRY: dict[str, Setting] = {
+    s.name: s
+    for s in (
+        Setting("fts.force_plan", "auto", _choice("auto", "indexed", "hybrid", "flat_scan"),
+                "Force the search operator (for tests and benchmarks)."),
+        Setting("fts.residual_row_limit", 100_000, _non_negative_int,
+                "Largest unindexed tail HybridResidualSearch will tokenize per query."),
+    )
+}
+
+
+class Settings:
+    """Current values of the registry's settings."""
+
+    def __init__(self) -> None:
+        self._values = {name: s.default for name, s in REGISTRY.items()}
+
+    @classmethod
+    def from_mapping(cls, values: Mapping[str, Any]) -> "Settings":
+        settings = cls()
+        for name, value in values.items():
+            settings.set(name, value)
+        return settings
+
+    def set(self, name: str, value: Any) -> None:
+        key = name.lower()
+        if key not in REGISTRY:
+            raise InvalidArgument(f"unknown setting {name!r}; settings: {sorted(REGISTRY)}")
+        try:
+            self._values[key] = REGISTRY[key].parse(value)
+        except (ValueError, TypeError) as exc:
+            raise InvalidArgument(f"setting {name} must be {exc}, got {value!r}") from None
+
+    def get(self, name: str) -> Any:
+        return self._values[name.lower()]

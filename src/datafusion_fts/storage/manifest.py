@@ -1,0 +1,170 @@
+"""The manifest: the one file that says what a database holds (DESIGN §7).
+
+Everything else in a database directory (Parquet fragments, index segments) is immutable
+once written and becomes part of the database only when a new manifest naming it is
+committed by an atomic rename. Readers take one manifest version and see a consistent
+snapshot; a crash before the rename leaves the previous version intact.
+"""
+
+from __future__ import annotations
+
+import base64
+from dataclasses import dataclass, field, replace
+from typing import Any
+
+import pyarrow as pa
+
+from ..analysis import AnalyzerConfig
+
+FORMAT_VERSION = 1
+ROWID = "_rowid"
+
+
+@dataclass(frozen=True)
+class FragmentMeta:
+    """A Parquet file of rows ``row_lo .. row_lo + rows - 1`` (dense row ids)."""
+
+    id: str
+    row_lo: int
+    rows: int
+
+    @property
+    def row_hi(self) -> int:
+        return self.row_lo + self.rows - 1
+
+
+@dataclass(frozen=True)
+class SegmentMeta:
+    """An immutable index segment over the inclusive row-id range [``lo``, ``hi``].
+
+    It holds the rows that existed in that range when it was built: row ids ``base ..
+    base + count - 1`` (``count`` may be 0 for a range beyond the last row).
+    """
+
+    id: str
+    lo: int
+    hi: int
+    base: int
+    count: int
+    n_docs: int
+    total_tokens: int
+    n_terms: int
+    n_postings: int
+
+
+@dataclass(frozen=True)
+class IndexMeta:
+    """A column's inverted index: how it analyzes and scores, and its segments."""
+
+    column: str
+    analyzer: AnalyzerConfig
+    k1: float = 1.2
+    b: float = 0.75
+    positions: bool = False
+    segments: tuple[SegmentMeta, ...] = ()
+
+    def covered_until(self) -> int:
+        """The highest row id r such that every row 0..r is in some segment (-1 if none)."""
+        covered = -1
+        for seg in sorted(self.segments, key=lambda s: (s.base, s.base + s.count)):
+            if seg.count == 0:
+                continue
+            if seg.base > covered + 1:
+                break
+            covered = max(covered, seg.base + seg.count - 1)
+        return covered
+
+
+@dataclass(frozen=True)
+class TableMeta:
+    name: str
+    schema: pa.Schema  # user columns, without _rowid
+    next_rowid: int = 0
+    fragments: tuple[FragmentMeta, ...] = ()
+    indexes: dict[str, IndexMeta] = field(default_factory=dict)
+
+    @property
+    def committed_rows(self) -> int:
+        return sum(f.rows for f in self.fragments)
+
+    def with_index(self, index: IndexMeta) -> "TableMeta":
+        return replace(self, indexes={**self.indexes, index.column: index})
+
+
+@dataclass(frozen=True)
+class Manifest:
+    version: int = 0
+    tables: dict[str, TableMeta] = field(default_factory=dict)
+    next_file_id: int = 1
+
+    def with_table(self, table: TableMeta) -> "Manifest":
+        return replace(self, tables={**self.tables, table.name: table})
+
+    def file_id(self, prefix: str) -> tuple[str, "Manifest"]:
+        """A fresh file id, and the manifest that reserves it."""
+        return f"{prefix}-{self.next_file_id:08d}", replace(self, next_file_id=self.next_file_id + 1)
+
+    # -- JSON ------------------------------------------------------------------------
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "format": FORMAT_VERSION,
+            "version": self.version,
+            "next_file_id": self.next_file_id,
+            "tables": {name: _table_to_json(t) for name, t in self.tables.items()},
+        }
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> "Manifest":
+        if data.get("format") != FORMAT_VERSION:
+            raise ValueError(f"unsupported manifest format {data.get('format')!r}")
+        return cls(
+            version=int(data["version"]),
+            next_file_id=int(data["next_file_id"]),
+            tables={name: _table_from_json(name, t) for name, t in data["tables"].items()},
+        )
+
+
+def _schema_to_b64(schema: pa.Schema) -> str:
+    return base64.b64encode(schema.serialize().to_pybytes()).decode("ascii")
+
+
+def _schema_from_b64(text: str) -> pa.Schema:
+    return pa.ipc.read_schema(pa.py_buffer(base64.b64decode(text)))
+
+
+def _table_to_json(t: TableMeta) -> dict[str, Any]:
+    return {
+        "schema": _schema_to_b64(t.schema),
+        "next_rowid": t.next_rowid,
+        "fragments": [vars(f) for f in t.fragments],
+        "indexes": {
+            col: {
+                "analyzer": ix.analyzer.to_json(),
+                "k1": ix.k1,
+                "b": ix.b,
+                "positions": ix.positions,
+                "segments": [vars(s) for s in ix.segments],
+            }
+            for col, ix in t.indexes.items()
+        },
+    }
+
+
+def _table_from_json(name: str, d: dict[str, Any]) -> TableMeta:
+    return TableMeta(
+        name=name,
+        schema=_schema_from_b64(d["schema"]),
+        next_rowid=int(d["next_rowid"]),
+        fragments=tuple(FragmentMeta(**f) for f in d["fragments"]),
+        indexes={
+            col: IndexMeta(
+                column=col,
+                analyzer=AnalyzerConfig.from_json(ix["analyzer"]),
+                k1=float(ix["k1"]),
+                b=float(ix["b"]),
+                positions=bool(ix["positions"]),
+                segments=tuple(SegmentMeta(**s) for s in ix["segments"]),
+            )
+            for col, ix in d["indexes"].items()
+        },
+    )

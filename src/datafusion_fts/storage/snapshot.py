@@ -1,0 +1,82 @@
+"""A consistent view of one table at one manifest version: what a query reads."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Iterator
+
+import numpy as np
+import pyarrow as pa
+
+from .manifest import ROWID, TableMeta
+from .store import Store
+
+SCAN_BATCH_ROWS = 32_768
+
+
+@dataclass(frozen=True)
+class TableSnapshot:
+    meta: TableMeta
+    store: Store
+
+    @property
+    def name(self) -> str:
+        return self.meta.name
+
+    @property
+    def schema(self) -> pa.Schema:
+        return self.meta.schema
+
+    @property
+    def committed_rows(self) -> int:
+        return self.meta.committed_rows
+
+    def scan(
+        self, columns: list[str], batch_rows: int = SCAN_BATCH_ROWS, row_range: tuple[int, int] | None = None
+    ) -> Iterator[pa.RecordBatch]:
+        """Batches of ``_rowid`` plus ``columns`` in row-id order, optionally only rows in
+        the inclusive ``row_range``."""
+        wanted = [ROWID, *[c for c in columns if c != ROWID]]
+        for frag in self.meta.fragments:
+            if row_range is not None and (frag.row_hi < row_range[0] or frag.row_lo > row_range[1]):
+                continue
+            for batch in self.store.iter_fragment(frag.id, wanted, batch_rows):
+                if row_range is not None:
+                    ids = batch.column(0).to_numpy()
+                    if ids[0] < row_range[0] or ids[-1] > row_range[1]:
+                        lo = int(np.searchsorted(ids, row_range[0]))
+                        hi = int(np.searchsorted(ids, row_range[1], side="right"))
+                        batch = batch.slice(lo, hi - lo)
+                        if not batch.num_rows:
+                            continue
+                yield batch
+
+    def live_rows(self) -> np.ndarray:
+        """Every live committed row id, ascending."""
+        if not self.meta.fragments:
+            return np.zeros(0, dtype=np.int64)
+        return np.concatenate([np.arange(f.row_lo, f.row_lo + f.rows, dtype=np.int64) for f in self.meta.fragments])
+
+    def take(self, row_ids: np.ndarray, columns: list[str]) -> pa.Table:
+        """The ``columns`` of ``row_ids``, in the order given."""
+        columns = [c for c in columns if c != ROWID]
+        schema = pa.schema([self.schema.field(c) for c in columns])
+        if not len(row_ids) or not columns:
+            return pa.Table.from_batches([], schema=schema) if not len(row_ids) else _no_columns(len(row_ids))
+        starts = np.array([f.row_lo for f in self.meta.fragments], dtype=np.int64)
+        which = np.searchsorted(starts, row_ids, side="right") - 1
+        parts, order = [], []
+        for f_index in np.unique(which):
+            sel = np.flatnonzero(which == f_index)
+            frag = self.meta.fragments[int(f_index)]
+            parts.append(self.store.take_fragment_rows(frag.id, row_ids[sel] - frag.row_lo, columns))
+            order.append(sel)
+        table = pa.concat_tables(parts)
+        inverse = np.empty(len(row_ids), dtype=np.int64)
+        inverse[np.concatenate(order)] = np.arange(len(row_ids))
+        return table.take(pa.array(inverse))
+
+
+def _no_columns(n_rows: int) -> pa.Table:
+    """A table of ``n_rows`` rows and no columns."""
+    return pa.table({"_": pa.nulls(n_rows)}).drop_columns(["_"])

@@ -1,0 +1,244 @@
+"""Where a database's bytes live: a directory on disk, or memory (``fts.connect()``).
+
+Both stores hold the same things — a manifest, Parquet data fragments (as Arrow tables in
+memory), and index segments (named Arrow arrays; memory-mapped Arrow IPC on disk) — behind
+one interface, so the engine never asks which it has.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import threading
+from collections import OrderedDict
+from pathlib import Path
+from typing import Iterable, Iterator, Protocol
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.dataset as ds
+import pyarrow.parquet as pq
+
+from ..errors import StorageError
+from .manifest import Manifest
+
+ROW_GROUP_ROWS = 16_384
+MANIFEST = "manifest.json"
+
+
+class Store(Protocol):
+    def load_manifest(self) -> Manifest: ...
+    def commit(self, manifest: Manifest) -> None: ...
+    def write_fragment(self, frag_id: str, schema: pa.Schema, batches: Iterable[pa.RecordBatch]) -> int: ...
+    def iter_fragment(self, frag_id: str, columns: list[str], batch_rows: int) -> Iterator[pa.RecordBatch]: ...
+    def take_fragment_rows(self, frag_id: str, local_rows: np.ndarray, columns: list[str]) -> pa.Table: ...
+    def fragment_dataset(self, frag_ids: list[str], schema: pa.Schema) -> ds.Dataset: ...
+    def write_segment(self, seg_id: str, arrays: dict[str, pa.Array]) -> None: ...
+    def read_segment(self, seg_id: str) -> dict[str, pa.Array]: ...
+    def collect_garbage(self, manifest: Manifest) -> None: ...
+
+
+def _fsync_path(path: Path) -> None:
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
+class _RowGroupCache:
+    """Decoded Parquet row groups, least recently used evicted past ``max_bytes``.
+
+    Fetching the columns of a top-k result touches a handful of row groups; decoding one
+    costs milliseconds, so repeated searches over the same region reuse them.
+    """
+
+    def __init__(self, max_bytes: int = 256 << 20) -> None:
+        self.max_bytes = max_bytes
+        self._items: OrderedDict[tuple, pa.Table] = OrderedDict()
+        self._bytes = 0
+        self._lock = threading.Lock()
+
+    def get(self, key: tuple, load) -> pa.Table:  # type: ignore[no-untyped-def]
+        with self._lock:
+            hit = self._items.get(key)
+            if hit is not None:
+                self._items.move_to_end(key)
+                return hit
+        table = load()
+        with self._lock:
+            if key not in self._items:
+                self._items[key] = table
+                self._bytes += table.nbytes
+                while self._bytes > self.max_bytes and len(self._items) > 1:
+                    _, old = self._items.popitem(last=False)
+                    self._bytes -= old.nbytes
+        return table
+
+
+class DirectoryStore:
+    """A database directory: ``manifest.json``, ``data/*.parquet``, ``index/<segment>/``."""
+
+    def __init__(self, root: str | os.PathLike[str]) -> None:
+        self.root = Path(root)
+        try:
+            (self.root / "data").mkdir(parents=True, exist_ok=True)
+            (self.root / "index").mkdir(exist_ok=True)
+        except OSError as exc:
+            raise StorageError(f"cannot create database directory {self.root}: {exc}") from exc
+        self._files: dict[str, pq.ParquetFile] = {}
+        self._cache = _RowGroupCache()
+        self._lock = threading.Lock()
+
+    # -- manifest -------------------------------------------------------------------
+    def load_manifest(self) -> Manifest:
+        path = self.root / MANIFEST
+        if not path.exists():
+            return Manifest()
+        try:
+            return Manifest.from_json(json.loads(path.read_text("utf-8")))
+        except (ValueError, KeyError, TypeError) as exc:
+            raise StorageError(f"unreadable manifest {path}: {exc}") from exc
+
+    def commit(self, manifest: Manifest) -> None:
+        """Write the manifest to a temporary file, fsync it, and rename it into place."""
+        tmp = self.root / (MANIFEST + ".tmp")
+        with open(tmp, "w", encoding="utf-8") as f:
+            json.dump(manifest.to_json(), f, separators=(",", ":"))
+            f.flush()
+            os.fsync(f.fileno())
+        os.replace(tmp, self.root / MANIFEST)
+        _fsync_path(self.root)
+
+    # -- fragments ------------------------------------------------------------------
+    def _fragment_path(self, frag_id: str) -> Path:
+        return self.root / "data" / f"{frag_id}.parquet"
+
+    def write_fragment(self, frag_id: str, schema: pa.Schema, batches: Iterable[pa.RecordBatch]) -> int:
+        path = self._fragment_path(frag_id)
+        tmp = path.with_suffix(".parquet.tmp")
+        rows = 0
+        with pq.ParquetWriter(tmp, schema, compression="zstd") as writer:
+            for batch in batches:
+                writer.write_batch(batch, row_group_size=ROW_GROUP_ROWS)
+                rows += batch.num_rows
+        _fsync_path(tmp)
+        os.replace(tmp, path)
+        return rows
+
+    def _parquet(self, frag_id: str) -> pq.ParquetFile:
+        with self._lock:
+            pf = self._files.get(frag_id)
+            if pf is None:
+                pf = pq.ParquetFile(self._fragment_path(frag_id), memory_map=True)
+                self._files[frag_id] = pf
+            return pf
+
+    def iter_fragment(self, frag_id: str, columns: list[str], batch_rows: int) -> Iterator[pa.RecordBatch]:
+        yield from self._parquet(frag_id).iter_batches(batch_size=batch_rows, columns=columns)
+
+    def take_fragment_rows(self, frag_id: str, local_rows: np.ndarray, columns: list[str]) -> pa.Table:
+        pf = self._parquet(frag_id)
+        groups = local_rows // ROW_GROUP_ROWS
+        parts = []
+        for group in np.unique(groups):
+            table = self._cache.get(
+                (frag_id, int(group), tuple(columns)),
+                lambda g=int(group): pf.read_row_group(g, columns=columns),
+            )
+            parts.append(table.take(pa.array(local_rows[groups == group] - group * ROW_GROUP_ROWS)))
+        return pa.concat_tables(parts) if parts else pf.schema_arrow.empty_table().select(columns)
+
+    def fragment_dataset(self, frag_ids: list[str], schema: pa.Schema) -> ds.Dataset:
+        return ds.dataset([str(self._fragment_path(f)) for f in frag_ids], schema=schema, format="parquet")
+
+    # -- segments -------------------------------------------------------------------
+    def write_segment(self, seg_id: str, arrays: dict[str, pa.Array]) -> None:
+        final = self.root / "index" / seg_id
+        tmp = self.root / "index" / (seg_id + ".tmp")
+        shutil.rmtree(tmp, ignore_errors=True)
+        tmp.mkdir()
+        for name, array in arrays.items():
+            path = tmp / f"{name}.arrow"
+            batch = pa.record_batch([array], names=[name])
+            with pa.OSFile(str(path), "wb") as sink, pa.ipc.new_file(sink, batch.schema) as writer:
+                writer.write_batch(batch)
+            _fsync_path(path)
+        os.replace(tmp, final)
+        _fsync_path(final.parent)
+
+    def read_segment(self, seg_id: str) -> dict[str, pa.Array]:
+        """Memory-map every array of a segment (zero copy)."""
+        out = {}
+        directory = self.root / "index" / seg_id
+        try:
+            for path in sorted(directory.glob("*.arrow")):
+                source = pa.memory_map(str(path), "r")
+                column = pa.ipc.open_file(source).read_all().column(0)
+                out[path.stem] = column.chunk(0) if column.num_chunks == 1 else column.combine_chunks()
+        except (OSError, pa.ArrowInvalid) as exc:
+            raise StorageError(f"cannot read index segment {directory}: {exc}") from exc
+        return out
+
+    # -- housekeeping ---------------------------------------------------------------
+    def collect_garbage(self, manifest: Manifest) -> None:
+        """Remove files no manifest names: leftovers of writes that never committed."""
+        live_frags = {f.id for t in manifest.tables.values() for f in t.fragments}
+        live_segs = {
+            s.id for t in manifest.tables.values() for ix in t.indexes.values() for s in ix.segments
+        }
+        for path in (self.root / "data").iterdir():
+            if path.name.split(".")[0] not in live_frags:
+                with self._lock:
+                    self._files.pop(path.name.split(".")[0], None)
+                path.unlink(missing_ok=True)
+        for path in (self.root / "index").iterdir():
+            if path.name not in live_segs:
+                shutil.rmtree(path, ignore_errors=True)
+
+
+class MemoryStore:
+    """Everything in memory; the same interface as :class:`DirectoryStore`."""
+
+    def __init__(self) -> None:
+        self._manifest = Manifest()
+        self._fragments: dict[str, pa.Table] = {}
+        self._segments: dict[str, dict[str, pa.Array]] = {}
+
+    def load_manifest(self) -> Manifest:
+        return self._manifest
+
+    def commit(self, manifest: Manifest) -> None:
+        self._manifest = manifest
+
+    def write_fragment(self, frag_id: str, schema: pa.Schema, batches: Iterable[pa.RecordBatch]) -> int:
+        table = pa.Table.from_batches(list(batches), schema=schema).combine_chunks()
+        self._fragments[frag_id] = table
+        return table.num_rows
+
+    def iter_fragment(self, frag_id: str, columns: list[str], batch_rows: int) -> Iterator[pa.RecordBatch]:
+        yield from self._fragments[frag_id].select(columns).to_batches(max_chunksize=batch_rows)
+
+    def take_fragment_rows(self, frag_id: str, local_rows: np.ndarray, columns: list[str]) -> pa.Table:
+        return self._fragments[frag_id].select(columns).take(pa.array(local_rows))
+
+    def fragment_dataset(self, frag_ids: list[str], schema: pa.Schema) -> ds.Dataset:
+        tables = [self._fragments[f] for f in frag_ids]
+        return ds.dataset(tables if tables else schema.empty_table(), schema=schema)
+
+    def write_segment(self, seg_id: str, arrays: dict[str, pa.Array]) -> None:
+        self._segments[seg_id] = dict(arrays)
+
+    def read_segment(self, seg_id: str) -> dict[str, pa.Array]:
+        return self._segments[seg_id]
+
+    def collect_garbage(self, manifest: Manifest) -> None:
+        live_frags = {f.id for t in manifest.tables.values() for f in t.fragments}
+        live_segs = {
+            s.id for t in manifest.tables.values() for ix in t.indexes.values() for s in ix.segments
+        }
+        for key in set(self._fragments) - live_frags:
+            del self._fragments[key]
+        for key in set(self._segments) - live_segs:
+            del self._segments[key]

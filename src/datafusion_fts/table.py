@@ -1,0 +1,250 @@
+"""``db.table(name)``: writes, index builds and search on one managed table (DESIGN §2)."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from typing import TYPE_CHECKING, Any, Callable, Iterable
+
+import numpy as np
+import pyarrow as pa
+
+from .analysis import analyzer_for, make_analyzer_config
+from .errors import CatalogError, InvalidArgument
+from .index.builder import build_segment, merge_segments
+from .index.segment import Segment
+from .ingest import open_batches
+from .planner.plan_search import SearchRequest, plan_search
+from .query.tree import QUERY_TYPES, Query
+from .storage.manifest import ROWID, IndexMeta, Manifest, SegmentMeta, TableMeta
+from .storage.snapshot import TableSnapshot
+
+if TYPE_CHECKING:
+    from .database import Database
+
+Progress = Callable[[int, int], None]
+ROW_ID_MAX = (1 << 63) - 1
+# A build tokenizes at most this much text at once, then inverts it into a segment.
+BUILD_CHUNK_BYTES = 256 << 20
+# Chunk segments are merged while the merged segment stays under this many postings.
+MERGE_MAX_POSTINGS = 400_000_000
+
+
+class Table:
+    """A handle on a managed table; every call reads the database's current state."""
+
+    def __init__(self, db: "Database", name: str) -> None:
+        self.db = db
+        self.name = name
+
+    def __repr__(self) -> str:
+        return f"Table({self.name!r}, rows={self.count_rows()})"
+
+    def snapshot(self) -> TableSnapshot:
+        return self.db.snapshot(self.name)
+
+    @property
+    def schema(self) -> pa.Schema:
+        return self.snapshot().schema
+
+    def count_rows(self) -> int:
+        return self.snapshot().committed_rows
+
+    def to_arrow(self) -> pa.Table:
+        """Every row, ``_rowid`` first."""
+        snap = self.snapshot()
+        batches = list(snap.scan(snap.schema.names))
+        schema = pa.schema([pa.field(ROWID, pa.int64(), False), *snap.schema])
+        return pa.Table.from_batches(batches, schema=schema)
+
+    # -- writes -------------------------------------------------------------------------
+    def insert(self, data: Any) -> int:
+        """Append rows (new row ids after every existing one); returns the count."""
+        with self.db._write_lock:
+            meta = self.snapshot().meta
+            source_schema, batches = open_batches(data)
+            manifest, new_meta = self.db._append(self.db.manifest, meta, source_schema, batches)
+            self.db.commit(manifest)
+        return new_meta.next_rowid - meta.next_rowid
+
+    # -- indexes ------------------------------------------------------------------------
+    def _index_meta(self, column: str, options: dict[str, Any], existing: IndexMeta | None) -> IndexMeta:
+        snap = self.snapshot()
+        if column not in snap.schema.names:
+            raise CatalogError(f"table {self.name!r} has no column {column!r}; columns: {snap.schema.names}")
+        ftype = snap.schema.field(column).type
+        if not (pa.types.is_string(ftype) or pa.types.is_large_string(ftype)):
+            raise InvalidArgument(f"column {column!r} is {ftype}; only text columns can be indexed")
+        options = dict(options)
+        positions = options.pop("positions", existing.positions if existing else False)
+        k1 = options.pop("k1", existing.k1 if existing else 1.2)
+        b = options.pop("b", existing.b if existing else 0.75)
+        if not isinstance(positions, bool):
+            raise InvalidArgument(f"positions must be true or false, got {positions!r}")
+        for name, value, low, high in (("k1", k1, 0.0, 1e6), ("b", b, 0.0, 1.0)):
+            if isinstance(value, bool) or not isinstance(value, (int, float)) or not low <= value <= high:
+                raise InvalidArgument(f"{name} must be a number in [{low:g}, {high:g}], got {value!r}")
+        if existing is not None and not options:
+            analyzer = existing.analyzer
+        else:
+            analyzer = make_analyzer_config(**options)
+        return IndexMeta(column, analyzer, float(k1), float(b), positions)
+
+    def _build(
+        self, manifest: Manifest, snap: TableSnapshot, index: IndexMeta, lo: int, hi: int,
+        progress: Progress | None,
+    ) -> tuple[Manifest, list[Segment]]:
+        """Segments over the rows of [lo, hi]: one per bounded chunk, then merged."""
+        analyzer = analyzer_for(index.analyzer)
+        last = snap.committed_rows - 1
+        total = max(0, min(hi, last) - lo + 1) if lo <= last else 0
+        done = 0
+        chunks: list[Segment] = []
+        pending: list[pa.RecordBatch] = []
+        pending_bytes = 0
+
+        def build_chunk(chunk_lo: int, chunk_hi: int) -> None:
+            nonlocal manifest, pending, pending_bytes
+            seg_id, manifest = manifest.file_id("seg")
+            if pending:
+                table = pa.Table.from_batches(pending)
+                row_ids = table.column(0).to_numpy()
+                stream = analyzer.analyze(table.column(1))
+            else:
+                row_ids, stream = np.zeros(0, np.int64), None
+            chunks.append(build_segment(seg_id, chunk_lo, chunk_hi, row_ids, stream, index.positions))
+            pending, pending_bytes = [], 0
+
+        chunk_lo = lo
+        for batch in snap.scan([index.column], row_range=(lo, hi)):
+            pending.append(batch)
+            pending_bytes += batch.column(1).nbytes
+            done += batch.num_rows
+            if pending_bytes >= BUILD_CHUNK_BYTES:
+                last_id = int(batch.column(0)[-1].as_py())
+                build_chunk(chunk_lo, last_id)
+                chunk_lo = last_id + 1
+            if progress is not None:
+                progress(done, total)
+        if pending or not chunks:
+            build_chunk(chunk_lo, hi)
+        elif chunks:
+            last_meta = chunks[-1].meta
+            chunks[-1] = replace(chunks[-1], meta=replace(last_meta, hi=hi))
+        merged: list[Segment] = []
+        for seg in chunks:
+            if merged and merged[-1].meta.n_postings + seg.meta.n_postings <= MERGE_MAX_POSTINGS:
+                seg_id, manifest = manifest.file_id("seg")
+                merged[-1] = merge_segments(seg_id, [merged[-1], seg])
+            else:
+                merged.append(seg)
+        return manifest, merged
+
+    def _commit_index(self, manifest: Manifest, index: IndexMeta, segments: list[Segment], replace_all: bool) -> None:
+        for seg in segments:
+            self.db.store.write_segment(seg.meta.id, seg.to_arrays())
+        metas = tuple(s.meta for s in segments)
+        index = replace(index, segments=metas if replace_all else index.segments + metas)
+        meta: TableMeta = manifest.tables[self.name].with_index(index)
+        self.db.commit(manifest.with_table(meta))
+
+    def create_index(self, column: str, progress: Progress | None = None, **options: Any) -> None:
+        """(Re)build ``column``'s inverted index over every committed row.
+
+        Options: ``positions`` (for phrase queries), ``k1``, ``b``, ``analyzer`` and the
+        analyzer options of :func:`datafusion_fts.analysis.make_analyzer_config`.
+        """
+        with self.db._write_lock:
+            snap = self.snapshot()
+            index = self._index_meta(column, options, None)
+            manifest, segments = self._build(
+                self.db.manifest, snap, index, 0, max(snap.committed_rows - 1, 0), progress
+            )
+            self._commit_index(manifest, index, segments, replace_all=True)
+
+    def build_segment(
+        self, column: str, row_range: tuple[int, int], progress: Progress | None = None, **options: Any
+    ) -> SegmentMeta:
+        """Add one index segment over the inclusive row-id range ``row_range`` (DESIGN §5.4)."""
+        lo, hi = row_range
+        for name, value in (("from", lo), ("to", hi)):
+            if isinstance(value, bool) or not isinstance(value, int) or not 0 <= value <= ROW_ID_MAX:
+                raise InvalidArgument(f"row_range {name} must be an integer in [0, 2^63-1], got {value!r}")
+        if lo > hi:
+            raise InvalidArgument(f"row_range must have from <= to, got {row_range!r}")
+        with self.db._write_lock:
+            snap = self.snapshot()
+            existing = snap.meta.indexes.get(column)
+            if existing is not None and options:
+                wanted = self._index_meta(column, options, None)
+                if replace(wanted, segments=existing.segments) != existing:
+                    raise InvalidArgument(
+                        f"index on {column!r} exists with other options; rebuild it with create_index"
+                    )
+            index = existing or self._index_meta(column, options, None)
+            manifest, segments = self._build(self.db.manifest, snap, index, lo, hi, progress)
+            segments = [merge_segments(segments[0].meta.id, segments)] if len(segments) > 1 else segments
+            self._commit_index(manifest, index, segments, replace_all=False)
+            return segments[0].meta
+
+    # -- search -------------------------------------------------------------------------
+    def search(
+        self,
+        query: Query | str,
+        limit: int | None = 10,
+        offset: int = 0,
+        include_row_ids: Iterable[int] | np.ndarray | None = None,
+        columns: list[str] | None = None,
+        default_columns: list[str] | None = None,
+    ) -> pa.Table:
+        """The top ``limit`` rows (after ``offset``) for ``query``, in the total order of
+        DESIGN §5.2, as ``_rowid``, ``_score`` and ``columns`` (all columns by default).
+
+        ``query`` is a query tree or a query string (DESIGN §4) over ``default_columns``
+        (by default the table's indexed columns).
+        """
+        plan, _ = self.plan(query, limit, offset, include_row_ids, default_columns)
+        batch = next(iter(plan.execute()))
+        snap = self.snapshot()
+        wanted = snap.schema.names if columns is None else list(columns)
+        for name in wanted:
+            if name not in snap.schema.names:
+                raise CatalogError(f"table {self.name!r} has no column {name!r}")
+        result = pa.Table.from_batches([batch])
+        if wanted:
+            values = snap.take(batch.column(0).to_numpy(), wanted)
+            for name in wanted:
+                result = result.append_column(snap.schema.field(name), values.column(name))
+        return result
+
+    def plan(
+        self,
+        query: Query | str,
+        limit: int | None = 10,
+        offset: int = 0,
+        include_row_ids: Iterable[int] | np.ndarray | None = None,
+        default_columns: list[str] | None = None,
+    ):
+        """The physical plan ``search`` would run, and the planner's decisions."""
+        if query is None:
+            raise InvalidArgument("query must not be None")
+        snap = self.snapshot()
+        if isinstance(query, str):
+            from .query.parser import parse
+
+            columns = default_columns or list(snap.meta.indexes) or [
+                f.name for f in snap.schema if pa.types.is_string(f.type) or pa.types.is_large_string(f.type)
+            ]
+            query = parse(query, columns)
+        if not isinstance(query, QUERY_TYPES):
+            raise InvalidArgument(f"query must be a query tree or a string, got {type(query).__name__}")
+        if limit is not None and (isinstance(limit, bool) or not isinstance(limit, int) or limit <= 0):
+            raise InvalidArgument(f"limit must be a positive integer or None, got {limit!r}")
+        if isinstance(offset, bool) or not isinstance(offset, int) or offset < 0:
+            raise InvalidArgument(f"offset must be a non-negative integer, got {offset!r}")
+        include = None
+        if include_row_ids is not None:
+            include = np.unique(np.asarray(list(include_row_ids) if not isinstance(include_row_ids, np.ndarray) else include_row_ids, dtype=np.int64))
+        request = SearchRequest(
+            snap, query, limit, offset, include, force_plan=self.db.settings.get("fts.force_plan")
+        )
+        return plan_search(request, self.db.segment_set)
