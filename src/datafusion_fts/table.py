@@ -13,6 +13,7 @@ from .errors import CatalogError, InvalidArgument
 from .index.builder import build_segment, merge_segments
 from .index.segment import Segment
 from .ingest import open_batches
+from .operators.base import SEARCH_SCHEMA
 from .planner.plan_search import SearchRequest, plan_search
 from .query.tree import QUERY_TYPES, Query
 from .storage.manifest import ROWID, IndexMeta, Manifest, SegmentMeta, TableMeta
@@ -203,15 +204,14 @@ class Table:
         (by default the table's indexed columns).
         """
         plan, _ = self.plan(query, limit, offset, include_row_ids, default_columns)
-        batch = next(iter(plan.execute()))
+        result = pa.Table.from_batches(list(plan.execute()), schema=SEARCH_SCHEMA)
         snap = self.snapshot()
         wanted = snap.schema.names if columns is None else list(columns)
         for name in wanted:
             if name not in snap.schema.names:
                 raise CatalogError(f"table {self.name!r} has no column {name!r}")
-        result = pa.Table.from_batches([batch])
         if wanted:
-            values = snap.take(batch.column(0).to_numpy(), wanted)
+            values = snap.take(result.column(0).to_numpy(), wanted)
             for name in wanted:
                 result = result.append_column(snap.schema.field(name), values.column(name))
         return result

@@ -27,6 +27,9 @@ from .stopwords import BUILTIN as BUILTIN_STOP_WORDS
 from .unicode_tables import simple_lower, word_and_lower_tables
 
 MAX_TOKEN_LENGTH_LIMIT = 1024
+_ONE_VALID = np.ones(1, dtype=np.bool_)
+_NO_SEED_BYTES = np.zeros(0, dtype=np.uint8)
+_NO_SEED_OFFSETS = np.zeros(1, dtype=np.int64)
 
 # Characters NFKD does not decompose to ASCII, folded as Lucene's ASCIIFoldingFilter does.
 _FOLD_EXTRA = {
@@ -264,10 +267,26 @@ class Analyzer:
         return self._stemmer.stemWords(words)
 
     def terms(self, text: str) -> list[str]:
-        """The terms of one text, in order, repeats kept (how query text is analyzed)."""
-        stream = self.analyze(pa.array([text], pa.large_string()))
-        vocab = stream.vocab.to_pylist()
-        return [vocab[t] for t in stream.term.tolist()]
+        """The terms of one text, in order, repeats kept (how query text is analyzed).
+
+        Without filters this calls the kernel on the text's bytes directly: query text is
+        short, and building Arrow arrays around it would cost more than tokenizing it.
+        """
+        if self.config.has_filters:
+            stream = self.analyze(pa.array([text], pa.large_string()))
+            vocab = stream.vocab.to_pylist()
+            return [vocab[t] for t in stream.term.tolist()]
+        from .tokenizer_kernel import tokenize
+
+        data = np.frombuffer(text.encode("utf-8"), dtype=np.uint8)
+        is_word, lower = word_and_lower_tables()
+        _, term, _, _, vbytes, voffsets = tokenize(
+            data, np.array([0, len(data)], dtype=np.int64), _ONE_VALID, is_word, lower,
+            self.config.max_token_length, _NO_SEED_BYTES, _NO_SEED_OFFSETS,
+        )
+        raw, bounds = vbytes.tobytes(), voffsets.tolist()
+        vocab = [raw[bounds[i] : bounds[i + 1]].decode("utf-8") for i in range(len(bounds) - 1)]
+        return [vocab[t] for t in term.tolist()]
 
     def normalize(self, text: str) -> str:
         """Lowercase (and fold) without splitting or stemming: how a prefix is compared."""

@@ -93,31 +93,23 @@ class SegmentSet:
 
     def postings(self, term: str, stats: ColumnStats, positions: bool) -> TermPostings | None:
         pieces = []
-        part_norms = self._part_norms(stats)
-        for p, norm in zip(self.parts, part_norms):
-            seg = p.segment
-            tid = seg.term_id(term)
-            if tid < 0:
-                continue
-            a, b = p.posting_range(tid)
-            if a == b:
-                continue
-            local = seg.rows[a:b]
-            pieces.append((seg, a, b, local, norm[local]))
+        for p, norm in zip(self.parts, self._part_norms(stats)):
+            tid = p.segment.term_id(term)
+            if tid >= 0:
+                a, b = p.posting_range(tid)
+                if a < b:
+                    pieces.append(_piece(p.segment, a, b, norm, positions))
         if not pieces:
             return None
-        rows = np.concatenate([local.astype(np.int64) + seg.meta.base for seg, _, _, local, _ in pieces])
-        tfs = np.concatenate([seg.tfs[a:b] for seg, a, b, _, _ in pieces])
-        norm_values = np.concatenate([n for *_, n in pieces])
-        if not positions:
-            return TermPostings(rows, tfs, norm_values)
-        offsets, chunks, shift = [np.zeros(1, np.int64)], [], 0
-        for seg, a, b, _, _ in pieces:
-            po = seg.pos_offsets[a : b + 1]
-            chunks.append(seg.positions[po[0] : po[-1]])
-            offsets.append(po[1:] - po[0] + shift)
-            shift += int(po[-1] - po[0])
-        return TermPostings(rows, tfs, norm_values, np.concatenate(offsets), np.concatenate(chunks))
+        if len(pieces) == 1:
+            return pieces[0]
+        return TermPostings(
+            np.concatenate([t.rows for t in pieces]),
+            np.concatenate([t.tfs for t in pieces]),
+            np.concatenate([t.norms for t in pieces]),
+            _concat_offsets([t.pos_offsets for t in pieces]) if positions else None,
+            np.concatenate([t.positions for t in pieces]) if positions else None,
+        )
 
     def _vocabularies(self) -> list[pa.Array]:
         """Each part's terms that occur in the rows it ranks."""
@@ -148,3 +140,24 @@ class SegmentSet:
     @property
     def has_positions(self) -> bool:
         return all(p.segment.has_positions for p in self.parts)
+
+
+def _piece(seg: Segment, a: int, b: int, norm: np.ndarray, positions: bool) -> TermPostings:
+    """Postings a..b of a segment with global row ids (and positions rebased to 0)."""
+    local = seg.rows[a:b]
+    rows = local.astype(np.int64)
+    rows += seg.meta.base
+    if not positions:
+        return TermPostings(rows, seg.tfs[a:b], norm[local])
+    po = seg.pos_offsets[a : b + 1]
+    return TermPostings(rows, seg.tfs[a:b], norm[local], po - po[0], seg.positions[po[0] : po[-1]])
+
+
+def _concat_offsets(parts: list[np.ndarray | None]) -> np.ndarray:
+    """Concatenate position offset arrays (each starting at 0) into one."""
+    out, shift = [np.zeros(1, np.int64)], 0
+    for offsets in parts:
+        assert offsets is not None
+        out.append(offsets[1:] + shift)
+        shift += int(offsets[-1])
+    return np.concatenate(out)

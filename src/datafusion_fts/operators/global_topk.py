@@ -31,6 +31,15 @@ class GlobalTopK(ExecutionPlan):
         return f"GlobalTopK: k={limit}, offset={self.offset}, inputs={len(self.inputs)}"
 
     def execute(self) -> Iterator[pa.RecordBatch]:
+        if len(self.inputs) == 1:
+            # One input is already distinct and ordered: only the offset remains.
+            with self.metrics.timer():
+                batches = list(self.inputs[0].execute())
+                table = pa.Table.from_batches(batches, schema=self.schema)
+                table = table.slice(self.offset, None if self.k is None else self.k)
+                self.metrics.add("rows_out", table.num_rows)
+            yield from table.to_batches()
+            return
         with self.metrics.timer():
             rows_parts, score_parts = [], []
             for child in self.inputs:

@@ -94,13 +94,18 @@ def phrase_tf(starts: np.ndarray, ends: np.ndarray, positions: np.ndarray, slop:
 
 
 @njit(cache=True, nogil=True)
-def top_k(rows: np.ndarray, keys: np.ndarray, k: int) -> np.ndarray:
-    """Indices of the best ``k`` entries, best first: larger key first, then smaller row.
-
-    ``keys`` are order keys (see ``order_keys``); a bounded heap keeps the current k best
-    with the worst on top, so most entries are rejected by one comparison.
-    """
+def top_k(rows: np.ndarray, scores: np.ndarray, k: int) -> np.ndarray:
+    """Indices of the best ``k`` entries, best first: larger score key first, then
+    smaller row. A bounded heap keeps the current k best with the worst on top, so most
+    entries are rejected by one comparison."""
     n = rows.shape[0]
+    # Keys whose integer order is Java's Double.compare order of the scores.
+    keys = scores.view(np.int64).copy()
+    for i in range(n):
+        if np.isnan(scores[i]):
+            keys[i] = np.int64(0x7FF8000000000000)
+        elif keys[i] < 0:
+            keys[i] ^= np.int64(0x7FFFFFFFFFFFFFFF)
     k = min(k, n)
     heap = np.empty(k, dtype=np.int64)  # indices; heap[0] is the worst kept
     size = 0

@@ -20,9 +20,8 @@ def order_keys(scores: np.ndarray) -> np.ndarray:
 
 def ordered(rows: np.ndarray, scores: np.ndarray, k: int | None) -> np.ndarray:
     """Indices of the first ``k`` entries (all if None) in the total order, best first."""
-    keys = order_keys(scores)
     if k is None or k >= len(rows):
-        return np.lexsort((rows, ~keys))
+        return np.lexsort((rows, ~order_keys(scores)))
     if k <= 0:
         return np.zeros(0, dtype=np.int64)
-    return top_k(rows, keys, k)
+    return top_k(rows, scores, k)

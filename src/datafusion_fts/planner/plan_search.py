@@ -46,19 +46,19 @@ class SearchRequest:
 def check_columns(req: SearchRequest) -> SearchRequest:
     """Every leaf names an existing text column of the table."""
     names: dict[str, None] = {}
+    schema = req.snapshot.schema
     for leaf in leaves(req.query):
         if leaf.column is None:
             raise PlanError(f"{type(leaf).__name__} leaf {leaf!r} is bound to no column")
-        if leaf.column not in req.snapshot.schema.names:
+        if leaf.column in names:
+            continue
+        if schema.get_field_index(leaf.column) < 0:
             raise CatalogError(
-                f"table {req.snapshot.name!r} has no column {leaf.column!r}; "
-                f"columns: {req.snapshot.schema.names}"
+                f"table {req.snapshot.name!r} has no column {leaf.column!r}; columns: {schema.names}"
             )
-        ftype = req.snapshot.schema.field(leaf.column).type
+        ftype = schema.field(leaf.column).type
         if not (pa.types.is_string(ftype) or pa.types.is_large_string(ftype) or pa.types.is_string_view(ftype)):
             raise InvalidArgument(f"column {leaf.column!r} is {ftype}, not text: it cannot be searched")
-        if isinstance(leaf, Phrase) and leaf.slop < 0:
-            raise InvalidArgument("slop must be >= 0")
         names.setdefault(leaf.column, None)
     return replace(req, columns=tuple(names))
 
