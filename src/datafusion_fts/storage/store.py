@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import threading
 from collections import OrderedDict
@@ -25,6 +26,8 @@ from .manifest import Manifest
 
 ROW_GROUP_ROWS = 16_384
 MANIFEST = "manifest.json"
+_FRAGMENT_FILE = re.compile(r"^(frag-\d{8})\.parquet(\.tmp)?$")
+_SEGMENT_DIR = re.compile(r"^(seg-\d{8})(\.tmp)?$")
 
 
 class Store(Protocol):
@@ -88,6 +91,7 @@ class DirectoryStore:
         except OSError as exc:
             raise StorageError(f"cannot create database directory {self.root}: {exc}") from exc
         self._files: dict[str, pq.ParquetFile] = {}
+        self._group_starts: dict[str, np.ndarray] = {}
         self._cache = _RowGroupCache()
         self._lock = threading.Lock()
 
@@ -120,9 +124,22 @@ class DirectoryStore:
         tmp = path.with_suffix(".parquet.tmp")
         rows = 0
         with pq.ParquetWriter(tmp, schema, compression="zstd") as writer:
+            # Row groups of ROW_GROUP_ROWS whatever the incoming batch sizes: fetching a
+            # result row decodes one group, so groups should be neither tiny nor huge.
+            pending: list[pa.RecordBatch] = []
+            pending_rows = 0
             for batch in batches:
-                writer.write_batch(batch, row_group_size=ROW_GROUP_ROWS)
+                pending.append(batch)
+                pending_rows += batch.num_rows
                 rows += batch.num_rows
+                if pending_rows >= ROW_GROUP_ROWS:
+                    table = pa.Table.from_batches(pending, schema=schema)
+                    full = pending_rows - pending_rows % ROW_GROUP_ROWS
+                    writer.write_table(table.slice(0, full), row_group_size=ROW_GROUP_ROWS)
+                    pending = table.slice(full).to_batches()
+                    pending_rows -= full
+            if pending_rows:
+                writer.write_table(pa.Table.from_batches(pending, schema=schema), row_group_size=ROW_GROUP_ROWS)
         _fsync_path(tmp)
         os.replace(tmp, path)
         return rows
@@ -138,17 +155,37 @@ class DirectoryStore:
     def iter_fragment(self, frag_id: str, columns: list[str], batch_rows: int) -> Iterator[pa.RecordBatch]:
         yield from self._parquet(frag_id).iter_batches(batch_size=batch_rows, columns=columns)
 
+    def _row_group_starts(self, frag_id: str) -> np.ndarray:
+        """First local row of each row group (read from the footer; groups vary in size)."""
+        with self._lock:
+            starts = self._group_starts.get(frag_id)
+        if starts is None:
+            meta = self._parquet(frag_id).metadata
+            sizes = [meta.row_group(i).num_rows for i in range(meta.num_row_groups)]
+            starts = np.concatenate([[0], np.cumsum(sizes)[:-1]]).astype(np.int64)
+            with self._lock:
+                self._group_starts[frag_id] = starts
+        return starts
+
     def take_fragment_rows(self, frag_id: str, local_rows: np.ndarray, columns: list[str]) -> pa.Table:
+        """Rows by local index, in the order given, decoding only the row groups they sit in."""
         pf = self._parquet(frag_id)
-        groups = local_rows // ROW_GROUP_ROWS
-        parts = []
+        starts = self._row_group_starts(frag_id)
+        groups = np.searchsorted(starts, local_rows, side="right") - 1
+        parts, order = [], []
         for group in np.unique(groups):
             table = self._cache.get(
                 (frag_id, int(group), tuple(columns)),
                 lambda g=int(group): pf.read_row_group(g, columns=columns),
             )
-            parts.append(table.take(pa.array(local_rows[groups == group] - group * ROW_GROUP_ROWS)))
-        return pa.concat_tables(parts) if parts else pf.schema_arrow.empty_table().select(columns)
+            sel = np.flatnonzero(groups == group)
+            parts.append(table.take(pa.array(local_rows[sel] - starts[group])))
+            order.append(sel)
+        if not parts:
+            return pf.schema_arrow.empty_table().select(columns)
+        inverse = np.empty(len(local_rows), dtype=np.int64)
+        inverse[np.concatenate(order)] = np.arange(len(local_rows))
+        return pa.concat_tables(parts).take(pa.array(inverse))
 
     def fragment_dataset(self, frag_ids: list[str], schema: pa.Schema) -> ds.Dataset:
         return ds.dataset([str(self._fragment_path(f)) for f in frag_ids], schema=schema, format="parquet")
@@ -183,18 +220,22 @@ class DirectoryStore:
 
     # -- housekeeping ---------------------------------------------------------------
     def collect_garbage(self, manifest: Manifest) -> None:
-        """Remove files no manifest names: leftovers of writes that never committed."""
+        """Remove our own files that no manifest names: leftovers of writes that never
+        committed, and files replaced by later versions. Files we did not name are kept."""
         live_frags = {f.id for t in manifest.tables.values() for f in t.fragments}
         live_segs = {
             s.id for t in manifest.tables.values() for ix in t.indexes.values() for s in ix.segments
         }
         for path in (self.root / "data").iterdir():
-            if path.name.split(".")[0] not in live_frags:
+            match = _FRAGMENT_FILE.match(path.name)
+            if match and match.group(1) not in live_frags:
                 with self._lock:
-                    self._files.pop(path.name.split(".")[0], None)
+                    self._files.pop(match.group(1), None)
+                    self._group_starts.pop(match.group(1), None)
                 path.unlink(missing_ok=True)
         for path in (self.root / "index").iterdir():
-            if path.name not in live_segs:
+            match = _SEGMENT_DIR.match(path.name)
+            if match and match.group(1) not in live_segs:
                 shutil.rmtree(path, ignore_errors=True)
 
 
