@@ -1,0 +1,139 @@
+"""The ``datafusion-fts`` command line, driven through click's test runner."""
+
+from __future__ import annotations
+
+import re
+import time
+from pathlib import Path
+
+import pyarrow as pa
+import pytest
+from click.testing import CliRunner, Result
+
+import datafusion_fts as fts
+from datafusion_fts.cli import SHOWCASE, main
+from datafusion_fts.demo_corpus import DOCSTRING_SCHEMA
+
+DEMO_BUDGET_S = 60.0
+SCORE = re.compile(r"\s\d+\.\d{4}\s")
+
+
+def invoke(*args: str) -> Result:
+    return CliRunner().invoke(main, list(args))
+
+
+@pytest.fixture(scope="module")
+def kept_db(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A database made by ``demo --path DIR --keep`` over a directory that already had a
+    stale ``docs`` table (which the demo must replace) and another table (which it must
+    leave alone)."""
+    path = tmp_path_factory.mktemp("cli") / "db"
+    db = fts.connect(path)
+    db.create_table("docs", pa.table({"body": ["stale"]}))
+    db.create_table("other", pa.table({"body": ["kept as is"]}))
+    del db
+    result = invoke("demo", "--path", str(path), "--keep")
+    assert result.exit_code == 0, result.output
+    return path
+
+
+def test_demo_prints_every_result_table_and_cleans_up() -> None:
+    start = time.perf_counter()
+    result = invoke("demo")
+    elapsed = time.perf_counter() - start
+    assert result.exit_code == 0, result.output
+    assert elapsed < DEMO_BUDGET_S, f"demo took {elapsed:.1f} s"
+    out = result.output
+    for case in SHOWCASE:
+        assert re.search(re.escape(case.query) + r"  ·  \d+\.\d ms", out), case.query
+    assert out.count("plan: indexed") == len(SHOWCASE)
+    assert "page 1 (limit 5, offset 0)" in out and "page 2 (limit 5, offset 5)" in out
+    assert "✓ pages share no _rowid" in out
+    # 5 rows per showcase table and per page, each with a 4-decimal score.
+    assert len(SCORE.findall(out)) == 5 * (len(SHOWCASE) + 2)
+    count = re.search(r"SELECT count\(\*\) AS n FROM docs\"\) → ([\d,]+)", out)
+    assert count is not None and int(count.group(1).replace(",", "")) > 1000
+    directory = Path(re.search(r"database: (\S+)", out).group(1))
+    assert not directory.exists(), "the temporary database was not removed"
+
+
+def test_demo_path_replaces_docs_and_keeps_other_tables(kept_db: Path) -> None:
+    db = fts.connect(kept_db)
+    assert db.table_names() == ["docs", "other"]
+    docs = db.table("docs")
+    assert docs.schema.names == DOCSTRING_SCHEMA.names
+    assert docs.count_rows() > 1000
+    assert db.table("other").count_rows() == 1
+
+
+def test_search_prints_the_engines_page(kept_db: Path) -> None:
+    result = invoke(
+        "search",
+        str(kept_db),
+        "docs",
+        "json decode",
+        "--limit",
+        "4",
+        "--offset",
+        "2",
+        "--columns",
+        "module,name",
+    )
+    assert result.exit_code == 0, result.output
+    expected = (
+        fts.connect(kept_db).table("docs").search("json decode", limit=4, offset=2, columns=[])
+    )
+    lines = [line.split() for line in result.output.splitlines()]
+    printed = [(int(cells[0]), int(cells[1])) for cells in lines if cells and cells[0].isdigit()]
+    assert printed == list(enumerate(expected.column("_rowid").to_pylist(), start=3))
+    assert "module" in result.output and "name" in result.output and "title" not in result.output
+
+
+def test_stats_lists_tables_indexes_and_segments(kept_db: Path) -> None:
+    result = invoke("stats", str(kept_db))
+    assert result.exit_code == 0, result.output
+    out = result.output
+    manifest = fts.connect(kept_db).manifest
+    rows = manifest.tables["docs"].committed_rows
+    assert f"{rows:,}" in out
+    for column, positions in (("body", "yes"), ("title", "no")):
+        index = manifest.tables["docs"].indexes[column]
+        assert f"docs.{column}" in out and f"positions {positions}" in out
+        for seg in index.segments:
+            assert seg.id in out and f"{seg.lo}..{seg.hi}" in out
+            assert f"{seg.n_terms:,}" in out and f"{seg.n_postings:,}" in out
+    assert "other" in out
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (("docs", '"unclosed phrase'), "unterminated phrase"),
+        (("docs", "a AND (b"), "unbalanced '('"),
+        (("missing", "json"), "no table named 'missing'"),
+        (("docs", "json", "--columns", "nope"), "no column 'nope'"),
+    ],
+)
+def test_errors_print_in_red_and_exit_1(kept_db: Path, args: tuple[str, ...], message: str) -> None:
+    result = invoke("search", str(kept_db), *args)
+    assert result.exit_code == 1
+    assert message in result.stderr
+    assert "Traceback" not in result.output
+    assert result.exception is None or isinstance(result.exception, SystemExit)
+
+
+def test_search_refuses_a_directory_that_is_not_a_database(tmp_path: Path) -> None:
+    result = invoke("search", str(tmp_path), "docs", "json")
+    assert result.exit_code == 2
+    assert "not a datafusion-fts database" in result.output
+    assert list(tmp_path.iterdir()) == [], "the directory was turned into a database"
+
+
+def test_demo_refuses_a_directory_with_other_files(tmp_path: Path) -> None:
+    # Opening it as a database would garbage-collect files under data/ and index/.
+    (tmp_path / "data").mkdir()
+    (tmp_path / "data" / "notes.txt").write_text("not a fragment")
+    result = invoke("demo", "--path", str(tmp_path))
+    assert result.exit_code == 2
+    assert "neither empty nor a datafusion-fts database" in result.output
+    assert (tmp_path / "data" / "notes.txt").read_text() == "not a fragment"
