@@ -1,0 +1,161 @@
+"""The SQL dialect (DESIGN §3): PostgreSQL as DataFusion speaks it, plus full-text search.
+
+Added syntax, each parsed into its own expression node (no string surgery on SQL text):
+
+- ``MATCH(col, 'query')`` and ``MATCH((c1, c2), 'query')``  -> :class:`FtsMatch`
+- ``score()``                                                -> :class:`FtsScore`
+- ``CREATE FULLTEXT INDEX [name] ON t (c1, ...) [WITH (k = v, ...)]`` -> :class:`CreateFulltextIndex`
+- ``OPTIMIZE t``                                             -> :class:`Optimize`
+- ``EXPLAIN [ANALYZE] <statement>``                          -> :class:`Explain`
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import sqlglot
+from sqlglot import exp
+from sqlglot.dialects.postgres import Postgres
+from sqlglot.errors import ParseError, TokenError
+from sqlglot.tokens import TokenType
+
+from ..errors import SqlError
+
+
+class FtsMatch(exp.Expression, exp.Func):
+    """``MATCH(column | (columns...), 'query string')``: a full-text predicate."""
+
+    arg_types = {"expressions": True, "query": True}
+    _sql_names = ["MATCH"]
+
+    @property
+    def column_names(self) -> list[str]:
+        return [c.name for c in self.expressions]
+
+
+class FtsScore(exp.Expression, exp.Func):
+    """``score()``: the row's score for the statement's whole MATCH tree."""
+
+    arg_types: dict[str, bool] = {}
+    _sql_names = ["SCORE"]
+
+
+class CreateFulltextIndex(exp.Expression):
+    arg_types = {"this": True, "expressions": True, "options": False, "name": False}
+
+
+class Optimize(exp.Expression):
+    arg_types = {"this": True}
+
+
+class Explain(exp.Expression):
+    arg_types = {"this": True, "analyze": False}
+
+
+def _parse_match(self: "FtsParser") -> FtsMatch:
+    if self._match(TokenType.L_PAREN, advance=False) and self._next and self._next.token_type == TokenType.VAR:
+        # MATCH((c1, c2), 'q'): a parenthesised column list.
+        self._match(TokenType.L_PAREN)
+        columns = self._parse_csv(self._parse_column)
+        self._match_r_paren()
+    else:
+        columns = [self._parse_column()]
+    if not self._match(TokenType.COMMA):
+        self.raise_error("MATCH needs a column (or a parenthesised column list), a comma and a query string")
+    query = self._parse_bitwise()
+    return self.expression(FtsMatch(expressions=columns, query=query))
+
+
+class FtsTokenizer(Postgres.Tokenizer):
+    # EXPLAIN and OPTIMIZE are opaque commands in Postgres; here they start statements
+    # whose parts we parse.
+    KEYWORDS = {k: v for k, v in Postgres.Tokenizer.KEYWORDS.items() if k not in ("EXPLAIN", "OPTIMIZE")}
+
+
+class FtsParser(Postgres.Parser):
+    FUNCTION_PARSERS = {**Postgres.Parser.FUNCTION_PARSERS, "MATCH": _parse_match}
+    FUNCTIONS = {**Postgres.Parser.FUNCTIONS, "SCORE": lambda args: FtsScore()}
+
+    def _parse_statement(self) -> exp.Expression | None:
+        if self._match_text_seq("EXPLAIN"):
+            analyze = self._match_text_seq("ANALYZE")
+            statement = self._parse_statement()
+            if statement is None:
+                self.raise_error("EXPLAIN needs a statement")
+            return self.expression(Explain(this=statement, analyze=analyze))
+        if self._match_text_seq("OPTIMIZE"):
+            table = self._parse_id_var(any_token=False)
+            if table is None:
+                self.raise_error("OPTIMIZE needs a table name")
+            return self.expression(Optimize(this=table))
+        if self._match_text_seq("CREATE", "FULLTEXT", "INDEX"):
+            return self._parse_fulltext_index()
+        return super()._parse_statement()
+
+    def _parse_fulltext_index(self) -> CreateFulltextIndex:
+        name = None if self._match(TokenType.ON) else self._parse_id_var()
+        if name is not None and not self._match(TokenType.ON):
+            self.raise_error("expected ON after the index name")
+        table = self._parse_id_var(any_token=False)
+        if table is None:
+            self.raise_error("expected a table name after ON")
+        columns = self._parse_wrapped_csv(self._parse_column)
+        options = []
+        if self._match(TokenType.WITH):
+            options = self._parse_wrapped_csv(self._parse_assignment)
+        return self.expression(
+            CreateFulltextIndex(this=table, expressions=columns, options=options, name=name)
+        )
+
+
+class FtsGenerator(Postgres.Generator):
+    """Writes the dialect back out (EXPLAIN shows statements in it)."""
+
+    TRANSFORMS = {
+        **Postgres.Generator.TRANSFORMS,
+        FtsScore: lambda self, e: "score()",
+        FtsMatch: lambda self, e: "MATCH({}, {})".format(
+            self.sql(e.expressions[0]) if len(e.expressions) == 1
+            else "(" + ", ".join(self.sql(c) for c in e.expressions) + ")",
+            self.sql(e, "query"),
+        ),
+        Optimize: lambda self, e: f"OPTIMIZE {self.sql(e, 'this')}",
+        Explain: lambda self, e: "EXPLAIN " + ("ANALYZE " if e.args.get("analyze") else "") + self.sql(e, "this"),
+        CreateFulltextIndex: lambda self, e: "CREATE FULLTEXT INDEX ON {} ({}){}".format(
+            self.sql(e, "this"),
+            ", ".join(self.sql(c) for c in e.expressions),
+            " WITH (" + ", ".join(self.sql(o) for o in e.args.get("options") or []) + ")"
+            if e.args.get("options") else "",
+        ),
+    }
+
+
+class Fts(Postgres):
+    """The dialect: Postgres tokens and grammar plus the full-text additions."""
+
+    Tokenizer = FtsTokenizer
+    Parser = FtsParser
+    Generator = FtsGenerator
+
+
+def _offset(sql: str, line: int, column: int) -> int:
+    """0-based offset of 1-based (line, column) in ``sql``."""
+    lines = sql.split("\n")
+    line = max(1, min(line, len(lines)))
+    return sum(len(l) + 1 for l in lines[: line - 1]) + max(0, column - 1)
+
+
+def parse_sql(sql: str) -> list[exp.Expression]:
+    """Parse one or more ``;``-separated statements; errors become :class:`SqlError`."""
+    try:
+        statements = sqlglot.parse(sql, read=Fts)
+    except ParseError as err:
+        first: dict[str, Any] = err.errors[0] if err.errors else {}
+        line, col = first.get("line", 1) or 1, first.get("col", 1) or 1
+        highlight = first.get("highlight") or ""
+        offset = _offset(sql, line, col) - max(0, len(highlight) - 1)
+        message = first.get("description") or str(err).split("\n")[0]
+        raise SqlError(message, sql, offset, max(1, len(highlight))) from None
+    except TokenError as err:
+        raise SqlError(f"cannot tokenize SQL: {err}", sql, 0) from None
+    return [s for s in statements if s is not None]
