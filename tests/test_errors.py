@@ -418,11 +418,6 @@ def test_query_syntax_error_line_and_column_agree_with_offset(db, text):
 
 
 @pytest.mark.parametrize("bad", [None, (0,), (0, 1, 2), "0-5"], ids=repr)
-@pytest.mark.xfail(
-    strict=True,
-    reason="BUG: Table.build_segment unpacks row_range before validating it, so a row_range "
-    "that is not a pair raises a bare TypeError/ValueError instead of InvalidArgument",
-)
 def test_build_segment_row_range_not_a_pair(db, bad):
     version = db.manifest.version
     with pytest.raises(InvalidArgument, match="row_range"):
@@ -430,11 +425,6 @@ def test_build_segment_row_range_not_a_pair(db, bad):
     assert db.manifest.version == version
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="BUG: Table.plan converts include_row_ids with np.asarray(..., dtype=int64) "
-    "unchecked, so non-integer ids raise a bare ValueError instead of InvalidArgument",
-)
 def test_include_row_ids_must_be_integers(db):
     with pytest.raises(InvalidArgument, match="include_row_ids"):
         db.table("docs").search("alpha", include_row_ids=["a"])

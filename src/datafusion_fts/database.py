@@ -126,16 +126,21 @@ class Database:
             next_rowid += rows
             pending, pending_rows = [], 0
 
-        for batch in stream:
-            while batch.num_rows:
-                take = min(batch.num_rows, FRAGMENT_ROWS - pending_rows)
-                pending.append(batch.slice(0, take))
-                pending_rows += take
-                batch = batch.slice(take)
-                if pending_rows == FRAGMENT_ROWS:
-                    flush()
-        if pending_rows:
-            flush()
+        try:
+            for batch in stream:
+                while batch.num_rows:
+                    take = min(batch.num_rows, FRAGMENT_ROWS - pending_rows)
+                    pending.append(batch.slice(0, take))
+                    pending_rows += take
+                    batch = batch.slice(take)
+                    if pending_rows == FRAGMENT_ROWS:
+                        flush()
+            if pending_rows:
+                flush()
+        except BaseException:
+            # Nothing was committed: remove the fragments this call wrote.
+            self.store.collect_garbage(self._manifest)
+            raise
         meta = replace(meta, fragments=tuple(fragments), next_rowid=next_rowid)
         return manifest.with_table(meta), meta
 

@@ -66,5 +66,10 @@ def conform(batches: Iterator[pa.RecordBatch], source: pa.Schema, target: pa.Sch
             except (pa.ArrowInvalid, pa.ArrowNotImplementedError) as exc:
                 raise InvalidArgument(f"column {name!r}: cannot store {src} as {dst}") from exc
     for batch in batches:
-        cols = [batch.column(name).cast(target.field(name).type) for name in target.names]
+        cols = []
+        for name in target.names:
+            try:
+                cols.append(batch.column(name).cast(target.field(name).type))
+            except (pa.ArrowInvalid, pa.ArrowNotImplementedError) as exc:
+                raise InvalidArgument(f"column {name!r}: {exc}") from None
         yield pa.RecordBatch.from_arrays(cols, schema=target)

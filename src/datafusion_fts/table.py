@@ -166,6 +166,8 @@ class Table:
         self, column: str, row_range: tuple[int, int], progress: Progress | None = None, **options: Any
     ) -> SegmentMeta:
         """Add one index segment over the inclusive row-id range ``row_range`` (DESIGN §5.4)."""
+        if not isinstance(row_range, (tuple, list)) or len(row_range) != 2:
+            raise InvalidArgument(f"row_range must be a (from, to) pair, got {row_range!r}")
         lo, hi = row_range
         for name, value in (("from", lo), ("to", hi)):
             if isinstance(value, bool) or not isinstance(value, int) or not 0 <= value <= ROW_ID_MAX:
@@ -243,7 +245,11 @@ class Table:
             raise InvalidArgument(f"offset must be a non-negative integer, got {offset!r}")
         include = None
         if include_row_ids is not None:
-            include = np.unique(np.asarray(list(include_row_ids) if not isinstance(include_row_ids, np.ndarray) else include_row_ids, dtype=np.int64))
+            values = include_row_ids if isinstance(include_row_ids, np.ndarray) else list(include_row_ids)
+            array = np.asarray(values)
+            if array.size and not np.issubdtype(array.dtype, np.integer):
+                raise InvalidArgument(f"include_row_ids must be integers, got {array.dtype} values")
+            include = np.unique(array.astype(np.int64))
         request = SearchRequest(
             snap, query, limit, offset, include, force_plan=self.db.settings.get("fts.force_plan")
         )

@@ -297,12 +297,6 @@ def test_uncommitted_files_are_removed_at_open_and_never_read(path):
     ).to_pylist() == [len(BODIES) + 4]
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="BUG: DirectoryStore.collect_garbage removes unnamed entries of index/ with "
-    "shutil.rmtree(ignore_errors=True), which silently skips plain files, so a stray "
-    "*.tmp file in index/ is never removed",
-)
 def test_stray_tmp_file_in_index_dir_is_removed_at_open(path):
     db = build(path)
     stray = path / "index" / f"seg-{db.manifest.next_file_id:08d}.tmp"
@@ -313,12 +307,6 @@ def test_stray_tmp_file_in_index_dir_is_removed_at_open(path):
     assert not stray.exists()
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="BUG: DirectoryStore.collect_garbage calls Path.unlink on every unnamed entry of "
-    "data/, so a stray directory there makes fts.connect raise IsADirectoryError (not an "
-    "FtsError) instead of removing it",
-)
 def test_stray_directory_in_data_dir_is_removed_at_open(path):
     db = build(path)
     stray = path / "data" / f"frag-{db.manifest.next_file_id:08d}"
@@ -354,12 +342,6 @@ def test_corrupted_manifest_raises_storage_error(path, content):
         fts.connect(path)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="BUG: Manifest.from_json assumes the JSON document and its 'tables' are objects "
-    "(data.get / .items()), so a manifest holding valid JSON of another shape raises "
-    "AttributeError instead of StorageError",
-)
 @pytest.mark.parametrize(
     "content",
     [b"[]", b"null", b'{"format": 1, "version": 1, "next_file_id": 1, "tables": []}'],
@@ -373,11 +355,6 @@ def test_manifest_of_the_wrong_json_shape_raises_storage_error(path, content):
         fts.connect(path)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="BUG: a fragment named by the manifest but missing from data/ makes fts.connect "
-    "raise FileNotFoundError from pyarrow.dataset (not StorageError)",
-)
 def test_missing_fragment_raises_storage_error(path):
     db = build(path)
     frag = db.manifest.tables["docs"].fragments[0].id
@@ -388,12 +365,6 @@ def test_missing_fragment_raises_storage_error(path):
         fts.connect(path).table("docs").to_arrow()
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="BUG: DirectoryStore.read_segment of a segment directory that is missing returns "
-    "no arrays (glob of a missing directory), and Segment.from_arrays then raises "
-    "KeyError('terms') instead of StorageError",
-)
 def test_missing_segment_raises_storage_error(path):
     db = build(path)
     db.table("docs").create_index("body")
@@ -473,11 +444,6 @@ def test_failed_insert_leaves_the_table_unchanged(path, data):
     assert t.to_arrow().column("_rowid").to_pylist()[-1] == rows.num_rows  # no id was used up
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="BUG: ingest.conform checks casts on an empty array only; a value that cannot be "
-    "cast (string 'x' into an int64 column) raises pyarrow.ArrowInvalid, not an FtsError",
-)
 def test_insert_of_values_that_cannot_be_cast_raises_invalid_argument(path):
     db = build(path)
     before = snapshot_dir(db, path)
@@ -488,12 +454,6 @@ def test_insert_of_values_that_cannot_be_cast_raises_invalid_argument(path):
     assert_nothing_written(path, db, *before)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="BUG: Database._append writes each full fragment as it streams and does not remove "
-    "the files it wrote when a later batch fails, so a failed insert leaves orphan "
-    "Parquet files in data/ until the next commit or open",
-)
 def test_insert_failing_mid_stream_leaves_no_file(path, monkeypatch):
     db = build(path)
     before = snapshot_dir(db, path)

@@ -129,7 +129,11 @@ def make_analyzer_config(analyzer: str | AnalyzerConfig = "simple", **options: A
                 "'none', or a list of words"
             )
     elif isinstance(stop, Sequence) and all(isinstance(w, str) for w in stop):
-        stop = tuple(sorted({simple_lower(w) for w in stop}))
+        lowered = [simple_lower(w) for w in stop]
+        if folding and lowered:
+            # Tokens are folded before the stop-word check, so the words must be too.
+            lowered = fold_ascii(pa.array(lowered, pa.large_string())).to_pylist()
+        stop = tuple(sorted(set(lowered)))
     else:
         raise InvalidArgument(f"stop_words must be a list name or a list of strings, got {stop!r}")
     stemmer = settings.get("stemmer")

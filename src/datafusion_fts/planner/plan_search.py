@@ -26,7 +26,6 @@ from ..storage.manifest import IndexMeta
 from ..storage.snapshot import TableSnapshot
 from .bind_query import bind
 
-FORCE_PLANS = ("auto", "indexed", "flat_scan")
 DEFAULT_ANALYZER = AnalyzerConfig()
 
 
@@ -86,6 +85,11 @@ def choose_search_operator(req: SearchRequest) -> SearchRequest:
         if gaps:
             raise PlanError("fts.force_plan = 'indexed' is impossible: " + "; ".join(gaps))
         return replace(req, choice="indexed", reasons=("forced",))
+    if req.force_plan == "hybrid":
+        raise PlanError(
+            "fts.force_plan = 'hybrid' is impossible: no HybridResidualSearch is available for "
+            + (("; ".join(gaps)) if gaps else "a table whose index covers every row")
+        )
     if req.force_plan == "flat_scan":
         return replace(req, choice="flat_scan", reasons=("forced",))
     if gaps:
@@ -124,8 +128,6 @@ def plan_search(
     req: SearchRequest, segment_sets: Callable[[TableSnapshot, str], SegmentSet]
 ) -> tuple[ExecutionPlan, SearchRequest]:
     """The physical plan for ``req`` (a GlobalTopK over one search operator)."""
-    if req.force_plan not in FORCE_PLANS:
-        raise InvalidArgument(f"fts.force_plan must be one of {FORCE_PLANS}, got {req.force_plan!r}")
     for rule in RULES:
         req = rule(req)
     snap = req.snapshot

@@ -26,7 +26,7 @@ from .manifest import Manifest
 
 ROW_GROUP_ROWS = 16_384
 MANIFEST = "manifest.json"
-_FRAGMENT_FILE = re.compile(r"^(frag-\d{8})\.parquet(\.tmp)?$")
+_FRAGMENT_FILE = re.compile(r"^(frag-\d{8})(\.parquet)?(\.tmp)?$")
 _SEGMENT_DIR = re.compile(r"^(seg-\d{8})(\.tmp)?$")
 
 
@@ -40,6 +40,13 @@ class Store(Protocol):
     def write_segment(self, seg_id: str, arrays: dict[str, pa.Array]) -> None: ...
     def read_segment(self, seg_id: str) -> dict[str, pa.Array]: ...
     def collect_garbage(self, manifest: Manifest) -> None: ...
+
+
+def _remove(path: Path) -> None:
+    if path.is_dir() and not path.is_symlink():
+        shutil.rmtree(path, ignore_errors=True)
+    else:
+        path.unlink(missing_ok=True)
 
 
 def _fsync_path(path: Path) -> None:
@@ -102,7 +109,7 @@ class DirectoryStore:
             return Manifest()
         try:
             return Manifest.from_json(json.loads(path.read_text("utf-8")))
-        except (ValueError, KeyError, TypeError) as exc:
+        except (ValueError, KeyError, TypeError, AttributeError, pa.ArrowException) as exc:
             raise StorageError(f"unreadable manifest {path}: {exc}") from exc
 
     def commit(self, manifest: Manifest) -> None:
@@ -188,7 +195,11 @@ class DirectoryStore:
         return pa.concat_tables(parts).take(pa.array(inverse))
 
     def fragment_dataset(self, frag_ids: list[str], schema: pa.Schema) -> ds.Dataset:
-        return ds.dataset([str(self._fragment_path(f)) for f in frag_ids], schema=schema, format="parquet")
+        paths = [self._fragment_path(f) for f in frag_ids]
+        missing = [p.name for p in paths if not p.exists()]
+        if missing:
+            raise StorageError(f"database {self.root} is missing data fragments {missing}")
+        return ds.dataset([str(p) for p in paths], schema=schema, format="parquet")
 
     # -- segments -------------------------------------------------------------------
     def write_segment(self, seg_id: str, arrays: dict[str, pa.Array]) -> None:
@@ -209,6 +220,8 @@ class DirectoryStore:
         """Memory-map every array of a segment (zero copy)."""
         out = {}
         directory = self.root / "index" / seg_id
+        if not directory.is_dir():
+            raise StorageError(f"database {self.root} is missing index segment {seg_id}")
         try:
             for path in sorted(directory.glob("*.arrow")):
                 source = pa.memory_map(str(path), "r")
@@ -232,11 +245,11 @@ class DirectoryStore:
                 with self._lock:
                     self._files.pop(match.group(1), None)
                     self._group_starts.pop(match.group(1), None)
-                path.unlink(missing_ok=True)
+                _remove(path)
         for path in (self.root / "index").iterdir():
             match = _SEGMENT_DIR.match(path.name)
             if match and match.group(1) not in live_segs:
-                shutil.rmtree(path, ignore_errors=True)
+                _remove(path)
 
 
 class MemoryStore:
