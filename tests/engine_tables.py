@@ -28,12 +28,20 @@ def index_options(ref: RefTable, column: str) -> dict:
     }
 
 
+def delete_rows(t: fts.Table, rows: set[int]) -> None:
+    if rows:
+        t.delete(f"_rowid IN ({', '.join(str(r) for r in sorted(rows))})")
+
+
 def engine_table(ref: RefTable, layout: str, splits: list[int] | None = None) -> fts.Table:
-    """``layout``: "flat" (no index), "indexed" (create_index per column), or "segments"
-    (build_segment over consecutive ranges cut at ``splits``, overlapping by one row)."""
+    """``layout``: "flat" (no index), "indexed" (create_index per column, rows deleted
+    afterwards: masked out of the segments), or "segments" (rows deleted first, then
+    build_segment over consecutive ranges cut at ``splits``, overlapping by one row)."""
     db = fts.connect()
     data = arrow_table(ref)
     t = db.create_table("docs", data)
+    if layout != "indexed":
+        delete_rows(t, ref.deleted)
     for column in data.column_names:
         if layout == "indexed":
             t.create_index(column, **index_options(ref, column))
@@ -45,4 +53,6 @@ def engine_table(ref: RefTable, layout: str, splits: list[int] | None = None) ->
                                 **index_options(ref, column))
             if data.num_rows == 0:
                 t.build_segment(column, (0, 10), **index_options(ref, column))
+    if layout == "indexed":
+        delete_rows(t, ref.deleted)
     return t

@@ -175,15 +175,16 @@ def fuzzy_group(
     """Rule 4: the expansion group of one query term.
 
     fuzziness 0: [term] if it is in the vocabulary, else []. Otherwise the vocabulary
-    terms v with levenshtein(term, v) <= fuzziness and v[:prefix_length] ==
-    term[:prefix_length], sorted by (distance, v), the first max_expansions.
+    terms v with levenshtein(term, v) <= fuzziness that start with term[:prefix_length]
+    (as Lucene: a term shorter than prefix_length is all prefix), sorted by (distance, v),
+    the first max_expansions.
     """
     vocabulary = set(vocabulary)
     if fuzziness == 0:
         return [term] if term in vocabulary else []
     candidates = []
     for v in vocabulary:
-        if v[:prefix_length] != term[:prefix_length]:
+        if not v.startswith(term[:prefix_length]):
             continue
         distance = levenshtein(term, v)
         if distance <= fuzziness:

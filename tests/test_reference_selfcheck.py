@@ -310,8 +310,9 @@ def test_fuzzy_expansion_order():
     # fuzziness 0: the term itself, if present
     assert fuzzy_group("alpha", vocab, 0, 0, 50) == ["alpha"]
     assert fuzzy_group("gamma", vocab, 0, 0, 50) == []
-    # a prefix_length beyond the term's length compares the whole term
-    assert fuzzy_group("al", ["al", "alp", "a"], 1, 5, 50) == ["al"]
+    # a prefix_length beyond the term's length fixes the whole term, as in Lucene: only
+    # extensions of it remain within reach
+    assert fuzzy_group("al", ["al", "alp", "a"], 1, 5, 50) == ["al", "alp"]
 
 
 def test_fuzzy_match_scores():

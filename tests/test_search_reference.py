@@ -34,25 +34,25 @@ def cases(draw, **corpus_kwargs):
     return ref, query, draw(search_params(ref.rows))
 
 
-@given(cases(deletes=False, params=True, token_limits=True))
+@given(cases(deletes=True, params=True, token_limits=True))
 def test_indexed_matches_reference(case):
     ref, query, params = case
     check(engine_table(ref, "indexed"), ref, query, params)
 
 
-@given(cases(deletes=False))
+@given(cases(deletes=True))
 def test_flat_scan_matches_reference(case):
     ref, query, params = case
     check(engine_table(ref, "flat"), ref, query, params)
 
 
-@given(cases(deletes=False, params=True, token_limits=True), st.lists(st.integers(0, 40), max_size=4))
+@given(cases(deletes=True, params=True, token_limits=True), st.lists(st.integers(0, 40), max_size=4))
 def test_overlapping_segments_match_reference(case, splits):
     ref, query, params = case
     check(engine_table(ref, "segments", splits), ref, query, params)
 
 
-@given(cases(deletes=False, params=True, token_limits=True))
+@given(cases(deletes=True, params=True, token_limits=True))
 def test_forced_flat_scan_over_indexed_table_matches_reference(case):
     ref, query, params = case
     t = engine_table(ref, "indexed")

@@ -153,7 +153,7 @@ class Database:
             old = self._manifest
             self._manifest = manifest
             for name in set(old.tables) - set(manifest.tables):
-                self.ctx.deregister_table(name)
+                self._deregister(name)
             for name, meta in manifest.tables.items():
                 if old.tables.get(name) is not meta:
                     self._register(meta)
@@ -166,11 +166,32 @@ class Database:
                 }
 
     def _register(self, meta: TableMeta) -> None:
-        if self.ctx.table_exist(meta.name):
-            self.ctx.deregister_table(meta.name)
+        """Show ``meta`` to DataFusion as a table of its live rows, ``_rowid`` included.
+
+        With deletions the table is a view anti-joining the data with the deleted row
+        ids (pyarrow datasets with a filter cannot be scanned by DataFusion).
+        """
+        data_name, deleted_name = f"__fts_{meta.name}_data", f"__fts_{meta.name}_deleted"
+        for name in (meta.name, data_name, deleted_name):
+            if self.ctx.table_exist(name):
+                self.ctx.deregister_table(name)
         file_schema = pa.schema([pa.field(ROWID, pa.int64(), False), *meta.schema])
         dataset = self.store.fragment_dataset([f.id for f in meta.fragments], file_schema)
-        self.ctx.register_dataset(meta.name, dataset)
+        deleted = TableSnapshot(meta, self.store).deleted
+        if not len(deleted):
+            self.ctx.register_dataset(meta.name, dataset)
+            return
+        self.ctx.register_dataset(data_name, dataset)
+        self.ctx.register_record_batches(deleted_name, [[pa.record_batch({ROWID: pa.array(deleted)})]])
+        view = self.ctx.sql(
+            f'SELECT d.* FROM "{data_name}" AS d LEFT ANTI JOIN "{deleted_name}" AS x ON d."{ROWID}" = x."{ROWID}"'
+        )
+        self.ctx.register_view(meta.name, view)
+
+    def _deregister(self, name: str) -> None:
+        for table in (name, f"__fts_{name}_data", f"__fts_{name}_deleted"):
+            if self.ctx.table_exist(table):
+                self.ctx.deregister_table(table)
 
     # -- index access -------------------------------------------------------------------
     def segment(self, meta: SegmentMeta) -> Segment:
@@ -185,11 +206,13 @@ class Database:
     def segment_set(self, snapshot: TableSnapshot, column: str) -> SegmentSet:
         """The (cached) searchable view of a column's index in ``snapshot``."""
         index = snapshot.meta.indexes[column]
-        key = (snapshot.name, column, tuple(s.id for s in index.segments), index.k1, index.b)
+        deletes = tuple(f.deletes for f in snapshot.meta.fragments if f.deletes)
+        key = (snapshot.name, column, tuple(s.id for s in index.segments), index.k1, index.b, deletes)
         with self._cache_lock:
             cached = self._segment_sets.get(key)
         if cached is None:
-            cached = SegmentSet([self.segment(s) for s in index.segments], index.k1, index.b)
+            segments = [self.segment(s) for s in index.segments]
+            cached = SegmentSet(segments, index.k1, index.b, snapshot.deleted)
             with self._cache_lock:
                 cached = self._segment_sets.setdefault(key, cached)
         return cached

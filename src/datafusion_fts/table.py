@@ -48,7 +48,8 @@ class Table:
         return self.snapshot().schema
 
     def count_rows(self) -> int:
-        return self.snapshot().committed_rows
+        """Live rows."""
+        return self.snapshot().meta.live_rows
 
     def to_arrow(self) -> pa.Table:
         """Every row, ``_rowid`` first."""
@@ -66,6 +67,39 @@ class Table:
             manifest, new_meta = self.db._append(self.db.manifest, meta, source_schema, batches)
             self.db.commit(manifest)
         return new_meta.next_rowid - meta.next_rowid
+
+    def delete(self, predicate: str) -> int:
+        """Delete the live rows matching the SQL ``predicate``; returns how many.
+
+        Rows are marked in per-fragment deletion vectors (fragments and index segments are
+        immutable); deleted rows are never returned and leave every statistic at once.
+        """
+        if not isinstance(predicate, str) or not predicate.strip():
+            raise InvalidArgument("delete needs a SQL predicate, e.g. \"id = 7\"")
+        with self.db._write_lock:
+            snap = self.snapshot()
+            try:
+                found = self.db.ctx.sql(f'SELECT "{ROWID}" FROM "{self.name}" WHERE {predicate}').to_arrow_table()
+            except Exception as exc:  # DataFusion reports planning errors as plain exceptions
+                raise InvalidArgument(f"bad DELETE predicate {predicate!r}: {exc}") from None
+            ids = np.unique(found.column(0).to_numpy())
+            if not len(ids):
+                return 0
+            manifest = self.db.manifest
+            fragments = []
+            for frag in snap.meta.fragments:
+                mine = ids[(ids >= frag.row_lo) & (ids <= frag.row_hi)]
+                if not len(mine):
+                    fragments.append(frag)
+                    continue
+                if frag.deletes:
+                    mine = np.union1d(self.db.store.read_deletes(frag.deletes), mine)
+                dv_id, manifest = manifest.file_id("dv")
+                self.db.store.write_deletes(dv_id, mine)
+                fragments.append(replace(frag, deletes=dv_id, deleted=len(mine)))
+            meta = replace(manifest.tables[self.name], fragments=tuple(fragments))
+            self.db.commit(manifest.with_table(meta))
+        return len(ids)
 
     # -- indexes ------------------------------------------------------------------------
     def _index_meta(self, column: str, options: dict[str, Any], existing: IndexMeta | None) -> IndexMeta:

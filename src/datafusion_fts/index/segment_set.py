@@ -1,14 +1,15 @@
 """A column's index as one searchable whole: its segments in ranking precedence.
 
 DESIGN §5.4: segments are ordered by (from, to); each ranks only the rows it holds that
-no earlier segment holds, i.e. rows after the last row already ranked. Statistics,
-postings and vocabulary all read through those effective ranges, so overlapping ranges
-never count a row twice and scores do not depend on how rows were split.
+no earlier segment holds, i.e. rows after the last row already ranked. Rows deleted
+since a segment was built are masked out of it. Statistics, postings and vocabulary all
+read through those effective ranges, so overlapping ranges never count a row twice,
+deleted rows never count, and scores do not depend on how rows were split.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 import pyarrow as pa
@@ -18,29 +19,43 @@ from .expansion import fuzzy_candidates, prefix_candidates
 from .segment import Segment
 from .term_postings import TermPostings
 
+_NONE = np.zeros(0, dtype=np.int64)
+
 
 @dataclass(frozen=True)
 class RankedPart:
-    """The local row range [lo, hi) of ``segment`` that this segment ranks."""
+    """The local rows [lo, hi) of ``segment`` that it ranks, less ``deleted`` (local ids,
+    ascending)."""
 
     segment: Segment
     lo: int
     hi: int
+    deleted: np.ndarray = field(default_factory=lambda: _NONE)
 
     @property
     def whole(self) -> bool:
-        return self.lo == 0 and self.hi == self.segment.meta.count
+        return self.lo == 0 and self.hi == self.segment.meta.count and not len(self.deleted)
 
     def posting_range(self, term_id: int) -> tuple[int, int]:
         a, b = int(self.segment.post_offsets[term_id]), int(self.segment.post_offsets[term_id + 1])
-        if self.whole:
+        if self.lo == 0 and self.hi == self.segment.meta.count:
             return a, b
         rows = self.segment.rows[a:b]
         return a + int(np.searchsorted(rows, self.lo)), a + int(np.searchsorted(rows, self.hi))
 
+    def dropped(self, rows: np.ndarray) -> np.ndarray:
+        """Indices into ``rows`` (ascending local ids) of deleted rows."""
+        if not len(self.deleted) or not len(rows):
+            return _NONE
+        idx = np.searchsorted(rows, self.deleted)
+        hit = idx < len(rows)
+        hit[hit] = rows[idx[hit]] == self.deleted[hit]
+        return idx[hit]
 
-def ranked_parts(segments: list[Segment]) -> list[RankedPart]:
-    """Each segment's effective range under the first-segment-ranks rule (§5.4)."""
+
+def ranked_parts(segments: list[Segment], deleted: np.ndarray = _NONE) -> list[RankedPart]:
+    """Each segment's effective range under the first-segment-ranks rule (§5.4), with the
+    deleted rows (global ids, ascending) that fall in it."""
     parts = []
     last_ranked = -1  # the last row id ranked by an earlier segment (never last + 1: no overflow)
     for seg in sorted(segments, key=lambda s: (s.meta.lo, s.meta.hi)):
@@ -48,7 +63,9 @@ def ranked_parts(segments: list[Segment]) -> list[RankedPart]:
             continue
         first = max(seg.meta.base, last_ranked + 1) - seg.meta.base
         if first < seg.meta.count:
-            parts.append(RankedPart(seg, first, seg.meta.count))
+            lo_id, hi_id = seg.meta.base + first, seg.meta.base + seg.meta.count
+            gone = deleted[np.searchsorted(deleted, lo_id) : np.searchsorted(deleted, hi_id)]
+            parts.append(RankedPart(seg, first, seg.meta.count, gone - seg.meta.base))
         last_ranked = max(last_ranked, seg.meta.base + seg.meta.count - 1)
     return sorted(parts, key=lambda p: p.segment.meta.base + p.lo)
 
@@ -56,11 +73,12 @@ def ranked_parts(segments: list[Segment]) -> list[RankedPart]:
 class SegmentSet:
     """Statistics, postings and vocabulary of one column over its ranked segment parts."""
 
-    def __init__(self, segments: list[Segment], k1: float, b: float) -> None:
-        self.parts = ranked_parts(segments)
+    def __init__(self, segments: list[Segment], k1: float, b: float, deleted: np.ndarray = _NONE) -> None:
+        self.parts = ranked_parts(segments, deleted)
         self.k1 = k1
         self.b = b
         self._norms: dict[tuple[int, int], list[np.ndarray]] = {}
+        self._vocab: list[pa.Array] | None = None
 
     def column_stats(self) -> ColumnStats:
         n_docs = total = 0
@@ -68,10 +86,13 @@ class SegmentSet:
             if p.whole:
                 n_docs += p.segment.meta.n_docs
                 total += p.segment.meta.total_tokens
-            else:
-                dl = p.segment.dl[p.lo : p.hi]
-                n_docs += int(np.count_nonzero(dl))
-                total += int(dl.sum(dtype=np.int64))
+                continue
+            dl = p.segment.dl[p.lo : p.hi]
+            n_docs += int(np.count_nonzero(dl))
+            total += int(dl.sum(dtype=np.int64))
+            gone = p.segment.dl[p.deleted]
+            n_docs -= int(np.count_nonzero(gone))
+            total -= int(gone.sum(dtype=np.int64))
         return ColumnStats(n_docs, total, self.k1, self.b)
 
     def df(self, term: str) -> int:
@@ -80,7 +101,7 @@ class SegmentSet:
             tid = p.segment.term_id(term)
             if tid >= 0:
                 a, b = p.posting_range(tid)
-                total += b - a
+                total += b - a - len(p.dropped(p.segment.rows[a:b]))
         return total
 
     def _part_norms(self, stats: ColumnStats) -> list[np.ndarray]:
@@ -98,7 +119,9 @@ class SegmentSet:
             if tid >= 0:
                 a, b = p.posting_range(tid)
                 if a < b:
-                    pieces.append(_piece(p.segment, a, b, norm, positions))
+                    piece = _piece(p, a, b, norm, positions)
+                    if piece is not None:
+                        pieces.append(piece)
         if not pieces:
             return None
         if len(pieces) == 1:
@@ -112,18 +135,22 @@ class SegmentSet:
         )
 
     def _vocabularies(self) -> list[pa.Array]:
-        """Each part's terms that occur in the rows it ranks."""
-        out = []
-        for p in self.parts:
-            seg = p.segment
-            if p.whole or not len(seg.rows):
-                out.append(seg.terms)
-                continue
-            in_range = ((seg.rows >= p.lo) & (seg.rows < p.hi)).astype(np.int64)
-            counts = np.add.reduceat(np.append(in_range, 0), seg.post_offsets[:-1])
-            counts[np.diff(seg.post_offsets) == 0] = 0
-            out.append(seg.terms.filter(pa.array(counts > 0)))
-        return out
+        """Each part's terms that occur in the live rows it ranks."""
+        if self._vocab is None:
+            out = []
+            for p in self.parts:
+                seg = p.segment
+                if p.whole or not len(seg.rows):
+                    out.append(seg.terms)
+                    continue
+                live = (seg.rows >= p.lo) & (seg.rows < p.hi)
+                if len(p.deleted):
+                    live &= ~np.isin(seg.rows, p.deleted)
+                counts = np.add.reduceat(np.append(live.astype(np.int64), 0), seg.post_offsets[:-1])
+                counts[np.diff(seg.post_offsets) == 0] = 0
+                out.append(seg.terms.filter(pa.array(counts > 0)))
+            self._vocab = out
+        return self._vocab
 
     def fuzzy_candidates(self, term: str, fuzziness: int, prefix_length: int, max_expansions: int) -> list[tuple[int, str]]:
         found: set[tuple[int, str]] = set()
@@ -142,15 +169,29 @@ class SegmentSet:
         return all(p.segment.has_positions for p in self.parts)
 
 
-def _piece(seg: Segment, a: int, b: int, norm: np.ndarray, positions: bool) -> TermPostings:
-    """Postings a..b of a segment with global row ids (and positions rebased to 0)."""
+def _piece(p: RankedPart, a: int, b: int, norm: np.ndarray, positions: bool) -> TermPostings | None:
+    """Postings a..b of a part with global row ids (positions rebased to 0), deleted rows out."""
+    seg = p.segment
     local = seg.rows[a:b]
+    tfs = seg.tfs[a:b]
+    po = seg.pos_offsets[a : b + 1] if positions else None
+    drop = p.dropped(local)
+    if len(drop):
+        keep = np.ones(len(local), dtype=np.bool_)
+        keep[drop] = False
+        if not keep.any():
+            return None
+        local, tfs = local[keep], tfs[keep]
+        if po is not None:
+            pos = seg.positions[po[0] : po[-1]][np.repeat(keep, np.diff(po))]
+            offsets = np.zeros(len(local) + 1, dtype=np.int64)
+            np.cumsum(tfs, out=offsets[1:])
+            return TermPostings(local.astype(np.int64) + seg.meta.base, tfs, norm[local], offsets, pos)
     rows = local.astype(np.int64)
     rows += seg.meta.base
-    if not positions:
-        return TermPostings(rows, seg.tfs[a:b], norm[local])
-    po = seg.pos_offsets[a : b + 1]
-    return TermPostings(rows, seg.tfs[a:b], norm[local], po - po[0], seg.positions[po[0] : po[-1]])
+    if po is None:
+        return TermPostings(rows, tfs, norm[local])
+    return TermPostings(rows, tfs, norm[local], po - po[0], seg.positions[po[0] : po[-1]])
 
 
 def _concat_offsets(parts: list[np.ndarray | None]) -> np.ndarray:

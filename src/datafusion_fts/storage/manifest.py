@@ -22,11 +22,17 @@ ROWID = "_rowid"
 
 @dataclass(frozen=True)
 class FragmentMeta:
-    """A Parquet file of rows ``row_lo .. row_lo + rows - 1`` (dense row ids)."""
+    """A Parquet file of rows ``row_lo .. row_lo + rows - 1`` (dense row ids).
+
+    ``deletes`` names the fragment's deletion vector (the sorted ids of its deleted rows,
+    ``deleted`` of them); fragments are never rewritten to delete a row.
+    """
 
     id: str
     row_lo: int
     rows: int
+    deletes: str | None = None
+    deleted: int = 0
 
     @property
     def row_hi(self) -> int:
@@ -85,7 +91,12 @@ class TableMeta:
 
     @property
     def committed_rows(self) -> int:
+        """Row ids handed out to committed fragments (live or deleted)."""
         return sum(f.rows for f in self.fragments)
+
+    @property
+    def live_rows(self) -> int:
+        return sum(f.rows - f.deleted for f in self.fragments)
 
     def with_index(self, index: IndexMeta) -> "TableMeta":
         return replace(self, indexes={**self.indexes, index.column: index})

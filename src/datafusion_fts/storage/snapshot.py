@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import cached_property
 from typing import Iterator
 
 import numpy as np
@@ -40,7 +41,13 @@ class TableSnapshot:
         for frag in self.meta.fragments:
             if row_range is not None and (frag.row_hi < row_range[0] or frag.row_lo > row_range[1]):
                 continue
+            deleted = self.store.read_deletes(frag.deletes) if frag.deletes else None
             for batch in self.store.iter_fragment(frag.id, wanted, batch_rows):
+                if deleted is not None:
+                    ids = batch.column(0).to_numpy()
+                    batch = batch.filter(pa.array(~np.isin(ids, deleted, assume_unique=True)))
+                    if not batch.num_rows:
+                        continue
                 if row_range is not None:
                     ids = batch.column(0).to_numpy()
                     if ids[0] < row_range[0] or ids[-1] > row_range[1]:
@@ -51,11 +58,20 @@ class TableSnapshot:
                             continue
                 yield batch
 
+    @cached_property
+    def deleted(self) -> np.ndarray:
+        """Every deleted committed row id, ascending."""
+        parts = [self.store.read_deletes(f.deletes) for f in self.meta.fragments if f.deletes]
+        return np.concatenate(parts) if parts else np.zeros(0, dtype=np.int64)
+
     def live_rows(self) -> np.ndarray:
         """Every live committed row id, ascending."""
         if not self.meta.fragments:
             return np.zeros(0, dtype=np.int64)
-        return np.concatenate([np.arange(f.row_lo, f.row_lo + f.rows, dtype=np.int64) for f in self.meta.fragments])
+        rows = np.concatenate([np.arange(f.row_lo, f.row_lo + f.rows, dtype=np.int64) for f in self.meta.fragments])
+        if len(self.deleted):
+            rows = rows[~np.isin(rows, self.deleted, assume_unique=True)]
+        return rows
 
     def take(self, row_ids: np.ndarray, columns: list[str]) -> pa.Table:
         """The ``columns`` of ``row_ids``, in the order given."""

@@ -26,7 +26,7 @@ from .manifest import Manifest
 
 ROW_GROUP_ROWS = 16_384
 MANIFEST = "manifest.json"
-_FRAGMENT_FILE = re.compile(r"^(frag-\d{8})(\.parquet)?(\.tmp)?$")
+_FRAGMENT_FILE = re.compile(r"^((?:frag|dv)-\d{8})(\.parquet|\.arrow)?(\.tmp)?$")
 _SEGMENT_DIR = re.compile(r"^(seg-\d{8})(\.tmp)?$")
 
 
@@ -39,6 +39,8 @@ class Store(Protocol):
     def fragment_dataset(self, frag_ids: list[str], schema: pa.Schema) -> ds.Dataset: ...
     def write_segment(self, seg_id: str, arrays: dict[str, pa.Array]) -> None: ...
     def read_segment(self, seg_id: str) -> dict[str, pa.Array]: ...
+    def write_deletes(self, dv_id: str, rows: np.ndarray) -> None: ...
+    def read_deletes(self, dv_id: str) -> np.ndarray: ...
     def collect_garbage(self, manifest: Manifest) -> None: ...
 
 
@@ -231,11 +233,30 @@ class DirectoryStore:
             raise StorageError(f"cannot read index segment {directory}: {exc}") from exc
         return out
 
+    # -- deletion vectors -------------------------------------------------------------
+    def write_deletes(self, dv_id: str, rows: np.ndarray) -> None:
+        path = self.root / "data" / f"{dv_id}.arrow"
+        tmp = path.with_suffix(".arrow.tmp")
+        batch = pa.record_batch([pa.array(rows, pa.int64())], names=["_rowid"])
+        with pa.OSFile(str(tmp), "wb") as sink, pa.ipc.new_file(sink, batch.schema) as writer:
+            writer.write_batch(batch)
+        _fsync_path(tmp)
+        os.replace(tmp, path)
+
+    def read_deletes(self, dv_id: str) -> np.ndarray:
+        path = self.root / "data" / f"{dv_id}.arrow"
+        try:
+            column = pa.ipc.open_file(pa.memory_map(str(path), "r")).read_all().column(0)
+        except (OSError, pa.ArrowInvalid) as exc:
+            raise StorageError(f"cannot read deletion vector {path}: {exc}") from exc
+        return column.to_numpy()
+
     # -- housekeeping ---------------------------------------------------------------
     def collect_garbage(self, manifest: Manifest) -> None:
         """Remove our own files that no manifest names: leftovers of writes that never
         committed, and files replaced by later versions. Files we did not name are kept."""
         live_frags = {f.id for t in manifest.tables.values() for f in t.fragments}
+        live_frags |= {f.deletes for t in manifest.tables.values() for f in t.fragments if f.deletes}
         live_segs = {
             s.id for t in manifest.tables.values() for ix in t.indexes.values() for s in ix.segments
         }
@@ -259,6 +280,7 @@ class MemoryStore:
         self._manifest = Manifest()
         self._fragments: dict[str, pa.Table] = {}
         self._segments: dict[str, dict[str, pa.Array]] = {}
+        self._deletes: dict[str, np.ndarray] = {}
 
     def load_manifest(self) -> Manifest:
         return self._manifest
@@ -287,7 +309,16 @@ class MemoryStore:
     def read_segment(self, seg_id: str) -> dict[str, pa.Array]:
         return self._segments[seg_id]
 
+    def write_deletes(self, dv_id: str, rows: np.ndarray) -> None:
+        self._deletes[dv_id] = np.asarray(rows, dtype=np.int64)
+
+    def read_deletes(self, dv_id: str) -> np.ndarray:
+        return self._deletes[dv_id]
+
     def collect_garbage(self, manifest: Manifest) -> None:
+        live_dvs = {f.deletes for t in manifest.tables.values() for f in t.fragments if f.deletes}
+        for key in set(self._deletes) - live_dvs:
+            del self._deletes[key]
         live_frags = {f.id for t in manifest.tables.values() for f in t.fragments}
         live_segs = {
             s.id for t in manifest.tables.values() for ix in t.indexes.values() for s in ix.segments

@@ -1,0 +1,298 @@
+"""Execute SQL text on a database: our statements here, the rest on DataFusion (DESIGN §3)."""
+
+from __future__ import annotations
+
+import itertools
+from typing import TYPE_CHECKING, Any
+
+import datafusion
+import numpy as np
+import pyarrow as pa
+from sqlglot import exp
+from sqlglot.tokens import TokenType
+
+from ..errors import CatalogError, InvalidArgument, PlanError, SqlError
+from ..operators.base import SEARCH_SCHEMA
+from .dialect import CreateFulltextIndex, Explain, Fts, FtsMatch, FtsScore, Optimize, parse_sql
+from .lower_select import Lowered, lower_statement
+
+if TYPE_CHECKING:
+    from ..database import Database
+
+_names = itertools.count()
+
+
+def _statement_texts(sql: str, count: int) -> list[str]:
+    """The source text of each ``;``-separated statement (for untouched pass-through)."""
+    if count == 1:
+        return [sql]
+    cuts = [t.start for t in Fts().tokenize(sql) if t.token_type == TokenType.SEMICOLON]
+    texts, start = [], 0
+    for cut in cuts:
+        if sql[start:cut].strip():
+            texts.append(sql[start:cut])
+        start = cut + 1
+    if sql[start:].strip():
+        texts.append(sql[start:])
+    return texts
+
+
+def _literal(node: exp.Expression) -> Any:
+    if isinstance(node, exp.Boolean):
+        return node.this
+    if isinstance(node, exp.Literal):
+        if node.is_string:
+            return node.this
+        text = node.this
+        return float(text) if any(c in text for c in ".eE") else int(text)
+    if isinstance(node, (exp.Column, exp.Var, exp.Identifier)):
+        return node.name
+    if isinstance(node, exp.Neg):
+        return -_literal(node.this)
+    raise InvalidArgument(f"expected a literal value, got {node.sql()}")
+
+
+class SqlSession:
+    """Runs statements against one :class:`Database`."""
+
+    def __init__(self, db: "Database") -> None:
+        self.db = db
+
+    @property
+    def ctx(self) -> datafusion.SessionContext:
+        return self.db.ctx
+
+    def _status(self, message: str) -> datafusion.DataFrame:
+        return self.ctx.from_pydict({"status": [message]})
+
+    def sql(self, text: str) -> datafusion.DataFrame:
+        statements = parse_sql(text)
+        if not statements:
+            raise SqlError("no statement to run", text, 0)
+        result = None
+        for statement, source in zip(statements, _statement_texts(text, len(statements))):
+            result = self._execute(statement, source)
+        assert result is not None
+        return result
+
+    # -- dispatch -------------------------------------------------------------------------
+    def _execute(self, statement: exp.Expression, source: str) -> datafusion.DataFrame:
+        if isinstance(statement, Explain):
+            return self._explain(statement, source)
+        if isinstance(statement, Optimize):
+            self.db.table(statement.this.name).optimize()
+            return self._status(f"optimized {statement.this.name}")
+        if isinstance(statement, CreateFulltextIndex):
+            return self._create_index(statement)
+        if isinstance(statement, exp.Set):
+            return self._set(statement, source)
+        managed = self._managed_target(statement)
+        if managed is not None:
+            return managed
+        if statement.find(FtsMatch, FtsScore) is not None:
+            return self._search_query(statement, source)
+        return self.ctx.sql(source)
+
+    def _managed_target(self, statement: exp.Expression) -> datafusion.DataFrame | None:
+        """DDL/DML on managed tables (or creating one); None when it is not ours."""
+        names = set(self.db.table_names())
+        if isinstance(statement, exp.Create) and statement.kind == "TABLE":
+            return self._create_table(statement)
+        if isinstance(statement, exp.Insert):
+            target = statement.this.this if isinstance(statement.this, exp.Schema) else statement.this
+            if isinstance(target, exp.Table) and target.name in names:
+                return self._insert(statement, target.name)
+        if isinstance(statement, exp.Delete) and isinstance(statement.this, exp.Table) and statement.this.name in names:
+            where = statement.args.get("where")
+            if where is None:
+                raise PlanError("DELETE without WHERE would delete every row; write WHERE true to mean it")
+            count = self.db.table(statement.this.name).delete(where.this.sql(dialect="postgres"))
+            return self._status(f"deleted {count} rows")
+        if isinstance(statement, exp.Drop) and statement.kind == "TABLE":
+            table = statement.this
+            if isinstance(table, exp.Table) and table.name in names:
+                self.db.drop_table(table.name)
+                return self._status(f"dropped {table.name}")
+        return None
+
+    # -- statements ---------------------------------------------------------------------
+    def _set(self, statement: exp.Set, source: str) -> datafusion.DataFrame:
+        items = statement.expressions
+        names = []
+        for item in items:
+            eq = item.this
+            if not isinstance(eq, exp.EQ):
+                return self.ctx.sql(source)
+            name = eq.this.sql(dialect="postgres").replace('"', "")
+            if not name.lower().startswith("fts."):
+                return self.ctx.sql(source)
+            names.append((name, _literal(eq.expression)))
+        for name, value in names:
+            self.db.settings.set(name, value)
+        return self._status("; ".join(f"{n} = {v!r}" for n, v in names))
+
+    def _create_index(self, statement: CreateFulltextIndex) -> datafusion.DataFrame:
+        table = self.db.table(statement.this.name)
+        options = {}
+        for option in statement.args.get("options") or []:
+            if not isinstance(option, exp.EQ):
+                raise InvalidArgument(f"index options are key = value, got {option.sql()}")
+            options[option.this.name.lower()] = _literal(option.expression)
+        columns = [c.name for c in statement.expressions]
+        # Validate every column before building any index: a failing statement writes nothing.
+        for column in columns:
+            table._index_meta(column, options, None)
+        for column in columns:
+            table.create_index(column, **options)
+        return self._status(f"indexed {table.name} ({', '.join(columns)})")
+
+    def _arrow_schema(self, columns: list[exp.ColumnDef]) -> pa.Schema:
+        """Resolve SQL column types the way DataFusion does, stored without views."""
+        selects = ", ".join(
+            f"CAST(NULL AS {c.args['kind'].sql(dialect='postgres')}) AS {exp.to_identifier(c.name).sql(dialect='postgres')}"
+            for c in columns
+        )
+        schema = self.ctx.sql(f"SELECT {selects}").schema()
+        fields = []
+        for f in schema:
+            t = f.type
+            if pa.types.is_string_view(t) or pa.types.is_large_string(t):
+                t = pa.string()
+            elif pa.types.is_binary_view(t):
+                t = pa.binary()
+            fields.append(pa.field(f.name, t, True))
+        return pa.schema(fields)
+
+    def _create_table(self, statement: exp.Create) -> datafusion.DataFrame | None:
+        target = statement.this
+        table = target.this if isinstance(target, exp.Schema) else target
+        if not isinstance(table, exp.Table):
+            return None
+        if self.ctx.table_exist(table.name) and table.name not in self.db.table_names():
+            raise CatalogError(f"a DataFusion table named {table.name!r} already exists")
+        query = statement.expression
+        if query is not None:
+            data = self._run_query(query).to_arrow_table()
+            data = data.cast(pa.schema([pa.field(f.name, pa.string() if pa.types.is_string_view(f.type) else f.type) for f in data.schema]))
+            self.db.create_table(table.name, data)
+        else:
+            defs = [c for c in target.expressions if isinstance(c, exp.ColumnDef)] if isinstance(target, exp.Schema) else []
+            if not defs:
+                raise InvalidArgument("CREATE TABLE needs column definitions or AS SELECT")
+            self.db.create_table(table.name, schema=self._arrow_schema(defs))
+        return self._status(f"created {table.name}")
+
+    def _run_query(self, query: exp.Expression) -> datafusion.DataFrame:
+        sql = query.sql(dialect=Fts)
+        return self._search_query(query, sql) if query.find(FtsMatch, FtsScore) else self.ctx.sql(sql)
+
+    def _insert(self, statement: exp.Insert, name: str) -> datafusion.DataFrame:
+        table = self.db.table(name)
+        schema = table.schema
+        target = statement.this
+        columns = [c.name for c in target.expressions] if isinstance(target, exp.Schema) else schema.names
+        for c in columns:
+            if c not in schema.names:
+                raise CatalogError(f"table {name!r} has no column {c!r}")
+        source = statement.expression
+        if isinstance(source, exp.Values):
+            aliases = ", ".join(exp.to_identifier(f"c{i}").sql() for i in range(len(columns)))
+            df = self.ctx.sql(f"SELECT * FROM ({source.sql(dialect='postgres')}) AS v({aliases})")
+            data = df.to_arrow_table()
+            data = data.rename_columns(columns)
+        else:
+            data = self._run_query(source).to_arrow_table()
+            if data.num_columns != len(columns):
+                raise InvalidArgument(f"INSERT has {len(columns)} target columns but the query returns {data.num_columns}")
+            data = data.rename_columns(columns)
+        full = []
+        for f in schema:
+            if f.name in columns:
+                col = data.column(f.name)
+                try:
+                    full.append(col.cast(f.type))
+                except (pa.ArrowInvalid, pa.ArrowNotImplementedError) as exc:
+                    raise InvalidArgument(f"column {f.name!r}: cannot store {col.type} as {f.type}: {exc}") from None
+            else:
+                full.append(pa.nulls(data.num_rows, f.type))
+        count = table.insert(pa.Table.from_arrays(full, schema=schema))
+        return self._status(f"inserted {count} rows")
+
+    # -- searches -------------------------------------------------------------------------
+    def _schema_of(self, name: str) -> pa.Schema | None:
+        return self.db.snapshot(name).schema if name in self.db.table_names() else None
+
+    def _plan(self, statement: exp.Expression, source: str) -> tuple[exp.Expression, list[Lowered]]:
+        statement = statement.copy()
+        lowered = lower_statement(source, statement, self._schema_of, lambda: f"__fts_result_{next(_names)}")
+        return statement, lowered
+
+    def _run_search(self, item: Lowered) -> tuple[pa.Table, Any]:
+        search = item.search
+        table = self.db.table(search.table)
+        include = None
+        if search.prefilter:
+            ids = self.ctx.sql(
+                f'SELECT "{search.alias}"._rowid FROM "{search.table}" AS "{search.alias}" WHERE {search.prefilter}'
+            ).to_arrow_table()
+            include = ids.column(0).to_numpy()
+        if search.k == 0:
+            return SEARCH_SCHEMA.empty_table(), None
+        plan, request = table.plan(search.tree, limit=search.k, include_row_ids=include)
+        result = pa.Table.from_batches(list(plan.execute()), schema=SEARCH_SCHEMA)
+        return result, plan
+
+    def _search_query(self, statement: exp.Expression, source: str) -> datafusion.DataFrame:
+        rewritten, lowered = self._plan(statement, source)
+        registered = []
+        try:
+            for item in lowered:
+                result, _ = self._run_search(item)
+                self.ctx.register_record_batches(item.result_table, [result.to_batches() or [pa.record_batch([pa.array([], pa.int64()), pa.array([], pa.float64())], schema=SEARCH_SCHEMA)]])
+                registered.append(item.result_table)
+            return self.ctx.sql(rewritten.sql(dialect="postgres"))
+        finally:
+            for name in registered:
+                self.ctx.deregister_table(name)
+
+    def _explain(self, statement: Explain, source: str) -> datafusion.DataFrame:
+        inner = statement.this
+        rows: dict[str, list[str]] = {"plan_type": [], "plan": []}
+        if inner.find(FtsMatch, FtsScore) is None:
+            return self.ctx.sql(("EXPLAIN ANALYZE " if statement.args.get("analyze") else "EXPLAIN ") + inner.sql(dialect="postgres"))
+        rewritten, lowered = self._plan(inner, source)
+        registered = []
+        try:
+            logical, physical = [], []
+            for item in lowered:
+                logical.append(item.search.display())
+                result, plan = self._run_search(item)
+                if plan is not None:
+                    physical.append(_explain_plan(plan, bool(statement.args.get("analyze"))))
+                self.ctx.register_record_batches(item.result_table, [result.to_batches() or [pa.record_batch([pa.array([], pa.int64()), pa.array([], pa.float64())], schema=SEARCH_SCHEMA)]])
+                registered.append(item.result_table)
+            df_plan = self.ctx.sql("EXPLAIN " + rewritten.sql(dialect="postgres")).to_arrow_table()
+            rows["plan_type"] += ["logical_plan", "search_plan"]
+            rows["plan"] += ["\n".join(logical), "\n".join(physical)]
+            for kind, text in zip(df_plan.column(0).to_pylist(), df_plan.column(1).to_pylist()):
+                rows["plan_type"].append(f"datafusion_{kind}")
+                rows["plan"].append(text)
+        finally:
+            for name in registered:
+                self.ctx.deregister_table(name)
+        return self.ctx.from_pydict(rows)
+
+
+def _explain_plan(plan: Any, analyze: bool) -> str:
+    lines = []
+
+    def walk(node: Any, depth: int) -> None:
+        line = "  " * depth + node.display()
+        if analyze and node.metrics.values:
+            line += "  [" + ", ".join(f"{k}={v:.3f}" if isinstance(v, float) else f"{k}={v}" for k, v in node.metrics.values.items()) + "]"
+        lines.append(line)
+        for child in node.children():
+            walk(child, depth + 1)
+
+    walk(plan, 0)
+    return "\n".join(lines)

@@ -1,0 +1,343 @@
+"""Lower a SELECT with MATCH predicates into a LogicalSearch plus the SQL DataFusion runs.
+
+The search part (the MATCH tree, its prefilter and its top-k) is planned by this system;
+everything else — projections, joins, aggregates, ORDER BY/LIMIT of the rest — is left
+to DataFusion, over a derived table that joins the search result back by ``_rowid``:
+
+    FROM docs AS d WHERE MATCH(body, 'q') AND year > 2000 ORDER BY score() DESC LIMIT 10
+    ->  LogicalSearch(docs, tree=parse('q', [body]), prefilter="year > 2000", k=10)
+    ->  FROM (SELECT d.*, s._score FROM docs AS d JOIN <result> AS s ON d._rowid = s._rowid) AS d
+        WHERE year > 2000 ORDER BY d._score DESC, d._rowid ASC LIMIT 10
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Callable
+
+import pyarrow as pa
+from sqlglot import exp
+
+from ..errors import PlanError, QuerySyntaxError, SqlError
+from ..planner.logical import LogicalSearch
+from ..query.parser import parse
+from ..query.tree import Boolean, Query
+from .dialect import FtsMatch, FtsScore
+
+SCORE = "_score"
+ROWID = "_rowid"
+MATCHED = "_fts_matched"
+
+
+@dataclass(frozen=True)
+class Lowered:
+    """One lowered SELECT: its search, and the placeholder table its result must fill."""
+
+    search: LogicalSearch
+    result_table: str
+
+
+def _own(node: exp.Expression, select: exp.Select) -> bool:
+    """Whether ``node`` belongs to ``select`` itself, not to a nested query."""
+    return node.find_ancestor(exp.Select) is select
+
+
+def _conjuncts(node: exp.Expression | None) -> list[exp.Expression]:
+    if node is None:
+        return []
+    node = node.unnest()
+    if isinstance(node, exp.And):
+        return _conjuncts(node.left) + _conjuncts(node.right)
+    return [node]
+
+
+def _disjuncts(node: exp.Expression) -> list[exp.Expression]:
+    node = node.unnest()
+    if isinstance(node, exp.Or):
+        return _disjuncts(node.left) + _disjuncts(node.right)
+    return [node]
+
+
+def _has_match(node: exp.Expression) -> bool:
+    return node.find(FtsMatch) is not None
+
+
+class _Lowering:
+    """State for lowering one SELECT."""
+
+    def __init__(self, sql: str, select: exp.Select, schemas: Callable[[str], pa.Schema | None]) -> None:
+        self.sql = sql
+        self.select = select
+        self.schemas = schemas
+
+    # -- sources ------------------------------------------------------------------------
+    def _sources(self) -> dict[str, tuple[exp.Table, pa.Schema]]:
+        """Managed tables in FROM / JOIN, by the name SQL refers to them with."""
+        out = {}
+        from_ = self.select.args.get("from_")
+        tables = [from_.this] if from_ is not None else []
+        tables += [j.this for j in self.select.args.get("joins") or []]
+        for table in tables:
+            if isinstance(table, exp.Table) and not table.args.get("db"):
+                schema = self.schemas(table.name)
+                if schema is not None:
+                    out[table.alias_or_name] = (table, schema)
+        return out
+
+    def _target(self, matches: list[FtsMatch], sources: dict[str, tuple[exp.Table, pa.Schema]]) -> str:
+        """The one managed source every MATCH reads."""
+        targets = set()
+        for m in matches:
+            for col in m.expressions:
+                if not isinstance(col, exp.Column):
+                    raise self._error("MATCH takes column names", col)
+                if col.table:
+                    if col.table not in sources:
+                        raise self._error(f"MATCH column {col.sql()} is not a column of a managed table", col)
+                    targets.add(col.table)
+                else:
+                    owners = [a for a, (_, schema) in sources.items() if col.name in schema.names]
+                    if not owners:
+                        raise self._error(f"no managed table in FROM has a column {col.name!r}", col)
+                    if len(owners) > 1:
+                        raise self._error(f"column {col.name!r} is ambiguous: qualify it with one of {owners}", col)
+                    targets.add(owners[0])
+        if len(targets) != 1:
+            raise PlanError(f"all MATCH predicates of one SELECT must search one table; they search {sorted(targets)}")
+        return targets.pop()
+
+    def _error(self, message: str, node: exp.Expression) -> SqlError:
+        start = _start(node)
+        return SqlError(message, self.sql, start if start is not None else 0, len(node.sql()))
+
+    # -- MATCH trees ----------------------------------------------------------------------
+    def _leaf(self, m: FtsMatch) -> Query:
+        literal = m.args["query"]
+        if not (isinstance(literal, exp.Literal) and literal.is_string):
+            raise self._error("the query of MATCH must be a string literal", literal)
+        try:
+            return parse(literal.this, [c.name for c in m.expressions])
+        except QuerySyntaxError as err:
+            start = _start(literal)
+            if start is None:
+                raise
+            # Point into the SQL: the literal's opening quote + 1 + the offset inside it.
+            raise QuerySyntaxError(
+                f"{err.message} (offset {err.offset} in the MATCH query)", self.sql, start + 1 + err.offset, err.length
+            ) from None
+
+    def _tree(self, node: exp.Expression) -> Query:
+        """AND / OR / NOT over MATCH predicates -> one Boolean tree (DESIGN §3.2)."""
+        node = node.unnest()
+        if isinstance(node, FtsMatch):
+            return self._leaf(node)
+        if isinstance(node, exp.Not):
+            return Boolean(must_not=(self._tree(node.this),))
+        if isinstance(node, exp.And):
+            must, must_not = [], []
+            for part in _conjuncts(node):
+                part = part.unnest()
+                if isinstance(part, exp.Not):
+                    must_not.append(self._tree(part.this))
+                else:
+                    must.append(self._tree(part))
+            return Boolean(must=tuple(must), must_not=tuple(must_not))
+        if isinstance(node, exp.Or):
+            return Boolean(should=tuple(self._tree(d) for d in _disjuncts(node)))
+        raise self._error(f"MATCH can only be combined with AND, OR and NOT here, not {node.key.upper()}", node)
+
+    def _pure_match(self, node: exp.Expression) -> bool:
+        node = node.unnest()
+        if isinstance(node, FtsMatch):
+            return True
+        if isinstance(node, exp.Not):
+            return self._pure_match(node.this)
+        if isinstance(node, (exp.And, exp.Or)):
+            return self._pure_match(node.left) and self._pure_match(node.right)
+        return False
+
+    # -- the rewrite ----------------------------------------------------------------------
+    def lower(self, fresh_name: Callable[[], str]) -> Lowered | None:
+        select = self.select
+        matches = [m for m in select.find_all(FtsMatch) if _own(m, select)]
+        scores = [s for s in select.find_all(FtsScore) if _own(s, select)]
+        if not matches:
+            if scores:
+                raise self._error("score() needs a MATCH predicate in the same SELECT", scores[0])
+            return None
+        where = select.args.get("where")
+        for m in matches:
+            if where is None or not m.find_ancestor(exp.Where):
+                raise self._error("MATCH may only appear in WHERE", m)
+        sources = self._sources()
+        alias = self._target(matches, sources)
+        table, schema = sources[alias]
+
+        must, must_not, kept, prefilter, join, residual_ok = [], [], [], [], "inner", True
+        for conj in _conjuncts(where.this):
+            if not _has_match(conj):
+                kept.append(conj)
+                if self._local(conj, alias, schema):
+                    prefilter.append(conj)
+                else:
+                    residual_ok = False
+            elif self._pure_match(conj):
+                inner = conj.unnest()
+                if isinstance(inner, exp.Not):
+                    must_not.append(self._tree(inner.this))
+                else:
+                    must.append(self._tree(inner))
+            elif isinstance(conj.unnest(), exp.Or) and all(
+                self._pure_match(d) or not _has_match(d) for d in _disjuncts(conj)
+            ):
+                if join == "left":
+                    raise PlanError("only one OR may mix MATCH with other predicates in a WHERE clause")
+                join = "left"
+                disjuncts = _disjuncts(conj)
+                must.append(Boolean(should=tuple(self._tree(d) for d in disjuncts if self._pure_match(d))))
+                relational = [d for d in disjuncts if not _has_match(d)]
+                kept.append(exp.or_(exp.column(MATCHED, table=alias).is_(exp.null()).not_(), *relational))
+                residual_ok = False
+            else:
+                raise self._error(
+                    "this predicate mixes MATCH with other conditions in a way that has no single "
+                    "score; combine MATCH predicates with AND/OR/NOT, or put them under one top-level OR",
+                    conj,
+                )
+        if join == "left" and (len(must) > 1 or must_not):
+            raise PlanError("a MATCH under OR with other predicates must be the only MATCH in the WHERE clause")
+        tree = must[0] if len(must) == 1 and not must_not else Boolean(must=tuple(must), must_not=tuple(must_not))
+
+        self._replace_scores(scores, alias)
+        self._expand_stars(alias, schema)
+        order_by_score = self._tie_break(alias)
+        k = self._pushdown(order_by_score, residual_ok and join == "inner")
+        prefilter_sql = " AND ".join(p.sql(dialect="postgres") for p in prefilter) or None
+        search = LogicalSearch(table.name, alias, tree, prefilter_sql, k, join)
+
+        result_table = fresh_name()
+        select.set("where", exp.Where(this=exp.and_(*kept)) if kept else None)
+        table.replace(self._derived(table, alias, result_table, join))
+        return Lowered(search, result_table)
+
+    def _local(self, node: exp.Expression, alias: str, schema: pa.Schema) -> bool:
+        """A predicate DataFusion can evaluate on the searched table alone (a prefilter)."""
+        if node.find(exp.Select, exp.AggFunc, exp.Window) is not None:
+            return False
+        for col in node.find_all(exp.Column):
+            if col.table and col.table != alias:
+                return False
+            if col.name not in schema.names and col.name != ROWID:
+                return False
+        return True
+
+    def _replace_scores(self, scores: list[FtsScore], alias: str) -> None:
+        for s in scores:
+            s.replace(exp.column(SCORE, table=alias))
+
+    def _expand_stars(self, alias: str, schema: pa.Schema) -> None:
+        """``*`` / ``alias.*`` list the table's own columns: ``_rowid`` and ``_score`` stay
+        hidden, selectable by name."""
+        own = [exp.column(name, table=alias) for name in schema.names]
+        expressions = []
+        single = not self.select.args.get("joins")
+        for e in self.select.expressions:
+            if isinstance(e, exp.Star) and single:
+                expressions.extend(c.copy() for c in own)
+            elif isinstance(e, exp.Column) and isinstance(e.this, exp.Star) and e.table == alias:
+                expressions.extend(c.copy() for c in own)
+            else:
+                expressions.append(e)
+        self.select.set("expressions", expressions)
+
+    def _is_score(self, node: exp.Expression, alias: str) -> bool:
+        if isinstance(node, exp.Column) and node.name == SCORE and node.table in (alias, ""):
+            return True
+        if isinstance(node, exp.Column) and not node.table:
+            for e in self.select.expressions:
+                if isinstance(e, exp.Alias) and e.alias == node.name:
+                    return self._is_score(e.this, alias)
+        return False
+
+    def _tie_break(self, alias: str) -> bool:
+        """ORDER BY score() means the total order: add ``_rowid`` after it (DESIGN §3.2).
+        Returns whether the ORDER BY is exactly ``score() DESC``."""
+        order = self.select.args.get("order")
+        if order is None:
+            return False
+        keys = list(order.expressions)
+        for i, key in enumerate(keys):
+            if self._is_score(key.this, alias):
+                rowid = exp.Ordered(this=exp.column(ROWID, table=alias), desc=not key.args.get("desc"))
+                if i + 1 >= len(keys) or keys[i + 1].this.name != ROWID:
+                    keys.insert(i + 1, rowid)
+                order.set("expressions", keys)
+                return i == 0 and bool(key.args.get("desc")) and len(keys) == 2
+        return False
+
+    def _pushdown(self, order_by_score: bool, prefilter_complete: bool) -> int | None:
+        """The top-k to push into the search when it cannot change the answer."""
+        s = self.select
+        limit = s.args.get("limit")
+        if limit is None or not prefilter_complete:
+            return None
+        blockers = ("joins", "group", "having", "distinct", "qualify", "windows")
+        if any(s.args.get(b) for b in blockers) or any(e.find(exp.AggFunc, exp.Window) for e in s.expressions):
+            return None
+        if s.args.get("order") is not None and not order_by_score:
+            return None
+        count = _int_literal(limit.expression)
+        offset = s.args.get("offset")
+        skip = 0 if offset is None else _int_literal(offset.expression)
+        if count is None or skip is None:
+            return None
+        return count + skip
+
+    def _derived(self, table: exp.Table, alias: str, result_table: str, join: str) -> exp.Subquery:
+        inner = exp.to_identifier("__fts_t")
+        res = exp.to_identifier("__fts_s")
+        score = exp.column(SCORE, table=res)
+        projections: list[exp.Expression] = [exp.column(exp.Star(), table=inner)]
+        if join == "left":
+            projections.append(exp.alias_(exp.func("COALESCE", score, exp.Literal.number("0.0")), SCORE))
+            projections.append(exp.alias_(exp.column(ROWID, table=res), MATCHED))
+        else:
+            projections.append(exp.alias_(score, SCORE))
+        body = (
+            exp.select(*projections)
+            .from_(exp.Table(this=exp.to_identifier(table.name), alias=exp.TableAlias(this=inner)))
+            .join(
+                exp.Table(this=exp.to_identifier(result_table), alias=exp.TableAlias(this=res)),
+                on=exp.column(ROWID, table=inner).eq(exp.column(ROWID, table=res)),
+                join_type="left" if join == "left" else "inner",
+            )
+        )
+        return exp.Subquery(this=body, alias=exp.TableAlias(this=exp.to_identifier(alias)))
+
+
+def _int_literal(node: exp.Expression | None) -> int | None:
+    if isinstance(node, exp.Literal) and not node.is_string and node.this.isdigit():
+        return int(node.this)
+    return None
+
+
+def _start(node: exp.Expression) -> int | None:
+    start = node.meta.get("start") if node.meta else None
+    if start is None:
+        for child in node.walk():
+            if child.meta and child.meta.get("start") is not None:
+                return int(child.meta["start"])
+        return None
+    return int(start)
+
+
+def lower_statement(
+    sql: str, statement: exp.Expression, schemas: Callable[[str], pa.Schema | None], fresh_name: Callable[[], str]
+) -> list[Lowered]:
+    """Lower every SELECT of ``statement`` that searches, innermost first (in place)."""
+    lowered = []
+    for select in reversed(list(statement.find_all(exp.Select, bfs=False))):
+        result = _Lowering(sql, select, schemas).lower(fresh_name)
+        if result is not None:
+            lowered.append(result)
+    return lowered
