@@ -17,7 +17,7 @@ import pyarrow as pa
 from .bm25 import ColumnStats, norms
 from .expansion import fuzzy_candidates, prefix_candidates
 from .segment import Segment
-from .term_postings import TermPostings
+from .term_postings import TermPostings, present, select_positions
 
 _NONE = np.zeros(0, dtype=np.int64)
 
@@ -45,12 +45,7 @@ class RankedPart:
 
     def dropped(self, rows: np.ndarray) -> np.ndarray:
         """Indices into ``rows`` (ascending local ids) of deleted rows."""
-        if not len(self.deleted) or not len(rows):
-            return _NONE
-        idx = np.searchsorted(rows, self.deleted)
-        hit = idx < len(rows)
-        hit[hit] = rows[idx[hit]] == self.deleted[hit]
-        return idx[hit]
+        return present(rows, self.deleted) if len(self.deleted) else _NONE
 
 
 def ranked_parts(segments: list[Segment], deleted: np.ndarray = _NONE) -> list[RankedPart]:
@@ -112,14 +107,18 @@ class SegmentSet:
             self._norms = {key: cached}  # one statistics version at a time
         return cached
 
-    def postings(self, term: str, stats: ColumnStats, positions: bool) -> TermPostings | None:
+    def postings(
+        self, term: str, stats: ColumnStats, positions: bool, within: np.ndarray | None = None
+    ) -> TermPostings | None:
+        """The term's live postings, only at rows of ``within`` (ascending) when given:
+        probing a long posting list costs a binary search per candidate, not a pass."""
         pieces = []
         for p, norm in zip(self.parts, self._part_norms(stats)):
             tid = p.segment.term_id(term)
             if tid >= 0:
                 a, b = p.posting_range(tid)
                 if a < b:
-                    piece = _piece(p, a, b, norm, positions)
+                    piece = _piece(p, a, b, norm, positions, within)
                     if piece is not None:
                         pieces.append(piece)
         if not pieces:
@@ -169,29 +168,40 @@ class SegmentSet:
         return all(p.segment.has_positions for p in self.parts)
 
 
-def _piece(p: RankedPart, a: int, b: int, norm: np.ndarray, positions: bool) -> TermPostings | None:
-    """Postings a..b of a part with global row ids (positions rebased to 0), deleted rows out."""
+def _piece(
+    p: RankedPart, a: int, b: int, norm: np.ndarray, positions: bool, within: np.ndarray | None
+) -> TermPostings | None:
+    """Postings a..b of a part with global row ids (positions rebased to 0), without
+    deleted rows, and only at rows of ``within`` when given."""
     seg = p.segment
     local = seg.rows[a:b]
+    keep: np.ndarray | None = None
+    if within is not None:
+        base = seg.meta.base
+        lo, hi = np.searchsorted(within, [base + p.lo, base + p.hi])
+        keep = present(local, (within[lo:hi] - base).astype(local.dtype))
+        if len(p.deleted):
+            keep = np.setdiff1d(keep, p.dropped(local), assume_unique=True)
+    else:
+        drop = p.dropped(local)
+        if len(drop):
+            mask = np.ones(len(local), dtype=np.bool_)
+            mask[drop] = False
+            keep = np.flatnonzero(mask)
+    if keep is not None and not len(keep):
+        return None
     tfs = seg.tfs[a:b]
-    po = seg.pos_offsets[a : b + 1] if positions else None
-    drop = p.dropped(local)
-    if len(drop):
-        keep = np.ones(len(local), dtype=np.bool_)
-        keep[drop] = False
-        if not keep.any():
-            return None
+    if keep is not None:
         local, tfs = local[keep], tfs[keep]
-        if po is not None:
-            pos = seg.positions[po[0] : po[-1]][np.repeat(keep, np.diff(po))]
-            offsets = np.zeros(len(local) + 1, dtype=np.int64)
-            np.cumsum(tfs, out=offsets[1:])
-            return TermPostings(local.astype(np.int64) + seg.meta.base, tfs, norm[local], offsets, pos)
     rows = local.astype(np.int64)
     rows += seg.meta.base
-    if po is None:
+    if not positions:
         return TermPostings(rows, tfs, norm[local])
-    return TermPostings(rows, tfs, norm[local], po - po[0], seg.positions[po[0] : po[-1]])
+    po = seg.pos_offsets[a : b + 1] - seg.pos_offsets[a]
+    pos = seg.positions[seg.pos_offsets[a] : seg.pos_offsets[b]]
+    if keep is not None:
+        po, pos = select_positions(po, pos, keep)
+    return TermPostings(rows, tfs, norm[local], po, pos)
 
 
 def _concat_offsets(parts: list[np.ndarray | None]) -> np.ndarray:

@@ -12,7 +12,7 @@ import pyarrow.compute as pc
 from ..analysis import TokenStream
 from .bm25 import ColumnStats, norms
 from .postings_kernel import invert
-from .term_postings import TermPostings
+from .term_postings import TermPostings, present
 
 
 def lookup_terms(stream: TokenStream, terms: Sequence[str]) -> np.ndarray:
@@ -49,7 +49,9 @@ class TransientIndex:
         i = self.index[term]
         return int(self.post_offsets[i + 1] - self.post_offsets[i])
 
-    def postings(self, term: str, stats: ColumnStats, positions: bool) -> TermPostings | None:
+    def postings(
+        self, term: str, stats: ColumnStats, positions: bool, within: np.ndarray | None = None
+    ) -> TermPostings | None:
         i = self.index.get(term)
         if i is None:
             return None
@@ -62,8 +64,10 @@ class TransientIndex:
         local = self.rows[a:b]
         rows = self.row_ids[local]
         if not positions:
-            return TermPostings(rows, self.tfs[a:b], self._norms[1][local])
-        po = self.pos_offsets[a : b + 1]
-        return TermPostings(
-            rows, self.tfs[a:b], self._norms[1][local], po - po[0], self.positions[po[0] : po[-1]]
-        )
+            tp = TermPostings(rows, self.tfs[a:b], self._norms[1][local])
+        else:
+            po = self.pos_offsets[a : b + 1]
+            tp = TermPostings(
+                rows, self.tfs[a:b], self._norms[1][local], po - po[0], self.positions[po[0] : po[-1]]
+            )
+        return tp if within is None else tp.take(present(tp.rows, within))

@@ -17,13 +17,18 @@ from typing import Protocol
 import numpy as np
 
 from ..index.bm25 import ColumnStats, idf, term_scores
-from ..index.term_postings import TermPostings
+from ..index.term_postings import TermPostings, present
 from ..query.bound import BoundBoolean, BoundBoost, BoundPhrase, BoundQuery, BoundTerms
-from .merge_kernels import ADD_PRESENT, BOOST, INTERSECT_ADD, SUBTRACT, UNION_ADD, merge, phrase_tf
+from .merge_kernels import ADD_PRESENT, BOOST, SUBTRACT, UNION_ADD, merge, phrase_tf
 
 
 class PostingSource(Protocol):
-    def postings(self, column: str, term: str, stats: ColumnStats, positions: bool) -> TermPostings | None: ...
+    def postings(
+        self, column: str, term: str, stats: ColumnStats, positions: bool, within: np.ndarray | None = None
+    ) -> TermPostings | None:
+        """The term's postings, only at rows of ``within`` (ascending) when given."""
+        ...
+
     def all_rows(self) -> np.ndarray: ...
 
 
@@ -64,86 +69,123 @@ def _combine(mode: int, a: Hits, b: Hits, weight: float = 0.0) -> Hits:
     return Hits(rows, scores)
 
 
+def _restrict(hits: Hits, rows: np.ndarray) -> Hits:
+    """``hits`` at ``rows`` (a subset of hits.rows, ascending)."""
+    if len(rows) == len(hits.rows):
+        return hits
+    sel = np.searchsorted(hits.rows, rows)
+    return Hits(rows, hits.scores[sel])
+
+
 class Evaluator:
-    """Evaluates bound trees against one source with fixed statistics."""
+    """Evaluates bound trees against one source with fixed statistics.
+
+    ``evaluate(node, within)`` may restrict a node to candidate rows: conjunctions
+    evaluate their cheapest clause fully and probe the others only at its rows, so an
+    AND with a frequent term costs a binary search per candidate instead of a pass over
+    the frequent term's postings. Scores are still added in the canonical order.
+    """
 
     def __init__(self, source: PostingSource, stats: QueryStats) -> None:
         self.source = source
         self.stats = stats
         self.metrics = EvalMetrics()
 
-    def evaluate(self, node: BoundQuery) -> Hits:
+    # -- cost estimates (postings a full evaluation reads) ---------------------------------
+    def cost(self, node: BoundQuery) -> int:
         if isinstance(node, BoundTerms):
-            return self._terms(node)
+            return sum(self.stats.df.get((node.column, t), 0) for t in node.terms())
         if isinstance(node, BoundPhrase):
-            return self._phrase(node)
+            return min((self.stats.df.get((node.column, t), 0) for t in node.terms), default=0)
         if isinstance(node, BoundBoolean):
-            return self._boolean(node)
+            if node.must:
+                return min(self.cost(c) for c in node.must)
+            if node.should:
+                return sum(self.cost(c) for c in node.should)
+            return 1 << 62
+        return self.cost(node.positive)
+
+    def evaluate(self, node: BoundQuery, within: np.ndarray | None = None) -> Hits:
+        """Rows matching ``node`` (only among ``within`` when given) with their scores."""
+        if within is not None and not len(within):
+            return Hits.empty()
+        if isinstance(node, BoundTerms):
+            return self._terms(node, within)
+        if isinstance(node, BoundPhrase):
+            return self._phrase(node, within)
+        if isinstance(node, BoundBoolean):
+            return self._boolean(node, within)
         if isinstance(node, BoundBoost):
-            positive = self.evaluate(node.positive)
+            positive = self.evaluate(node.positive, within)
             if not len(positive):
                 return positive
-            return _combine(BOOST, positive, self.evaluate(node.negative), node.negative_boost)
+            negative = self.evaluate(node.negative, positive.rows)
+            return _combine(BOOST, positive, negative, node.negative_boost)
         raise TypeError(f"not a bound query node: {node!r}")
 
-    def _postings(self, column: str, term: str, positions: bool = False) -> TermPostings | None:
+    def _postings(self, column: str, term: str, within: np.ndarray | None, positions: bool = False) -> TermPostings | None:
         if self.stats.df.get((column, term), 0) == 0:
             return None
-        tp = self.source.postings(column, term, self.stats.columns[column], positions)
+        tp = self.source.postings(column, term, self.stats.columns[column], positions, within)
         if tp is not None:
             self.metrics.terms_read += 1
             self.metrics.postings_read += len(tp.rows)
         return tp
 
-    def _term_hits(self, column: str, term: str) -> Hits:
-        tp = self._postings(column, term)
+    def _term_hits(self, column: str, term: str, within: np.ndarray | None) -> Hits:
+        tp = self._postings(column, term, within)
         if tp is None or not len(tp.rows):
             return Hits.empty()
         return Hits(tp.rows, term_scores(tp.tfs, tp.norms, self.stats.weight(column, term)))
 
-    def _terms(self, node: BoundTerms) -> Hits:
+    def _group_rows(self, column: str, group: tuple[str, ...], within: np.ndarray | None) -> np.ndarray:
+        rows = [self._term_hits(column, t, within).rows for t in group]
+        rows = [r for r in rows if len(r)]
+        if not rows:
+            return np.zeros(0, dtype=np.int64)
+        return rows[0] if len(rows) == 1 else np.unique(np.concatenate(rows))
+
+    def _terms(self, node: BoundTerms, within: np.ndarray | None) -> Hits:
+        if node.require_all and len(node.groups) > 1:
+            # Candidates: the cheapest group's rows, narrowed by probing the others.
+            def group_cost(g: tuple[str, ...]) -> int:
+                return sum(self.stats.df.get((node.column, t), 0) for t in g)
+
+            for group in sorted(node.groups, key=group_cost):
+                within = self._group_rows(node.column, group, within)
+                if not len(within):
+                    return Hits.empty()
+        elif node.require_all and not any(node.groups):
+            return Hits.empty()
         acc: Hits | None = None
-        group_rows: list[np.ndarray] = []
-        for group in node.groups:
-            matched: Hits | None = None
-            for term in group:
-                hits = self._term_hits(node.column, term)
-                if not len(hits):
-                    continue
+        for term in node.terms():
+            hits = self._term_hits(node.column, term, within)
+            if len(hits):
                 # The first term's scores stand alone (0.0 + s == s for s > 0).
                 acc = hits if acc is None else _combine(UNION_ADD, acc, hits)
-                matched = hits if matched is None else _combine(UNION_ADD, matched, hits)
-            if node.require_all:
-                if matched is None:
-                    return Hits.empty()
-                group_rows.append(matched.rows)
         if acc is None:
             return Hits.empty()
-        if node.require_all and len(group_rows) > 1:
-            keep = group_rows[0]
-            for rows in group_rows[1:]:
-                keep = np.intersect1d(keep, rows, assume_unique=True)
-            mask = np.isin(acc.rows, keep, assume_unique=True)
-            acc = Hits(acc.rows[mask], acc.scores[mask])
         if node.boost != 1.0:
             acc = Hits(acc.rows, acc.scores * node.boost)
         return acc
 
-    def _phrase(self, node: BoundPhrase) -> Hits:
+    def _phrase(self, node: BoundPhrase, within: np.ndarray | None) -> Hits:
         if not node.terms:
             return Hits.empty()
-        distinct = list(dict.fromkeys(node.terms))
+        distinct = sorted(dict.fromkeys(node.terms), key=lambda t: self.stats.df.get((node.column, t), 0))
+        candidates = within
+        for term in distinct:  # rarest first: each probe narrows the next
+            tp = self._postings(node.column, term, candidates)
+            if tp is None or not len(tp.rows):
+                return Hits.empty()
+            candidates = tp.rows
+        assert candidates is not None
         postings = {}
         for term in distinct:
-            tp = self._postings(node.column, term, positions=True)
+            tp = self._postings(node.column, term, candidates, positions=True)
             if tp is None or not len(tp.rows):
                 return Hits.empty()
             postings[term] = tp
-        candidates = postings[distinct[0]].rows
-        for term in distinct[1:]:
-            candidates = np.intersect1d(candidates, postings[term].rows, assume_unique=True)
-        if not len(candidates):
-            return Hits.empty()
         n = len(node.terms)
         starts = np.empty((n, len(candidates)), dtype=np.int64)
         ends = np.empty((n, len(candidates)), dtype=np.int64)
@@ -174,27 +216,34 @@ class Evaluator:
             scores = scores * node.boost
         return Hits(rows, scores)
 
-    def _boolean(self, node: BoundBoolean) -> Hits:
+    def _boolean(self, node: BoundBoolean, within: np.ndarray | None) -> Hits:
         if node.must:
-            first = self.evaluate(node.must[0])
-            acc = Hits(first.rows, 0.0 + first.scores)
-            for clause in node.must[1:]:
-                if not len(acc):
-                    return acc
-                acc = _combine(INTERSECT_ADD, acc, self.evaluate(clause))
+            # Narrow candidates cheapest clause first, then add scores in clause order.
+            order = sorted(range(len(node.must)), key=lambda i: self.cost(node.must[i]))
+            results: dict[int, Hits] = {}
+            rows = within
+            for i in order:
+                results[i] = self.evaluate(node.must[i], rows)
+                rows = results[i].rows
+                if not len(rows):
+                    return Hits.empty()
+            assert rows is not None
+            acc = Hits(rows, np.zeros(len(rows), dtype=np.float64))
+            for i in range(len(node.must)):
+                acc = Hits(rows, acc.scores + _restrict(results[i], rows).scores)
             for clause in node.should:
-                if not len(acc):
-                    return acc
-                acc = _combine(ADD_PRESENT, acc, self.evaluate(clause))
+                acc = _combine(ADD_PRESENT, acc, self.evaluate(clause, acc.rows))
         elif node.should:
             acc = Hits.empty()
             for clause in node.should:
-                acc = _combine(UNION_ADD, acc, self.evaluate(clause))
+                acc = _combine(UNION_ADD, acc, self.evaluate(clause, within))
         else:
             rows = self.source.all_rows()
+            if within is not None:
+                rows = rows[present(rows, within)]
             acc = Hits(rows, np.zeros(len(rows), dtype=np.float64))
         for clause in node.must_not:
             if not len(acc):
                 return acc
-            acc = _combine(SUBTRACT, acc, self.evaluate(clause))
+            acc = _combine(SUBTRACT, acc, self.evaluate(clause, acc.rows))
         return acc

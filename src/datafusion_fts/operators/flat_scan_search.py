@@ -89,8 +89,10 @@ class _BatchSource:
         self.indexes = indexes
         self.rows = rows
 
-    def postings(self, column: str, term: str, stats: ColumnStats, positions: bool) -> TermPostings | None:
-        return self.indexes[column].postings(term, stats, positions)
+    def postings(
+        self, column: str, term: str, stats: ColumnStats, positions: bool, within: np.ndarray | None = None
+    ) -> TermPostings | None:
+        return self.indexes[column].postings(term, stats, positions, within)
 
     def all_rows(self) -> np.ndarray:
         return self.rows

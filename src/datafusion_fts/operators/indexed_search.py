@@ -21,8 +21,10 @@ class _IndexSource:
         self.sets = sets
         self._all_rows = all_rows
 
-    def postings(self, column: str, term: str, stats: ColumnStats, positions: bool) -> TermPostings | None:
-        return self.sets[column].postings(term, stats, positions)
+    def postings(
+        self, column: str, term: str, stats: ColumnStats, positions: bool, within: np.ndarray | None = None
+    ) -> TermPostings | None:
+        return self.sets[column].postings(term, stats, positions, within)
 
     def all_rows(self) -> np.ndarray:
         return self._all_rows()
