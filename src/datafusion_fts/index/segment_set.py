@@ -10,6 +10,7 @@ deleted rows never count, and scores do not depend on how rows were split.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from functools import cached_property
 
 import numpy as np
 import pyarrow as pa
@@ -75,7 +76,9 @@ class SegmentSet:
         self._norms: dict[tuple[int, int], list[np.ndarray]] = {}
         self._vocab: list[pa.Array] | None = None
 
+    @cached_property
     def column_stats(self) -> ColumnStats:
+        """N and token total over the live rows this set ranks (fixed for its lifetime)."""
         n_docs = total = 0
         for p in self.parts:
             if p.whole:

@@ -6,7 +6,8 @@ request with its decision (and reason) filled in, so EXPLAIN can show every choi
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field, replace
+import copy
+from dataclasses import dataclass, field
 from typing import Callable
 
 import numpy as np
@@ -27,6 +28,14 @@ from ..storage.snapshot import TableSnapshot
 from .bind_query import bind
 
 DEFAULT_ANALYZER = AnalyzerConfig()
+
+
+def _evolve(req: "SearchRequest", **changes: object) -> "SearchRequest":
+    """``dataclasses.replace`` without its per-call field introspection (hot path)."""
+    new = copy.copy(req)
+    for name, value in changes.items():
+        object.__setattr__(new, name, value)
+    return new
 
 
 @dataclass(frozen=True)
@@ -59,7 +68,7 @@ def check_columns(req: SearchRequest) -> SearchRequest:
         if not (pa.types.is_string(ftype) or pa.types.is_large_string(ftype) or pa.types.is_string_view(ftype)):
             raise InvalidArgument(f"column {leaf.column!r} is {ftype}, not text: it cannot be searched")
         names.setdefault(leaf.column, None)
-    return replace(req, columns=tuple(names))
+    return _evolve(req, columns=tuple(names))
 
 
 def _index_gap(req: SearchRequest, column: str) -> str | None:
@@ -68,8 +77,8 @@ def _index_gap(req: SearchRequest, column: str) -> str | None:
     if index is None:
         return f"{column}: no index"
     last = req.snapshot.committed_rows - 1
-    if index.covered_until() < last:
-        return f"{column}: index covers rows ..{index.covered_until()} of ..{last}"
+    if index.covered_until < last:
+        return f"{column}: index covers rows ..{index.covered_until} of ..{last}"
     if not index.positions and any(
         isinstance(leaf, Phrase) and leaf.column == column for leaf in leaves(req.query)
     ):
@@ -84,17 +93,17 @@ def choose_search_operator(req: SearchRequest) -> SearchRequest:
     if req.force_plan == "indexed":
         if gaps:
             raise PlanError("fts.force_plan = 'indexed' is impossible: " + "; ".join(gaps))
-        return replace(req, choice="indexed", reasons=("forced",))
+        return _evolve(req, choice="indexed", reasons=("forced",))
     if req.force_plan == "hybrid":
         raise PlanError(
             "fts.force_plan = 'hybrid' is impossible: no HybridResidualSearch is available for "
             + (("; ".join(gaps)) if gaps else "a table whose index covers every row")
         )
     if req.force_plan == "flat_scan":
-        return replace(req, choice="flat_scan", reasons=("forced",))
+        return _evolve(req, choice="flat_scan", reasons=("forced",))
     if gaps:
-        return replace(req, choice="flat_scan", reasons=tuple(gaps))
-    return replace(req, choice="indexed", reasons=("every column's index covers every committed row",))
+        return _evolve(req, choice="flat_scan", reasons=tuple(gaps))
+    return _evolve(req, choice="indexed", reasons=("every column's index covers every committed row",))
 
 
 RULES: tuple[Callable[[SearchRequest], SearchRequest], ...] = (check_columns, choose_search_operator)
@@ -139,7 +148,7 @@ def plan_search(
         bound = bind(req.query, _IndexBindContext(analyzers, sets))
         terms = query_terms(bound)
         stats = QueryStats(
-            columns={c: sets[c].column_stats() for c in req.columns},
+            columns={c: sets[c].column_stats for c in req.columns},
             df={(c, t): sets[c].df(t) for c in terms for t in terms[c]},
         )
         operator = IndexedSearch(bound, sets, stats, snap.live_rows, k, req.include, label=snap.name)

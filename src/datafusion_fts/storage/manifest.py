@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import base64
 from dataclasses import dataclass, field, replace
+from functools import cached_property
 from typing import Any
 
 import pyarrow as pa
@@ -69,6 +70,7 @@ class IndexMeta:
     positions: bool = False
     segments: tuple[SegmentMeta, ...] = ()
 
+    @cached_property
     def covered_until(self) -> int:
         """The highest row id r such that every row 0..r is in some segment (-1 if none)."""
         covered = -1
