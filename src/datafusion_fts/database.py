@@ -47,6 +47,14 @@ class Database:
         for meta in self._manifest.tables.values():
             self._register(meta)
 
+    # -- SQL ----------------------------------------------------------------------------
+    def sql(self, text: str) -> datafusion.DataFrame:
+        """Run SQL (DESIGN §3): search predicates, DDL and DML on managed tables, and
+        anything else DataFusion understands; returns the last statement's DataFrame."""
+        from .sql.execute import SqlSession
+
+        return SqlSession(self).sql(text)
+
     # -- catalog ------------------------------------------------------------------------
     @property
     def manifest(self) -> Manifest:

@@ -223,6 +223,22 @@ class Table:
             self._commit_index(manifest, index, segments, replace_all=False)
             return segments[0].meta
 
+    def optimize(self, progress: Progress | None = None) -> None:
+        """Index the committed rows no segment covers yet (an unindexed tail) into a new
+        segment of each index, without rebuilding the rest."""
+        with self.db._write_lock:
+            snap = self.snapshot()
+            last = snap.committed_rows - 1
+            for column, index in snap.meta.indexes.items():
+                covered = index.covered_until
+                if covered >= last:
+                    continue
+                manifest, segments = self._build(self.db.manifest, self.snapshot(), index, covered + 1, last, progress)
+                if len(segments) > 1:
+                    seg_id, manifest = manifest.file_id("seg")
+                    segments = [merge_segments(seg_id, segments)]
+                self._commit_index(manifest, self.snapshot().meta.indexes[column], segments, replace_all=False)
+
     # -- search -------------------------------------------------------------------------
     def search(
         self,
