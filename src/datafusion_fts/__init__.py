@@ -21,6 +21,7 @@ from .errors import (
     StorageError,
 )
 from .table import Table
+from .udfs import install
 
 __all__ = [
     "CatalogError",
@@ -33,5 +34,6 @@ __all__ = [
     "StorageError",
     "Table",
     "connect",
+    "install",
     "query",
 ]

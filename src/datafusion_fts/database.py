@@ -46,6 +46,9 @@ class Database:
         self._cache_lock = threading.Lock()
         for meta in self._manifest.tables.values():
             self._register(meta)
+        from .udfs import install
+
+        install(self.ctx, self)
 
     # -- SQL ----------------------------------------------------------------------------
     def sql(self, text: str) -> datafusion.DataFrame:

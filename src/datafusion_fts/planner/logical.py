@@ -27,6 +27,7 @@ class LogicalSearch:
     prefilter: str | None = None
     k: int | None = None
     join: str = "inner"
+    managed: bool = True
 
     def __post_init__(self) -> None:
         if not isinstance(self.tree, QUERY_TYPES):
@@ -35,6 +36,11 @@ class LogicalSearch:
             raise PlanError(f"LogicalSearch.join must be one of {JOIN_MODES}, got {self.join!r}")
         if self.k is not None and self.k < 0:
             raise PlanError(f"LogicalSearch.k must be >= 0 or None, got {self.k}")
+        if not self.managed and (self.prefilter or self.join != "inner"):
+            raise PlanError(
+                f"{self.table} is not a managed table: it is searched by a plain scan, without "
+                "prefilters or MATCH under OR; create it with db.create_table to get those"
+            )
 
     def display(self) -> str:
         parts = [f"table={self.table}", f"alias={self.alias}", f"tree={self.tree!r}"]
@@ -43,4 +49,6 @@ class LogicalSearch:
         parts.append(f"k={'all' if self.k is None else self.k}")
         if self.join != "inner":
             parts.append(f"join={self.join}")
+        if not self.managed:
+            parts.append("foreign")
         return "LogicalSearch: " + ", ".join(parts)

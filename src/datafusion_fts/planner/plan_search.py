@@ -24,6 +24,7 @@ from ..operators.indexed_search import IndexedSearch
 from ..query.bound import query_terms
 from ..query.tree import Phrase, Query, leaves
 from ..storage.manifest import IndexMeta
+from ..storage.foreign import ForeignTable
 from ..storage.snapshot import TableSnapshot
 from .bind_query import bind
 
@@ -40,7 +41,7 @@ def _evolve(req: "SearchRequest", **changes: object) -> "SearchRequest":
 
 @dataclass(frozen=True)
 class SearchRequest:
-    snapshot: TableSnapshot
+    snapshot: TableSnapshot | ForeignTable
     query: Query
     k: int | None
     offset: int = 0
@@ -73,6 +74,8 @@ def check_columns(req: SearchRequest) -> SearchRequest:
 
 def _index_gap(req: SearchRequest, column: str) -> str | None:
     """Why ``column``'s index cannot answer this query alone (None if it can)."""
+    if isinstance(req.snapshot, ForeignTable):
+        return f"{req.snapshot.name} is not a managed table"
     index = req.snapshot.meta.indexes.get(column)
     if index is None:
         return f"{column}: no index"
@@ -124,8 +127,12 @@ class _IndexBindContext:
         return self.sets[column].prefix_candidates(prefix, max_expansions)
 
 
-def column_analyzer(snapshot: TableSnapshot, column: str) -> Analyzer:
-    index = snapshot.meta.indexes.get(column)
+def _index(snapshot: TableSnapshot | ForeignTable, column: str) -> IndexMeta | None:
+    return snapshot.meta.indexes.get(column) if isinstance(snapshot, TableSnapshot) else None
+
+
+def column_analyzer(snapshot: TableSnapshot | ForeignTable, column: str) -> Analyzer:
+    index = _index(snapshot, column)
     return analyzer_for(index.analyzer if index else DEFAULT_ANALYZER)
 
 
@@ -144,6 +151,7 @@ def plan_search(
     k = None if req.k is None else req.k + req.offset
     operator: ExecutionPlan
     if req.choice == "indexed":
+        assert isinstance(snap, TableSnapshot)
         sets = {c: segment_sets(snap, c) for c in req.columns}
         bound = bind(req.query, _IndexBindContext(analyzers, sets))
         terms = query_terms(bound)
@@ -155,9 +163,9 @@ def plan_search(
     else:
         operator = FlatScanSearch(
             req.query,
-            lambda cols: snap.scan(cols),
+            snap.scan,
             analyzers,
-            {c: column_params(snap.meta.indexes.get(c)) for c in req.columns},
+            {c: column_params(_index(snap, c)) for c in req.columns},
             k,
             req.include,
             label=snap.name,

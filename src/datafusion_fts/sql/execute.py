@@ -13,6 +13,8 @@ from sqlglot.tokens import TokenType
 
 from ..errors import CatalogError, InvalidArgument, PlanError, SqlError
 from ..operators.base import SEARCH_SCHEMA
+from ..planner.plan_search import SearchRequest, plan_search
+from ..storage.foreign import ForeignTable
 from .dialect import CreateFulltextIndex, Explain, Fts, FtsMatch, FtsScore, Optimize, parse_sql
 from .lower_select import Lowered, lower_statement
 
@@ -219,8 +221,13 @@ class SqlSession:
         return self._status(f"inserted {count} rows")
 
     # -- searches -------------------------------------------------------------------------
-    def _schema_of(self, name: str) -> pa.Schema | None:
-        return self.db.snapshot(name).schema if name in self.db.table_names() else None
+    def _schema_of(self, name: str) -> tuple[pa.Schema, bool] | None:
+        """(schema, managed) of a table SQL may search."""
+        if name in self.db.table_names():
+            return self.db.snapshot(name).schema, True
+        if self.ctx.table_exist(name) and not name.startswith("__fts_"):
+            return self.ctx.table(name).schema(), False
+        return None
 
     def _plan(self, statement: exp.Expression, source: str) -> tuple[exp.Expression, list[Lowered]]:
         statement = statement.copy()
@@ -229,6 +236,14 @@ class SqlSession:
 
     def _run_search(self, item: Lowered) -> tuple[pa.Table, Any]:
         search = item.search
+        if not search.managed:
+            foreign = ForeignTable(self.ctx, search.table)
+            if search.k == 0:
+                return foreign.take(np.zeros(0, np.int64), np.zeros(0)), None
+            request = SearchRequest(foreign, search.tree, search.k, force_plan=self.db.settings.get("fts.force_plan"))
+            plan, _ = plan_search(request, self.db.segment_set)
+            found = pa.Table.from_batches(list(plan.execute()), schema=SEARCH_SCHEMA)
+            return foreign.take(found.column(0).to_numpy(), found.column(1).to_numpy()), plan
         table = self.db.table(search.table)
         include = None
         if search.prefilter:
@@ -242,13 +257,18 @@ class SqlSession:
         result = pa.Table.from_batches(list(plan.execute()), schema=SEARCH_SCHEMA)
         return result, plan
 
+    def _register_result(self, name: str, result: pa.Table) -> None:
+        """Show a search result to DataFusion for the rewritten statement to join."""
+        batches = result.to_batches() or [pa.RecordBatch.from_pylist([], schema=result.schema)]
+        self.ctx.register_record_batches(name, [batches])
+
     def _search_query(self, statement: exp.Expression, source: str) -> datafusion.DataFrame:
         rewritten, lowered = self._plan(statement, source)
         registered = []
         try:
             for item in lowered:
                 result, _ = self._run_search(item)
-                self.ctx.register_record_batches(item.result_table, [result.to_batches() or [pa.record_batch([pa.array([], pa.int64()), pa.array([], pa.float64())], schema=SEARCH_SCHEMA)]])
+                self._register_result(item.result_table, result)
                 registered.append(item.result_table)
             return self.ctx.sql(rewritten.sql(dialect="postgres"))
         finally:
@@ -269,7 +289,7 @@ class SqlSession:
                 result, plan = self._run_search(item)
                 if plan is not None:
                     physical.append(_explain_plan(plan, bool(statement.args.get("analyze"))))
-                self.ctx.register_record_batches(item.result_table, [result.to_batches() or [pa.record_batch([pa.array([], pa.int64()), pa.array([], pa.float64())], schema=SEARCH_SCHEMA)]])
+                self._register_result(item.result_table, result)
                 registered.append(item.result_table)
             df_plan = self.ctx.sql("EXPLAIN " + rewritten.sql(dialect="postgres")).to_arrow_table()
             rows["plan_type"] += ["logical_plan", "search_plan"]

@@ -65,23 +65,27 @@ def _has_match(node: exp.Expression) -> bool:
 class _Lowering:
     """State for lowering one SELECT."""
 
-    def __init__(self, sql: str, select: exp.Select, schemas: Callable[[str], pa.Schema | None]) -> None:
+    def __init__(
+        self, sql: str, select: exp.Select, schemas: Callable[[str], tuple[pa.Schema, bool] | None]
+    ) -> None:
         self.sql = sql
         self.select = select
         self.schemas = schemas
+        self.managed: dict[str, bool] = {}
 
     # -- sources ------------------------------------------------------------------------
     def _sources(self) -> dict[str, tuple[exp.Table, pa.Schema]]:
-        """Managed tables in FROM / JOIN, by the name SQL refers to them with."""
+        """Searchable tables in FROM / JOIN, by the name SQL refers to them with."""
         out = {}
         from_ = self.select.args.get("from_")
         tables = [from_.this] if from_ is not None else []
         tables += [j.this for j in self.select.args.get("joins") or []]
         for table in tables:
             if isinstance(table, exp.Table) and not table.args.get("db"):
-                schema = self.schemas(table.name)
-                if schema is not None:
-                    out[table.alias_or_name] = (table, schema)
+                found = self.schemas(table.name)
+                if found is not None:
+                    out[table.alias_or_name] = (table, found[0])
+                    self.managed[table.alias_or_name] = found[1]
         return out
 
     def _target(self, matches: list[FtsMatch], sources: dict[str, tuple[exp.Table, pa.Schema]]) -> str:
@@ -93,12 +97,12 @@ class _Lowering:
                     raise self._error("MATCH takes column names", col)
                 if col.table:
                     if col.table not in sources:
-                        raise self._error(f"MATCH column {col.sql()} is not a column of a managed table", col)
+                        raise self._error(f"MATCH column {col.sql()} is not a column of a table in FROM", col)
                     targets.add(col.table)
                 else:
                     owners = [a for a, (_, schema) in sources.items() if col.name in schema.names]
                     if not owners:
-                        raise self._error(f"no managed table in FROM has a column {col.name!r}", col)
+                        raise self._error(f"no table in FROM has a column {col.name!r}", col)
                     if len(owners) > 1:
                         raise self._error(f"column {col.name!r} is ambiguous: qualify it with one of {owners}", col)
                     targets.add(owners[0])
@@ -172,12 +176,13 @@ class _Lowering:
         sources = self._sources()
         alias = self._target(matches, sources)
         table, schema = sources[alias]
+        managed = self.managed[alias]
 
         must, must_not, kept, prefilter, join, residual_ok = [], [], [], [], "inner", True
         for conj in _conjuncts(where.this):
             if not _has_match(conj):
                 kept.append(conj)
-                if self._local(conj, alias, schema):
+                if managed and self._local(conj, alias, schema):
                     prefilter.append(conj)
                 else:
                     residual_ok = False
@@ -213,11 +218,17 @@ class _Lowering:
         order_by_score = self._tie_break(alias)
         k = self._pushdown(order_by_score, residual_ok and join == "inner")
         prefilter_sql = " AND ".join(p.sql(dialect="postgres") for p in prefilter) or None
-        search = LogicalSearch(table.name, alias, tree, prefilter_sql, k, join)
+        search = LogicalSearch(table.name, alias, tree, prefilter_sql, k, join, managed)
 
         result_table = fresh_name()
         select.set("where", exp.Where(this=exp.and_(*kept)) if kept else None)
-        table.replace(self._derived(table, alias, result_table, join))
+        if managed:
+            table.replace(self._derived(table, alias, result_table, join))
+        else:
+            # The search result carries the rows themselves (a scan found them).
+            table.replace(
+                exp.Table(this=exp.to_identifier(result_table), alias=exp.TableAlias(this=exp.to_identifier(alias)))
+            )
         return Lowered(search, result_table)
 
     def _local(self, node: exp.Expression, alias: str, schema: pa.Schema) -> bool:
@@ -332,7 +343,10 @@ def _start(node: exp.Expression) -> int | None:
 
 
 def lower_statement(
-    sql: str, statement: exp.Expression, schemas: Callable[[str], pa.Schema | None], fresh_name: Callable[[], str]
+    sql: str,
+    statement: exp.Expression,
+    schemas: Callable[[str], tuple[pa.Schema, bool] | None],
+    fresh_name: Callable[[], str],
 ) -> list[Lowered]:
     """Lower every SELECT of ``statement`` that searches, innermost first (in place)."""
     lowered = []

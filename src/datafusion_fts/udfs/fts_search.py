@@ -1,0 +1,66 @@
+"""``fts_search(table, column, query, k)``: full-text search as a DataFusion table function
+(DESIGN §3.4), for sessions that never call ``db.sql``.
+
+Managed tables are searched by the planner of their database (indexes, exact statistics);
+any other table registered on the session is searched by scanning it, rows identified by
+scan position. The result is ``_rowid`` and ``_score`` in the total order of §5.2.
+"""
+
+from __future__ import annotations
+
+from concurrent.futures import ThreadPoolExecutor
+from typing import TYPE_CHECKING, Any
+
+import datafusion
+import pyarrow as pa
+import pyarrow.dataset as ds
+from datafusion import Table as DataFusionTable
+from datafusion import udtf
+from datafusion.expr import Expr
+
+from ..errors import CatalogError, InvalidArgument
+from ..operators.base import SEARCH_SCHEMA
+from ..planner.plan_search import SearchRequest, plan_search
+from ..query.parser import parse
+from ..storage.foreign import ForeignTable
+
+if TYPE_CHECKING:
+    from ..database import Database
+
+
+def _value(raw: Any, name: str, kind: type) -> Any:
+    try:
+        value = Expr(raw).python_value().as_py()
+    except Exception:  # not a literal
+        raise InvalidArgument(f"fts_search: {name} must be a literal") from None
+    if not isinstance(value, kind) or isinstance(value, bool):
+        raise InvalidArgument(f"fts_search: {name} must be a {kind.__name__}, got {value!r}")
+    return value
+
+
+def search_any(ctx: datafusion.SessionContext, db: "Database | None", table: str, column: str, query: str, k: int | None) -> pa.Table:
+    """``_rowid``, ``_score`` of the top ``k`` rows of ``table`` for the query string."""
+    tree = parse(query, [column])
+    if db is not None and table in db.table_names():
+        return db.table(table).search(tree, limit=k, columns=[])
+    if not ctx.table_exist(table):
+        raise CatalogError(f"fts_search: no table named {table!r}")
+    plan, _ = plan_search(SearchRequest(ForeignTable(ctx, table), tree, k), lambda *_: None)  # type: ignore[arg-type,return-value]
+    return pa.Table.from_batches(list(plan.execute()), schema=SEARCH_SCHEMA)
+
+
+def install(ctx: datafusion.SessionContext, db: "Database | None" = None) -> None:
+    """Register ``fts_search`` on ``ctx`` (searching ``db``'s managed tables first)."""
+
+    def fts_search(table: Any, column: Any, query: Any, k: Any) -> DataFusionTable:
+        limit = _value(k, "k", int)
+        if limit <= 0:
+            raise InvalidArgument(f"fts_search: k must be positive, got {limit}")
+        args = (ctx, db, _value(table, "table", str), _value(column, "column", str), _value(query, "query", str), limit)
+        # DataFusion calls this while planning, inside its async runtime; scanning a session
+        # table from here would re-enter that runtime, so the search runs on its own thread.
+        with ThreadPoolExecutor(max_workers=1) as pool:
+            result = pool.submit(search_any, *args).result()
+        return DataFusionTable(ds.dataset(result))
+
+    ctx.register_udtf(udtf(fts_search, "fts_search"))
