@@ -8,6 +8,7 @@ scan position. The result is ``_rowid`` and ``_score`` in the total order of §5
 
 from __future__ import annotations
 
+import weakref
 from concurrent.futures import ThreadPoolExecutor
 from typing import TYPE_CHECKING, Any
 
@@ -51,12 +52,15 @@ def search_any(ctx: datafusion.SessionContext, db: "Database | None", table: str
 
 def install(ctx: datafusion.SessionContext, db: "Database | None" = None) -> None:
     """Register ``fts_search`` on ``ctx`` (searching ``db``'s managed tables first)."""
+    # The session keeps the function alive from Rust, out of reach of Python's cycle
+    # collector: hold the database weakly so dropping it still frees it.
+    db_ref = weakref.ref(db) if db is not None else None
 
     def fts_search(table: Any, column: Any, query: Any, k: Any) -> DataFusionTable:
         limit = _value(k, "k", int)
         if limit <= 0:
             raise InvalidArgument(f"fts_search: k must be positive, got {limit}")
-        args = (ctx, db, _value(table, "table", str), _value(column, "column", str), _value(query, "query", str), limit)
+        args = (ctx, db_ref() if db_ref else None, _value(table, "table", str), _value(column, "column", str), _value(query, "query", str), limit)
         # DataFusion calls this while planning, inside its async runtime; scanning a session
         # table from here would re-enter that runtime, so the search runs on its own thread.
         with ThreadPoolExecutor(max_workers=1) as pool:
