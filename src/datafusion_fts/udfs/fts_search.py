@@ -56,15 +56,15 @@ def install(ctx: datafusion.SessionContext, db: "Database | None" = None) -> Non
     # collector: hold the database weakly so dropping it still frees it.
     db_ref = weakref.ref(db) if db is not None else None
 
-    def fts_search(table: Any, column: Any, query: Any, k: Any) -> DataFusionTable:
+    def fts_search(table: Any, column: Any, query: Any, k: Any, session: datafusion.SessionContext) -> DataFusionTable:
         limit = _value(k, "k", int)
         if limit <= 0:
             raise InvalidArgument(f"fts_search: k must be positive, got {limit}")
-        args = (ctx, db_ref() if db_ref else None, _value(table, "table", str), _value(column, "column", str), _value(query, "query", str), limit)
+        args = (session, db_ref() if db_ref else None, _value(table, "table", str), _value(column, "column", str), _value(query, "query", str), limit)
         # DataFusion calls this while planning, inside its async runtime; scanning a session
         # table from here would re-enter that runtime, so the search runs on its own thread.
         with ThreadPoolExecutor(max_workers=1) as pool:
             result = pool.submit(search_any, *args).result()
         return DataFusionTable(ds.dataset(result))
 
-    ctx.register_udtf(udtf(fts_search, "fts_search"))
+    ctx.register_udtf(udtf(fts_search, "fts_search", with_session=True))
