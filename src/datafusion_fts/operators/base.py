@@ -37,6 +37,9 @@ class ExecutionPlan(ABC):
     """A physical search operator."""
 
     schema: pa.Schema = SEARCH_SCHEMA
+    # A plan property, as DataFusion's output ordering: the output is already in the total
+    # order of DESIGN §5.2 with distinct row ids (lets a merge of one input pass it through).
+    ordered_distinct: bool = False
 
     def __init__(self) -> None:
         self.metrics = Metrics()

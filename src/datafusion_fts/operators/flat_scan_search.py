@@ -101,6 +101,8 @@ class _BatchSource:
 class FlatScanSearch(ExecutionPlan):
     """Search by scanning: exact for every query shape, memory bounded by batch and k."""
 
+    ordered_distinct = True
+
     def __init__(
         self,
         query: Query,

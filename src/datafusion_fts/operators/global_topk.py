@@ -31,11 +31,10 @@ class GlobalTopK(ExecutionPlan):
         return f"GlobalTopK: k={limit}, offset={self.offset}, inputs={len(self.inputs)}"
 
     def execute(self) -> Iterator[pa.RecordBatch]:
-        if len(self.inputs) == 1:
-            # One input is already distinct and ordered: only the offset remains.
+        if len(self.inputs) == 1 and self.inputs[0].ordered_distinct:
+            # Already distinct and in order: only the offset and k remain.
             with self.metrics.timer():
-                batches = list(self.inputs[0].execute())
-                table = pa.Table.from_batches(batches, schema=self.schema)
+                table = pa.Table.from_batches(list(self.inputs[0].execute()), schema=self.schema)
                 table = table.slice(self.offset, None if self.k is None else self.k)
                 self.metrics.add("rows_out", table.num_rows)
             yield from table.to_batches()

@@ -33,6 +33,8 @@ class _IndexSource:
 class IndexedSearch(ExecutionPlan):
     """Top-k of a bound query over index segments, with exact global statistics."""
 
+    ordered_distinct = True
+
     def __init__(
         self,
         bound: BoundQuery,
