@@ -27,6 +27,17 @@ def _choice(*options: str) -> Callable[[Any], str]:
     return parse
 
 
+def _bool(value: Any) -> bool:
+    if isinstance(value, bool):
+        return value
+    text = str(value).lower()
+    if text in ("true", "on", "1"):
+        return True
+    if text in ("false", "off", "0"):
+        return False
+    raise ValueError("true or false")
+
+
 def _non_negative_int(value: Any) -> int:
     if isinstance(value, bool) or int(value) != value or int(value) < 0:
         raise ValueError("a non-negative integer")
@@ -40,6 +51,8 @@ REGISTRY: dict[str, Setting] = {
                 "Force the search operator (for tests and benchmarks)."),
         Setting("fts.residual_row_limit", 100_000, _non_negative_int,
                 "Largest unindexed tail HybridResidualSearch will tokenize per query."),
+        Setting("fts.pruning", True, _bool,
+                "Block-max pruning of top-k disjunctions (changes speed only, never results)."),
     )
 }
 

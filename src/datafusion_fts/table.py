@@ -301,6 +301,8 @@ class Table:
                 raise InvalidArgument(f"include_row_ids must be integers, got {array.dtype} values")
             include = np.unique(array.astype(np.int64))
         request = SearchRequest(
-            snap, query, limit, offset, include, force_plan=self.db.settings.get("fts.force_plan")
+            snap, query, limit, offset, include,
+            force_plan=self.db.settings.get("fts.force_plan"),
+            pruning=self.db.settings.get("fts.pruning"),
         )
         return plan_search(request, self.db.segment_set)

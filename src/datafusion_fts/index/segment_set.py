@@ -102,6 +102,10 @@ class SegmentSet:
                 total += b - a - len(p.dropped(p.segment.rows[a:b]))
         return total
 
+    def part_norms(self, stats: ColumnStats) -> list[np.ndarray]:
+        """Each part's per-row BM25 norms under ``stats`` (cached for one stats version)."""
+        return self._part_norms(stats)
+
     def _part_norms(self, stats: ColumnStats) -> list[np.ndarray]:
         key = (stats.n_docs, stats.total_tokens)
         cached = self._norms.get(key)

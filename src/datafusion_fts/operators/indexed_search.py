@@ -7,13 +7,45 @@ from typing import Callable, Iterator
 import numpy as np
 import pyarrow as pa
 
-from ..index.bm25 import ColumnStats
-from ..index.segment_set import SegmentSet
+from ..index.bm25 import ColumnStats, norms
+from ..index.segment import Segment
+from ..index.segment_set import RankedPart, SegmentSet
 from ..index.term_postings import TermPostings
-from ..query.bound import BoundQuery
+from ..query.bound import BoundQuery, BoundTerms
 from .base import ExecutionPlan, search_batch
 from .evaluate import Evaluator, Hits, QueryStats
 from .ordering import ordered
+from .pruned_or_kernel import pruned_or_topk
+
+
+_NO_MASK = np.zeros(0, dtype=np.uint8)
+# Disjunctions reading fewer postings than this are scored exhaustively.
+PRUNE_MIN_POSTINGS = 4096
+# Relative slack on block bounds: far above float64 rounding in the score formula, so a
+# bound computed in floating point never falls below a score it must bound.
+_BOUND_MARGIN = 1.0 + 1e-9
+
+
+def _block_bounds(seg: Segment, a: int, b: int, weight: float, stats: ColumnStats) -> np.ndarray:
+    """Upper bounds of a term's blocks a..b: the score at the block's max tf and min length
+    (score grows with tf and shrinks with length), computed with the query's statistics."""
+    tf = seg.block_max_tf[a:b].astype(np.float64)
+    return (weight * tf) / (tf + norms(seg.block_min_dl[a:b], stats)) * _BOUND_MARGIN
+
+
+def _allowed(part: RankedPart, include: np.ndarray | None) -> np.ndarray | None:
+    """uint8 mask over a part's local rows of rows that may be returned (None: all)."""
+    if not len(part.deleted) and include is None:
+        return None
+    mask = np.zeros(part.segment.meta.count, dtype=np.uint8)
+    if include is None:
+        mask[part.lo : part.hi] = 1
+    else:
+        base = part.segment.meta.base
+        lo, hi = np.searchsorted(include, [base + part.lo, base + part.hi])
+        mask[include[lo:hi] - base] = 1
+    mask[part.deleted] = 0
+    return mask
 
 
 class _IndexSource:
@@ -44,8 +76,10 @@ class IndexedSearch(ExecutionPlan):
         k: int | None,
         include: np.ndarray | None = None,
         label: str = "",
+        pruning: bool = True,
     ) -> None:
         super().__init__()
+        self.pruning = pruning
         self.bound = bound
         self.sets = sets
         self.stats = stats
@@ -65,14 +99,80 @@ class IndexedSearch(ExecutionPlan):
         )
         return f"IndexedSearch: table={self.label}, k={limit}, segments={segs}"
 
+    def _prunable(self) -> BoundTerms | None:
+        """A top-k disjunction of one column's terms with a positive boost, long enough
+        that skipping blocks pays for setting the bounds up (short ones score faster
+        exhaustively)."""
+        node = self.bound
+        if (
+            self.pruning and self.k is not None and isinstance(node, BoundTerms)
+            and not node.require_all and node.boost > 0
+            and sum(self.stats.df.get((node.column, t), 0) for t in node.terms()) >= PRUNE_MIN_POSTINGS
+        ):
+            return node
+        return None
+
+    def _pruned(self, node: BoundTerms) -> Hits:
+        """Per segment part: the block-max pruned top-k (DESIGN §5.4: each segment is asked
+        for k rows); the merge keeps the global top-k."""
+        assert self.k is not None
+        segment_set = self.sets[node.column]
+        stats = self.stats.columns[node.column]
+        slots = [t for t in node.terms() if self.stats.df.get((node.column, t), 0) > 0]
+        weights = np.array([self.stats.weight(node.column, t) for t in slots], dtype=np.float64)
+        rows_out, scores_out = [], []
+        for part, norm in zip(segment_set.parts, segment_set.part_norms(stats)):
+            seg = part.segment
+            base = seg.meta.base
+            allowed = _allowed(part, self.include)
+            if allowed is not None and not allowed.any():
+                self.metrics.add("segments_skipped", 1)
+                continue
+            starts, ends, blk_starts, ubs, lasts = [], [], [], [], []
+            n_blocks = 0
+            for term, weight in zip(slots, weights):
+                tid = seg.term_id(term)
+                a, b = (int(seg.post_offsets[tid]), int(seg.post_offsets[tid + 1])) if tid >= 0 else (0, 0)
+                starts.append(a)
+                ends.append(b)
+                blk_starts.append(n_blocks)
+                if a < b:
+                    ba, bb = int(seg.block_offsets[tid]), int(seg.block_offsets[tid + 1])
+                    ubs.append(_block_bounds(seg, ba, bb, weight, stats))
+                    lasts.append(seg.block_last_row[ba:bb])
+                    n_blocks += bb - ba
+            if not any(a < b for a, b in zip(starts, ends)):
+                continue
+            local_rows, scores, scored, skipped = pruned_or_topk(
+                seg.rows, seg.tfs, np.array(starts, np.int64), np.array(ends, np.int64),
+                np.array(blk_starts, np.int64), np.concatenate(ubs), np.concatenate(lasts),
+                norm, weights, node.boost, self.k,
+                allowed if allowed is not None else _NO_MASK, part.lo, part.hi,
+            )
+            self.metrics.add("postings_scored", int(scored))
+            self.metrics.add("blocks_skipped", int(skipped))
+            rows_out.append(local_rows + base)
+            scores_out.append(scores)
+        if not rows_out:
+            return Hits.empty()
+        rows = np.concatenate(rows_out)
+        scores = np.concatenate(scores_out)
+        idx = ordered(rows, scores, self.k)
+        order = np.argsort(rows[idx], kind="stable")
+        return Hits(rows[idx][order], scores[idx][order])
+
     def execute(self) -> Iterator[pa.RecordBatch]:
         with self.metrics.timer():
-            evaluator = Evaluator(_IndexSource(self.sets, self.all_rows), self.stats)
-            hits = evaluator.evaluate(self.bound)
-            self.metrics.add("postings_read", evaluator.metrics.postings_read)
-            if self.include is not None and len(hits):
-                keep = np.isin(hits.rows, self.include)
-                hits = Hits(hits.rows[keep], hits.scores[keep])
+            node = self._prunable()
+            if node is not None:
+                hits = self._pruned(node)
+            else:
+                evaluator = Evaluator(_IndexSource(self.sets, self.all_rows), self.stats)
+                hits = evaluator.evaluate(self.bound)
+                self.metrics.add("postings_read", evaluator.metrics.postings_read)
+                if self.include is not None and len(hits):
+                    keep = np.isin(hits.rows, self.include)
+                    hits = Hits(hits.rows[keep], hits.scores[keep])
             idx = ordered(hits.rows, hits.scores, self.k)
             self.metrics.add("rows_out", len(idx))
         yield search_batch(hits.rows[idx], hits.scores[idx])

@@ -47,6 +47,7 @@ class SearchRequest:
     offset: int = 0
     include: np.ndarray | None = None
     force_plan: str = "auto"
+    pruning: bool = True
     columns: tuple[str, ...] = ()
     choice: str = ""
     reasons: tuple[str, ...] = field(default_factory=tuple)
@@ -159,7 +160,9 @@ def plan_search(
             columns={c: sets[c].column_stats for c in req.columns},
             df={(c, t): sets[c].df(t) for c in terms for t in terms[c]},
         )
-        operator = IndexedSearch(bound, sets, stats, snap.live_rows, k, req.include, label=snap.name)
+        operator = IndexedSearch(
+            bound, sets, stats, snap.live_rows, k, req.include, label=snap.name, pruning=req.pruning
+        )
     else:
         operator = FlatScanSearch(
             req.query,
