@@ -102,6 +102,12 @@ class FlatScanSearch(ExecutionPlan):
     """Search by scanning: exact for every query shape, memory bounded by batch and k."""
 
     ordered_distinct = True
+    CHOSEN_BECAUSE = "scan"
+
+    @staticmethod
+    def unmet(table: object, query: Query, columns: tuple[str, ...]) -> list[str]:
+        """Nothing: a scan answers every query shape on any table."""
+        return []
 
     def __init__(
         self,

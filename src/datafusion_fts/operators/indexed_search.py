@@ -12,6 +12,8 @@ from ..index.segment import Segment
 from ..index.segment_set import RankedPart, SegmentSet
 from ..index.term_postings import TermPostings
 from ..query.bound import BoundQuery, BoundTerms
+from ..query.tree import Phrase, Query, leaves
+from ..storage.snapshot import TableSnapshot
 from .base import ExecutionPlan, search_batch
 from .evaluate import Evaluator, Hits, QueryStats
 from .ordering import ordered
@@ -66,6 +68,27 @@ class IndexedSearch(ExecutionPlan):
     """Top-k of a bound query over index segments, with exact global statistics."""
 
     ordered_distinct = True
+    CHOSEN_BECAUSE = "every column's index covers every committed row"
+
+    @staticmethod
+    def unmet(table: object, query: Query, columns: tuple[str, ...]) -> list[str]:
+        """What keeps this operator from answering ``query`` on ``table`` exactly: it
+        needs, per column, an index covering every committed row, with positions for
+        phrases."""
+        if not isinstance(table, TableSnapshot):
+            return [f"{getattr(table, 'name', table)} is not a managed table"]
+        out = []
+        last = table.committed_rows - 1
+        phrase_columns = {leaf.column for leaf in leaves(query) if isinstance(leaf, Phrase)}
+        for column in columns:
+            index = table.meta.indexes.get(column)
+            if index is None:
+                out.append(f"{column}: no index")
+            elif index.covered_until < last:
+                out.append(f"{column}: index covers rows ..{index.covered_until} of ..{last}")
+            elif column in phrase_columns and not index.positions:
+                out.append(f"{column}: phrase query but the index has no positions")
+        return out
 
     def __init__(
         self,

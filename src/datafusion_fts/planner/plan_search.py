@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import copy
 from dataclasses import dataclass, field
-from typing import Callable
+from typing import Any, Callable
 
 import numpy as np
 import pyarrow as pa
@@ -22,7 +22,7 @@ from ..operators.flat_scan_search import FlatScanSearch
 from ..operators.global_topk import GlobalTopK
 from ..operators.indexed_search import IndexedSearch
 from ..query.bound import query_terms
-from ..query.tree import Phrase, Query, leaves
+from ..query.tree import Query, leaves
 from ..storage.manifest import IndexMeta
 from ..storage.foreign import ForeignTable
 from ..storage.snapshot import TableSnapshot
@@ -73,41 +73,31 @@ def check_columns(req: SearchRequest) -> SearchRequest:
     return _evolve(req, columns=tuple(names))
 
 
-def _index_gap(req: SearchRequest, column: str) -> str | None:
-    """Why ``column``'s index cannot answer this query alone (None if it can)."""
-    if isinstance(req.snapshot, ForeignTable):
-        return f"{req.snapshot.name} is not a managed table"
-    index = req.snapshot.meta.indexes.get(column)
-    if index is None:
-        return f"{column}: no index"
-    last = req.snapshot.committed_rows - 1
-    if index.covered_until < last:
-        return f"{column}: index covers rows ..{index.covered_until} of ..{last}"
-    if not index.positions and any(
-        isinstance(leaf, Phrase) and leaf.column == column for leaf in leaves(req.query)
-    ):
-        return f"{column}: phrase query but the index has no positions"
-    return None
+# The search operators in order of preference; each declares what it cannot do
+# (``unmet``), and the planner reads those declarations (fail closed: the last one, the
+# flat scan, can answer everything).
+CANDIDATES: tuple[tuple[str, Any], ...] = (("indexed", IndexedSearch), ("flat_scan", FlatScanSearch))
 
 
 def choose_search_operator(req: SearchRequest) -> SearchRequest:
-    """IndexedSearch when every column's index covers every committed row and supports
-    the query's leaves; FlatScanSearch otherwise (fail closed)."""
-    gaps = [g for g in (_index_gap(req, c) for c in req.columns) if g]
-    if req.force_plan == "indexed":
-        if gaps:
-            raise PlanError("fts.force_plan = 'indexed' is impossible: " + "; ".join(gaps))
-        return _evolve(req, choice="indexed", reasons=("forced",))
-    if req.force_plan == "hybrid":
-        raise PlanError(
-            "fts.force_plan = 'hybrid' is impossible: no HybridResidualSearch is available for "
-            + (("; ".join(gaps)) if gaps else "a table whose index covers every row")
-        )
-    if req.force_plan == "flat_scan":
-        return _evolve(req, choice="flat_scan", reasons=("forced",))
-    if gaps:
-        return _evolve(req, choice="flat_scan", reasons=tuple(gaps))
-    return _evolve(req, choice="indexed", reasons=("every column's index covers every committed row",))
+    """The first operator whose requirements the table and query meet, with the reasons
+    the better ones were passed over; or the forced one (a PlanError if impossible)."""
+    unmet = {name: op.unmet(req.snapshot, req.query, req.columns) for name, op in CANDIDATES}
+    if req.force_plan != "auto":
+        if req.force_plan not in unmet:
+            raise PlanError(
+                f"fts.force_plan = {req.force_plan!r} is impossible: no such operator is available "
+                f"(available: {[name for name, _ in CANDIDATES]})"
+            )
+        if unmet[req.force_plan]:
+            raise PlanError(f"fts.force_plan = {req.force_plan!r} is impossible: " + "; ".join(unmet[req.force_plan]))
+        return _evolve(req, choice=req.force_plan, reasons=("forced",))
+    passed_over: list[str] = []
+    for name, op in CANDIDATES:
+        if not unmet[name]:
+            return _evolve(req, choice=name, reasons=tuple(passed_over) or (op.CHOSEN_BECAUSE,))
+        passed_over.extend(unmet[name])
+    raise PlanError("no search operator can answer this query: " + "; ".join(passed_over))
 
 
 RULES: tuple[Callable[[SearchRequest], SearchRequest], ...] = (check_columns, choose_search_operator)
