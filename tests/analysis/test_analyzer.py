@@ -344,3 +344,13 @@ def test_config_and_options_together_are_rejected():
 def test_analyzing_a_non_text_column_is_rejected():
     with pytest.raises(InvalidArgument, match="int64"):
         simple().analyze(pa.array([1, 2, 3]))
+
+
+@given(
+    st.text(alphabet=st.sampled_from("abcXYZ019 -_.,!?'\"\t\n" + "é" + "İ"), max_size=60),
+    st.integers(1, 12),
+)
+def test_query_terms_match_the_reference(text, max_len):
+    """``terms`` (ASCII fast path and kernel path alike) tokenizes as the reference does."""
+    a = Analyzer(make_analyzer_config("simple", max_token_length=max_len))
+    assert a.terms(text) == reference_analyze(text, max_len)

@@ -14,6 +14,7 @@ from __future__ import annotations
 import functools
 import json
 import os
+import re
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Any, Mapping, Sequence
@@ -28,6 +29,7 @@ from .unicode_tables import simple_lower, word_and_lower_tables
 
 MAX_TOKEN_LENGTH_LIMIT = 1024
 _ONE_VALID = np.ones(1, dtype=np.bool_)
+_ASCII_WORD = re.compile(r"[a-z0-9]+")
 _NO_SEED_BYTES = np.zeros(0, dtype=np.uint8)
 _NO_SEED_OFFSETS = np.zeros(1, dtype=np.int64)
 
@@ -280,6 +282,10 @@ class Analyzer:
             stream = self.analyze(pa.array([text], pa.large_string()))
             vocab = stream.vocab.to_pylist()
             return [vocab[t] for t in stream.term.tolist()]
+        if text.isascii():
+            # In ASCII the word characters are exactly [A-Za-z0-9] and one byte each.
+            limit = self.config.max_token_length
+            return [t for t in _ASCII_WORD.findall(text.lower()) if len(t) <= limit]
         from .tokenizer_kernel import tokenize
 
         data = np.frombuffer(text.encode("utf-8"), dtype=np.uint8)
