@@ -34,10 +34,14 @@ class GlobalTopK(ExecutionPlan):
         if len(self.inputs) == 1 and self.inputs[0].ordered_distinct:
             # Already distinct and in order: only the offset and k remain.
             with self.metrics.timer():
-                table = pa.Table.from_batches(list(self.inputs[0].execute()), schema=self.schema)
-                table = table.slice(self.offset, None if self.k is None else self.k)
-                self.metrics.add("rows_out", table.num_rows)
-            yield from table.to_batches()
+                batches = list(self.inputs[0].execute())
+                if len(batches) == 1:
+                    out = [batches[0].slice(self.offset, self.k)]
+                else:
+                    table = pa.Table.from_batches(batches, schema=self.schema)
+                    out = table.slice(self.offset, self.k).to_batches()
+                self.metrics.add("rows_out", sum(b.num_rows for b in out))
+            yield from out
             return
         with self.metrics.timer():
             rows_parts, score_parts = [], []
