@@ -191,11 +191,16 @@ class IndexedSearch(ExecutionPlan):
                 hits = self._pruned(node)
             else:
                 evaluator = Evaluator(_IndexSource(self.sets, self.all_rows), self.stats)
-                hits = evaluator.evaluate(self.bound)
+                include = self.include
+                if include is not None and len(include) <= evaluator.cost(self.bound):
+                    # A selective prefilter: probe only the included rows (DESIGN §5.6).
+                    hits = evaluator.evaluate(self.bound, within=include)
+                else:
+                    hits = evaluator.evaluate(self.bound)
+                    if include is not None and len(hits):
+                        keep = np.isin(hits.rows, include)
+                        hits = Hits(hits.rows[keep], hits.scores[keep])
                 self.metrics.add("postings_read", evaluator.metrics.postings_read)
-                if self.include is not None and len(hits):
-                    keep = np.isin(hits.rows, self.include)
-                    hits = Hits(hits.rows[keep], hits.scores[keep])
             idx = ordered(hits.rows, hits.scores, self.k)
             self.metrics.add("rows_out", len(idx))
         yield search_batch(hits.rows[idx], hits.scores[idx])
