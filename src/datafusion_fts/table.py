@@ -146,7 +146,8 @@ class Table:
                 stream = analyzer.analyze(table.column(1))
             else:
                 row_ids, stream = np.zeros(0, np.int64), None
-            chunks.append(build_segment(seg_id, chunk_lo, chunk_hi, row_ids, stream, index.positions))
+            covered = (chunk_lo, min(chunk_hi, last))
+            chunks.append(build_segment(seg_id, chunk_lo, chunk_hi, covered, row_ids, stream, index.positions))
             pending, pending_bytes = [], 0
 
         chunk_lo = lo
@@ -224,20 +225,52 @@ class Table:
             return segments[0].meta
 
     def optimize(self, progress: Progress | None = None) -> None:
-        """Index the committed rows no segment covers yet (an unindexed tail) into a new
-        segment of each index, without rebuilding the rest."""
+        """Bring every index up to date without a full rebuild (results never change):
+        segments holding deleted rows are rewritten over the same range without them, the
+        unindexed tail gets a new segment, and disjoint segments are merged while the
+        merged one stays under the merge budget."""
         with self.db._write_lock:
-            snap = self.snapshot()
-            last = snap.committed_rows - 1
-            for column, index in snap.meta.indexes.items():
-                covered = index.covered_until
-                if covered >= last:
-                    continue
-                manifest, segments = self._build(self.db.manifest, self.snapshot(), index, covered + 1, last, progress)
-                if len(segments) > 1:
-                    seg_id, manifest = manifest.file_id("seg")
-                    segments = [merge_segments(seg_id, segments)]
-                self._commit_index(manifest, self.snapshot().meta.indexes[column], segments, replace_all=False)
+            for column in list(self.snapshot().meta.indexes):
+                self._optimize_index(column, progress)
+
+    def _optimize_index(self, column: str, progress: Progress | None) -> None:
+        snap = self.snapshot()
+        index = snap.meta.indexes[column]
+        manifest = self.db.manifest
+        deleted = snap.deleted
+        kept: list[Segment] = []
+        for meta in index.segments:
+            gone = np.searchsorted(deleted, [meta.base, meta.base + meta.count])
+            if gone[1] > gone[0]:
+                manifest, rebuilt = self._build(manifest, snap, index, meta.lo, meta.hi, progress)
+                kept.extend(rebuilt)
+            else:
+                kept.append(self.db.segment(meta))
+        last = snap.committed_rows - 1
+        if index.covered_until < last:
+            manifest, tail = self._build(manifest, snap, index, index.covered_until + 1, last, progress)
+            kept.extend(tail)
+        kept.sort(key=lambda seg: (seg.meta.lo, seg.meta.hi))
+        merged: list[Segment] = []
+        for seg in kept:
+            prev = merged[-1] if merged else None
+            if (
+                prev is not None and seg.meta.count and prev.meta.count
+                and prev.meta.base + prev.meta.count <= seg.meta.base  # disjoint, in order
+                and prev.meta.hi < seg.meta.lo
+                and prev.meta.n_postings + seg.meta.n_postings <= MERGE_MAX_POSTINGS
+            ):
+                seg_id, manifest = manifest.file_id("seg")
+                merged[-1] = merge_segments(seg_id, [prev, seg])
+            else:
+                merged.append(seg)
+        if [s.meta for s in merged] == list(index.segments):
+            return
+        new = [s for s in merged if s.meta not in index.segments]
+        for seg in new:
+            self.db.store.write_segment(seg.meta.id, seg.to_arrays())
+        meta = manifest.tables[self.name].with_index(replace(index, segments=tuple(s.meta for s in merged)))
+        self.db.commit(manifest.with_table(meta))
 
     # -- search -------------------------------------------------------------------------
     def search(

@@ -47,19 +47,22 @@ def _finish(
 
 
 def build_segment(
-    seg_id: str, lo: int, hi: int, row_ids: np.ndarray, stream: TokenStream, with_positions: bool
+    seg_id: str, lo: int, hi: int, covered: tuple[int, int], row_ids: np.ndarray,
+    stream: TokenStream | None, with_positions: bool,
 ) -> Segment:
-    """A segment over [lo, hi] holding the rows ``row_ids`` (ascending) tokenized in ``stream``."""
-    if len(row_ids) == 0:
+    """A segment over [lo, hi] covering the committed rows ``covered`` (inclusive; empty
+    when first > last), of which the live ones, ``row_ids`` (ascending), are tokenized in
+    ``stream``. Deleted rows inside ``covered`` are covered too, with no tokens."""
+    base = covered[0]
+    count = max(0, covered[1] - covered[0] + 1)
+    if len(row_ids) == 0 or stream is None:
         empty64 = np.zeros(1, dtype=np.int64)
         return _finish(
-            seg_id, lo, hi, lo, 0, pa.array([], pa.large_string()), empty64,
+            seg_id, lo, hi, base, count, pa.array([], pa.large_string()), empty64,
             np.zeros(0, np.uint32), np.zeros(0, np.uint32),
             empty64 if with_positions else np.zeros(0, np.int64), np.zeros(0, np.uint32),
-            np.zeros(0, np.uint32),
+            np.zeros(count, np.uint32),
         )
-    base = int(row_ids[0])
-    count = int(row_ids[-1]) - base + 1
     local = (row_ids - base).astype(np.uint32)
     dl = np.zeros(count, dtype=np.uint32)
     dl[local] = stream.dl
