@@ -1,0 +1,217 @@
+"""The search planner's rules (DESIGN §6): each rule's choice and its reason, the forced
+plans, and the physical plan they produce; every plan answers like the reference."""
+
+from __future__ import annotations
+
+import pyarrow as pa
+import pytest
+from reference import RefTable, ref_search
+
+import datafusion_fts as fts
+from datafusion_fts.errors import CatalogError, InvalidArgument, PlanError
+from datafusion_fts.planner.plan_search import (
+    RULES,
+    SearchRequest,
+    check_columns,
+    choose_search_operator,
+    plan_search,
+)
+from datafusion_fts.query import Boolean, Match, MultiMatch, Phrase, Prefix
+
+BODIES = ["alpha beta", "beta gamma", "alpha alpha delta", None, "gamma alpha beta", "delta"]
+TITLES = ["alpha", "beta", "gamma", "delta", None, "alpha beta"]
+REF = RefTable(rows={i: {"title": t, "body": b} for i, (t, b) in enumerate(zip(TITLES, BODIES))})
+
+
+def make_db(index: dict[str, dict] | None = None) -> fts.Database:
+    db = fts.connect()
+    t = db.create_table(
+        "docs",
+        pa.table({"id": pa.array(range(len(BODIES)), pa.int64()), "title": TITLES, "body": BODIES}),
+    )
+    for column, options in (index or {}).items():
+        t.create_index(column, **options)
+    return db
+
+
+def request(db: fts.Database, query, **kwargs) -> SearchRequest:
+    return SearchRequest(db.snapshot("docs"), query, kwargs.pop("k", None), **kwargs)
+
+
+def decide(req: SearchRequest) -> SearchRequest:
+    for rule in RULES:
+        req = rule(req)
+    return req
+
+
+def test_rules_run_column_checks_first():
+    assert RULES[0] is check_columns
+    assert choose_search_operator in RULES
+
+
+# ------------------------------------------------------------------------ check_columns
+
+
+def test_check_columns_lists_each_column_once_in_leaf_order():
+    db = make_db()
+    query = Boolean(
+        must=(Match("title", "a"),),
+        should=(MultiMatch("b", ("body", "title")), Prefix("body", "al")),
+        must_not=(Phrase("title", "x y"),),
+    )
+    assert check_columns(request(db, query)).columns == ("title", "body")
+
+
+def test_leaf_without_a_column_is_a_plan_error():
+    with pytest.raises(PlanError):
+        check_columns(request(make_db(), Boolean(must=(Match(None, "alpha"),))))
+
+
+def test_unknown_column_is_a_catalog_error_naming_the_columns():
+    with pytest.raises(CatalogError) as info:
+        check_columns(request(make_db(), Match("nosuch", "alpha")))
+    assert "nosuch" in str(info.value) and "body" in str(info.value)
+
+
+def test_non_text_column_is_refused():
+    with pytest.raises(InvalidArgument) as info:
+        check_columns(request(make_db(), Match("id", "1")))
+    assert "id" in str(info.value)
+
+
+# --------------------------------------------------------------- choose_search_operator
+
+
+@pytest.mark.parametrize(
+    "index, query, choice, reasons",
+    [
+        ({}, Match("body", "alpha"), "flat_scan", ("body: no index",)),
+        (
+            {"body": {}},
+            Match("body", "alpha"),
+            "indexed",
+            ("every column's index covers every committed row",),
+        ),
+        (
+            {"body": {}},
+            Phrase("body", "alpha beta"),
+            "flat_scan",
+            ("body: phrase query but the index has no positions",),
+        ),
+        (
+            {"body": {"positions": True}},
+            Phrase("body", "alpha beta"),
+            "indexed",
+            ("every column's index covers every committed row",),
+        ),
+        (
+            {"body": {}},
+            Boolean(must=(Match("body", "a"), Match("title", "b"))),
+            "flat_scan",
+            ("title: no index",),
+        ),
+        (
+            {},
+            MultiMatch("a", ("title", "body")),
+            "flat_scan",
+            ("title: no index", "body: no index"),
+        ),
+    ],
+)
+def test_choice_and_reason(index, query, choice, reasons):
+    req = decide(request(make_db(index), query))
+    assert (req.choice, req.reasons) == (choice, reasons)
+
+
+def test_an_unindexed_tail_sends_the_search_to_a_flat_scan():
+    db = make_db({"body": {}})
+    db.table("docs").insert(
+        pa.table({"id": pa.array([6], pa.int64()), "title": ["x"], "body": ["alpha"]})
+    )
+    req = decide(request(db, Match("body", "alpha")))
+    assert (req.choice, req.reasons) == ("flat_scan", ("body: index covers rows ..5 of ..6",))
+    db.table("docs").optimize()
+    assert decide(request(db, Match("body", "alpha"))).choice == "indexed"
+
+
+def test_forced_flat_scan_is_always_possible():
+    req = decide(request(make_db({"body": {}}), Match("body", "alpha"), force_plan="flat_scan"))
+    assert (req.choice, req.reasons) == ("flat_scan", ("forced",))
+
+
+def test_forced_indexed_when_possible():
+    req = decide(request(make_db({"body": {}}), Match("body", "alpha"), force_plan="indexed"))
+    assert (req.choice, req.reasons) == ("indexed", ("forced",))
+
+
+@pytest.mark.parametrize(
+    "index, query, force, gap",
+    [
+        ({}, Match("body", "alpha"), "indexed", "body: no index"),
+        ({"body": {}}, Phrase("body", "a b"), "indexed", "no positions"),
+        ({"body": {}}, Match("body", "alpha"), "hybrid", "hybrid"),
+    ],
+)
+def test_impossible_forced_plan_is_a_plan_error_that_says_why(index, query, force, gap):
+    with pytest.raises(PlanError) as info:
+        decide(request(make_db(index), query, force_plan=force))
+    assert gap in str(info.value)
+    assert force in str(info.value)
+
+
+# ---------------------------------------------------------------------------- plan_search
+
+
+@pytest.mark.parametrize("index", [{}, {"body": {"positions": True}, "title": {"positions": True}}])
+@pytest.mark.parametrize(
+    "query",
+    [
+        Match("body", "alpha beta"),
+        Phrase("body", "alpha beta"),
+        Boolean(must=(Match("title", "alpha"),), must_not=(Match("body", "delta"),)),
+        MultiMatch("alpha", ("title", "body")),
+        Prefix("body", "al"),
+    ],
+)
+@pytest.mark.parametrize("k, offset", [(None, 0), (2, 0), (2, 1), (10, 3)])
+def test_physical_plan_is_a_global_top_k_over_one_operator_and_matches_the_reference(
+    index, query, k, offset
+):
+    db = make_db(index)
+    plan, req = plan_search(request(db, query, k=k, offset=offset), db.segment_set)
+    limit = "all" if k is None else str(k)
+    assert plan.display() == f"GlobalTopK: k={limit}, offset={offset}, inputs=1"
+    (operator,) = plan.children()
+    expected_operator = "IndexedSearch" if req.choice == "indexed" else "FlatScanSearch"
+    assert operator.display().startswith(expected_operator + ": table=docs, ")
+    # The operator is asked for the rows before the offset too.
+    inner = "all" if k is None else str(k + offset)
+    assert f"k={inner}" in operator.display()
+    result = pa.Table.from_batches(list(plan.execute()), schema=plan.schema)
+    got = list(zip(result.column(0).to_pylist(), map(repr, result.column(1).to_pylist())))
+    assert got == [(r, repr(s)) for r, s in ref_search(REF, query, k, offset)]
+
+
+def test_flat_scan_display_carries_the_reason():
+    db = make_db({"body": {}})
+    plan, _ = plan_search(request(db, Phrase("body", "alpha beta"), k=3), db.segment_set)
+    (operator,) = plan.children()
+    assert operator.display() == (
+        "FlatScanSearch: table=docs, columns=['body'], k=3, "
+        "reason=body: phrase query but the index has no positions"
+    )
+
+
+def test_include_row_ids_reach_the_operator():
+    import numpy as np
+
+    db = make_db({"body": {}})
+    include = np.array([0, 4], dtype=np.int64)
+    for force in ("auto", "flat_scan"):
+        plan, _ = plan_search(
+            request(db, Match("body", "alpha"), k=5, include=include, force_plan=force),
+            db.segment_set,
+        )
+        result = pa.Table.from_batches(list(plan.execute()), schema=plan.schema)
+        expected = ref_search(REF, Match("body", "alpha"), 5, 0, [0, 4])
+        assert list(zip(result.column(0).to_pylist(), result.column(1).to_pylist())) == expected

@@ -1,0 +1,3 @@
+CREATE FULLTEXT INDEX ON docs (body);
+DELETE FROM docs WHERE id IN (1, 3);
+EXPLAIN SELECT id FROM docs WHERE MATCH(body, 'alpha') ORDER BY score() DESC LIMIT 2;

@@ -1,0 +1,2 @@
+CREATE FULLTEXT INDEX ON docs (body);
+EXPLAIN SELECT id, score() AS s FROM docs AS d WHERE MATCH(d.body, 'beta') ORDER BY s DESC LIMIT 3 OFFSET 2;

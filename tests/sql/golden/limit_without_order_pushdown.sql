@@ -1,0 +1,2 @@
+CREATE FULLTEXT INDEX ON docs (body);
+EXPLAIN SELECT id FROM docs WHERE MATCH(body, 'beta') LIMIT 4;

@@ -1,0 +1,4 @@
+CREATE FULLTEXT INDEX ON docs (body);
+DELETE FROM docs WHERE id IN (1, 3);
+OPTIMIZE docs;
+EXPLAIN SELECT id FROM docs WHERE MATCH(body, 'alpha') ORDER BY score() DESC LIMIT 2;
