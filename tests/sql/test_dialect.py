@@ -298,10 +298,6 @@ def test_generator_round_trips(sql):
     assert one(text) == node
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="BUG: the Fts generator drops the index name of CREATE FULLTEXT INDEX <name> ON ...",
-)
 def test_generator_keeps_the_index_name():
     node = one("CREATE FULLTEXT INDEX body_idx ON docs (body)")
     assert one(node.sql(dialect=Fts)) == node
@@ -354,11 +350,6 @@ def test_syntax_errors_carry_the_offending_span(sql, bad):
     assert bad.startswith(sql[err.offset : err.offset + err.length])
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="BUG: a tokenizer error (unterminated string literal) is reported at 1:1 instead of "
-    "at the opening quote: parse_sql turns sqlglot's TokenError into SqlError(offset=0)",
-)
 def test_unterminated_string_points_at_its_opening_quote():
     sql = "SELECT id\nFROM docs\nWHERE MATCH(body, 'alpha"
     with pytest.raises(SqlError) as info:

@@ -774,12 +774,6 @@ def test_score_filtered_in_an_outer_query(library):
     assert [(r, repr(s)) for r, s in got] == expected
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="BUG: score() in the WHERE clause next to MATCH is treated as a relational prefilter "
-    "and sent to DataFusion over the bare table, which fails with a raw ValueError "
-    "('No field named docs._score'), not an FtsError",
-)
 def test_score_in_where_next_to_match_filters_or_is_refused_cleanly(library):
     sql = "SELECT _rowid, score() FROM docs WHERE MATCH(body, 'alpha') AND score() > 0.5 ORDER BY score() DESC"
     try:
@@ -818,11 +812,6 @@ def test_rowid_and_score_are_selectable_by_name(library):
     assert table.column("id").to_pylist() == [library_id(r) for r, _ in expected]
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="BUG: SELECT * over a JOIN with MATCH shows the hidden _rowid and _score columns "
-    "(stars are only expanded to the table's own columns when there is no JOIN)",
-)
 def test_select_star_over_a_join_with_match_hides_rowid_and_score(library):
     table = library.sql(
         "SELECT * FROM docs d JOIN meta m ON d.id = m.id WHERE MATCH(d.body, 'alpha')"
@@ -831,11 +820,6 @@ def test_select_star_over_a_join_with_match_hides_rowid_and_score(library):
     assert "_score" not in table.column_names
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="BUG: SELECT * FROM a managed table without MATCH shows the hidden _rowid column "
-    "(DESIGN §3.2: _rowid is hidden, selectable by name), unlike SELECT * with MATCH",
-)
 def test_select_star_without_match_hides_rowid(library):
     assert library.sql("SELECT * FROM docs").to_arrow_table().column_names == [
         "id",
@@ -884,13 +868,6 @@ def test_match_under_or_on_a_plain_table_is_refused():
     assert got == [(2,)]
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="BUG: MATCH on a session table/view with NOT NULL columns (e.g. a VALUES view, or a "
-    "pyarrow table with non-nullable fields) fails with a raw pyarrow ArrowInvalid: "
-    "ForeignTable.take builds its result with the declared (non-null) schema but the scanned "
-    "batches carry nullable fields",
-)
 def test_match_on_a_plain_table_with_not_null_columns():
     db = fts.connect()
     schema = pa.schema([pa.field("id", pa.int64(), False), pa.field("body", pa.string(), False)])
@@ -1238,13 +1215,6 @@ def test_set_of_datafusion_settings_still_reaches_datafusion():
     assert got == [("123",)]
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="BUG: DROP TABLE on a managed table is not intercepted (sqlglot puts the table in "
-    "Drop.args['tables'], not Drop.this): DataFusion deregisters it but the manifest keeps it, "
-    "so db.table_names() still lists it, t.search still finds rows, SQL no longer sees it and "
-    "CREATE TABLE with the same name is a CatalogError",
-)
 def test_drop_table_removes_a_managed_table():
     db = fts.connect()
     db.sql("CREATE TABLE docs (id BIGINT, body VARCHAR); INSERT INTO docs VALUES (1, 'alpha')")
@@ -1256,11 +1226,6 @@ def test_drop_table_removes_a_managed_table():
     assert rows(db.sql("SELECT count(*) FROM docs")) == [(0,)]
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="BUG: CREATE TABLE IF NOT EXISTS on an existing managed table raises CatalogError "
-    "(the IF NOT EXISTS clause is ignored)",
-)
 def test_create_table_if_not_exists_keeps_the_existing_table():
     db = fts.connect()
     db.sql("CREATE TABLE docs (id BIGINT, body VARCHAR); INSERT INTO docs VALUES (1, 'alpha')")
@@ -1277,11 +1242,6 @@ def test_create_table_twice_is_a_catalog_error():
         db.sql("CREATE TABLE docs (x INT)")
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="BUG: UPDATE / TRUNCATE on a managed table reach DataFusion and fail with a raw "
-    "datafusion Exception, not an FtsError (DESIGN §3.3: one exception hierarchy)",
-)
 @pytest.mark.parametrize("sql", ["UPDATE docs SET body = 'x' WHERE id = 1", "TRUNCATE docs"])
 def test_unsupported_dml_on_a_managed_table_is_an_fts_error(sql):
     db = fts.connect()
@@ -1303,12 +1263,6 @@ def test_multi_statement_text_returns_the_last_result():
     assert [i for i, _ in rows(df)] == [2, 1]
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="BUG: a comment after the last ';' (e.g. 'SELECT 1; -- done') is parsed by sqlglot "
-    "into a Semicolon statement whose text (the bare comment) is sent to DataFusion, which "
-    "raises a raw ValueError ('No SQL statements were provided')",
-)
 def test_trailing_comment_after_the_last_statement():
     db = fts.connect()
     assert rows(db.sql("SELECT 1 AS a; -- done")) == [(1,)]
@@ -1385,23 +1339,12 @@ def test_query_syntax_error_in_the_second_match(library):
     assert err.offset < sql.index("MATCH(body")
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="BUG: QuerySyntaxError positions inside a MATCH literal ignore SQL quote escapes: "
-    "with '' in the literal the reported column is one to the left per doubled quote",
-)
 def test_query_syntax_error_position_after_an_escaped_quote(library):
     sql = "SELECT id FROM docs WHERE MATCH(body, 'it''s (')"
     err = match_error(library, sql, fts.QuerySyntaxError)
     assert err.offset == sql.rindex("(")
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="BUG: in a multi-statement text, errors of the 2nd+ statement mix offsets into the "
-    "whole text with the statement's own text: line:column are shifted by the length of the "
-    "statements before it",
-)
 def test_error_position_in_the_second_statement_of_a_script(library):
     sql = "SELECT 1;\nSELECT id FROM docs WHERE MATCH(body, 'x (')"
     err = match_error(library, sql, fts.QuerySyntaxError)
@@ -1417,11 +1360,6 @@ def test_unknown_column_in_match_is_an_sql_error_at_the_column(library):
     assert "nosuch" in err.message
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="BUG: a qualified unknown column (MATCH(d.nosuch, ...)) raises CatalogError with no "
-    "SQL position instead of an SqlError at the column like the unqualified form",
-)
 def test_qualified_unknown_column_in_match_is_an_sql_error(library):
     sql = "SELECT id FROM docs AS d WHERE MATCH(d.nosuch, 'x')"
     err = match_error(library, sql)
@@ -1460,12 +1398,6 @@ def test_match_outside_where_is_an_sql_error(library):
     assert "WHERE" in err.message
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="BUG: SqlError spans of nodes without their own token position (a MATCH call, an "
-    "OR/AND predicate) start at the first descendant found breadth-first (e.g. the query "
-    "literal or the last MATCH), not at the start of the node",
-)
 @pytest.mark.parametrize(
     "sql, at",
     [
@@ -1496,12 +1428,6 @@ def test_match_on_two_tables_of_a_join_is_refused(library):
     assert "ambiguous" in err.message
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="BUG: unquoted identifiers are case-insensitive in DataFusion (SELECT BODY FROM DOCS "
-    "works) but MATCH(BODY, ...) is an SqlError and FROM DOCS ... MATCH(...) searches the managed "
-    "table as a foreign one and fails with a raw pyarrow ArrowInvalid",
-)
 @pytest.mark.parametrize(
     "sql",
     [

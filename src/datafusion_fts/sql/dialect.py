@@ -53,6 +53,7 @@ class Explain(exp.Expression):
 
 
 def _parse_match(self: "FtsParser") -> FtsMatch:
+    name_token = self._tokens[self._index - 2]  # MATCH, before the consumed "("
     if self._match(TokenType.L_PAREN, advance=False) and self._next and self._next.token_type == TokenType.VAR:
         # MATCH((c1, c2), 'q'): a parenthesised column list.
         self._match(TokenType.L_PAREN)
@@ -63,7 +64,7 @@ def _parse_match(self: "FtsParser") -> FtsMatch:
     if not self._match(TokenType.COMMA):
         self.raise_error("MATCH needs a column (or a parenthesised column list), a comma and a query string")
     query = self._parse_bitwise()
-    return self.expression(FtsMatch(expressions=columns, query=query))
+    return self.expression(FtsMatch(expressions=columns, query=query), token=name_token)
 
 
 class FtsTokenizer(Postgres.Tokenizer):
@@ -121,7 +122,8 @@ class FtsGenerator(Postgres.Generator):
         ),
         Optimize: lambda self, e: f"OPTIMIZE {self.sql(e, 'this')}",
         Explain: lambda self, e: "EXPLAIN " + ("ANALYZE " if e.args.get("analyze") else "") + self.sql(e, "this"),
-        CreateFulltextIndex: lambda self, e: "CREATE FULLTEXT INDEX ON {} ({}){}".format(
+        CreateFulltextIndex: lambda self, e: "CREATE FULLTEXT INDEX {}ON {} ({}){}".format(
+            self.sql(e, "name") + " " if e.args.get("name") else "",
             self.sql(e, "this"),
             ", ".join(self.sql(c) for c in e.expressions),
             " WITH (" + ", ".join(self.sql(o) for o in e.args.get("options") or []) + ")"
@@ -156,6 +158,23 @@ def parse_sql(sql: str) -> list[exp.Expression]:
         offset = _offset(sql, line, col) - max(0, len(highlight) - 1)
         message = first.get("description") or str(err).split("\n")[0]
         raise SqlError(message, sql, offset, max(1, len(highlight))) from None
-    except TokenError as err:
-        raise SqlError(f"cannot tokenize SQL: {err}", sql, 0) from None
+    except TokenError:
+        # The tokens read before the failure end where the bad one begins.
+        tokenizer = FtsTokenizer()
+        try:
+            tokenizer.tokenize(sql)
+        except TokenError:
+            pass
+        offset = tokenizer.tokens[-1].end + 1 if tokenizer.tokens else 0
+        while offset < len(sql) and sql[offset].isspace():
+            offset += 1
+        raise SqlError("cannot tokenize SQL here (an unterminated string or identifier?)", sql, offset) from None
     return [s for s in statements if s is not None]
+
+
+def identifier(node: exp.Expression) -> str:
+    """A table or column name as DataFusion resolves it: unquoted names fold to lowercase."""
+    ident = node.this if isinstance(node, (exp.Table, exp.Column)) else node
+    if isinstance(ident, exp.Identifier):
+        return ident.this if ident.quoted else ident.this.lower()
+    return node.name

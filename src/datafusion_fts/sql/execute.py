@@ -15,8 +15,8 @@ from ..errors import CatalogError, InvalidArgument, PlanError, SqlError
 from ..operators.base import SEARCH_SCHEMA
 from ..planner.plan_search import SearchRequest, plan_search
 from ..storage.foreign import ForeignTable
-from .dialect import CreateFulltextIndex, Explain, Fts, FtsMatch, FtsScore, Optimize, parse_sql
-from .lower_select import Lowered, lower_statement
+from .dialect import CreateFulltextIndex, Explain, Fts, FtsMatch, FtsScore, Optimize, identifier, parse_sql
+from .lower_select import Lowered, expand_stars, lower_statement
 
 if TYPE_CHECKING:
     from ..database import Database
@@ -59,6 +59,7 @@ class SqlSession:
 
     def __init__(self, db: "Database") -> None:
         self.db = db
+        self._text = ""
 
     @property
     def ctx(self) -> datafusion.SessionContext:
@@ -72,9 +73,13 @@ class SqlSession:
         if not statements:
             raise SqlError("no statement to run", text, 0)
         result = None
+        self._text = text  # error positions point into the whole text
         for statement, source in zip(statements, _statement_texts(text, len(statements))):
+            if isinstance(statement, exp.Semicolon):  # only a comment after the last ';'
+                continue
             result = self._execute(statement, source)
-        assert result is not None
+        if result is None:
+            raise SqlError("no statement to run", text, 0)
         return result
 
     # -- dispatch -------------------------------------------------------------------------
@@ -82,8 +87,8 @@ class SqlSession:
         if isinstance(statement, Explain):
             return self._explain(statement, source)
         if isinstance(statement, Optimize):
-            self.db.table(statement.this.name).optimize()
-            return self._status(f"optimized {statement.this.name}")
+            self.db.table(identifier(statement.this)).optimize()
+            return self._status(f"optimized {identifier(statement.this)}")
         if isinstance(statement, CreateFulltextIndex):
             return self._create_index(statement)
         if isinstance(statement, exp.Set):
@@ -93,6 +98,9 @@ class SqlSession:
             return managed
         if statement.find(FtsMatch, FtsScore) is not None:
             return self._search_query(statement, source)
+        rewritten = statement.copy()
+        if [expand_stars(s, self._schema_of) for s in rewritten.find_all(exp.Select)].count(True):
+            return self.ctx.sql(rewritten.sql(dialect="postgres"))
         return self.ctx.sql(source)
 
     def _managed_target(self, statement: exp.Expression) -> datafusion.DataFrame | None:
@@ -102,19 +110,32 @@ class SqlSession:
             return self._create_table(statement)
         if isinstance(statement, exp.Insert):
             target = statement.this.this if isinstance(statement.this, exp.Schema) else statement.this
-            if isinstance(target, exp.Table) and target.name in names:
-                return self._insert(statement, target.name)
-        if isinstance(statement, exp.Delete) and isinstance(statement.this, exp.Table) and statement.this.name in names:
+            if isinstance(target, exp.Table) and identifier(target) in names:
+                return self._insert(statement, identifier(target))
+        if isinstance(statement, exp.Delete) and isinstance(statement.this, exp.Table) and identifier(statement.this) in names:
             where = statement.args.get("where")
             if where is None:
                 raise PlanError("DELETE without WHERE would delete every row; write WHERE true to mean it")
-            count = self.db.table(statement.this.name).delete(where.this.sql(dialect="postgres"))
+            count = self.db.table(identifier(statement.this)).delete(where.this.sql(dialect="postgres"))
             return self._status(f"deleted {count} rows")
         if isinstance(statement, exp.Drop) and statement.kind == "TABLE":
-            table = statement.this
-            if isinstance(table, exp.Table) and table.name in names:
-                self.db.drop_table(table.name)
-                return self._status(f"dropped {table.name}")
+            tables = [identifier(t) for t in statement.args.get("tables") or [] if isinstance(t, exp.Table)]
+            ours = [t for t in tables if t in names]
+            if ours:
+                if len(ours) != len(tables):
+                    raise PlanError("DROP TABLE cannot mix managed tables with other tables")
+                for name in ours:
+                    self.db.drop_table(name)
+                return self._status(f"dropped {', '.join(ours)}")
+        if isinstance(statement, (exp.Update, exp.TruncateTable)):
+            targets = [statement.this] if isinstance(statement, exp.Update) else statement.expressions
+            for t in targets:
+                if isinstance(t, exp.Table) and identifier(t) in names:
+                    verb = "UPDATE" if isinstance(statement, exp.Update) else "TRUNCATE"
+                    raise PlanError(
+                        f"{verb} is not supported on the managed table {identifier(t)!r}: "
+                        "DELETE the rows and INSERT their new versions"
+                    )
         return None
 
     # -- statements ---------------------------------------------------------------------
@@ -134,13 +155,13 @@ class SqlSession:
         return self._status("; ".join(f"{n} = {v!r}" for n, v in names))
 
     def _create_index(self, statement: CreateFulltextIndex) -> datafusion.DataFrame:
-        table = self.db.table(statement.this.name)
+        table = self.db.table(identifier(statement.this))
         options = {}
         for option in statement.args.get("options") or []:
             if not isinstance(option, exp.EQ):
                 raise InvalidArgument(f"index options are key = value, got {option.sql()}")
             options[option.this.name.lower()] = _literal(option.expression)
-        columns = [c.name for c in statement.expressions]
+        columns = [identifier(c) for c in statement.expressions]
         # Validate every column before building any index: a failing statement writes nothing.
         for column in columns:
             table._index_meta(column, options, None)
@@ -170,19 +191,22 @@ class SqlSession:
         table = target.this if isinstance(target, exp.Schema) else target
         if not isinstance(table, exp.Table):
             return None
-        if self.ctx.table_exist(table.name) and table.name not in self.db.table_names():
-            raise CatalogError(f"a DataFusion table named {table.name!r} already exists")
+        name = identifier(table)
+        if statement.args.get("exists") and (name in self.db.table_names() or self.ctx.table_exist(name)):
+            return self._status(f"{name} exists")
+        if self.ctx.table_exist(name) and name not in self.db.table_names():
+            raise CatalogError(f"a DataFusion table named {name!r} already exists")
         query = statement.expression
         if query is not None:
             data = self._run_query(query).to_arrow_table()
             data = data.cast(pa.schema([pa.field(f.name, pa.string() if pa.types.is_string_view(f.type) else f.type) for f in data.schema]))
-            self.db.create_table(table.name, data)
+            self.db.create_table(name, data)
         else:
             defs = [c for c in target.expressions if isinstance(c, exp.ColumnDef)] if isinstance(target, exp.Schema) else []
             if not defs:
                 raise InvalidArgument("CREATE TABLE needs column definitions or AS SELECT")
-            self.db.create_table(table.name, schema=self._arrow_schema(defs))
-        return self._status(f"created {table.name}")
+            self.db.create_table(name, schema=self._arrow_schema(defs))
+        return self._status(f"created {name}")
 
     def _run_query(self, query: exp.Expression) -> datafusion.DataFrame:
         sql = query.sql(dialect=Fts)
@@ -192,7 +216,7 @@ class SqlSession:
         table = self.db.table(name)
         schema = table.schema
         target = statement.this
-        columns = [c.name for c in target.expressions] if isinstance(target, exp.Schema) else schema.names
+        columns = [identifier(c) for c in target.expressions] if isinstance(target, exp.Schema) else schema.names
         for c in columns:
             if c not in schema.names:
                 raise CatalogError(f"table {name!r} has no column {c!r}")
@@ -231,7 +255,7 @@ class SqlSession:
 
     def _plan(self, statement: exp.Expression, source: str) -> tuple[exp.Expression, list[Lowered]]:
         statement = statement.copy()
-        lowered = lower_statement(source, statement, self._schema_of, lambda: f"__fts_result_{next(_names)}")
+        lowered = lower_statement(self._text, statement, self._schema_of, lambda: f"__fts_result_{next(_names)}")
         return statement, lowered
 
     def _run_search(self, item: Lowered) -> tuple[pa.Table, Any]:

@@ -22,7 +22,7 @@ from ..errors import PlanError, QuerySyntaxError, SqlError
 from ..planner.logical import LogicalSearch
 from ..query.parser import parse
 from ..query.tree import Boolean, Query
-from .dialect import FtsMatch, FtsScore
+from .dialect import FtsMatch, FtsScore, identifier
 
 SCORE = "_score"
 ROWID = "_rowid"
@@ -82,10 +82,11 @@ class _Lowering:
         tables += [j.this for j in self.select.args.get("joins") or []]
         for table in tables:
             if isinstance(table, exp.Table) and not table.args.get("db"):
-                found = self.schemas(table.name)
+                found = self.schemas(identifier(table))
                 if found is not None:
-                    out[table.alias_or_name] = (table, found[0])
-                    self.managed[table.alias_or_name] = found[1]
+                    name = table.alias_or_name if table.alias else identifier(table)
+                    out[name] = (table, found[0])
+                    self.managed[name] = found[1]
         return out
 
     def _target(self, matches: list[FtsMatch], sources: dict[str, tuple[exp.Table, pa.Schema]]) -> str:
@@ -95,23 +96,28 @@ class _Lowering:
             for col in m.expressions:
                 if not isinstance(col, exp.Column):
                     raise self._error("MATCH takes column names", col)
+                name = identifier(col)
                 if col.table:
-                    if col.table not in sources:
+                    qualifier = col.args["table"]
+                    owner = qualifier.this if qualifier.quoted else qualifier.this.lower()
+                    if owner not in sources:
                         raise self._error(f"MATCH column {col.sql()} is not a column of a table in FROM", col)
-                    targets.add(col.table)
+                    if name not in sources[owner][1].names:
+                        raise self._error(f"table {owner!r} has no column {name!r}", col)
+                    targets.add(owner)
                 else:
-                    owners = [a for a, (_, schema) in sources.items() if col.name in schema.names]
+                    owners = [a for a, (_, schema) in sources.items() if name in schema.names]
                     if not owners:
-                        raise self._error(f"no table in FROM has a column {col.name!r}", col)
+                        raise self._error(f"no table in FROM has a column {name!r}", col)
                     if len(owners) > 1:
-                        raise self._error(f"column {col.name!r} is ambiguous: qualify it with one of {owners}", col)
+                        raise self._error(f"column {name!r} is ambiguous: qualify it with one of {owners}", col)
                     targets.add(owners[0])
         if len(targets) != 1:
             raise PlanError(f"all MATCH predicates of one SELECT must search one table; they search {sorted(targets)}")
         return targets.pop()
 
     def _error(self, message: str, node: exp.Expression) -> SqlError:
-        start = _start(node)
+        start = _start(node, self.sql)
         return SqlError(message, self.sql, start if start is not None else 0, len(node.sql()))
 
     # -- MATCH trees ----------------------------------------------------------------------
@@ -120,14 +126,15 @@ class _Lowering:
         if not (isinstance(literal, exp.Literal) and literal.is_string):
             raise self._error("the query of MATCH must be a string literal", literal)
         try:
-            return parse(literal.this, [c.name for c in m.expressions])
+            return parse(literal.this, [identifier(c) for c in m.expressions])
         except QuerySyntaxError as err:
-            start = _start(literal)
+            start = _start(literal, self.sql)
             if start is None:
                 raise
-            # Point into the SQL: the literal's opening quote + 1 + the offset inside it.
+            # Point into the SQL: past the opening quote, counting each '' escape as two.
+            raw = start + 1 + err.offset + literal.this[: err.offset].count("'")
             raise QuerySyntaxError(
-                f"{err.message} (offset {err.offset} in the MATCH query)", self.sql, start + 1 + err.offset, err.length
+                f"{err.message} (offset {err.offset} in the MATCH query)", self.sql, raw, err.length
             ) from None
 
     def _tree(self, node: exp.Expression) -> Query:
@@ -214,11 +221,11 @@ class _Lowering:
         tree = must[0] if len(must) == 1 and not must_not else Boolean(must=tuple(must), must_not=tuple(must_not))
 
         self._replace_scores(scores, alias)
-        self._expand_stars(alias, schema)
+        expand_stars(select, self.schemas, searched=True)
         order_by_score = self._tie_break(alias)
         k = self._pushdown(order_by_score, residual_ok and join == "inner")
         prefilter_sql = " AND ".join(p.sql(dialect="postgres") for p in prefilter) or None
-        search = LogicalSearch(table.name, alias, tree, prefilter_sql, k, join, managed)
+        search = LogicalSearch(identifier(table), alias, tree, prefilter_sql, k, join, managed)
 
         result_table = fresh_name()
         select.set("where", exp.Where(this=exp.and_(*kept)) if kept else None)
@@ -232,34 +239,20 @@ class _Lowering:
         return Lowered(search, result_table)
 
     def _local(self, node: exp.Expression, alias: str, schema: pa.Schema) -> bool:
-        """A predicate DataFusion can evaluate on the searched table alone (a prefilter)."""
-        if node.find(exp.Select, exp.AggFunc, exp.Window) is not None:
+        """A predicate DataFusion can evaluate on the searched table alone (a prefilter);
+        one reading score() can only be evaluated after the search."""
+        if node.find(exp.Select, exp.AggFunc, exp.Window, FtsScore) is not None:
             return False
         for col in node.find_all(exp.Column):
             if col.table and col.table != alias:
                 return False
-            if col.name not in schema.names and col.name != ROWID:
+            if identifier(col) not in schema.names and identifier(col) != ROWID:
                 return False
         return True
 
     def _replace_scores(self, scores: list[FtsScore], alias: str) -> None:
         for s in scores:
             s.replace(exp.column(SCORE, table=alias))
-
-    def _expand_stars(self, alias: str, schema: pa.Schema) -> None:
-        """``*`` / ``alias.*`` list the table's own columns: ``_rowid`` and ``_score`` stay
-        hidden, selectable by name."""
-        own = [exp.column(name, table=alias) for name in schema.names]
-        expressions = []
-        single = not self.select.args.get("joins")
-        for e in self.select.expressions:
-            if isinstance(e, exp.Star) and single:
-                expressions.extend(c.copy() for c in own)
-            elif isinstance(e, exp.Column) and isinstance(e.this, exp.Star) and e.table == alias:
-                expressions.extend(c.copy() for c in own)
-            else:
-                expressions.append(e)
-        self.select.set("expressions", expressions)
 
     def _is_score(self, node: exp.Expression, alias: str) -> bool:
         if isinstance(node, exp.Column) and node.name == SCORE and node.table in (alias, ""):
@@ -316,7 +309,7 @@ class _Lowering:
             projections.append(exp.alias_(score, SCORE))
         body = (
             exp.select(*projections)
-            .from_(exp.Table(this=exp.to_identifier(table.name), alias=exp.TableAlias(this=inner)))
+            .from_(exp.Table(this=exp.to_identifier(identifier(table), quoted=True), alias=exp.TableAlias(this=inner)))
             .join(
                 exp.Table(this=exp.to_identifier(result_table), alias=exp.TableAlias(this=res)),
                 on=exp.column(ROWID, table=inner).eq(exp.column(ROWID, table=res)),
@@ -326,20 +319,72 @@ class _Lowering:
         return exp.Subquery(this=body, alias=exp.TableAlias(this=exp.to_identifier(alias)))
 
 
+def _source_names(select: exp.Select) -> list[tuple[str, exp.Expression]]:
+    from_ = select.args.get("from_")
+    nodes = ([from_.this] if from_ is not None else []) + [j.this for j in select.args.get("joins") or []]
+    out = []
+    for node in nodes:
+        if isinstance(node, exp.Table):
+            out.append((node.alias_or_name if node.alias else identifier(node), node))
+        else:
+            out.append((node.alias_or_name, node))
+    return out
+
+
+def expand_stars(
+    select: exp.Select, schemas: Callable[[str], tuple[pa.Schema, bool] | None], searched: bool = False
+) -> bool:
+    """Spell out ``*`` and ``t.*`` over managed tables (and, in a searching SELECT, every
+    known table) as their own columns, so the hidden ``_rowid`` and a search's ``_score``
+    are selectable by name only (DESIGN §3.2). Returns whether anything changed."""
+    columns: dict[str, list[exp.Expression] | None] = {}
+    managed = False
+    for name, node in _source_names(select):
+        found = schemas(identifier(node)) if isinstance(node, exp.Table) and not node.args.get("db") else None
+        if found is not None and (found[1] or searched):
+            managed = managed or found[1]
+            columns[name] = [exp.column(c, table=name, quoted=True) for c in found[0].names]
+        else:
+            columns[name] = [exp.column(exp.Star(), table=name)] if name else None
+    if not managed and not searched:
+        return False
+    expressions, changed = [], False
+    for e in select.expressions:
+        if isinstance(e, exp.Star) and all(c is not None for c in columns.values()):
+            for cols in columns.values():
+                expressions.extend(c.copy() for c in cols or [])
+            changed = True
+        elif isinstance(e, exp.Column) and isinstance(e.this, exp.Star) and columns.get(e.table):
+            expressions.extend(c.copy() for c in columns[e.table] or [])
+            changed = True
+        else:
+            expressions.append(e)
+    if changed:
+        select.set("expressions", expressions)
+    return changed
+
+
 def _int_literal(node: exp.Expression | None) -> int | None:
     if isinstance(node, exp.Literal) and not node.is_string and node.this.isdigit():
         return int(node.this)
     return None
 
 
-def _start(node: exp.Expression) -> int | None:
-    start = node.meta.get("start") if node.meta else None
-    if start is None:
-        for child in node.walk():
-            if child.meta and child.meta.get("start") is not None:
-                return int(child.meta["start"])
-        return None
-    return int(start)
+def _start(node: exp.Expression, sql: str) -> int | None:
+    """Where ``node`` begins in ``sql``: the earliest position of its tokens. Parentheses
+    keep no token, so each one counts from the "(" just before its content."""
+    starts = []
+    for n in node.walk():
+        if n.meta and n.meta.get("start") is not None:
+            starts.append(int(n.meta["start"]))
+        elif isinstance(n, exp.Paren):
+            inner = _start(n.this, sql)
+            if inner is not None:
+                at = inner - 1
+                while at > 0 and sql[at].isspace():
+                    at -= 1
+                starts.append(at if sql[at] == "(" else inner)
+    return min(starts) if starts else None
 
 
 def lower_statement(
@@ -354,4 +399,6 @@ def lower_statement(
         result = _Lowering(sql, select, schemas).lower(fresh_name)
         if result is not None:
             lowered.append(result)
+        else:
+            expand_stars(select, schemas)
     return lowered

@@ -45,8 +45,9 @@ class ForeignTable:
             lo, hi = np.searchsorted(wanted, [ids[0], ids[-1] + 1]) if len(ids) else (0, 0)
             if lo < hi:
                 parts.append(batch.take(pa.array(wanted[lo:hi] - ids[0])))
-        schema = pa.schema([pa.field(ROWID, pa.int64()), *self.schema])
-        table = pa.Table.from_batches(parts, schema=schema) if parts else schema.empty_table()
+        # Scanned batches may declare fields nullable where the table's schema does not.
+        schema = pa.schema([pa.field(ROWID, pa.int64()), *[f.with_nullable(True) for f in self.schema]])
+        table = pa.Table.from_batches([p.cast(schema) for p in parts], schema=schema) if parts else schema.empty_table()
         inverse = np.empty(len(order), dtype=np.int64)
         inverse[order] = np.arange(len(order))
         table = table.take(pa.array(inverse))
