@@ -146,6 +146,8 @@ class Evaluator:
         return rows[0] if len(rows) == 1 else np.unique(np.concatenate(rows))
 
     def _terms(self, node: BoundTerms, within: np.ndarray | None) -> Hits:
+        if node.require_all and len(node.groups) > 1 and all(len(g) == 1 for g in node.groups):
+            return self._conjunction(node, within)
         if node.require_all and len(node.groups) > 1:
             # Candidates: the cheapest group's rows, narrowed by probing the others.
             def group_cost(g: tuple[str, ...]) -> int:
@@ -168,6 +170,23 @@ class Evaluator:
         if node.boost != 1.0:
             acc = Hits(acc.rows, acc.scores * node.boost)
         return acc
+
+    def _conjunction(self, node: BoundTerms, within: np.ndarray | None) -> Hits:
+        """Every term required: the rarest term's rows, narrowed by probing the others,
+        each term read once; scores added in query order."""
+        terms = [g[0] for g in node.groups]
+        found: dict[int, Hits] = {}
+        rows = within
+        for i in sorted(range(len(terms)), key=lambda i: self.stats.df.get((node.column, terms[i]), 0)):
+            found[i] = self._term_hits(node.column, terms[i], rows)
+            rows = found[i].rows
+            if not len(rows):
+                return Hits.empty()
+        assert rows is not None
+        scores = np.zeros(len(rows), dtype=np.float64)
+        for i in range(len(terms)):
+            scores = scores + _restrict(found[i], rows).scores
+        return Hits(rows, scores * node.boost if node.boost != 1.0 else scores)
 
     def _phrase(self, node: BoundPhrase, within: np.ndarray | None) -> Hits:
         if not node.terms:
