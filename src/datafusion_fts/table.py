@@ -8,9 +8,10 @@ from typing import TYPE_CHECKING, Any, Callable, Iterable
 import numpy as np
 import pyarrow as pa
 
-from .analysis import analyzer_for, make_analyzer_config
+from .analysis import make_analyzer_config
 from .errors import CatalogError, InvalidArgument
-from .index.builder import build_segment, merge_segments
+from .index.build_range import MERGE_MAX_POSTINGS, build_range
+from .index.builder import merge_segments
 from .index.segment import Segment
 from .ingest import open_batches
 from .operators.base import SEARCH_SCHEMA
@@ -24,10 +25,6 @@ if TYPE_CHECKING:
 
 Progress = Callable[[int, int], None]
 ROW_ID_MAX = (1 << 63) - 1
-# A build tokenizes at most this much text at once, then inverts it into a segment.
-BUILD_CHUNK_BYTES = 256 << 20
-# Chunk segments are merged while the merged segment stays under this many postings.
-MERGE_MAX_POSTINGS = 400_000_000
 
 
 class Table:
@@ -128,52 +125,15 @@ class Table:
         self, manifest: Manifest, snap: TableSnapshot, index: IndexMeta, lo: int, hi: int,
         progress: Progress | None,
     ) -> tuple[Manifest, list[Segment]]:
-        """Segments over the rows of [lo, hi]: one per bounded chunk, then merged."""
-        analyzer = analyzer_for(index.analyzer)
-        last = snap.committed_rows - 1
-        total = max(0, min(hi, last) - lo + 1) if lo <= last else 0
-        done = 0
-        chunks: list[Segment] = []
-        pending: list[pa.RecordBatch] = []
-        pending_bytes = 0
+        """Segments over the rows of [lo, hi], with file ids reserved in ``manifest``."""
+        holder = [manifest]
 
-        def build_chunk(chunk_lo: int, chunk_hi: int) -> None:
-            nonlocal manifest, pending, pending_bytes
-            seg_id, manifest = manifest.file_id("seg")
-            if pending:
-                table = pa.Table.from_batches(pending)
-                row_ids = table.column(0).to_numpy()
-                stream = analyzer.analyze(table.column(1))
-            else:
-                row_ids, stream = np.zeros(0, np.int64), None
-            covered = (chunk_lo, min(chunk_hi, last))
-            chunks.append(build_segment(seg_id, chunk_lo, chunk_hi, covered, row_ids, stream, index.positions))
-            pending, pending_bytes = [], 0
+        def new_id() -> str:
+            seg_id, holder[0] = holder[0].file_id("seg")
+            return seg_id
 
-        chunk_lo = lo
-        for batch in snap.scan([index.column], row_range=(lo, hi)):
-            pending.append(batch)
-            pending_bytes += batch.column(1).nbytes
-            done += batch.num_rows
-            if pending_bytes >= BUILD_CHUNK_BYTES:
-                last_id = int(batch.column(0)[-1].as_py())
-                build_chunk(chunk_lo, last_id)
-                chunk_lo = last_id + 1
-            if progress is not None:
-                progress(done, total)
-        if pending or not chunks:
-            build_chunk(chunk_lo, hi)
-        elif chunks:
-            last_meta = chunks[-1].meta
-            chunks[-1] = replace(chunks[-1], meta=replace(last_meta, hi=hi))
-        merged: list[Segment] = []
-        for seg in chunks:
-            if merged and merged[-1].meta.n_postings + seg.meta.n_postings <= MERGE_MAX_POSTINGS:
-                seg_id, manifest = manifest.file_id("seg")
-                merged[-1] = merge_segments(seg_id, [merged[-1], seg])
-            else:
-                merged.append(seg)
-        return manifest, merged
+        segments = build_range(snap, index, lo, hi, new_id, progress)
+        return holder[0], segments
 
     def _commit_index(self, manifest: Manifest, index: IndexMeta, segments: list[Segment], replace_all: bool) -> None:
         for seg in segments:
