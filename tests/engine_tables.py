@@ -35,10 +35,20 @@ def delete_rows(t: fts.Table, rows: set[int]) -> None:
 
 def engine_table(ref: RefTable, layout: str, splits: list[int] | None = None) -> fts.Table:
     """``layout``: "flat" (no index), "indexed" (create_index per column, rows deleted
-    afterwards: masked out of the segments), or "segments" (rows deleted first, then
+    afterwards: masked out of the segments), "hybrid" (an index over the rows before
+    ``splits[0]``, the rest inserted after it), or "segments" (rows deleted first, then
     build_segment over consecutive ranges cut at ``splits``, overlapping by one row)."""
     db = fts.connect()
     data = arrow_table(ref)
+    if layout == "hybrid":
+        # Index the first part; the rest arrives later as an unindexed tail.
+        cut = (splits or [data.num_rows // 2])[0] % (data.num_rows + 1)
+        t = db.create_table("docs", data.slice(0, cut))
+        for column in data.column_names:
+            t.create_index(column, **index_options(ref, column))
+        t.insert(data.slice(cut))
+        delete_rows(t, ref.deleted)
+        return t
     t = db.create_table("docs", data)
     if layout != "indexed":
         delete_rows(t, ref.deleted)

@@ -58,3 +58,14 @@ def test_forced_flat_scan_over_indexed_table_matches_reference(case):
     t = engine_table(ref, "indexed")
     t.db.settings.set("fts.force_plan", "flat_scan")
     check(t, ref, query, params)
+
+
+@given(cases(deletes=True, params=True, token_limits=True), st.integers(0, 40))
+def test_hybrid_tail_matches_reference(case, cut):
+    ref, query, params = case
+    t = engine_table(ref, "hybrid", [cut])
+    plan, request = t.plan(query, limit=5)
+    if t.snapshot().committed_rows > cut and request.columns:
+        # Every column is indexed with positions here, so the tail is always answerable.
+        assert request.choice == "hybrid", (request.choice, request.reasons)
+    check(t, ref, query, params)

@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import itertools
 import os
 import re
 import threading
+import time
 from dataclasses import replace
 from typing import Any, Callable
 
@@ -13,8 +15,10 @@ import numpy as np
 import pyarrow as pa
 
 from .errors import CatalogError, InvalidArgument
+from .index.build_range import build_range
 from .index.segment import Segment
 from .index.segment_set import SegmentSet
+from .operators.hybrid_residual_search import TailInfo
 from .ingest import check_new_schema, conform, open_batches
 from .settings import Settings
 from .storage.manifest import ROWID, FragmentMeta, Manifest, SegmentMeta, TableMeta
@@ -43,6 +47,8 @@ class Database:
         self.store.collect_garbage(self._manifest)
         self._segments: dict[str, Segment] = {}
         self._segment_sets: dict[tuple, SegmentSet] = {}
+        self._tails: dict[tuple, tuple[SegmentSet, TailInfo]] = {}
+        self._tail_ids = itertools.count()
         self._cache_lock = threading.Lock()
         for meta in self._manifest.tables.values():
             self._register(meta)
@@ -213,6 +219,33 @@ class Database:
             with self._cache_lock:
                 seg = self._segments.setdefault(meta.id, seg)
         return seg
+
+    def hybrid_segment_set(self, snapshot: TableSnapshot, column: str) -> tuple[SegmentSet, TailInfo]:
+        """The column's persisted segments plus an in-memory segment over the rows they do
+        not cover, built once per tail version and kept in a small LRU."""
+        index = snapshot.meta.indexes[column]
+        first = index.covered_until + 1
+        last = snapshot.committed_rows - 1
+        deletes = tuple(f.deletes for f in snapshot.meta.fragments if f.deletes)
+        key = (snapshot.name, column, first, last, index.analyzer, index.positions, index.k1, index.b,
+               tuple(s.id for s in index.segments), deletes)
+        with self._cache_lock:
+            hit = self._tails.pop(key, None)
+            if hit is not None:
+                self._tails[key] = hit  # most recently used last
+        if hit is not None:
+            segment_set, info = hit
+            return segment_set, replace(info, cached=True)
+        start = time.perf_counter()
+        tail = build_range(snapshot, index, first, last, lambda: f"tail-{next(self._tail_ids)}")
+        segments = [self.segment(s) for s in index.segments] + tail
+        segment_set = SegmentSet(segments, index.k1, index.b, snapshot.deleted)
+        info = TailInfo(first, max(0, last - first + 1), (time.perf_counter() - start) * 1e3, False)
+        with self._cache_lock:
+            self._tails[key] = (segment_set, info)
+            while len(self._tails) > self.settings.get("fts.tail_cache_entries"):
+                self._tails.pop(next(iter(self._tails)))
+        return segment_set, info
 
     def segment_set(self, snapshot: TableSnapshot, column: str) -> SegmentSet:
         """The (cached) searchable view of a column's index in ``snapshot``."""

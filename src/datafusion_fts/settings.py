@@ -51,6 +51,8 @@ REGISTRY: dict[str, Setting] = {
                 "Force the search operator (for tests and benchmarks)."),
         Setting("fts.residual_row_limit", 100_000, _non_negative_int,
                 "Largest unindexed tail HybridResidualSearch will tokenize per query."),
+        Setting("fts.tail_cache_entries", 16, _non_negative_int,
+                "In-memory indexes of unindexed tails kept for reuse (least recently used go)."),
         Setting("fts.pruning", True, _bool,
                 "Block-max pruning of top-k disjunctions (changes speed only, never results)."),
     )

@@ -297,5 +297,6 @@ class Table:
             snap, query, limit, offset, include,
             force_plan=self.db.settings.get("fts.force_plan"),
             pruning=self.db.settings.get("fts.pruning"),
+            residual_row_limit=self.db.settings.get("fts.residual_row_limit"),
         )
-        return plan_search(request, self.db.segment_set)
+        return plan_search(request, self.db)

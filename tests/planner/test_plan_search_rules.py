@@ -85,7 +85,12 @@ def test_non_text_column_is_refused():
 @pytest.mark.parametrize(
     "index, query, choice, reasons",
     [
-        ({}, Match("body", "alpha"), "flat_scan", ("body: no index",)),
+        (
+            {},
+            Match("body", "alpha"),
+            "flat_scan",
+            ("not IndexedSearch: body: no index", "not HybridResidualSearch: body: no index to extend with a tail"),
+        ),
         (
             {"body": {}},
             Match("body", "alpha"),
@@ -96,7 +101,10 @@ def test_non_text_column_is_refused():
             {"body": {}},
             Phrase("body", "alpha beta"),
             "flat_scan",
-            ("body: phrase query but the index has no positions",),
+            (
+                "not IndexedSearch: body: phrase query but the index has no positions",
+                "not HybridResidualSearch: body: phrase query but the index has no positions",
+            ),
         ),
         (
             {"body": {"positions": True}},
@@ -108,13 +116,20 @@ def test_non_text_column_is_refused():
             {"body": {}},
             Boolean(must=(Match("body", "a"), Match("title", "b"))),
             "flat_scan",
-            ("title: no index",),
+            (
+                "not IndexedSearch: title: no index",
+                "not HybridResidualSearch: title: no index to extend with a tail",
+            ),
         ),
         (
             {},
             MultiMatch("a", ("title", "body")),
             "flat_scan",
-            ("title: no index", "body: no index"),
+            (
+                "not IndexedSearch: title: no index; body: no index",
+                "not HybridResidualSearch: title: no index to extend with a tail; "
+                "body: no index to extend with a tail",
+            ),
         ),
     ],
 )
@@ -123,13 +138,16 @@ def test_choice_and_reason(index, query, choice, reasons):
     assert (req.choice, req.reasons) == (choice, reasons)
 
 
-def test_an_unindexed_tail_sends_the_search_to_a_flat_scan():
+def test_an_unindexed_tail_sends_the_search_to_the_hybrid_plan():
     db = make_db({"body": {}})
     db.table("docs").insert(
         pa.table({"id": pa.array([6], pa.int64()), "title": ["x"], "body": ["alpha"]})
     )
     req = decide(request(db, Match("body", "alpha")))
-    assert (req.choice, req.reasons) == ("flat_scan", ("body: index covers rows ..5 of ..6",))
+    assert (req.choice, req.reasons) == ("hybrid", ("not IndexedSearch: body: index covers rows ..5 of ..6",))
+    req = decide(request(db, Match("body", "alpha"), residual_row_limit=0))
+    assert req.choice == "flat_scan"
+    assert req.reasons[-1] == "not HybridResidualSearch: unindexed tail of 1 rows exceeds fts.residual_row_limit = 0"
     db.table("docs").optimize()
     assert decide(request(db, Match("body", "alpha"))).choice == "indexed"
 
@@ -149,7 +167,7 @@ def test_forced_indexed_when_possible():
     [
         ({}, Match("body", "alpha"), "indexed", "body: no index"),
         ({"body": {}}, Phrase("body", "a b"), "indexed", "no positions"),
-        ({"body": {}}, Match("body", "alpha"), "hybrid", "hybrid"),
+        ({}, Match("body", "alpha"), "hybrid", "no index to extend"),
     ],
 )
 def test_impossible_forced_plan_is_a_plan_error_that_says_why(index, query, force, gap):
@@ -178,7 +196,7 @@ def test_physical_plan_is_a_global_top_k_over_one_operator_and_matches_the_refer
     index, query, k, offset
 ):
     db = make_db(index)
-    plan, req = plan_search(request(db, query, k=k, offset=offset), db.segment_set)
+    plan, req = plan_search(request(db, query, k=k, offset=offset), db)
     limit = "all" if k is None else str(k)
     assert plan.display() == f"GlobalTopK: k={limit}, offset={offset}, inputs=1"
     (operator,) = plan.children()
@@ -194,11 +212,12 @@ def test_physical_plan_is_a_global_top_k_over_one_operator_and_matches_the_refer
 
 def test_flat_scan_display_carries_the_reason():
     db = make_db({"body": {}})
-    plan, _ = plan_search(request(db, Phrase("body", "alpha beta"), k=3), db.segment_set)
+    plan, _ = plan_search(request(db, Phrase("body", "alpha beta"), k=3), db)
     (operator,) = plan.children()
     assert operator.display() == (
         "FlatScanSearch: table=docs, columns=['body'], k=3, "
-        "reason=body: phrase query but the index has no positions"
+        "reason=not IndexedSearch: body: phrase query but the index has no positions; "
+        "not HybridResidualSearch: body: phrase query but the index has no positions"
     )
 
 
@@ -210,7 +229,7 @@ def test_include_row_ids_reach_the_operator():
     for force in ("auto", "flat_scan"):
         plan, _ = plan_search(
             request(db, Match("body", "alpha"), k=5, include=include, force_plan=force),
-            db.segment_set,
+            db,
         )
         result = pa.Table.from_batches(list(plan.execute()), schema=plan.schema)
         expected = ref_search(REF, Match("body", "alpha"), 5, 0, [0, 4])

@@ -71,7 +71,7 @@ class IndexedSearch(ExecutionPlan):
     CHOSEN_BECAUSE = "every column's index covers every committed row"
 
     @staticmethod
-    def unmet(table: object, query: Query, columns: tuple[str, ...]) -> list[str]:
+    def unmet(table: object, query: Query, columns: tuple[str, ...], residual_row_limit: int = 0) -> list[str]:
         """What keeps this operator from answering ``query`` on ``table`` exactly: it
         needs, per column, an index covering every committed row, with positions for
         phrases."""

@@ -7,7 +7,7 @@ request with its decision (and reason) filled in, so EXPLAIN can show every choi
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Callable
+from typing import Any, Callable, Protocol
 
 import numpy as np
 import pyarrow as pa
@@ -19,6 +19,7 @@ from ..operators.base import ExecutionPlan
 from ..operators.evaluate import QueryStats
 from ..operators.flat_scan_search import FlatScanSearch
 from ..operators.global_topk import GlobalTopK
+from ..operators.hybrid_residual_search import HybridResidualSearch, TailInfo
 from ..operators.indexed_search import IndexedSearch
 from ..query.bound import query_terms
 from ..query.tree import Query, leaves
@@ -47,6 +48,7 @@ class SearchRequest:
     include: np.ndarray | None = None
     force_plan: str = "auto"
     pruning: bool = True
+    residual_row_limit: int = 100_000
     columns: tuple[str, ...] = ()
     choice: str = ""
     reasons: tuple[str, ...] = field(default_factory=tuple)
@@ -75,13 +77,19 @@ def check_columns(req: SearchRequest) -> SearchRequest:
 # The search operators in order of preference; each declares what it cannot do
 # (``unmet``), and the planner reads those declarations (fail closed: the last one, the
 # flat scan, can answer everything).
-CANDIDATES: tuple[tuple[str, Any], ...] = (("indexed", IndexedSearch), ("flat_scan", FlatScanSearch))
+CANDIDATES: tuple[tuple[str, Any], ...] = (
+    ("indexed", IndexedSearch),
+    ("hybrid", HybridResidualSearch),
+    ("flat_scan", FlatScanSearch),
+)
 
 
 def choose_search_operator(req: SearchRequest) -> SearchRequest:
     """The first operator whose requirements the table and query meet, with the reasons
     the better ones were passed over; or the forced one (a PlanError if impossible)."""
-    unmet = {name: op.unmet(req.snapshot, req.query, req.columns) for name, op in CANDIDATES}
+    unmet = {
+        name: op.unmet(req.snapshot, req.query, req.columns, req.residual_row_limit) for name, op in CANDIDATES
+    }
     if req.force_plan != "auto":
         if req.force_plan not in unmet:
             raise PlanError(
@@ -95,7 +103,7 @@ def choose_search_operator(req: SearchRequest) -> SearchRequest:
     for name, op in CANDIDATES:
         if not unmet[name]:
             return _evolve(req, choice=name, reasons=tuple(passed_over) or (op.CHOSEN_BECAUSE,))
-        passed_over.extend(unmet[name])
+        passed_over.append(f"not {op.__name__}: " + "; ".join(unmet[name]))
     raise PlanError("no search operator can answer this query: " + "; ".join(passed_over))
 
 
@@ -130,9 +138,15 @@ def column_params(index: IndexMeta | None) -> tuple[float, float]:
     return (index.k1, index.b) if index else (1.2, 0.75)
 
 
-def plan_search(
-    req: SearchRequest, segment_sets: Callable[[TableSnapshot, str], SegmentSet]
-) -> tuple[ExecutionPlan, SearchRequest]:
+class Catalog(Protocol):
+    """Where the planner gets a column's searchable segments."""
+
+    def segment_set(self, snapshot: TableSnapshot, column: str) -> SegmentSet: ...
+
+    def hybrid_segment_set(self, snapshot: TableSnapshot, column: str) -> tuple[SegmentSet, TailInfo]: ...
+
+
+def plan_search(req: SearchRequest, catalog: Catalog | None) -> tuple[ExecutionPlan, SearchRequest]:
     """The physical plan for ``req`` (a GlobalTopK over one search operator)."""
     for rule in RULES:
         req = rule(req)
@@ -140,9 +154,15 @@ def plan_search(
     analyzers = {c: column_analyzer(snap, c) for c in req.columns}
     k = None if req.k is None else req.k + req.offset
     operator: ExecutionPlan
-    if req.choice == "indexed":
-        assert isinstance(snap, TableSnapshot)
-        sets = {c: segment_sets(snap, c) for c in req.columns}
+    if req.choice in ("indexed", "hybrid"):
+        assert isinstance(snap, TableSnapshot) and catalog is not None
+        tails: dict[str, TailInfo] = {}
+        if req.choice == "indexed":
+            sets = {c: catalog.segment_set(snap, c) for c in req.columns}
+        else:
+            sets = {}
+            for c in req.columns:
+                sets[c], tails[c] = catalog.hybrid_segment_set(snap, c)
         bound = bind(req.query, _IndexBindContext(analyzers, sets))
         terms = query_terms(bound)
         stats = QueryStats(
@@ -152,6 +172,8 @@ def plan_search(
         operator = IndexedSearch(
             bound, sets, stats, snap.live_rows, k, req.include, label=snap.name, pruning=req.pruning
         )
+        if tails:
+            operator = HybridResidualSearch(operator, tails)
     else:
         operator = FlatScanSearch(
             req.query,

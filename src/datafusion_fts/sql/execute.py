@@ -265,7 +265,7 @@ class SqlSession:
             if search.k == 0:
                 return foreign.take(np.zeros(0, np.int64), np.zeros(0)), None
             request = SearchRequest(foreign, search.tree, search.k, force_plan=self.db.settings.get("fts.force_plan"))
-            plan, _ = plan_search(request, self.db.segment_set)
+            plan, _ = plan_search(request, None)
             found = pa.Table.from_batches(list(plan.execute()), schema=SEARCH_SCHEMA)
             return foreign.take(found.column(0).to_numpy(), found.column(1).to_numpy()), plan
         table = self.db.table(search.table)

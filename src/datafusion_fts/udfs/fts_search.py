@@ -46,7 +46,7 @@ def search_any(ctx: datafusion.SessionContext, db: "Database | None", table: str
         return db.table(table).search(tree, limit=k, columns=[])
     if not ctx.table_exist(table):
         raise CatalogError(f"fts_search: no table named {table!r}")
-    plan, _ = plan_search(SearchRequest(ForeignTable(ctx, table), tree, k), lambda *_: None)  # type: ignore[arg-type,return-value]
+    plan, _ = plan_search(SearchRequest(ForeignTable(ctx, table), tree, k), None)
     return pa.Table.from_batches(list(plan.execute()), schema=SEARCH_SCHEMA)
 
 

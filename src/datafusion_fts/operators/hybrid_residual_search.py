@@ -1,0 +1,84 @@
+"""HybridResidualSearch: an index that covers all but an append-only tail (DESIGN §6).
+
+The tail (rows no segment covers yet) is read once and tokenized once into an in-memory
+segment per column, cached per tail version, and searched together with the persisted
+segments as one more ranked part: statistics, vocabulary and scores are those of the
+whole table (§5.1), not an approximation from two differently-weighted arms, and each
+part's top-k merges under the total order (§5.2).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Iterator
+
+import pyarrow as pa
+
+from ..query.tree import Phrase, Query, leaves
+from ..storage.snapshot import TableSnapshot
+from .base import ExecutionPlan
+
+
+@dataclass(frozen=True)
+class TailInfo:
+    """What the plan did to the tail, for EXPLAIN."""
+
+    first_row: int
+    rows: int
+    build_ms: float
+    cached: bool
+
+
+def tail_start(table: TableSnapshot, columns: tuple[str, ...]) -> int:
+    """The first row id some query column's index does not cover."""
+    return min(table.meta.indexes[c].covered_until for c in columns) + 1
+
+
+class HybridResidualSearch(ExecutionPlan):
+    """Persisted segments plus an in-memory index of the unindexed tail."""
+
+    ordered_distinct = True
+    CHOSEN_BECAUSE = "the index covers all but a short unindexed tail"
+
+    def __init__(self, child: ExecutionPlan, tails: dict[str, TailInfo]) -> None:
+        super().__init__()
+        self.child = child
+        self.tails = tails
+
+    @staticmethod
+    def unmet(table: object, query: Query, columns: tuple[str, ...], residual_row_limit: int = 0) -> list[str]:
+        """Needs a managed table whose query columns are indexed (with positions for
+        phrases) up to a tail of at most ``fts.residual_row_limit`` rows."""
+        if not isinstance(table, TableSnapshot):
+            return [f"{getattr(table, 'name', table)} is not a managed table"]
+        if not columns:
+            return ["the query reads no column"]
+        out = []
+        phrase_columns = {leaf.column for leaf in leaves(query) if isinstance(leaf, Phrase)}
+        for column in columns:
+            index = table.meta.indexes.get(column)
+            if index is None:
+                out.append(f"{column}: no index to extend with a tail")
+            elif column in phrase_columns and not index.positions:
+                out.append(f"{column}: phrase query but the index has no positions")
+        if out:
+            return out
+        rows = table.committed_rows - tail_start(table, columns)
+        if rows > residual_row_limit:
+            out.append(f"unindexed tail of {rows} rows exceeds fts.residual_row_limit = {residual_row_limit}")
+        return out
+
+    def children(self) -> list[ExecutionPlan]:
+        return [self.child]
+
+    def display(self) -> str:
+        tails = ", ".join(f"{c}[rows {t.first_row}..{t.first_row + t.rows - 1}]" for c, t in self.tails.items())
+        return f"HybridResidualSearch: tail={tails}"
+
+    def execute(self) -> Iterator[pa.RecordBatch]:
+        with self.metrics.timer():
+            batches = list(self.child.execute())
+        for t in self.tails.values():
+            self.metrics.add("tail_rows", t.rows)
+            self.metrics.add("tail_cache_hits" if t.cached else "tail_build_ms", 1 if t.cached else t.build_ms)
+        yield from batches

@@ -1,0 +1,102 @@
+"""HybridResidualSearch: the gates that send a query elsewhere (fail closed, DESIGN §6),
+the tail cache and its invalidation, and agreement with the other plans."""
+
+from __future__ import annotations
+
+import pyarrow as pa
+import pytest
+
+import datafusion_fts as fts
+from datafusion_fts.query import Match, Phrase
+
+BODIES = ["alpha beta", "alpha", "beta gamma", "alpha alpha delta", "gamma", "alpha beta beta"]
+
+
+def table(positions: bool = False, limit: int | None = None) -> fts.Table:
+    db = fts.connect(config={"fts.residual_row_limit": limit} if limit is not None else None)
+    t = db.create_table("docs", pa.table({"body": BODIES[:4]}))
+    t.create_index("body", positions=positions)
+    t.insert(pa.table({"body": BODIES[4:]}))
+    return t
+
+
+def hits(t: fts.Table, query) -> list:
+    r = t.search(query, limit=None, columns=[])
+    return list(zip(r.column(0).to_pylist(), map(repr, r.column(1).to_pylist())))
+
+
+def every_plan(t: fts.Table, query) -> dict[str, list]:
+    out = {}
+    for plan in ("auto", "hybrid", "flat_scan"):
+        t.db.settings.set("fts.force_plan", plan)
+        out[plan] = hits(t, query)
+    t.db.settings.set("fts.force_plan", "auto")
+    return out
+
+
+def test_tail_is_searched_by_the_hybrid_plan_with_exact_scores():
+    t = table()
+    _, request = t.plan(Match("body", "alpha"))
+    assert request.choice == "hybrid"
+    results = every_plan(t, Match("body", "alpha beta"))
+    assert results["auto"] == results["hybrid"] == results["flat_scan"]
+    t.optimize()
+    assert t.plan(Match("body", "alpha"))[1].choice == "indexed"
+    assert hits(t, Match("body", "alpha beta")) == results["auto"]
+
+
+def test_gate_tail_above_the_limit_falls_back_to_flat_scan():
+    t = table(limit=1)
+    _, request = t.plan(Match("body", "alpha"))
+    assert request.choice == "flat_scan"
+    assert any("exceeds fts.residual_row_limit = 1" in r for r in request.reasons)
+    t.db.settings.set("fts.force_plan", "hybrid")
+    with pytest.raises(fts.PlanError, match="residual_row_limit"):
+        t.search(Match("body", "alpha"))
+
+
+def test_gate_phrase_without_positions_falls_back_to_flat_scan():
+    t = table(positions=False)
+    _, request = t.plan(Phrase("body", "alpha beta"))
+    assert request.choice == "flat_scan"
+    assert any("no positions" in r for r in request.reasons)
+    assert [row for row, _ in hits(t, Phrase("body", "alpha beta"))] == [0, 5]
+
+
+def test_phrase_on_a_positional_index_with_a_tail_is_hybrid():
+    t = table(positions=True)
+    _, request = t.plan(Phrase("body", "alpha beta"))
+    assert request.choice == "hybrid"
+    results = every_plan(t, Phrase("body", "alpha beta"))
+    assert results["auto"] == results["flat_scan"]
+
+
+def tail_state(t: fts.Table) -> tuple[bool, int]:
+    plan, _ = t.plan(Match("body", "alpha"))
+    hybrid = plan.children()[0]
+    (info,) = hybrid.tails.values()
+    return info.cached, info.rows
+
+
+def test_tail_cache_hits_and_invalidation():
+    t = table()
+    assert tail_state(t) == (False, 2)
+    assert tail_state(t) == (True, 2)  # unchanged tail: nothing tokenized again
+    t.insert(pa.table({"body": ["alpha"]}))
+    assert tail_state(t) == (False, 3)  # an append changes the tail
+    assert tail_state(t) == (True, 3)
+    t.delete("_rowid = 5")
+    assert tail_state(t) == (False, 3)  # a delete changes what the tail holds
+    before = hits(t, Match("body", "alpha beta"))
+    t.optimize()
+    assert t.plan(Match("body", "alpha"))[1].choice == "indexed"
+    assert hits(t, Match("body", "alpha beta")) == before
+
+
+def test_tail_cache_is_bounded():
+    t = table()
+    t.db.settings.set("fts.tail_cache_entries", 1)
+    tail_state(t)
+    t.insert(pa.table({"body": ["alpha"]}))
+    tail_state(t)
+    assert len(t.db._tails) == 1
