@@ -8,6 +8,7 @@ import re
 import threading
 import time
 from dataclasses import replace
+from pathlib import Path
 from typing import Any, Callable
 
 import datafusion
@@ -24,6 +25,7 @@ from .settings import Settings
 from .storage.manifest import ROWID, FragmentMeta, Manifest, SegmentMeta, TableMeta
 from .storage.snapshot import TableSnapshot
 from .storage.store import DirectoryStore, MemoryStore, Store
+from .storage.wal import WriteAheadLog
 
 FRAGMENT_ROWS = 1 << 20
 _NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
@@ -45,6 +47,11 @@ class Database:
         self._write_lock = threading.RLock()
         self._manifest = self.store.load_manifest()
         self.store.collect_garbage(self._manifest)
+        # The fresh tier: per table, rows acknowledged but not flushed, and their log.
+        self._fresh: dict[str, tuple[pa.RecordBatch, ...]] = {}
+        self._logs: dict[str, WriteAheadLog] = {}
+        for name in self._manifest.tables:
+            self._recover(name)
         self._segments: dict[str, Segment] = {}
         self._segment_sets: dict[tuple, SegmentSet] = {}
         self._tails: dict[tuple, tuple[SegmentSet, TailInfo]] = {}
@@ -80,10 +87,77 @@ class Database:
         return Table(self, name)
 
     def snapshot(self, name: str) -> TableSnapshot:
-        meta = self._manifest.tables.get(name)
-        if meta is None:
-            raise CatalogError(f"no table named {name!r}; tables: {self.table_names()}")
-        return TableSnapshot(meta, self.store)
+        """The table as a query sees it: committed rows plus the fresh rows so far."""
+        with self._write_lock:
+            meta = self._manifest.tables.get(name)
+            if meta is None:
+                raise CatalogError(f"no table named {name!r}; tables: {self.table_names()}")
+            return TableSnapshot(meta, self.store, self._fresh.get(name, ()))
+
+    # -- the fresh tier (DESIGN §5.5) -----------------------------------------------------
+    def _log(self, name: str) -> WriteAheadLog | None:
+        if self.path is None:
+            return None  # an in-memory database keeps nothing across processes
+        log = self._logs.get(name)
+        if log is None:
+            directory = Path(self.path) / "wal"
+            directory.mkdir(exist_ok=True)
+            log = self._logs[name] = WriteAheadLog(directory / f"{name}.log")
+        return log
+
+    def _recover(self, name: str) -> None:
+        """Replay the table's log: rows not committed yet come back as fresh rows."""
+        log = self._log(name)
+        if log is None:
+            return
+        committed = self._manifest.tables[name].next_rowid
+        fresh = []
+        for batch in log.replay():
+            ids = batch.column(0).to_numpy()
+            keep = ids >= committed  # rows flushed before a crash are in a fragment already
+            if keep.any():
+                fresh.append(batch.filter(pa.array(keep)))
+        self._fresh[name] = tuple(fresh)
+
+    def append_fresh(self, name: str, data: Any) -> int:
+        """Acknowledge rows into the fresh tier: logged and fsynced before this returns,
+        searchable at once. Returns the number of rows."""
+        with self._write_lock:
+            meta = self.snapshot(name).meta
+            source_schema, batches = open_batches(data)
+            incoming = [b for b in conform(batches, source_schema, meta.schema) if b.num_rows]
+            if not incoming:
+                return 0
+            table = pa.Table.from_batches(incoming).combine_chunks()
+            first = meta.next_rowid + sum(b.num_rows for b in self._fresh.get(name, ()))
+            ids = pa.array(np.arange(first, first + table.num_rows, dtype=np.int64))
+            file_schema = pa.schema([pa.field(ROWID, pa.int64(), False), *meta.schema])
+            columns = [c.chunk(0) if c.num_chunks == 1 else c.combine_chunks() for c in table.columns]
+            batch = pa.RecordBatch.from_arrays([ids, *columns], schema=file_schema)
+            log = self._log(name)
+            if log is not None:
+                log.append(batch)
+            self._fresh[name] = self._fresh.get(name, ()) + (batch,)
+            self._register(meta)
+            if sum(b.num_rows for b in self._fresh[name]) >= self.settings.get("fts.memtable_rows"):
+                self.flush(name)
+            return table.num_rows
+
+    def flush(self, name: str) -> None:
+        """Commit the fresh rows as a data fragment (same row ids), then empty the log."""
+        with self._write_lock:
+            fresh = self._fresh.get(name, ())
+            if not fresh:
+                return
+            meta = self.snapshot(name).meta
+            rows = pa.Table.from_batches(fresh).drop_columns([ROWID])
+            manifest, new_meta = self._append(self._manifest, meta, rows.schema, iter(rows.to_batches()))
+            assert new_meta.next_rowid == fresh[-1].column(0)[-1].as_py() + 1
+            self._fresh[name] = ()
+            self.commit(manifest)
+            log = self._log(name)
+            if log is not None:
+                log.truncate()
 
     def create_table(self, name: str, data: Any = None, schema: pa.Schema | None = None) -> "Table":
         """A new managed table from ``data`` (rows get ``_rowid`` 0, 1, 2, ...)."""
@@ -111,6 +185,11 @@ class Database:
             tables = dict(self._manifest.tables)
             del tables[name]
             self.commit(replace(self._manifest, tables=tables))
+            self._fresh.pop(name, None)
+            log = self._log(name)
+            if log is not None:
+                log.truncate()
+                self._logs.pop(name, None)
 
     # -- writes -------------------------------------------------------------------------
     def _append(
@@ -185,28 +264,39 @@ class Database:
     def _register(self, meta: TableMeta) -> None:
         """Show ``meta`` to DataFusion as a table of its live rows, ``_rowid`` included.
 
-        With deletions the table is a view anti-joining the data with the deleted row
-        ids (pyarrow datasets with a filter cannot be scanned by DataFusion).
+        With fresh rows or deletions the table is a view: the fragments' dataset UNION ALL
+        the fresh rows, anti-joined with the deleted row ids (pyarrow datasets with a filter
+        cannot be scanned by DataFusion).
         """
         data_name, deleted_name = f"__fts_{meta.name}_data", f"__fts_{meta.name}_deleted"
-        for name in (meta.name, data_name, deleted_name):
+        fresh_name = f"__fts_{meta.name}_fresh"
+        for name in (meta.name, data_name, deleted_name, fresh_name):
             if self.ctx.table_exist(name):
                 self.ctx.deregister_table(name)
         file_schema = pa.schema([pa.field(ROWID, pa.int64(), False), *meta.schema])
         dataset = self.store.fragment_dataset([f.id for f in meta.fragments], file_schema)
         deleted = TableSnapshot(meta, self.store).deleted
-        if not len(deleted):
+        fresh = self._fresh.get(meta.name, ())
+        if not len(deleted) and not fresh:
             self.ctx.register_dataset(meta.name, dataset)
             return
-        self.ctx.register_dataset(data_name, dataset)
-        self.ctx.register_record_batches(deleted_name, [[pa.record_batch({ROWID: pa.array(deleted)})]])
-        view = self.ctx.sql(
-            f'SELECT d.* FROM "{data_name}" AS d LEFT ANTI JOIN "{deleted_name}" AS x ON d."{ROWID}" = x."{ROWID}"'
-        )
-        self.ctx.register_view(meta.name, view)
+        parts = []
+        if meta.fragments:  # (a dataset of no files cannot take part in a union)
+            self.ctx.register_dataset(data_name, dataset)
+            parts.append(f'SELECT * FROM "{data_name}"')
+        if fresh:
+            self.ctx.register_record_batches(fresh_name, [list(fresh)])
+            parts.append(f'SELECT * FROM "{fresh_name}"')
+        source = " UNION ALL ".join(parts)
+        if len(deleted):
+            self.ctx.register_record_batches(deleted_name, [[pa.record_batch({ROWID: pa.array(deleted)})]])
+            source = (
+                f'SELECT d.* FROM ({source}) AS d LEFT ANTI JOIN "{deleted_name}" AS x ON d."{ROWID}" = x."{ROWID}"'
+            )
+        self.ctx.register_view(meta.name, self.ctx.sql(source))
 
     def _deregister(self, name: str) -> None:
-        for table in (name, f"__fts_{name}_data", f"__fts_{name}_deleted"):
+        for table in (name, f"__fts_{name}_data", f"__fts_{name}_deleted", f"__fts_{name}_fresh"):
             if self.ctx.table_exist(table):
                 self.ctx.deregister_table(table)
 
@@ -225,7 +315,7 @@ class Database:
         not cover, built once per tail version and kept in a small LRU."""
         index = snapshot.meta.indexes[column]
         first = index.covered_until + 1
-        last = snapshot.committed_rows - 1
+        last = snapshot.row_count - 1
         deletes = tuple(f.deletes for f in snapshot.meta.fragments if f.deletes)
         key = (snapshot.name, column, first, last, index.analyzer, index.positions, index.k1, index.b,
                tuple(s.id for s in index.segments), deletes)

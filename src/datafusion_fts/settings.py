@@ -53,6 +53,8 @@ REGISTRY: dict[str, Setting] = {
                 "Largest unindexed tail HybridResidualSearch will tokenize per query."),
         Setting("fts.tail_cache_entries", 16, _non_negative_int,
                 "In-memory indexes of unindexed tails kept for reuse (least recently used go)."),
+        Setting("fts.memtable_rows", 50_000, _non_negative_int,
+                "Fresh rows kept in memory (and the log) before they are flushed to a fragment."),
         Setting("fts.pruning", True, _bool,
                 "Block-max pruning of top-k disjunctions (changes speed only, never results)."),
     )

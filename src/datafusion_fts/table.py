@@ -45,8 +45,9 @@ class Table:
         return self.snapshot().schema
 
     def count_rows(self) -> int:
-        """Live rows."""
-        return self.snapshot().meta.live_rows
+        """Live rows, fresh ones included."""
+        snap = self.snapshot()
+        return snap.meta.live_rows + sum(b.num_rows for b in snap.fresh)
 
     def to_arrow(self) -> pa.Table:
         """Every row, ``_rowid`` first."""
@@ -57,13 +58,13 @@ class Table:
 
     # -- writes -------------------------------------------------------------------------
     def insert(self, data: Any) -> int:
-        """Append rows (new row ids after every existing one); returns the count."""
-        with self.db._write_lock:
-            meta = self.snapshot().meta
-            source_schema, batches = open_batches(data)
-            manifest, new_meta = self.db._append(self.db.manifest, meta, source_schema, batches)
-            self.db.commit(manifest)
-        return new_meta.next_rowid - meta.next_rowid
+        """Append rows (new row ids after every existing one) to the fresh tier: durable in
+        the write-ahead log when this returns, searchable at once; returns the count."""
+        return self.db.append_fresh(self.name, data)
+
+    def flush(self) -> None:
+        """Commit the fresh rows to a data fragment (their row ids do not change)."""
+        self.db.flush(self.name)
 
     def delete(self, predicate: str) -> int:
         """Delete the live rows matching the SQL ``predicate``; returns how many.
@@ -74,7 +75,6 @@ class Table:
         if not isinstance(predicate, str) or not predicate.strip():
             raise InvalidArgument("delete needs a SQL predicate, e.g. \"id = 7\"")
         with self.db._write_lock:
-            snap = self.snapshot()
             try:
                 found = self.db.ctx.sql(f'SELECT "{ROWID}" FROM "{self.name}" WHERE {predicate}').to_arrow_table()
             except Exception as exc:  # DataFusion reports planning errors as plain exceptions
@@ -82,6 +82,8 @@ class Table:
             ids = np.unique(found.column(0).to_numpy())
             if not len(ids):
                 return 0
+            self.flush()  # deletion vectors belong to fragments, fresh rows included
+            snap = self.snapshot()
             manifest = self.db.manifest
             fragments = []
             for frag in snap.meta.fragments:
@@ -150,6 +152,7 @@ class Table:
         analyzer options of :func:`datafusion_fts.analysis.make_analyzer_config`.
         """
         with self.db._write_lock:
+            self.flush()
             snap = self.snapshot()
             index = self._index_meta(column, options, None)
             manifest, segments = self._build(
@@ -170,6 +173,7 @@ class Table:
         if lo > hi:
             raise InvalidArgument(f"row_range must have from <= to, got {row_range!r}")
         with self.db._write_lock:
+            self.flush()
             snap = self.snapshot()
             existing = snap.meta.indexes.get(column)
             if existing is not None and options:
@@ -190,6 +194,7 @@ class Table:
         unindexed tail gets a new segment, and disjoint segments are merged while the
         merged one stays under the merge budget."""
         with self.db._write_lock:
+            self.flush()
             for column in list(self.snapshot().meta.indexes):
                 self._optimize_index(column, progress)
 
@@ -206,7 +211,7 @@ class Table:
                 kept.extend(rebuilt)
             else:
                 kept.append(self.db.segment(meta))
-        last = snap.committed_rows - 1
+        last = snap.row_count - 1
         if index.covered_until < last:
             manifest, tail = self._build(manifest, snap, index, index.covered_until + 1, last, progress)
             kept.extend(tail)

@@ -34,7 +34,7 @@ def build_range(
 ) -> list[Segment]:
     """Segments over the inclusive row-id range [lo, hi] of ``index``'s column."""
     analyzer = analyzer_for(index.analyzer)
-    last = snap.committed_rows - 1
+    last = snap.row_count - 1
     total = max(0, min(hi, last) - lo + 1) if lo <= last else 0
     done = 0
     chunks: list[Segment] = []

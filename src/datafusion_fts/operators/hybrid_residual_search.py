@@ -63,7 +63,7 @@ class HybridResidualSearch(ExecutionPlan):
                 out.append(f"{column}: phrase query but the index has no positions")
         if out:
             return out
-        rows = table.committed_rows - tail_start(table, columns)
+        rows = table.row_count - tail_start(table, columns)
         if rows > residual_row_limit:
             out.append(f"unindexed tail of {rows} rows exceeds fts.residual_row_limit = {residual_row_limit}")
         return out

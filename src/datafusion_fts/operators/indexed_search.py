@@ -78,7 +78,7 @@ class IndexedSearch(ExecutionPlan):
         if not isinstance(table, TableSnapshot):
             return [f"{getattr(table, 'name', table)} is not a managed table"]
         out = []
-        last = table.committed_rows - 1
+        last = table.row_count - 1
         phrase_columns = {leaf.column for leaf in leaves(query) if isinstance(leaf, Phrase)}
         for column in columns:
             index = table.meta.indexes.get(column)

@@ -17,8 +17,13 @@ SCAN_BATCH_ROWS = 32_768
 
 @dataclass(frozen=True)
 class TableSnapshot:
+    """Committed fragments (``meta``) plus the fresh rows acknowledged but not yet flushed
+    (``fresh``: batches with ``_rowid`` first, ids right after the committed ones). A query
+    takes one snapshot at its start: its visibility cut (DESIGN §5.5)."""
+
     meta: TableMeta
     store: Store
+    fresh: tuple[pa.RecordBatch, ...] = ()
 
     @property
     def name(self) -> str:
@@ -31,6 +36,11 @@ class TableSnapshot:
     @property
     def committed_rows(self) -> int:
         return self.meta.committed_rows
+
+    @property
+    def row_count(self) -> int:
+        """Row ids handed out and visible to this snapshot: 0 .. row_count - 1."""
+        return self.meta.next_rowid + sum(b.num_rows for b in self.fresh)
 
     def scan(
         self, columns: list[str], batch_rows: int = SCAN_BATCH_ROWS, row_range: tuple[int, int] | None = None
@@ -57,6 +67,15 @@ class TableSnapshot:
                         if not batch.num_rows:
                             continue
                 yield batch
+        for batch in self.fresh:
+            if row_range is not None:
+                ids = batch.column(0).to_numpy()
+                lo = int(np.searchsorted(ids, row_range[0]))
+                hi = int(np.searchsorted(ids, row_range[1], side="right"))
+                batch = batch.slice(lo, hi - lo)
+                if not batch.num_rows:
+                    continue
+            yield batch.select(wanted)
 
     @cached_property
     def deleted(self) -> np.ndarray:
@@ -66,9 +85,11 @@ class TableSnapshot:
 
     def live_rows(self) -> np.ndarray:
         """Every live committed row id, ascending."""
-        if not self.meta.fragments:
+        parts = [np.arange(f.row_lo, f.row_lo + f.rows, dtype=np.int64) for f in self.meta.fragments]
+        parts += [b.column(0).to_numpy() for b in self.fresh]
+        if not parts:
             return np.zeros(0, dtype=np.int64)
-        rows = np.concatenate([np.arange(f.row_lo, f.row_lo + f.rows, dtype=np.int64) for f in self.meta.fragments])
+        rows = np.concatenate(parts)
         if len(self.deleted):
             rows = rows[~np.isin(rows, self.deleted, assume_unique=True)]
         return rows
@@ -80,12 +101,18 @@ class TableSnapshot:
         if not len(row_ids) or not columns:
             return pa.Table.from_batches([], schema=schema) if not len(row_ids) else _no_columns(len(row_ids))
         starts = np.array([f.row_lo for f in self.meta.fragments], dtype=np.int64)
+        fresh = row_ids >= self.meta.next_rowid
         which = np.searchsorted(starts, row_ids, side="right") - 1
         parts, order = [], []
-        for f_index in np.unique(which):
-            sel = np.flatnonzero(which == f_index)
+        for f_index in np.unique(which[~fresh]):
+            sel = np.flatnonzero((which == f_index) & ~fresh)
             frag = self.meta.fragments[int(f_index)]
             parts.append(self.store.take_fragment_rows(frag.id, row_ids[sel] - frag.row_lo, columns))
+            order.append(sel)
+        if fresh.any():
+            sel = np.flatnonzero(fresh)
+            rows = pa.Table.from_batches(self.fresh).select(columns)
+            parts.append(rows.take(pa.array(row_ids[sel] - self.meta.next_rowid)))
             order.append(sel)
         table = pa.concat_tables(parts)
         inverse = np.empty(len(row_ids), dtype=np.int64)
