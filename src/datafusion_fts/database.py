@@ -44,7 +44,8 @@ class Database:
         self.ctx = ctx if ctx is not None else datafusion.SessionContext()
         self.store: Store = DirectoryStore(path) if path is not None else MemoryStore()
         self.settings = Settings.from_mapping(config or {})
-        self._write_lock = threading.RLock()
+        self._write_lock = threading.RLock()  # one writer at a time
+        self._state_lock = threading.Lock()  # (manifest, fresh rows) change together
         self._manifest = self.store.load_manifest()
         self.store.collect_garbage(self._manifest)
         # The fresh tier: per table, rows acknowledged but not flushed, and their log.
@@ -87,8 +88,9 @@ class Database:
         return Table(self, name)
 
     def snapshot(self, name: str) -> TableSnapshot:
-        """The table as a query sees it: committed rows plus the fresh rows so far."""
-        with self._write_lock:
+        """The table as a query sees it: committed rows plus the fresh rows so far (taken
+        under a short lock of its own, so readers never wait for a writer's fsync)."""
+        with self._state_lock:
             meta = self._manifest.tables.get(name)
             if meta is None:
                 raise CatalogError(f"no table named {name!r}; tables: {self.table_names()}")
@@ -136,8 +138,9 @@ class Database:
             batch = pa.RecordBatch.from_arrays([ids, *columns], schema=file_schema)
             log = self._log(name)
             if log is not None:
-                log.append(batch)
-            self._fresh[name] = self._fresh.get(name, ()) + (batch,)
+                log.append(batch)  # durable before it is visible
+            with self._state_lock:
+                self._fresh[name] = self._fresh.get(name, ()) + (batch,)
             self._register(meta)
             if sum(b.num_rows for b in self._fresh[name]) >= self.settings.get("fts.memtable_rows"):
                 self.flush(name)
@@ -153,8 +156,7 @@ class Database:
             rows = pa.Table.from_batches(fresh).drop_columns([ROWID])
             manifest, new_meta = self._append(self._manifest, meta, rows.schema, iter(rows.to_batches()))
             assert new_meta.next_rowid == fresh[-1].column(0)[-1].as_py() + 1
-            self._fresh[name] = ()
-            self.commit(manifest)
+            self.commit(manifest, flushed=name)
             log = self._log(name)
             if log is not None:
                 log.truncate()
@@ -240,14 +242,18 @@ class Database:
         meta = replace(meta, fragments=tuple(fragments), next_rowid=next_rowid)
         return manifest.with_table(meta), meta
 
-    def commit(self, manifest: Manifest) -> None:
+    def commit(self, manifest: Manifest, flushed: str | None = None) -> None:
         """Make ``manifest`` the database's state (atomically on disk), then re-register
-        the tables it changed on the DataFusion session."""
+        the tables it changed on the DataFusion session. ``flushed`` names a table whose
+        fresh rows the manifest now holds: readers see them move in one step."""
         with self._write_lock:
             manifest = replace(manifest, version=self._manifest.version + 1)
             self.store.commit(manifest)
             old = self._manifest
-            self._manifest = manifest
+            with self._state_lock:
+                self._manifest = manifest
+                if flushed is not None:
+                    self._fresh[flushed] = ()
             for name in set(old.tables) - set(manifest.tables):
                 self._deregister(name)
             for name, meta in manifest.tables.items():

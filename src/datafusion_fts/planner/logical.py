@@ -28,6 +28,7 @@ class LogicalSearch:
     k: int | None = None
     join: str = "inner"
     managed: bool = True
+    columns: tuple[str, ...] = ()  # the table's columns the statement reads
 
     def __post_init__(self) -> None:
         if not isinstance(self.tree, QUERY_TYPES):
@@ -41,6 +42,12 @@ class LogicalSearch:
                 f"{self.table} is not a managed table: it is searched by a plain scan, without "
                 "prefilters or MATCH under OR; create it with db.create_table to get those"
             )
+
+    @property
+    def carries_rows(self) -> bool:
+        """Whether the search result holds the table's columns too (a bounded top-k, or a
+        foreign table), instead of being joined back to the table by ``_rowid``."""
+        return not self.managed or (self.k is not None and self.join == "inner")
 
     def display(self) -> str:
         parts = [f"table={self.table}", f"alias={self.alias}", f"tree={self.tree!r}"]

@@ -276,9 +276,21 @@ class SqlSession:
             ).to_arrow_table()
             include = ids.column(0).to_numpy()
         if search.k == 0:
-            return SEARCH_SCHEMA.empty_table(), None
+            empty = SEARCH_SCHEMA.empty_table()
+            if search.carries_rows:
+                fields = [table.schema.field(c) for c in search.columns]
+                empty = pa.schema([SEARCH_SCHEMA.field(0), *fields, SEARCH_SCHEMA.field(1)]).empty_table()
+            return empty, None
         plan, request = table.plan(search.tree, limit=search.k, include_row_ids=include)
         result = pa.Table.from_batches(list(plan.execute()), schema=SEARCH_SCHEMA)
+        if search.carries_rows:
+            snap = table.snapshot()
+            fields = [snap.schema.field(c) for c in search.columns]
+            values = snap.take(result.column(0).to_numpy(), list(search.columns))
+            rows = pa.table({"_rowid": result.column(0)})
+            for field in fields:
+                rows = rows.append_column(field, values.column(field.name))
+            result = rows.append_column("_score", result.column(1))
         return result, plan
 
     def _register_result(self, name: str, result: pa.Table) -> None:

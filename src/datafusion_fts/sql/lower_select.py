@@ -225,17 +225,21 @@ class _Lowering:
         order_by_score = self._tie_break(alias)
         k = self._pushdown(order_by_score, residual_ok and join == "inner")
         prefilter_sql = " AND ".join(p.sql(dialect="postgres") for p in prefilter) or None
-        search = LogicalSearch(identifier(table), alias, tree, prefilter_sql, k, join, managed)
+        select.set("where", exp.Where(this=exp.and_(*kept)) if kept else None)
+        # The table's columns the statement still reads once MATCH is gone.
+        used = {identifier(c) for c in select.find_all(exp.Column) if c.table in (alias, "")}
+        read = tuple(name for name in schema.names if name in used)
+        search = LogicalSearch(identifier(table), alias, tree, prefilter_sql, k, join, managed, read)
 
         result_table = fresh_name()
-        select.set("where", exp.Where(this=exp.and_(*kept)) if kept else None)
-        if managed:
-            table.replace(self._derived(table, alias, result_table, join))
-        else:
-            # The search result carries the rows themselves (a scan found them).
+        if search.carries_rows:
+            # The search result carries the rows themselves: a bounded top-k is fetched by
+            # row id (or a scan found them), so DataFusion never rescans the table.
             table.replace(
                 exp.Table(this=exp.to_identifier(result_table), alias=exp.TableAlias(this=exp.to_identifier(alias)))
             )
+        else:
+            table.replace(self._derived(table, alias, result_table, join))
         return Lowered(search, result_table)
 
     def _local(self, node: exp.Expression, alias: str, schema: pa.Schema) -> bool:
