@@ -125,6 +125,7 @@ class Database:
         """Acknowledge rows into the fresh tier: logged and fsynced before this returns,
         searchable at once. Returns the number of rows."""
         with self._write_lock:
+            self.store.lock_for_writes()
             meta = self.snapshot(name).meta
             source_schema, batches = open_batches(data)
             incoming = [b for b in conform(batches, source_schema, meta.schema) if b.num_rows]
@@ -199,6 +200,7 @@ class Database:
     ) -> tuple[Manifest, TableMeta]:
         """Write ``batches`` as new fragments after the table's last row id; return the
         manifest and table that name them (not yet committed)."""
+        self.store.lock_for_writes()
 
         stream = conform(batches, source_schema, meta.schema)
         fragments = list(meta.fragments)
@@ -247,6 +249,7 @@ class Database:
         the tables it changed on the DataFusion session. ``flushed`` names a table whose
         fresh rows the manifest now holds: readers see them move in one step."""
         with self._write_lock:
+            self.store.lock_for_writes()
             manifest = replace(manifest, version=self._manifest.version + 1)
             self.store.commit(manifest)
             old = self._manifest

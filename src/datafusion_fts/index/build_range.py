@@ -36,6 +36,8 @@ def build_range(
     analyzer = analyzer_for(index.analyzer)
     last = snap.row_count - 1
     total = max(0, min(hi, last) - lo + 1) if lo <= last else 0
+    deleted = snap.deleted
+    total -= int(np.searchsorted(deleted, min(hi, last), side="right") - np.searchsorted(deleted, lo))
     done = 0
     chunks: list[Segment] = []
     pending: list[pa.RecordBatch] = []

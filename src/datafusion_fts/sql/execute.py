@@ -223,8 +223,10 @@ class SqlSession:
         source = statement.expression
         if isinstance(source, exp.Values):
             aliases = ", ".join(exp.to_identifier(f"c{i}").sql() for i in range(len(columns)))
-            df = self.ctx.sql(f"SELECT * FROM ({source.sql(dialect='postgres')}) AS v({aliases})")
-            data = df.to_arrow_table()
+            try:
+                data = self.ctx.sql(f"SELECT * FROM ({source.sql(dialect='postgres')}) AS v({aliases})").to_arrow_table()
+            except Exception as exc:  # DataFusion: wrong arity, bad literal, ...
+                raise InvalidArgument(f"INSERT INTO {name} VALUES for columns {columns}: {exc}") from None
             data = data.rename_columns(columns)
         else:
             data = self._run_query(source).to_arrow_table()

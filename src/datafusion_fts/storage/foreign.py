@@ -17,11 +17,20 @@ import pyarrow as pa
 from .manifest import ROWID
 
 
+def _plain(field: pa.Field) -> pa.Field:
+    if pa.types.is_string_view(field.type):
+        return field.with_type(pa.large_string())
+    if pa.types.is_binary_view(field.type):
+        return field.with_type(pa.large_binary())
+    return field
+
+
 class ForeignTable:
     def __init__(self, ctx: datafusion.SessionContext, name: str) -> None:
         self.ctx = ctx
         self.name = name
-        self.schema: pa.Schema = ctx.table(name).schema()
+        # View types (DataFusion reads Parquet text as string_view) become plain ones.
+        self.schema: pa.Schema = pa.schema([_plain(f) for f in ctx.table(name).schema()])
 
     def scan(self, columns: list[str]) -> Iterator[pa.RecordBatch]:
         """Batches of ``_rowid`` (scan position) plus ``columns``."""
@@ -32,7 +41,8 @@ class ForeignTable:
                 rb = batch.to_pyarrow()
                 ids = pa.array(np.arange(position, position + rb.num_rows, dtype=np.int64))
                 position += rb.num_rows
-                yield pa.RecordBatch.from_arrays([ids, *rb.columns], names=[ROWID, *rb.schema.names])
+                cols = [c.cast(_plain(f).type) for c, f in zip(rb.columns, rb.schema)]
+                yield pa.RecordBatch.from_arrays([ids, *cols], names=[ROWID, *rb.schema.names])
 
     def take(self, positions: np.ndarray, scores: np.ndarray) -> pa.Table:
         """Every column of the rows at ``positions`` (any order), with ``_rowid`` and

@@ -7,11 +7,13 @@ one interface, so the engine never asks which it has.
 
 from __future__ import annotations
 
+import fcntl
 import json
 import os
 import re
 import shutil
 import threading
+import weakref
 from collections import OrderedDict
 from pathlib import Path
 from typing import Iterable, Iterator, Protocol
@@ -39,6 +41,7 @@ class Store(Protocol):
     def fragment_dataset(self, frag_ids: list[str], schema: pa.Schema) -> ds.Dataset: ...
     def write_segment(self, seg_id: str, arrays: dict[str, pa.Array]) -> None: ...
     def read_segment(self, seg_id: str) -> dict[str, pa.Array]: ...
+    def lock_for_writes(self) -> None: ...
     def write_deletes(self, dv_id: str, rows: np.ndarray) -> None: ...
     def read_deletes(self, dv_id: str) -> np.ndarray: ...
     def collect_garbage(self, manifest: Manifest) -> None: ...
@@ -99,10 +102,29 @@ class DirectoryStore:
             (self.root / "index").mkdir(exist_ok=True)
         except OSError as exc:
             raise StorageError(f"cannot create database directory {self.root}: {exc}") from exc
+        self._lock_fd: int | None = None
         self._files: dict[str, pq.ParquetFile] = {}
         self._group_starts: dict[str, np.ndarray] = {}
         self._cache = _RowGroupCache()
         self._lock = threading.Lock()
+
+    def lock_for_writes(self) -> None:
+        """Become the directory's one writer (readers never need this): row ids and file
+        ids are handed out in memory, so a second writer on the same files would reuse
+        them. Held until this store is dropped."""
+        if self._lock_fd is not None:
+            return
+        fd = os.open(self.root / "LOCK", os.O_RDWR | os.O_CREAT, 0o644)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError:
+            os.close(fd)
+            raise StorageError(
+                f"database {self.root} is being written by another Database (in this or another "
+                "process); write through that one, or close it first"
+            ) from None
+        self._lock_fd = fd
+        weakref.finalize(self, os.close, fd)
 
     # -- manifest -------------------------------------------------------------------
     def load_manifest(self) -> Manifest:
@@ -308,6 +330,9 @@ class MemoryStore:
 
     def read_segment(self, seg_id: str) -> dict[str, pa.Array]:
         return self._segments[seg_id]
+
+    def lock_for_writes(self) -> None:
+        """Nothing to lock: no one else can reach this memory."""
 
     def write_deletes(self, dv_id: str, rows: np.ndarray) -> None:
         self._deletes[dv_id] = np.asarray(rows, dtype=np.int64)
