@@ -173,6 +173,7 @@ class DirectoryStore:
                 writer.write_table(pa.Table.from_batches(pending, schema=schema), row_group_size=ROW_GROUP_ROWS)
         _fsync_path(tmp)
         os.replace(tmp, path)
+        _fsync_path(path.parent)  # the new name itself must survive a power loss
         return rows
 
     def _parquet(self, frag_id: str) -> pq.ParquetFile:
@@ -264,6 +265,7 @@ class DirectoryStore:
             writer.write_batch(batch)
         _fsync_path(tmp)
         os.replace(tmp, path)
+        _fsync_path(path.parent)
 
     def read_deletes(self, dv_id: str) -> np.ndarray:
         path = self.root / "data" / f"{dv_id}.arrow"

@@ -24,6 +24,14 @@ from ..errors import StorageError
 _HEADER = struct.Struct("<II")
 
 
+def _fsync_dir(path: Path) -> None:
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
 def encode(batch: pa.RecordBatch) -> bytes:
     sink = pa.BufferOutputStream()
     with pa.ipc.new_stream(sink, batch.schema) as writer:
@@ -80,6 +88,9 @@ class WriteAheadLog:
         """Write one record and return once it is durable."""
         record = encode(batch)
         try:
+            if not self.path.exists():
+                self.path.touch()
+                _fsync_dir(self.path.parent)  # the log's name must be durable too
             with open(self.path, "ab") as f:
                 with self._lock:
                     f.write(record)
