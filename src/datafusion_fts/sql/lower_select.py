@@ -268,20 +268,20 @@ class _Lowering:
         return False
 
     def _tie_break(self, alias: str) -> bool:
-        """ORDER BY score() means the total order: add ``_rowid`` after it (DESIGN §3.2).
-        Returns whether the ORDER BY is exactly ``score() DESC``."""
+        """ORDER BY score() means the total order (DESIGN §3.2): ``_rowid`` becomes the
+        last key (after any the user gave), ascending under score() DESC. Returns whether
+        the ORDER BY is exactly ``score() DESC``."""
         order = self.select.args.get("order")
         if order is None:
             return False
         keys = list(order.expressions)
-        for i, key in enumerate(keys):
-            if self._is_score(key.this, alias):
-                rowid = exp.Ordered(this=exp.column(ROWID, table=alias), desc=not key.args.get("desc"))
-                if i + 1 >= len(keys) or keys[i + 1].this.name != ROWID:
-                    keys.insert(i + 1, rowid)
-                order.set("expressions", keys)
-                return i == 0 and bool(key.args.get("desc")) and len(keys) == 2
-        return False
+        scored = [k for k in keys if self._is_score(k.this, alias)]
+        if not scored:
+            return False
+        if not any(isinstance(k.this, exp.Column) and k.this.name == ROWID for k in keys):
+            keys.append(exp.Ordered(this=exp.column(ROWID, table=alias), desc=not scored[0].args.get("desc")))
+            order.set("expressions", keys)
+        return keys[0] is scored[0] and bool(scored[0].args.get("desc")) and len(keys) == 2
 
     def _pushdown(self, order_by_score: bool, prefilter_complete: bool) -> int | None:
         """The top-k to push into the search when it cannot change the answer."""
