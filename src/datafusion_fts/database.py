@@ -9,7 +9,7 @@ import threading
 import time
 from dataclasses import replace
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 import datafusion
 import numpy as np
@@ -373,5 +373,3 @@ def connect(
     """
     return Database(path, ctx, config)
 
-
-ProgressCallback = Callable[[int, int], None]

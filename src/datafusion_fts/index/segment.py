@@ -73,6 +73,3 @@ class Segment:
         """(local rows uint32, tfs uint32) of a term, as views."""
         a, b = self.post_offsets[term_id], self.post_offsets[term_id + 1]
         return self.rows[a:b], self.tfs[a:b]
-
-    def df(self, term_id: int) -> int:
-        return int(self.post_offsets[term_id + 1] - self.post_offsets[term_id])

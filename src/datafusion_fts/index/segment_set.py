@@ -170,10 +170,6 @@ class SegmentSet:
             found.update(prefix_candidates(vocab, prefix, max_expansions))
         return sorted(found)[:max_expansions]
 
-    @property
-    def has_positions(self) -> bool:
-        return all(p.segment.has_positions for p in self.parts)
-
 
 def _piece(
     p: RankedPart, a: int, b: int, norm: np.ndarray, positions: bool, within: np.ndarray | None

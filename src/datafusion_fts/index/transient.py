@@ -45,10 +45,6 @@ class TransientIndex:
         )
         self._norms: tuple[tuple[int, int], np.ndarray] | None = None
 
-    def df(self, term: str) -> int:
-        i = self.index[term]
-        return int(self.post_offsets[i + 1] - self.post_offsets[i])
-
     def postings(
         self, term: str, stats: ColumnStats, positions: bool, within: np.ndarray | None = None
     ) -> TermPostings | None:

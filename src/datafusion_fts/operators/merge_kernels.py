@@ -8,7 +8,6 @@ import numpy as np
 from numba import njit
 
 UNION_ADD = 0  # rows of either; left + right where both, 0.0 + right where only right
-INTERSECT_ADD = 1  # rows of both; left + right
 ADD_PRESENT = 2  # rows of left; left + right where right has the row
 SUBTRACT = 3  # rows of left that right lacks
 BOOST = 4  # rows of left; left - weight * right where right has the row
@@ -26,12 +25,9 @@ def merge(mode: int, a_rows: np.ndarray, a_sc: np.ndarray, b_rows: np.ndarray, b
     k = 0
     while i < na or j < nb:
         if j >= nb or (i < na and a_rows[i] < b_rows[j]):
-            if mode != INTERSECT_ADD:
-                rows[k] = a_rows[i]
-                sc[k] = a_sc[i]
-                k += 1
-            elif j >= nb:
-                break
+            rows[k] = a_rows[i]
+            sc[k] = a_sc[i]
+            k += 1
             i += 1
         elif i >= na or b_rows[j] < a_rows[i]:
             if mode == UNION_ADD:
