@@ -9,7 +9,7 @@ import threading
 import time
 from dataclasses import replace
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import datafusion
 import numpy as np
@@ -26,6 +26,9 @@ from .storage.manifest import ROWID, FragmentMeta, Manifest, SegmentMeta, TableM
 from .storage.snapshot import TableSnapshot
 from .storage.store import DirectoryStore, MemoryStore, Store
 from .storage.wal import WriteAheadLog
+
+if TYPE_CHECKING:
+    from .table import Table
 
 FRAGMENT_ROWS = 1 << 20
 _NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
@@ -80,7 +83,7 @@ class Database:
     def table_names(self) -> list[str]:
         return sorted(self._manifest.tables)
 
-    def table(self, name: str) -> "Table":
+    def table(self, name: str) -> Table:
         from .table import Table
 
         if name not in self._manifest.tables:
@@ -162,7 +165,7 @@ class Database:
             if log is not None:
                 log.truncate()
 
-    def create_table(self, name: str, data: Any = None, schema: pa.Schema | None = None) -> "Table":
+    def create_table(self, name: str, data: Any = None, schema: pa.Schema | None = None) -> Table:
         """A new managed table from ``data`` (rows get ``_rowid`` 0, 1, 2, ...)."""
         if not isinstance(name, str) or not _NAME.match(name):
             raise InvalidArgument(f"table name must be an identifier, got {name!r}")

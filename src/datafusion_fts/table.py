@@ -13,7 +13,6 @@ from .errors import CatalogError, InvalidArgument
 from .index.build_range import MERGE_MAX_POSTINGS, build_range
 from .index.builder import merge_segments
 from .index.segment import Segment
-from .ingest import open_batches
 from .operators.base import SEARCH_SCHEMA
 from .planner.plan_search import SearchRequest, plan_search
 from .query.tree import QUERY_TYPES, Query
