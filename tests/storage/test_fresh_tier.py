@@ -199,3 +199,27 @@ def test_queries_during_inserts_see_a_consistent_cut():
         th.join()
     assert not errors, errors[0]
     assert t.count_rows() == 121
+
+
+def test_concurrent_scans_of_one_directory_database(tmp_path):
+    """Several threads scanning the same fragments through one connection (pyarrow's
+    ParquetFile is not thread-safe: each scan must have its own reader)."""
+    db = fts.connect(tmp_path / "db")
+    t = db.create_table("docs", pa.table({"body": [f"alpha {i} beta" for i in range(60_000)]}))
+    db.settings.set("fts.force_plan", "flat_scan")
+    expected = t.search(Match("body", "alpha 7"), limit=5, columns=["body"])
+    errors: list[BaseException] = []
+
+    def run() -> None:
+        try:
+            for _ in range(2):
+                assert t.search(Match("body", "alpha 7"), limit=5, columns=["body"]) == expected
+        except BaseException as exc:
+            errors.append(exc)
+
+    threads = [threading.Thread(target=run) for _ in range(4)]
+    for th in threads:
+        th.start()
+    for th in threads:
+        th.join()
+    assert not errors, errors[0]

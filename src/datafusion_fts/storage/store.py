@@ -104,6 +104,7 @@ class DirectoryStore:
             raise StorageError(f"cannot create database directory {self.root}: {exc}") from exc
         self._lock_fd: int | None = None
         self._files: dict[str, pq.ParquetFile] = {}
+        self._read_lock = threading.Lock()
         self._group_starts: dict[str, np.ndarray] = {}
         self._cache = _RowGroupCache()
         self._lock = threading.Lock()
@@ -177,15 +178,20 @@ class DirectoryStore:
         return rows
 
     def _parquet(self, frag_id: str) -> pq.ParquetFile:
+        """The shared reader of a fragment, for row-group reads under ``_read_lock``
+        (a ParquetFile is not safe to use from several threads at once)."""
         with self._lock:
             pf = self._files.get(frag_id)
             if pf is None:
-                pf = pq.ParquetFile(self._fragment_path(frag_id), memory_map=True)
+                pf = pq.ParquetFile(self._fragment_path(frag_id))
                 self._files[frag_id] = pf
             return pf
 
     def iter_fragment(self, frag_id: str, columns: list[str], batch_rows: int) -> Iterator[pa.RecordBatch]:
-        yield from self._parquet(frag_id).iter_batches(batch_size=batch_rows, columns=columns)
+        # A reader of its own per scan: concurrent scans never share pyarrow state, and
+        # without memory mapping the scanned pages are not charged to this process's RSS.
+        reader = pq.ParquetFile(self._fragment_path(frag_id))
+        yield from reader.iter_batches(batch_size=batch_rows, columns=columns)
 
     def _row_group_starts(self, frag_id: str) -> np.ndarray:
         """First local row of each row group (read from the footer; groups vary in size)."""
@@ -199,6 +205,10 @@ class DirectoryStore:
                 self._group_starts[frag_id] = starts
         return starts
 
+    def _read_group(self, pf: pq.ParquetFile, group: int, columns: list[str]) -> pa.Table:
+        with self._read_lock:
+            return pf.read_row_group(group, columns=columns)
+
     def take_fragment_rows(self, frag_id: str, local_rows: np.ndarray, columns: list[str]) -> pa.Table:
         """Rows by local index, in the order given, decoding only the row groups they sit in."""
         pf = self._parquet(frag_id)
@@ -208,7 +218,7 @@ class DirectoryStore:
         for group in np.unique(groups):
             table = self._cache.get(
                 (frag_id, int(group), tuple(columns)),
-                lambda g=int(group): pf.read_row_group(g, columns=columns),
+                lambda g=int(group): self._read_group(pf, g, columns),
             )
             sel = np.flatnonzero(groups == group)
             parts.append(table.take(pa.array(local_rows[sel] - starts[group])))
