@@ -648,11 +648,13 @@ def _report(args, n_rows: int, build: dict, build_note: str, search: dict, env: 
     return "\n".join(lines)
 
 
-def _write_docs(section: str) -> None:
+def write_docs_section(title: str, section: str) -> None:
+    """Put ``section`` (starting with its ``title`` heading) into docs/benchmarks.md,
+    replacing that section if present and keeping every other one."""
     DOCS.parent.mkdir(parents=True, exist_ok=True)
     text = DOCS.read_text() if DOCS.exists() else INTRO
     lines = text.splitlines()
-    start = next((i for i, line in enumerate(lines) if line.strip() == SECTION), None)
+    start = next((i for i, line in enumerate(lines) if line.strip() == title), None)
     if start is None:
         new = text.rstrip("\n") + "\n\n" + section.rstrip("\n") + "\n"
     else:
@@ -730,7 +732,7 @@ def main(argv: list[str] | None = None) -> None:
     section = _report(args, n_rows, build, build_note, search, env)
     print(section)
     if not args.no_docs:
-        _write_docs(section)
+        write_docs_section(SECTION, section)
         _log(f"wrote section {SECTION!r} to {DOCS}")
 
 

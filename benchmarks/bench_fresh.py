@@ -24,12 +24,12 @@ import numpy as np
 import pyarrow as pa
 
 sys.path.insert(0, str(Path(__file__).parent))
+import bench_core  # noqa: E402  (the shared docs/benchmarks.md writer)
 import corpus  # noqa: E402
 
 import datafusion_fts as fts  # noqa: E402
 from datafusion_fts.query import Match  # noqa: E402
 
-DOCS = Path(__file__).resolve().parent.parent / "docs" / "benchmarks.md"
 SECTION = "## Fresh tier (issue 6)"
 
 
@@ -119,14 +119,7 @@ def main() -> None:
     report = "\n".join(lines) + "\n"
     print(report)
     if not args.no_docs:
-        text = DOCS.read_text() if DOCS.exists() else "# Benchmarks\n"
-        if SECTION in text:
-            head, _, rest = text.partition(SECTION)
-            tail = rest[rest.find("\n## ") + 1:] if "\n## " in rest else ""
-            text = head + report + ("\n" + tail if tail else "")
-        else:
-            text = text.rstrip("\n") + "\n\n" + report
-        DOCS.write_text(text)
+        bench_core.write_docs_section(SECTION, report)
 
 
 if __name__ == "__main__":

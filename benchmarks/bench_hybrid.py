@@ -917,23 +917,6 @@ def _report(args, env: dict, build: dict, build_note: str, s: dict, rss: dict | 
     return "\n".join(lines)
 
 
-def _write_docs(section: str) -> None:
-    DOCS.parent.mkdir(parents=True, exist_ok=True)
-    text = DOCS.read_text() if DOCS.exists() else bc.INTRO
-    lines = text.splitlines()
-    start = next((i for i, line in enumerate(lines) if line.strip() == SECTION), None)
-    if start is None:
-        new = text.rstrip("\n") + "\n\n" + section.rstrip("\n") + "\n"
-    else:
-        end = next((i for i in range(start + 1, len(lines)) if lines[i].startswith("## ")), len(lines))
-        before = "\n".join(lines[:start]).rstrip("\n")
-        after = "\n".join(lines[end:]).strip("\n")
-        new = (before + "\n\n" if before else "") + section.rstrip("\n") + "\n"
-        if after:
-            new += "\n" + after + "\n"
-    DOCS.write_text(new)
-
-
 # -- main ----------------------------------------------------------------------------------
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
@@ -1037,7 +1020,7 @@ def main(argv: list[str] | None = None) -> None:
     json_path.write_text(json.dumps({"env": env, "build": build, "search": search, "rss": rss},
                                     indent=1, default=str))
     if not args.no_docs:
-        _write_docs(section)
+        bc.write_docs_section(SECTION, section)
         _log(f"wrote section {SECTION!r} to {DOCS}")
 
 

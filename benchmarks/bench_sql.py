@@ -801,30 +801,6 @@ def _report(args, n_rows: int, env: dict, build: dict, build_note: str, s: dict)
     return "\n".join(lines)
 
 
-def _write_docs(section: str) -> None:
-    DOCS.parent.mkdir(parents=True, exist_ok=True)
-    text = DOCS.read_text() if DOCS.exists() else bc.INTRO
-    lines = text.splitlines()
-    start = next((i for i, line in enumerate(lines) if line.strip() == SECTION), None)
-    if start is None:
-        new = text.rstrip("\n") + "\n\n" + section.rstrip("\n") + "\n"
-    else:
-        # The section ends at the next "## " heading outside a fenced code block.
-        end, fenced = len(lines), False
-        for i in range(start + 1, len(lines)):
-            if lines[i].startswith("```"):
-                fenced = not fenced
-            elif not fenced and lines[i].startswith("## "):
-                end = i
-                break
-        before = "\n".join(lines[:start]).rstrip("\n")
-        after = "\n".join(lines[end:]).strip("\n")
-        new = (before + "\n\n" if before else "") + section.rstrip("\n") + "\n"
-        if after:
-            new += "\n" + after + "\n"
-    DOCS.write_text(new)
-
-
 # -- main ---------------------------------------------------------------------------------
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
@@ -890,7 +866,7 @@ def main(argv: list[str] | None = None) -> None:
     section = _report(args, n_rows, env, build, build_note, search)
     print(section)
     if not args.no_docs:
-        _write_docs(section)
+        bc.write_docs_section(SECTION, section)
         _log(f"wrote section {SECTION!r} to {DOCS}")
 
 
