@@ -54,7 +54,8 @@ def _remove(path: Path) -> None:
         path.unlink(missing_ok=True)
 
 
-def _fsync_path(path: Path) -> None:
+def fsync_path(path: Path) -> None:
+    """fsync a file or a directory (so a new name in it survives a power loss)."""
     fd = os.open(path, os.O_RDONLY)
     try:
         os.fsync(fd)
@@ -145,7 +146,7 @@ class DirectoryStore:
             f.flush()
             os.fsync(f.fileno())
         os.replace(tmp, self.root / MANIFEST)
-        _fsync_path(self.root)
+        fsync_path(self.root)
 
     # -- fragments ------------------------------------------------------------------
     def _fragment_path(self, frag_id: str) -> Path:
@@ -172,9 +173,9 @@ class DirectoryStore:
                     pending_rows -= full
             if pending_rows:
                 writer.write_table(pa.Table.from_batches(pending, schema=schema), row_group_size=ROW_GROUP_ROWS)
-        _fsync_path(tmp)
+        fsync_path(tmp)
         os.replace(tmp, path)
-        _fsync_path(path.parent)  # the new name itself must survive a power loss
+        fsync_path(path.parent)  # the new name itself must survive a power loss
         return rows
 
     def _parquet(self, frag_id: str) -> pq.ParquetFile:
@@ -247,9 +248,9 @@ class DirectoryStore:
             batch = pa.record_batch([array], names=[name])
             with pa.OSFile(str(path), "wb") as sink, pa.ipc.new_file(sink, batch.schema) as writer:
                 writer.write_batch(batch)
-            _fsync_path(path)
+            fsync_path(path)
         os.replace(tmp, final)
-        _fsync_path(final.parent)
+        fsync_path(final.parent)
 
     def read_segment(self, seg_id: str) -> dict[str, pa.Array]:
         """Memory-map every array of a segment (zero copy)."""
@@ -273,9 +274,9 @@ class DirectoryStore:
         batch = pa.record_batch([pa.array(rows, pa.int64())], names=["_rowid"])
         with pa.OSFile(str(tmp), "wb") as sink, pa.ipc.new_file(sink, batch.schema) as writer:
             writer.write_batch(batch)
-        _fsync_path(tmp)
+        fsync_path(tmp)
         os.replace(tmp, path)
-        _fsync_path(path.parent)
+        fsync_path(path.parent)
 
     def read_deletes(self, dv_id: str) -> np.ndarray:
         path = self.root / "data" / f"{dv_id}.arrow"

@@ -20,16 +20,9 @@ from typing import Iterator
 import pyarrow as pa
 
 from ..errors import StorageError
+from .store import fsync_path
 
 _HEADER = struct.Struct("<II")
-
-
-def _fsync_dir(path: Path) -> None:
-    fd = os.open(path, os.O_RDONLY)
-    try:
-        os.fsync(fd)
-    finally:
-        os.close(fd)
 
 
 def encode(batch: pa.RecordBatch) -> bytes:
@@ -90,7 +83,7 @@ class WriteAheadLog:
         try:
             if not self.path.exists():
                 self.path.touch()
-                _fsync_dir(self.path.parent)  # the log's name must be durable too
+                fsync_path(self.path.parent)  # the log's name must be durable too
             with open(self.path, "ab") as f:
                 with self._lock:
                     f.write(record)
