@@ -33,12 +33,15 @@ def delete_rows(t: fts.Table, rows: set[int]) -> None:
         t.delete(f"_rowid IN ({', '.join(str(r) for r in sorted(rows))})")
 
 
-def engine_table(ref: RefTable, layout: str, splits: list[int] | None = None) -> fts.Table:
+def engine_table(
+    ref: RefTable, layout: str, splits: list[int] | None = None, db: fts.Database | None = None
+) -> fts.Table:
     """``layout``: "flat" (no index), "indexed" (create_index per column, rows deleted
     afterwards: masked out of the segments), "hybrid" (an index over the rows before
     ``splits[0]``, the rest inserted after it), or "segments" (rows deleted first, then
-    build_segment over consecutive ranges cut at ``splits``, overlapping by one row)."""
-    db = fts.connect()
+    build_segment over consecutive ranges cut at ``splits``, overlapping by one row).
+    The table goes in ``db`` (a new in-memory database by default)."""
+    db = db if db is not None else fts.connect()
     data = arrow_table(ref)
     if layout == "hybrid":
         # Index the first part; the rest arrives later as an unindexed tail.

@@ -13,6 +13,7 @@ from . import query
 from .database import Database, connect
 from .errors import (
     CatalogError,
+    DistributedError,
     FtsError,
     InvalidArgument,
     PlanError,
@@ -26,6 +27,7 @@ from .udfs import install
 __all__ = [
     "CatalogError",
     "Database",
+    "DistributedError",
     "FtsError",
     "InvalidArgument",
     "PlanError",

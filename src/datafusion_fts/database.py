@@ -47,6 +47,7 @@ class Database:
         self.ctx = ctx if ctx is not None else datafusion.SessionContext()
         self.store: Store = DirectoryStore(path) if path is not None else MemoryStore()
         self.settings = Settings.from_mapping(config or {})
+        self.ray_init: dict[str, Any] = {}  # ray.init arguments for fts.executor = 'ray'
         self._write_lock = threading.RLock()  # one writer at a time
         self._state_lock = threading.Lock()  # (manifest, fresh rows) change together
         self._manifest = self.store.load_manifest()
@@ -313,6 +314,12 @@ class Database:
                 self.ctx.deregister_table(table)
 
     # -- index access -------------------------------------------------------------------
+    def distributed_executor(self) -> Any:
+        """The Ray executor for the current settings (``fts.executor = 'ray'``)."""
+        from .distributed import executor_for
+
+        return executor_for(self)
+
     def segment(self, meta: SegmentMeta) -> Segment:
         with self._cache_lock:
             seg = self._segments.get(meta.id)
@@ -368,11 +375,21 @@ def connect(
     path: str | os.PathLike[str] | None = None,
     ctx: datafusion.SessionContext | None = None,
     config: dict[str, Any] | None = None,
+    executor: str | None = None,
+    ray_init: dict[str, Any] | None = None,
 ) -> Database:
     """Open (or create) the database in directory ``path``; in memory when ``path`` is None.
 
     ``ctx`` is the DataFusion session to extend (a new one by default); ``config`` holds
-    initial ``fts.*`` settings.
+    initial ``fts.*`` settings. ``executor="ray"`` (the setting ``fts.executor``) searches
+    and builds indexes on Ray, started with ``ray_init`` (``ray.init`` arguments) unless
+    it is running already.
     """
-    return Database(path, ctx, config)
+    if executor is not None:
+        config = {**(config or {}), "fts.executor": executor}
+    db = Database(path, ctx, config)
+    db.ray_init = dict(ray_init or {})
+    if db.settings.get("fts.executor") == "ray":
+        db.distributed_executor()  # no ray installed or no directory: say so now
+    return db
 

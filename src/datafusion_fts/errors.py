@@ -58,3 +58,8 @@ class QuerySyntaxError(_PositionedError):
 
 class SqlError(_PositionedError):
     """A SQL statement that does not parse or names something wrong; line:column point into it."""
+
+
+class DistributedError(FtsError):
+    """A distributed worker or build task failed past its retry budget; nothing partial
+    was returned or committed."""

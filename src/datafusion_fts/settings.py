@@ -44,6 +44,12 @@ def _non_negative_int(value: Any) -> int:
     return int(value)
 
 
+def _positive_int(value: Any) -> int:
+    if _non_negative_int(value) == 0:
+        raise ValueError("a positive integer")
+    return int(value)
+
+
 REGISTRY: dict[str, Setting] = {
     s.name: s
     for s in (
@@ -57,6 +63,13 @@ REGISTRY: dict[str, Setting] = {
                 "Fresh rows kept in memory (and the log) before they are flushed to a fragment."),
         Setting("fts.pruning", True, _bool,
                 "Block-max pruning of top-k disjunctions (changes speed only, never results)."),
+        Setting("fts.executor", "local", _choice("local", "ray"),
+                "Where searches and index builds run: this process, or a Ray cluster (the ray extra)."),
+        Setting("fts.ray_actors", 2, _positive_int, "Search actors (each holds a share of the segments)."),
+        Setting("fts.ray_storage", "", str,
+                "Where Ray workers read the database (a pyarrow.fs URI); empty: its directory."),
+        Setting("fts.ray_retries", 2, _non_negative_int, "Times a failed actor call is sent again per query."),
+        Setting("fts.ray_max_restarts", 2, _non_negative_int, "Times Ray restarts a dead search actor."),
     )
 }
 

@@ -302,5 +302,6 @@ class Table:
             force_plan=self.db.settings.get("fts.force_plan"),
             pruning=self.db.settings.get("fts.pruning"),
             residual_row_limit=self.db.settings.get("fts.residual_row_limit"),
+            executor=self.db.settings.get("fts.executor"),
         )
         return plan_search(request, self.db)

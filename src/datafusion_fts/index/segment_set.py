@@ -49,6 +49,17 @@ class RankedPart:
         return present(rows, self.deleted) if len(self.deleted) else _NONE
 
 
+def clip_part(part: RankedPart, lo_id: int, hi_id: int) -> RankedPart | None:
+    """The rows of ``part`` with global ids in [lo_id, hi_id), or None if there are none."""
+    base = part.segment.meta.base
+    lo = max(part.lo, lo_id - base)
+    hi = min(part.hi, hi_id - base)
+    if lo >= hi:
+        return None
+    gone = part.deleted[np.searchsorted(part.deleted, lo) : np.searchsorted(part.deleted, hi)]
+    return RankedPart(part.segment, lo, hi, gone)
+
+
 def ranked_parts(segments: list[Segment], deleted: np.ndarray = _NONE) -> list[RankedPart]:
     """Each segment's effective range under the first-segment-ranks rule (§5.4), with the
     deleted rows (global ids, ascending) that fall in it."""
@@ -70,7 +81,18 @@ class SegmentSet:
     """Statistics, postings and vocabulary of one column over its ranked segment parts."""
 
     def __init__(self, segments: list[Segment], k1: float, b: float, deleted: np.ndarray = _NONE) -> None:
-        self.parts = ranked_parts(segments, deleted)
+        self._init(ranked_parts(segments, deleted), k1, b)
+
+    @classmethod
+    def from_parts(cls, parts: list[RankedPart], k1: float, b: float) -> "SegmentSet":
+        """A set over parts already ranked (disjoint, ascending): a share of a larger set,
+        such as the parts one distributed worker ranks."""
+        out = cls.__new__(cls)
+        out._init(sorted(parts, key=lambda p: p.segment.meta.base + p.lo), k1, b)
+        return out
+
+    def _init(self, parts: list[RankedPart], k1: float, b: float) -> None:
+        self.parts = parts
         self.k1 = k1
         self.b = b
         self._norms: dict[tuple[int, int], list[np.ndarray]] = {}

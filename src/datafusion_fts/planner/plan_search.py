@@ -27,6 +27,7 @@ from ..storage.manifest import IndexMeta
 from ..storage.foreign import ForeignTable
 from ..storage.snapshot import TableSnapshot
 from .bind_query import bind
+from .plan_distributed import DistributedExecutor, plan_distributed
 
 DEFAULT_ANALYZER = AnalyzerConfig()
 
@@ -49,6 +50,7 @@ class SearchRequest:
     force_plan: str = "auto"
     pruning: bool = True
     residual_row_limit: int = 100_000
+    executor: str = "local"
     columns: tuple[str, ...] = ()
     choice: str = ""
     reasons: tuple[str, ...] = field(default_factory=tuple)
@@ -145,6 +147,8 @@ class Catalog(Protocol):
 
     def hybrid_segment_set(self, snapshot: TableSnapshot, column: str) -> tuple[SegmentSet, TailInfo]: ...
 
+    def distributed_executor(self) -> DistributedExecutor: ...
+
 
 def plan_search(req: SearchRequest, catalog: Catalog | None) -> tuple[ExecutionPlan, SearchRequest]:
     """The physical plan for ``req`` (a GlobalTopK over one search operator)."""
@@ -163,6 +167,8 @@ def plan_search(req: SearchRequest, catalog: Catalog | None) -> tuple[ExecutionP
             sets = {}
             for c in req.columns:
                 sets[c], tails[c] = catalog.hybrid_segment_set(snap, c)
+        if req.executor != "local":
+            return plan_distributed(req, catalog.distributed_executor(), sets, tails, analyzers, k), req
         bound = bind(req.query, _IndexBindContext(analyzers, sets))
         terms = query_terms(bound)
         stats = QueryStats(

@@ -1,0 +1,239 @@
+"""The Ray executor: a pool of search actors, the calls of both search phases with
+retries, and index builds as Ray tasks.
+
+Ray schedules, restarts and moves data; this module only decides what each actor is asked
+and what a failure means. An actor that dies during a call is restarted by Ray (up to
+``fts.ray_max_restarts`` times) and the call is sent again (up to ``fts.ray_retries``
+times per share and query); past either budget the query raises
+:class:`~datafusion_fts.errors.DistributedError`. A reply is a share's whole answer, so
+a query never returns a partial top-k.
+"""
+
+from __future__ import annotations
+
+import pickle
+import time
+import uuid
+import weakref
+from collections import OrderedDict
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from ..errors import DistributedError, FtsError, InvalidArgument, PlanError
+from ..index.segment_set import SegmentSet
+from ..index.shares import Partition, Share, partition
+from ..index.term_statistics import StatsReply, StatsRequest
+from ..operators.base import Metrics
+from ..operators.distributed_search import ShareSearch
+from ..storage.snapshot import TableSnapshot
+from . import _compat
+
+if TYPE_CHECKING:
+    from ..database import Database
+
+PARTITIONS_KEPT = 16
+SHARE_REFS_KEPT = 256
+# How long a call waits for a restarting actor to come back before giving up.
+RESTART_WAIT_S = 60.0
+
+
+@dataclass(frozen=True)
+class PoolConfig:
+    actors: int
+    max_restarts: int
+
+
+class _Pool:
+    """Search actors of one Ray session (shared by every database of this process)."""
+
+    def __init__(self, config: PoolConfig) -> None:
+        ray = _compat.ray()
+        from .worker import SearchWorker
+
+        actor = ray.remote(SearchWorker).options(
+            num_cpus=0, max_restarts=config.max_restarts, max_task_retries=0
+        )
+        self.actors = [actor.remote() for _ in range(config.actors)]
+        self.session = _session()
+
+    def pids(self) -> list[int]:
+        ray = _compat.ray()
+        return ray.get([a.pid.remote() for a in self.actors])
+
+
+_POOLS: dict[PoolConfig, _Pool] = {}
+
+
+def _session() -> tuple[str, str]:
+    context = _compat.ray().get_runtime_context()
+    return context.get_node_id(), context.get_job_id()
+
+
+def _ensure_ray(ray_init: dict[str, Any]) -> None:
+    ray = _compat.ray()
+    if not ray.is_initialized():
+        ray.init(**ray_init)
+
+
+def pool(config: PoolConfig, ray_init: dict[str, Any]) -> _Pool:
+    """The process's actor pool for ``config`` (Ray started with ``ray_init`` if needed)."""
+    _ensure_ray(ray_init)
+    found = _POOLS.get(config)
+    if found is None or found.session != _session():
+        found = _POOLS[config] = _Pool(config)
+    return found
+
+
+def _size(value: Any) -> int:
+    return len(pickle.dumps(value, protocol=5))
+
+
+class RayExecutor:
+    """A database's view of the Ray cluster: where its segments are, how many actors
+    search them, and the retry budget."""
+
+    name = "ray"
+
+    def __init__(
+        self, storage: str, actors: int, max_restarts: int, retries: int, ray_init: dict[str, Any]
+    ) -> None:
+        self.storage = storage
+        self.workers = actors
+        self.retries = retries
+        self.config = PoolConfig(actors, max_restarts)
+        self.ray_init = dict(ray_init)
+        self.token = uuid.uuid4().hex  # this database incarnation
+        self._partitions: OrderedDict[tuple, tuple[Partition, list[SegmentSet]]] = OrderedDict()
+        self._refs: OrderedDict[str, Any] = OrderedDict()
+
+    # -- partition ------------------------------------------------------------------
+    def partition(self, snapshot: TableSnapshot, sets: dict[str, SegmentSet]) -> Partition:
+        """The shares of ``sets`` for this executor's actors (cached while the sets are)."""
+        key = (snapshot.name, tuple((c, id(s)) for c, s in sets.items()))
+        hit = self._partitions.get(key)
+        if hit is not None:
+            self._partitions.move_to_end(key)
+            return hit[0]
+        persisted = {c: frozenset(s.id for s in snapshot.meta.indexes[c].segments) for c in sets}
+        found = partition(sets, persisted, self.workers, snapshot.deleted, self.storage, self.token)
+        # The sets are kept with their partition, so their ids cannot be reused meanwhile.
+        self._partitions[key] = (found, list(sets.values()))
+        while len(self._partitions) > PARTITIONS_KEPT:
+            self._partitions.popitem(last=False)
+        return found
+
+    def _ref(self, share: Share) -> Any:
+        ref = self._refs.get(share.key)
+        if ref is None:
+            ref = self._refs[share.key] = _compat.ray().put(share)
+            while len(self._refs) > SHARE_REFS_KEPT:
+                self._refs.popitem(last=False)
+        else:
+            self._refs.move_to_end(share.key)
+        return ref
+
+    # -- calls --------------------------------------------------------------------------
+    def _run(self, method: str, shares: list[Share], args: list[Any], metrics: Metrics) -> list[Any]:
+        """``method`` on the actor of each share, every reply or an error."""
+        ray = _compat.ray()
+        errors = _compat.ray_exceptions()
+        actors = pool(self.config, self.ray_init).actors
+        metrics.values.setdefault("actors", len(actors))
+
+        def submit(i: int) -> Any:
+            metrics.add("messages", 1)
+            # The share travels inside a list, so Ray hands its reference over unresolved:
+            # the actor fetches it only when it does not hold the share yet.
+            return getattr(actors[i % len(actors)], method).remote(shares[i].key, [self._ref(shares[i])], args[i])
+
+        pending = {i: submit(i) for i in range(len(shares))}
+        attempts = dict.fromkeys(pending, 0)
+        out: list[Any] = [None] * len(shares)
+        while pending:
+            i, ref = next(iter(pending.items()))
+            try:
+                out[i] = ray.get(ref)
+            except errors.RayActorError as exc:
+                attempts[i] += 1
+                metrics.add("retries", 1)
+                if attempts[i] > self.retries or not self._await_actor(actors[i % len(actors)]):
+                    _POOLS.pop(self.config, None)  # the next query starts fresh actors
+                    raise DistributedError(
+                        f"{method} on the worker of rows {shares[i].display()} failed after "
+                        f"{attempts[i] - 1} retries (fts.ray_retries = {self.retries}, "
+                        f"fts.ray_max_restarts = {self.config.max_restarts}): {type(exc).__name__}"
+                    ) from None
+                pending[i] = submit(i)
+                continue
+            except errors.RayTaskError as exc:
+                cause = exc.cause
+                if isinstance(cause, FtsError):
+                    raise cause from None
+                raise DistributedError(f"{method} on the worker of rows {shares[i].display()} failed: {cause!r}") from None
+            del pending[i]
+        return out
+
+    @staticmethod
+    def _await_actor(actor: Any) -> bool:
+        """Wait for a restarting actor to answer again; False if it is gone for good."""
+        ray = _compat.ray()
+        errors = _compat.ray_exceptions()
+        deadline = time.monotonic() + RESTART_WAIT_S
+        while time.monotonic() < deadline:
+            try:
+                ray.get(actor.pid.remote(), timeout=max(0.1, deadline - time.monotonic()))
+                return True
+            except errors.ActorUnavailableError:
+                time.sleep(0.05)
+            except (errors.RayActorError, errors.GetTimeoutError):
+                return False
+        return False
+
+    def statistics(self, shares: list[Share], request: StatsRequest, metrics: Metrics) -> list[StatsReply]:
+        """Phase one on every share."""
+        with metrics.timer("phase1_ms"):
+            replies = self._run("statistics", shares, [request] * len(shares), metrics)
+        metrics.add("stats_bytes", _size(request) * len(shares) + sum(_size(r) for r in replies))
+        return replies
+
+    def search(
+        self, shares: list[Share], requests: list[ShareSearch], metrics: Metrics
+    ) -> list[tuple[np.ndarray, np.ndarray]]:
+        """Phase two on the given shares: each one's top-k."""
+        results = self._run("search", shares, requests, metrics)
+        metrics.add("query_bytes", sum(_size(r) for r in requests))
+        metrics.add("result_bytes", sum(rows.nbytes + scores.nbytes for rows, scores in results))
+        return results
+
+    def actor_pids(self) -> list[int]:
+        """The process id of each search actor (for operations and fault tests)."""
+        return pool(self.config, self.ray_init).pids()
+
+
+_EXECUTORS: "weakref.WeakKeyDictionary[Database, tuple[tuple, RayExecutor]]" = weakref.WeakKeyDictionary()
+
+
+def executor_for(db: "Database") -> RayExecutor:
+    """The Ray executor of ``db`` under its current settings (one per configuration;
+    Ray itself starts, with ``db.ray_init``, at the first call that needs it)."""
+    if not _compat.ray_available():
+        raise InvalidArgument(_compat.INSTALL_HINT)
+    if db.path is None:
+        raise PlanError(
+            "fts.executor = 'ray' needs a database directory that every Ray node can read; "
+            "an in-memory database (fts.connect() without a path) has none"
+        )
+    settings = db.settings
+    storage = settings.get("fts.ray_storage") or str(db.path)
+    config = (
+        storage, settings.get("fts.ray_actors"), settings.get("fts.ray_max_restarts"),
+        settings.get("fts.ray_retries"),
+    )
+    found = _EXECUTORS.get(db)
+    if found is None or found[0] != config:
+        found = (config, RayExecutor(*config, ray_init=db.ray_init))
+        _EXECUTORS[db] = found
+    return found[1]
+
