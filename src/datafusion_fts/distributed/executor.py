@@ -86,6 +86,14 @@ def pool(config: PoolConfig, ray_init: dict[str, Any]) -> _Pool:
     return found
 
 
+def _retire(config: PoolConfig) -> None:
+    """Stop a pool's actors (some may be restarting) and forget it."""
+    old = _POOLS.pop(config, None)
+    if old is not None:
+        for actor in old.actors:
+            _compat.ray().kill(actor, no_restart=True)
+
+
 def _size(value: Any) -> int:
     return len(pickle.dumps(value, protocol=5))
 
@@ -159,7 +167,7 @@ class RayExecutor:
                 attempts[i] += 1
                 metrics.add("retries", 1)
                 if attempts[i] > self.retries or not self._await_actor(actors[i % len(actors)]):
-                    _POOLS.pop(self.config, None)  # the next query starts fresh actors
+                    _retire(self.config)  # the next query starts fresh actors
                     raise DistributedError(
                         f"{method} on the worker of rows {shares[i].display()} failed after "
                         f"{attempts[i] - 1} retries (fts.ray_retries = {self.retries}, "
