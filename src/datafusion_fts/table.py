@@ -136,9 +136,43 @@ class Table:
         segments = build_range(snap, index, lo, hi, new_id, progress)
         return holder[0], segments
 
-    def _commit_index(self, manifest: Manifest, index: IndexMeta, segments: list[Segment], replace_all: bool) -> None:
+    def _build_ranges(
+        self, manifest: Manifest, snap: TableSnapshot, index: IndexMeta, ranges: list[tuple[int, int]],
+        progress: Progress | None, split: bool = False,
+    ) -> tuple[Manifest, list[Segment], frozenset[str]]:
+        """Segments over each inclusive range, in order, and the ids of those already
+        written. With ``fts.executor = 'ray'`` they are built (and written) by parallel
+        Ray tasks, the ranges first ``split`` for parallelism when allowed; a failed task
+        fails the build, and what the others wrote is removed."""
+        if self.db.settings.get("fts.executor") != "ray":
+            segments: list[Segment] = []
+            for lo, hi in ranges:
+                manifest, built = self._build(manifest, snap, index, lo, hi, progress)
+                segments.extend(built)
+            return manifest, segments, frozenset()
+        if not ranges:
+            return manifest, [], frozenset()
+        from .distributed.build import split_range
+
+        executor = self.db.distributed_executor()
+        if split:
+            ranges = [r for lo, hi in ranges for r in split_range(snap.meta, lo, hi, executor.workers)]
+        try:
+            manifest, metas = executor.build(manifest, snap, index, ranges)
+        except BaseException:
+            self.db.store.collect_garbage(self.db.manifest)
+            raise
+        if progress is not None:
+            progress(snap.meta.live_rows, snap.meta.live_rows)
+        return manifest, [self.db.segment(m) for m in metas], frozenset(m.id for m in metas)
+
+    def _commit_index(
+        self, manifest: Manifest, index: IndexMeta, segments: list[Segment], replace_all: bool,
+        written: frozenset[str] = frozenset(),
+    ) -> None:
         for seg in segments:
-            self.db.store.write_segment(seg.meta.id, seg.to_arrays())
+            if seg.meta.id not in written:
+                self.db.store.write_segment(seg.meta.id, seg.to_arrays())
         metas = tuple(s.meta for s in segments)
         index = replace(index, segments=metas if replace_all else index.segments + metas)
         meta: TableMeta = manifest.tables[self.name].with_index(index)
@@ -154,10 +188,10 @@ class Table:
             self.flush()
             snap = self.snapshot()
             index = self._index_meta(column, options, None)
-            manifest, segments = self._build(
-                self.db.manifest, snap, index, 0, max(snap.committed_rows - 1, 0), progress
+            manifest, segments, written = self._build_ranges(
+                self.db.manifest, snap, index, [(0, max(snap.committed_rows - 1, 0))], progress, split=True
             )
-            self._commit_index(manifest, index, segments, replace_all=True)
+            self._commit_index(manifest, index, segments, replace_all=True, written=written)
 
     def build_segment(
         self, column: str, row_range: tuple[int, int], progress: Progress | None = None, **options: Any
@@ -203,17 +237,18 @@ class Table:
         manifest = self.db.manifest
         deleted = snap.deleted
         kept: list[Segment] = []
+        ranges = []
         for meta in index.segments:
             gone = np.searchsorted(deleted, [meta.base, meta.base + meta.count])
             if gone[1] > gone[0]:
-                manifest, rebuilt = self._build(manifest, snap, index, meta.lo, meta.hi, progress)
-                kept.extend(rebuilt)
+                ranges.append((meta.lo, meta.hi))  # rebuilt without its deleted rows
             else:
                 kept.append(self.db.segment(meta))
         last = snap.row_count - 1
         if index.covered_until < last:
-            manifest, tail = self._build(manifest, snap, index, index.covered_until + 1, last, progress)
-            kept.extend(tail)
+            ranges.append((index.covered_until + 1, last))
+        manifest, built, written = self._build_ranges(manifest, snap, index, ranges, progress)
+        kept.extend(built)
         kept.sort(key=lambda seg: (seg.meta.lo, seg.meta.hi))
         merged: list[Segment] = []
         for seg in kept:
@@ -230,7 +265,7 @@ class Table:
                 merged.append(seg)
         if [s.meta for s in merged] == list(index.segments):
             return
-        new = [s for s in merged if s.meta not in index.segments]
+        new = [s for s in merged if s.meta not in index.segments and s.meta.id not in written]
         for seg in new:
             self.db.store.write_segment(seg.meta.id, seg.to_arrays())
         meta = manifest.tables[self.name].with_index(replace(index, segments=tuple(s.meta for s in merged)))

@@ -27,8 +27,10 @@ from ..index.shares import Partition, Share, partition
 from ..index.term_statistics import StatsReply, StatsRequest
 from ..operators.base import Metrics
 from ..operators.distributed_search import ShareSearch
+from ..storage.manifest import IndexMeta, Manifest, SegmentMeta
 from ..storage.snapshot import TableSnapshot
 from . import _compat
+from .build import IDS_PER_TASK, build_task
 
 if TYPE_CHECKING:
     from ..database import Database
@@ -214,6 +216,39 @@ class RayExecutor:
         metrics.add("query_bytes", sum(_size(r) for r in requests))
         metrics.add("result_bytes", sum(rows.nbytes + scores.nbytes for rows, scores in results))
         return results
+
+    def build(
+        self, manifest: Manifest, snapshot: TableSnapshot, index: IndexMeta, ranges: list[tuple[int, int]]
+    ) -> tuple[Manifest, list[SegmentMeta]]:
+        """Segments over each of ``ranges`` (committed rows), built and written by parallel
+        Ray tasks; the manifest reserving their file ids and their metadata, in range
+        order. A failed task fails the build once every task has ended: nothing is
+        committed, and the caller collects what the others wrote."""
+        ray = _compat.ray()
+        errors = _compat.ray_exceptions()
+        _ensure_ray(self.ray_init)
+        task = ray.remote(build_task).options(num_cpus=1, max_retries=0)
+        blocks = []
+        for _ in ranges:
+            ids = []
+            for _ in range(IDS_PER_TASK):
+                seg_id, manifest = manifest.file_id("seg")
+                ids.append(seg_id)
+            blocks.append(ids)
+        meta = snapshot.meta
+        refs = [task.remote(self.storage, meta, index, lo, hi, ids) for (lo, hi), ids in zip(ranges, blocks)]
+        ray.wait(refs, num_returns=len(refs))  # every task has ended, failed or not
+        out: list[SegmentMeta] = []
+        for (lo, hi), ref in zip(ranges, refs):
+            try:
+                out.extend(ray.get(ref))
+            except errors.RayTaskError as exc:
+                if isinstance(exc.cause, FtsError):
+                    raise exc.cause from None
+                raise DistributedError(f"index build task for rows {lo}..{hi} failed: {exc.cause!r}") from None
+            except errors.RayError as exc:
+                raise DistributedError(f"index build task for rows {lo}..{hi} failed: {type(exc).__name__}") from None
+        return manifest, out
 
     def actor_pids(self) -> list[int]:
         """The process id of each search actor (for operations and fault tests)."""
