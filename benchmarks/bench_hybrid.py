@@ -41,9 +41,7 @@ import argparse
 import datetime as _dt
 import gc
 import json
-import os
 import shutil
-import subprocess
 import sys
 import threading
 import time
@@ -54,6 +52,7 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 
 import bench_core as bc  # noqa: E402  (shared helpers: machine info, load, percentiles)
+import common  # noqa: E402  (child processes, /proc/self/status, git state, load average)
 
 ROOT = HERE.parent
 DATA = ROOT / "bench-data"
@@ -63,7 +62,6 @@ SEED = bc.SEED
 FIELD = "body"
 TABLE = "docs"
 KS = (10, 100)
-RESULT_PREFIX = "BENCH_RESULT "
 SHAPES = ("must_should", "should_sum", "boost_negative")
 ARMS = ("hybrid", "nocache", "indexed")  # the fast arms; "flat" is handled apart
 ARM_LABEL = {"hybrid": "hybrid (tail cached)", "nocache": "hybrid, no cache", "indexed": "fully indexed",
@@ -86,39 +84,6 @@ def _paths(indexed: int, tail: int) -> dict[str, Path]:
 
 def _noindex_paths(n_rows: int) -> dict[str, Path]:
     return {"parquet": DATA / f"corpus-{n_rows}.parquet", "db": DATA / f"flat-noindex-{n_rows}"}
-
-
-def _status_kb(key: str) -> int:
-    for line in Path("/proc/self/status").read_text().splitlines():
-        if line.startswith(key + ":"):
-            return int(line.split()[1])
-    return -1
-
-
-def _status_all() -> dict[str, int]:
-    """VmHWM, VmRSS, RssAnon and RssFile (kB) of this process."""
-    out = {}
-    for line in Path("/proc/self/status").read_text().splitlines():
-        key = line.split(":", 1)[0]
-        if key in ("VmHWM", "VmRSS", "RssAnon", "RssFile"):
-            out[key] = int(line.split()[1])
-    return out
-
-
-def _commit() -> str:
-    """The repository's HEAD, marked when src/ differs from it."""
-    try:
-        head = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=ROOT, capture_output=True,
-                              text=True, check=True).stdout.strip()
-        dirty = subprocess.run(["git", "status", "--porcelain", "--", "src"], cwd=ROOT, capture_output=True,
-                               text=True, check=True).stdout.strip()
-    except (OSError, subprocess.CalledProcessError):
-        return "unknown"
-    return f"`{head}`" + (" (src/ modified)" if dirty else "")
-
-
-def _loadavg() -> str:
-    return " / ".join(f"{x:.2f}" for x in os.getloadavg())
 
 
 def _rows_reader(path: Path, lo: int, hi: int):
@@ -250,7 +215,7 @@ def _child_rss(n_rows: int, shape: str, k: int) -> dict:
     assert not t.snapshot().meta.indexes, "the RSS table must have no index"
     tree = _queries(30)[shape][0][1]  # the benchmark's first query of the shape
     gc.collect()
-    before = _status_all()
+    before = common.proc_status_kb()
     # VmHWM is the kernel's own peak of VmRSS = RssAnon + RssFile (+ RssShmem); the split is
     # not kept as a peak, so a thread samples it every 10 ms during the query.
     peak = dict(before)
@@ -258,7 +223,7 @@ def _child_rss(n_rows: int, shape: str, k: int) -> dict:
 
     def sample() -> None:
         while not done.wait(0.01):
-            for key, value in _status_all().items():
+            for key, value in common.proc_status_kb().items():
                 peak[key] = max(peak[key], value)
 
     sampler = threading.Thread(target=sample, daemon=True)
@@ -269,7 +234,7 @@ def _child_rss(n_rows: int, shape: str, k: int) -> dict:
     elapsed = time.perf_counter() - t0
     done.set()
     sampler.join()
-    after = _status_all()
+    after = common.proc_status_kb()
     for key, value in after.items():
         peak[key] = max(peak[key], value)
     scanned = sum(op.metrics.values.get("rows_scanned", 0) for op in plan.children())
@@ -286,14 +251,7 @@ def _child_rss(n_rows: int, shape: str, k: int) -> dict:
 
 
 def _run_child(argv: list[str]) -> dict:
-    proc = subprocess.run([sys.executable, str(Path(__file__).resolve()), *argv],
-                          stdout=subprocess.PIPE, text=True, check=True)
-    for line in proc.stdout.splitlines():
-        if line.startswith(RESULT_PREFIX):
-            result = json.loads(line[len(RESULT_PREFIX):])
-            _log(f"child {' '.join(argv)}: {json.dumps(result)}")
-            return result
-    raise RuntimeError(f"child {argv} printed no result:\n{proc.stdout}")
+    return common.run_child(__file__, argv, _log)
 
 
 # -- queries -------------------------------------------------------------------------------
@@ -948,7 +906,7 @@ def main(argv: list[str] | None = None) -> None:
             result = _child_build_noindex(rss_rows[0])
         else:
             result = _child_rss(rss_rows[0], args.shape, KS[0])
-        print(RESULT_PREFIX + json.dumps(result), flush=True)
+        common.emit_result(result)
         return
 
     if not 1 <= args.queries <= 100:
@@ -962,10 +920,10 @@ def main(argv: list[str] | None = None) -> None:
     env = {
         "date": _dt.datetime.now().astimezone().strftime("%Y-%m-%d %H:%M %Z"),
         "machine": bc._machine(),
-        "load_start": _loadavg(),
+        "load_start": common.loadavg(),
         "versions": {p: bc._version(p) for p in ("datafusion-fts", "datafusion", "pyarrow", "numpy", "numba")},
         "other_rss": "n/a (skipped)",
-        "commit": _commit(),
+        "commit": common.git_state(),
     }
     paths = _paths(n_i, n_t)
     t0 = time.perf_counter()
@@ -991,12 +949,12 @@ def main(argv: list[str] | None = None) -> None:
         paths["build_json"].write_text(json.dumps(
             {"date": env["date"], "other_cpu": env["other_build"], "build": build}, indent=2))
 
-    env["load_search"] = _loadavg()
+    env["load_search"] = common.loadavg()
     _log("search benchmark ...")
     with bc._OtherCpu() as other:
         search = _search_bench(paths, args.queries, args.flat_queries, args.concurrency, args.cold_reps, total)
     env["other_search"] = other.describe()
-    env["load_after_search"] = _loadavg()
+    env["load_after_search"] = common.loadavg()
 
     rss = None
     if not args.skip_rss:
@@ -1012,7 +970,7 @@ def main(argv: list[str] | None = None) -> None:
                     _log(f"flat-scan memory: {shape} over {n:,} rows (subprocess) ...")
                     rss["runs"].append(_run_child(["--child", "rss", "--rss-rows", str(n), "--shape", shape]))
         env["other_rss"] = other.describe()
-    env["load_end"] = _loadavg()
+    env["load_end"] = common.loadavg()
 
     section = _report(args, env, build, build_note, search, rss)
     print(section)

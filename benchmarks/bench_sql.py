@@ -40,9 +40,7 @@ import gc
 import json
 import os
 import re
-import shutil
 import sqlite3
-import subprocess
 import sys
 import time
 from collections import defaultdict
@@ -52,6 +50,7 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 
 import bench_core as bc  # noqa: E402  (shared helpers: machine info, load, corpus query sets)
+import common  # noqa: E402  (child processes, git state, load average, FTS5 query texts)
 
 ROOT = HERE.parent
 DATA = ROOT / "bench-data"
@@ -66,7 +65,6 @@ AGREEMENT_QUERIES = 20
 COUNT_CHECKS_PER_CLASS = 5
 BREAKDOWN_QUERIES = 10  # per class, k=10, both SQL variants
 TARGET_MS = 3.0
-RESULT_PREFIX = "BENCH_RESULT "
 SQLITE_BATCH = 65_536
 ABSENT = "qqqqqqqqqqqqqqqqqqqq"  # longer than any vocabulary word: 0 matches
 
@@ -96,26 +94,6 @@ def _log(msg: str) -> None:
     print(f"[bench_sql {time.strftime('%H:%M:%S')}] {msg}", file=sys.stderr, flush=True)
 
 
-def _git_state() -> str:
-    """The commit measured, and whether src/ differed from it (others may edit concurrently)."""
-    def git(*args: str) -> str:
-        try:
-            return subprocess.run(["git", *args], cwd=ROOT, stdout=subprocess.PIPE,
-                                  stderr=subprocess.DEVNULL, text=True, check=True).stdout.strip()
-        except (OSError, subprocess.CalledProcessError):
-            return ""
-
-    head = git("rev-parse", "--short", "HEAD")
-    if not head:
-        return "unknown (not a git checkout)"
-    dirty = git("status", "--porcelain", "--", "src")
-    return f"`{head}`" + (" with uncommitted changes in `src/`" if dirty else " (clean `src/`)")
-
-
-def _load() -> str:
-    return " / ".join(f"{x:.2f}" for x in os.getloadavg())
-
-
 # -- queries --------------------------------------------------------------------------------
 def _query_sets(n_queries: int) -> dict[str, list[tuple[str, ...]]]:
     """bench_core's term tuples for the classes measured here (identical terms)."""
@@ -132,19 +110,6 @@ def _our_text(cls: str, terms: tuple[str, ...]) -> str:
         return " ".join(f"+{t}" for t in terms)
     if cls == "must_not":
         return f"+{terms[0]} -{terms[1]}"
-    raise ValueError(cls)
-
-
-def _fts5_text(cls: str, terms: tuple[str, ...]) -> str:
-    q = [f'"{t}"' for t in terms]  # quoted: no word can be read as an FTS5 keyword
-    if cls in ("frequent", "rare"):
-        return q[0]
-    if cls == "or2":
-        return f"{q[0]} OR {q[1]}"
-    if cls == "and2":
-        return f"{q[0]} AND {q[1]}"
-    if cls == "must_not":
-        return f"{q[0]} NOT {q[1]}"
     raise ValueError(cls)
 
 
@@ -218,16 +183,7 @@ def _child_sqlite(n_rows: int) -> dict:
 
 def _run_sqlite_child(n_rows: int) -> dict:
     _log(f"building the SQLite FTS5 table over {n_rows:,} rows in a fresh subprocess ...")
-    proc = subprocess.run(
-        [sys.executable, str(Path(__file__).resolve()), "--child", "sqlite", "--rows", str(n_rows)],
-        stdout=subprocess.PIPE, text=True, check=True,
-    )
-    for line in proc.stdout.splitlines():
-        if line.startswith(RESULT_PREFIX):
-            result = json.loads(line[len(RESULT_PREFIX):])
-            _log(f"sqlite: {json.dumps(result)}")
-            return result
-    raise RuntimeError(f"sqlite build child printed no result:\n{proc.stdout}")
+    return common.run_child(__file__, ["--child", "sqlite", "--rows", str(n_rows)], _log)
 
 
 # -- phase breakdown of db.sql --------------------------------------------------------------
@@ -359,7 +315,7 @@ def _search_bench(n_rows: int, n_queries: int, repeats: int) -> dict:
     sqlite_pragmas = {p: con.execute(f"PRAGMA {p}").fetchone()[0] for p in ("page_size", "cache_size", "mmap_size")}
 
     queries = {
-        cls: [(terms, _our_text(cls, terms), parse(_our_text(cls, terms), [FIELD]), _fts5_text(cls, terms))
+        cls: [(terms, _our_text(cls, terms), parse(_our_text(cls, terms), [FIELD]), common.fts5_text(cls, terms))
               for terms in term_list]
         for cls, term_list in sets.items()
     }
@@ -815,7 +771,7 @@ def main(argv: list[str] | None = None) -> None:
     n_rows = args.rows
 
     if args.child:
-        print(RESULT_PREFIX + json.dumps(_child_sqlite(n_rows)), flush=True)
+        common.emit_result(_child_sqlite(n_rows))
         return
     if not 1 <= args.queries <= 100:
         parser.error("--queries must be in 1..100 (the frequent band has 100 words)")
@@ -827,7 +783,7 @@ def main(argv: list[str] | None = None) -> None:
     env = {
         "date": _dt.datetime.now().astimezone().strftime("%Y-%m-%d %H:%M %Z"),
         "machine": bc._machine(),
-        "load_start": _load(),
+        "load_start": common.loadavg(),
         "versions": {p: bc._version(p) for p in ("datafusion-fts", "datafusion", "pyarrow", "sqlglot", "numpy", "numba")},
         "fts5": fts5,
     }
@@ -855,13 +811,13 @@ def main(argv: list[str] | None = None) -> None:
     if paths["core_build_json"].exists():
         build["core"] = json.loads(paths["core_build_json"].read_text())
 
-    env["load_search"] = _load()
-    env["git"] = _git_state()  # the code imported by the search phase
+    env["load_search"] = common.loadavg()
+    env["git"] = common.git_state()  # the code imported by the search phase
     _log("search benchmark ...")
     with bc._OtherCpu() as other:
         search = _search_bench(n_rows, args.queries, args.repeats)
     env["other_search"] = other.describe()
-    env["load_end"] = _load()
+    env["load_end"] = common.loadavg()
 
     section = _report(args, n_rows, env, build, build_note, search)
     print(section)

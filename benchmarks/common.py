@@ -1,0 +1,83 @@
+"""Small helpers the benchmark scripts share: child processes, process memory, git state, load.
+
+The corpus, machine description, CPU-load sampling and the docs section writer live in
+``bench_core.py`` (imported by the others); this module holds what the later scripts had each
+written again.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from collections.abc import Callable
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+RESULT_PREFIX = "BENCH_RESULT "
+
+
+def emit_result(result: dict) -> None:
+    """Print a child's result on the line ``run_child`` looks for."""
+    print(RESULT_PREFIX + json.dumps(result), flush=True)
+
+
+def run_child(script: str | os.PathLike[str], argv: list[str], log: Callable[[str], None]) -> dict:
+    """Run ``python script *argv`` in a fresh interpreter and return the result it emitted.
+
+    A fresh process per measured system keeps its peak RSS its own (``VmHWM`` is read in
+    the child)."""
+    proc = subprocess.run([sys.executable, str(script), *argv], stdout=subprocess.PIPE, text=True, check=True)
+    for line in proc.stdout.splitlines():
+        if line.startswith(RESULT_PREFIX):
+            result = json.loads(line[len(RESULT_PREFIX):])
+            log(f"child {' '.join(argv)}: {json.dumps(result)}")
+            return result
+    raise RuntimeError(f"child {Path(script).name} {' '.join(argv)} printed no result:\n{proc.stdout}")
+
+
+def proc_status_kb(keys: tuple[str, ...] = ("VmHWM", "VmRSS", "RssAnon", "RssFile")) -> dict[str, int]:
+    """The named fields (kB) of this process's /proc/self/status."""
+    out = {}
+    for line in Path("/proc/self/status").read_text().splitlines():
+        key = line.split(":", 1)[0]
+        if key in keys:
+            out[key] = int(line.split()[1])
+    return out
+
+
+def git_state() -> str:
+    """The commit measured, and whether src/ differed from it (others may edit concurrently)."""
+    def git(*args: str) -> str:
+        try:
+            return subprocess.run(["git", *args], cwd=ROOT, stdout=subprocess.PIPE,
+                                  stderr=subprocess.DEVNULL, text=True, check=True).stdout.strip()
+        except (OSError, subprocess.CalledProcessError):
+            return ""
+
+    head = git("rev-parse", "--short", "HEAD")
+    if not head:
+        return "unknown (not a git checkout)"
+    dirty = git("status", "--porcelain", "--", "src")
+    return f"`{head}`" + (" with uncommitted changes in `src/`" if dirty else " (clean `src/`)")
+
+
+def loadavg() -> str:
+    """The 1/5/15-minute load averages, formatted for a report."""
+    return " / ".join(f"{x:.2f}" for x in os.getloadavg())
+
+
+def fts5_text(cls: str, terms: tuple[str, ...]) -> str:
+    """SQLite FTS5 MATCH operand for a ``bench_core`` query class (terms quoted, so no word is
+    read as an FTS5 keyword)."""
+    q = [f'"{t}"' for t in terms]
+    if cls in ("frequent", "rare"):
+        return q[0]
+    if cls in ("or2", "or3"):
+        return " OR ".join(q)
+    if cls in ("and2", "and2_fm"):
+        return " AND ".join(q)
+    if cls == "must_not":
+        return f"{q[0]} NOT {q[1]}"
+    raise ValueError(cls)
