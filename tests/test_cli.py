@@ -11,7 +11,8 @@ import pytest
 from click.testing import CliRunner, Result
 
 import datafusion_fts as fts
-from datafusion_fts.cli import SHOWCASE, main
+from datafusion_fts.cli import main
+from datafusion_fts.cli.demo import SHOWCASE
 from datafusion_fts.demo_corpus import DOCSTRING_SCHEMA
 
 DEMO_BUDGET_S = 60.0

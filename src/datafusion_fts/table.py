@@ -13,6 +13,7 @@ from .errors import CatalogError, InvalidArgument
 from .index.build_range import MERGE_MAX_POSTINGS, build_range
 from .index.builder import merge_segments
 from .index.segment import Segment
+from .ingest import open_batches
 from .operators.base import SEARCH_SCHEMA
 from .planner.plan_search import SearchRequest, plan_search
 from .query.tree import QUERY_TYPES, Query
@@ -64,6 +65,25 @@ class Table:
     def flush(self) -> None:
         """Commit the fresh rows to a data fragment (their row ids do not change)."""
         self.db.flush(self.name)
+
+    def bulk_insert(self, data: Any) -> int:
+        """Append ``data`` (any source :meth:`Database.create_table` takes, a
+        RecordBatchReader streamed in bounded memory) as committed fragments in one atomic
+        commit; returns the row count.
+
+        Why beside :meth:`insert`: the fresh tier holds a write in memory and logs it
+        before it is visible, which suits small writes; a bulk load would hold the whole
+        source in memory and write it twice. All or nothing: a source that fails half way
+        (a bad CSV row) leaves the table as it was. Fresh rows are flushed first, so row
+        ids stay in insertion order.
+        """
+        with self.db._write_lock:
+            self.flush()
+            meta = self.snapshot().meta
+            source_schema, batches = open_batches(data)
+            manifest, appended = self.db._append(self.db.manifest, meta, source_schema, batches)
+            self.db.commit(manifest)
+            return appended.next_rowid - meta.next_rowid
 
     def delete(self, predicate: str) -> int:
         """Delete the live rows matching the SQL ``predicate``; returns how many.

@@ -287,6 +287,15 @@ class DirectoryStore:
         return column.to_numpy()
 
     # -- housekeeping ---------------------------------------------------------------
+    def file_bytes(self, file_id: str) -> int:
+        """Bytes on disk of a fragment, deletion vector or index segment (0 if absent)."""
+        if file_id.startswith("seg-"):
+            directory = self.root / "index" / file_id
+            return sum(p.stat().st_size for p in directory.iterdir()) if directory.is_dir() else 0
+        suffix = ".parquet" if file_id.startswith("frag-") else ".arrow"
+        path = self.root / "data" / f"{file_id}{suffix}"
+        return path.stat().st_size if path.exists() else 0
+
     def collect_garbage(self, manifest: Manifest) -> None:
         """Remove our own files that no manifest names: leftovers of writes that never
         committed, and files replaced by later versions. Files we did not name are kept."""

@@ -1,0 +1,170 @@
+"""What every command shares: opening a database, progress bars, and error messages.
+
+Errors are the CLI's most visible output after results, so they are rendered in one
+place: a :class:`~datafusion_fts.errors.SqlError` or
+:class:`~datafusion_fts.errors.QuerySyntaxError` shows its line with a caret under the
+offending span; any other :class:`~datafusion_fts.errors.FtsError`, and DataFusion's own
+errors, show as one red message, never as a traceback.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any, Callable, Literal
+
+import click
+import pyarrow as pa
+from rich.cells import cell_len
+from rich.console import Console
+from rich.progress import (
+    BarColumn,
+    DownloadColumn,
+    MofNCompleteColumn,
+    Progress,
+    SpinnerColumn,
+    TaskID,
+    TextColumn,
+    TimeElapsedColumn,
+    TransferSpeedColumn,
+)
+from rich.text import Text
+
+from ..database import Database, connect
+from ..errors import FtsError, QuerySyntaxError, SqlError
+from ..storage.store import MANIFEST
+
+CELL_CHARS = 60
+
+
+def shorten(value: Any, width: int = CELL_CHARS) -> str:
+    """A cell's text on one line and at most ``width`` characters, so tables stay readable
+    in an 80-column terminal whatever the data holds."""
+    text = "" if value is None else " ".join(str(value).split())
+    return text if len(text) <= width else text[: width - 1] + "…"
+
+
+# -- databases -----------------------------------------------------------------------------
+def check_database_path(path: Path) -> None:
+    """Refuse a directory that holds anything but a database.
+
+    Why: opening a directory as a database garbage-collects every file in its ``data/``
+    and ``index/`` subdirectories that its manifest does not name, so a database opened
+    on ``~`` would delete ``~/data/*``.
+    """
+    if path.exists() and not path.is_dir():
+        raise click.UsageError(f"{path} is a file, not a database directory")
+    if path.exists() and any(path.iterdir()) and not (path / MANIFEST).is_file():
+        raise click.UsageError(
+            f"{path} is neither empty nor a datafusion-fts database (no {MANIFEST}); "
+            "choose a new or empty directory"
+        )
+
+
+def open_database(path: Path, create: bool = False) -> Database:
+    """The database at ``path``. Without ``create`` the directory must be a database
+    already: ``connect`` would otherwise quietly turn a mistyped path into an empty one.
+    With ``create`` a new or empty directory becomes a database."""
+    if create:
+        check_database_path(path)
+    elif not (path / MANIFEST).is_file():
+        raise click.UsageError(f"{path} is not a datafusion-fts database (no {MANIFEST})")
+    return connect(path)
+
+
+def column_list(text: str | None) -> list[str] | None:
+    """``--columns a,b`` as a list; None when not given."""
+    if text is None:
+        return None
+    return [name.strip() for name in text.split(",") if name.strip()]
+
+
+# -- progress ------------------------------------------------------------------------------
+def progress(
+    console: Console, unit: Literal["rows", "bytes"] = "rows", enabled: bool = True
+) -> Progress:
+    """One progress layout for loading and indexing: counts of rows, or bytes read;
+    ``enabled=False`` shows nothing (``--no-progress``, or output that is not a terminal)."""
+    counts = (
+        (MofNCompleteColumn(),) if unit == "rows" else (DownloadColumn(), TransferSpeedColumn())
+    )
+    return Progress(
+        SpinnerColumn(),
+        TextColumn("{task.description:<22}"),
+        BarColumn(),
+        *counts,
+        TimeElapsedColumn(),
+        console=console,
+        disable=not enabled,
+    )
+
+
+def bar(progress: Progress, task: TaskID) -> Callable[[int, int], None]:
+    """An index-build progress callback ``(done_rows, total_rows)`` that moves ``task``."""
+
+    def report(done: int, total: int) -> None:
+        progress.update(task, completed=done, total=total)
+
+    return report
+
+
+# -- errors --------------------------------------------------------------------------------
+def is_engine_error(exc: BaseException) -> bool:
+    """DataFusion's errors (its Python binding raises plain ``Exception``/``ValueError``
+    with the engine's message) and Arrow's: reported as messages. Any other exception is
+    a bug in this package, and keeps its traceback."""
+    return type(exc) in (Exception, ValueError, RuntimeError) or isinstance(exc, pa.ArrowException)
+
+
+def engine_message(exc: BaseException) -> str:
+    """DataFusion's message without the redundant prefix its binding adds."""
+    return str(exc).strip().removeprefix("DataFusion error: ")
+
+
+def caret_text(message: str, text: str, offset: int, length: int = 1) -> Text:
+    """``message`` with the line of ``text`` holding ``offset`` and a caret under the
+    ``length`` characters from there (cut at the line's end), aligned in terminal cells so
+    tabs and wide characters do not shift it."""
+    start = text.rfind("\n", 0, offset) + 1
+    end = text.find("\n", offset)
+    line_text = text[start : end if end >= 0 else len(text)].expandtabs(4)
+    before = text[start:offset].expandtabs(4)
+    line_no = text.count("\n", 0, offset) + 1
+    column = offset - start + 1
+    span = text[offset : offset + length].split("\n", 1)[0]
+    carets = "^" * max(1, cell_len(span.expandtabs(4)))
+    gutter = str(line_no)
+    out = Text()
+    out.append(f"error at line {line_no}, column {column}: ", style="bold red")
+    out.append(message, style="bold red")
+    out.append(f"\n  {gutter} │ ", style="dim")
+    out.append(line_text)
+    out.append(f"\n  {' ' * len(gutter)} │ ", style="dim")
+    out.append(" " * cell_len(before) + carets, style="bold red")
+    return out
+
+
+def error_text(exc: BaseException, script: str | None = None, base: int = 0) -> Text:
+    """How the CLI shows ``exc``. A positioned error whose text is the statement found at
+    ``base`` in ``script`` points into the whole script, so line numbers are the file's."""
+    if isinstance(exc, (SqlError, QuerySyntaxError)):
+        text, offset = exc.text, exc.offset
+        if script is not None and script.startswith(text, base):
+            text, offset = script, base + offset
+        return caret_text(exc.message, text, offset, exc.length)
+    message = str(exc) if isinstance(exc, FtsError) else engine_message(exc)
+    return Text(f"error: {message}", style="bold red")
+
+
+class FtsGroup(click.Group):
+    """A click group that reports :class:`FtsError` (and DataFusion's errors) in red with
+    exit status 1: these are errors in what the user asked (a query string, a table
+    name), and a traceback would hide the message, which already points at the problem."""
+
+    def invoke(self, ctx: click.Context) -> Any:
+        try:
+            return super().invoke(ctx)
+        except Exception as exc:
+            if not isinstance(exc, FtsError) and not is_engine_error(exc):
+                raise
+            Console(stderr=True).print(error_text(exc))
+            ctx.exit(1)

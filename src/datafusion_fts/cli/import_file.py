@@ -1,0 +1,274 @@
+"""``datafusion-fts import``: a Parquet, CSV or JSON-lines file into a managed table.
+
+The file is streamed: pyarrow reads it a block (CSV, JSON lines) or a batch (Parquet) at
+a time, and the batches flow through a RecordBatchReader into ``create_table`` or
+``Table.bulk_insert``, which write fragments as the batches arrive. So a file larger
+than memory imports in bounded memory, and the import is one commit: a bad row in the
+last block leaves the table as it was.
+
+Types: appending to a table reads the file with the table's column types. A new table
+takes the types pyarrow infers from the first block (``--block-size`` bytes), as pyarrow
+itself does when streaming.
+"""
+
+from __future__ import annotations
+
+import io
+import time
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Literal
+
+import click
+import pyarrow as pa
+import pyarrow.csv as pacsv
+import pyarrow.dataset as pads
+import pyarrow.json as pajson
+from rich.console import Console
+from rich.filesize import decimal
+
+from ..database import Database, connect
+from ..errors import InvalidArgument
+from ..ingest import READ_BATCH_ROWS, check_new_schema
+from .common import column_list, open_database, progress
+from .manage import (
+    build_indexes,
+    chosen_index_options,
+    index_options,
+    optimize_table,
+    print_index_summary,
+    progress_option,
+    stderr_console,
+)
+
+FORMATS = ("parquet", "csv", "jsonl")
+SUFFIX_FORMATS = {
+    ".parquet": "parquet", ".pq": "parquet",
+    ".csv": "csv", ".tsv": "csv",
+    ".jsonl": "jsonl", ".ndjson": "jsonl", ".json": "jsonl",
+}
+COMPRESSIONS = {".gz": "gzip", ".bz2": "bz2", ".zst": "zstd", ".lz4": "lz4"}
+BLOCK_BYTES = 1 << 20  # pyarrow's default block for CSV and JSON
+
+
+@dataclass
+class Source:
+    """An open file: its schema, its batches, and how far reading has got (in ``unit``,
+    of ``total``), for the progress bar."""
+
+    schema: pa.Schema
+    batches: Iterator[pa.RecordBatch]
+    unit: Literal["rows", "bytes"]
+    total: int
+    done: Callable[[], int]
+
+
+class _CountingFile(io.RawIOBase):
+    """A binary file that counts the bytes pyarrow has read from it. pyarrow reads on its
+    own threads but through Python, under the GIL, so the count is safe to poll."""
+
+    def __init__(self, path: Path) -> None:
+        super().__init__()
+        self._file = open(path, "rb")  # noqa: SIM115 (closed with this object)
+        self.bytes_read = 0
+
+    def readable(self) -> bool:
+        return True
+
+    def readinto(self, buffer: Any) -> int:
+        count = self._file.readinto(buffer)
+        self.bytes_read += count
+        return count
+
+    def close(self) -> None:
+        self._file.close()
+        super().close()
+
+
+def file_format(path: Path, given: str | None) -> str:
+    """``--format``, or the format named by the file's suffix (after a compression one)."""
+    if given is not None:
+        return given
+    suffixes = [s.lower() for s in path.suffixes]
+    if suffixes and suffixes[-1] in COMPRESSIONS:
+        suffixes.pop()
+    if path.is_dir():
+        return "parquet"  # a directory of Parquet files is one dataset
+    if suffixes and suffixes[-1] in SUFFIX_FORMATS:
+        return SUFFIX_FORMATS[suffixes[-1]]
+    raise click.UsageError(
+        f"cannot tell the format of {path.name} from its suffix; pass --format "
+        f"({'|'.join(FORMATS)})"
+    )
+
+
+def _text_stream(path: Path) -> tuple[_CountingFile, pa.NativeFile]:
+    """The file as pyarrow reads it (decompressed when its suffix says so), and the raw
+    file whose bytes count toward the progress bar."""
+    raw = _CountingFile(path)
+    stream: pa.NativeFile = pa.PythonFile(raw, mode="r")
+    codec = COMPRESSIONS.get(path.suffix.lower())
+    if codec is not None:
+        stream = pa.CompressedInputStream(stream, codec)
+    return raw, stream
+
+
+def _read_errors(path: Path, batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+    """Batches of ``batches``; a read error (a malformed row, a type that does not fit)
+    becomes an InvalidArgument naming the file, raised inside the write, which then
+    commits nothing."""
+    try:
+        yield from batches
+    except (pa.ArrowInvalid, pa.ArrowNotImplementedError, OSError) as exc:
+        raise InvalidArgument(f"cannot import {path}: {exc}") from None
+
+
+def open_source(
+    path: Path, fmt: str, target: pa.Schema | None, block_size: int = BLOCK_BYTES,
+    delimiter: str = ",",
+) -> Source:
+    """Open ``path`` for streaming. ``target`` (an existing table's schema) fixes the
+    column types the file is read with."""
+    try:
+        if fmt == "parquet":
+            dataset = pads.dataset(path, format="parquet")
+            rows = [0]
+
+            def counted() -> Iterator[pa.RecordBatch]:
+                for batch in dataset.to_batches(batch_size=READ_BATCH_ROWS):
+                    rows[0] += batch.num_rows
+                    yield batch
+
+            return Source(dataset.schema, _read_errors(path, counted()), "rows",
+                          dataset.count_rows(), lambda: rows[0])
+        raw, stream = _text_stream(path)
+        total = path.stat().st_size
+        reader: Any
+        if fmt == "csv":
+            convert = pacsv.ConvertOptions(
+                column_types={f.name: f.type for f in target} if target is not None else None
+            )
+            reader = pacsv.open_csv(
+                stream,
+                read_options=pacsv.ReadOptions(block_size=block_size),
+                parse_options=pacsv.ParseOptions(delimiter=delimiter),
+                convert_options=convert,
+            )
+        else:
+            parse = pajson.ParseOptions(
+                explicit_schema=target, unexpected_field_behavior="error"
+            ) if target is not None else pajson.ParseOptions()
+            reader = pajson.open_json(
+                stream, read_options=pajson.ReadOptions(block_size=block_size), parse_options=parse
+            )
+    except (pa.ArrowInvalid, pa.ArrowNotImplementedError, OSError) as exc:
+        raise InvalidArgument(f"cannot read {path} as {fmt}: {exc}") from None
+    return Source(reader.schema, _read_errors(path, iter(reader)), "bytes", total,
+                  lambda: raw.bytes_read)
+
+
+@dataclass(frozen=True)
+class Imported:
+    rows: int
+    batches: int
+    seconds: float
+
+
+def check_index_request(schema: pa.Schema, columns: list[str], options: dict[str, Any]) -> None:
+    """Refuse a bad ``--index`` before anything is written, with the engine's own checks
+    (column exists and is text, options valid), run on an empty in-memory table of the
+    file's schema."""
+    if not columns:
+        return
+    probe = connect().create_table("probe", schema=check_new_schema(schema))
+    for column in columns:
+        probe._index_meta(column, options, None)
+
+
+def import_file(
+    db: Database, table: str, path: Path, fmt: str, on_progress: Callable[[int, int], None],
+    block_size: int = BLOCK_BYTES, delimiter: str = ",",
+    before_write: Callable[[pa.Schema], None] | None = None,
+) -> Imported:
+    """Stream ``path`` into ``table`` (created when missing); ``on_progress(done, total)``
+    after each batch read, in the source's unit; ``before_write(schema)`` once the file is
+    open, before anything is written (a check that may raise)."""
+    exists = table in db.table_names()
+    target = db.table(table).schema if exists else None
+    source = open_source(path, fmt, target, block_size, delimiter)
+    if before_write is not None:
+        before_write(target if target is not None else source.schema)
+    batches = [0]
+
+    def reported() -> Iterator[pa.RecordBatch]:
+        for batch in source.batches:
+            batches[0] += 1
+            on_progress(source.done(), source.total)
+            yield batch
+
+    reader = pa.RecordBatchReader.from_batches(source.schema, reported())
+    start = time.perf_counter()
+    if exists:
+        rows = db.table(table).bulk_insert(reader)
+    else:
+        rows = db.create_table(table, reader).count_rows()
+    return Imported(rows, batches[0], time.perf_counter() - start)
+
+
+@click.command(name="import")
+@click.argument("db_path", type=click.Path(file_okay=False, path_type=Path))
+@click.argument("table")
+@click.argument("file", type=click.Path(exists=True, path_type=Path))
+@click.option("--format", "fmt", type=click.Choice(FORMATS), default=None,
+              help="The file's format (default: from its suffix; .gz/.bz2/.zst/.lz4 are "
+                   "decompressed).")
+@click.option("--index", "index_columns", default=None,
+              help="Comma-separated columns to index after the import.")
+@index_options
+@click.option("--block-size", type=click.IntRange(min=4096), default=BLOCK_BYTES,
+              show_default=True,
+              help="Bytes per CSV/JSON block read (a new table's types come from the first).")
+@click.option("--delimiter", default=",", show_default=True, help="CSV field delimiter.")
+@progress_option
+def import_command(
+    db_path: Path, table: str, file: Path, fmt: str | None, index_columns: str | None,
+    block_size: int, delimiter: str, show_progress: bool | None, **options: Any,
+) -> None:
+    """Stream FILE (Parquet, CSV or JSON lines) into TABLE, creating it or appending.
+
+    Existing indexes of TABLE are brought up to date afterwards (as OPTIMIZE does);
+    --index builds new ones. DB_PATH is created when it does not exist.
+    """
+    fmt = file_format(file, fmt)
+    if len(delimiter) != 1:
+        raise click.BadParameter("must be one character", param_hint="--delimiter")
+    db = open_database(db_path, create=True)
+    console, enabled = stderr_console(show_progress)
+    existing_indexes = sorted(db.table(table).snapshot().meta.indexes) if table in db.table_names() else []
+    new = [c for c in column_list(index_columns) or [] if c not in existing_indexes]
+    index_settings = chosen_index_options(options)
+    source_size = sum(p.stat().st_size for p in file.rglob("*") if p.is_file()) if file.is_dir() else file.stat().st_size
+    with progress(console, "bytes" if fmt != "parquet" else "rows", enabled) as bars:
+        task = bars.add_task(f"importing {file.name}", total=None)
+        done = import_file(
+            db, table, file, fmt, lambda now, total: bars.update(task, completed=now, total=total),
+            block_size, delimiter,
+            lambda schema: check_index_request(schema, new, index_settings),
+        )
+        bars.update(task, completed=bars.tasks[0].total or 0)
+    out = Console()
+    out.print(
+        f"imported [bold]{done.rows:,}[/] rows into [bold]{table}[/] "
+        f"({decimal(source_size)} in {done.batches} blocks, {done.seconds:.2f} s, "
+        f"{done.rows / max(done.seconds, 1e-9):,.0f} rows/s); "
+        f"{table} has {db.table(table).count_rows():,} rows"
+    )
+    start = time.perf_counter()
+    handle = db.table(table)
+    if existing_indexes:
+        optimize_table(handle, console, enabled)
+    if new:
+        build_indexes(handle, new, index_settings, console, enabled)
+    if existing_indexes or new:
+        print_index_summary(db, table, out, time.perf_counter() - start)

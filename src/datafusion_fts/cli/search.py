@@ -1,0 +1,79 @@
+"""``datafusion-fts search``: one query string against one table, as a ranked table."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import click
+import pyarrow as pa
+from rich import box
+from rich.console import Console
+from rich.table import Table as RichTable
+from rich.text import Text
+
+from ..table import Table
+from .common import column_list, open_database, shorten
+
+
+def results_table(
+    result: pa.Table, title: str, columns: Sequence[str], first_rank: int = 1, caption: str = ""
+) -> RichTable:
+    """A search result as a rich table: rank, ``_rowid``, score (4 decimals), ``columns``.
+
+    ``first_rank`` is ``offset + 1``, so a second page is numbered where the first ended.
+    """
+    table = RichTable(
+        title=title,
+        caption=caption,
+        title_justify="left",
+        caption_justify="left",
+        box=box.SIMPLE_HEAD,
+    )
+    # In a narrow terminal rich shrinks only columns that may wrap: the numbers must not
+    # (so they stay readable), the text columns may, and each text cell is one line cut
+    # with an ellipsis, so a row stays one line at any width.
+    table.add_column("#", justify="right", style="dim", no_wrap=True)
+    table.add_column("_rowid", justify="right", no_wrap=True)
+    table.add_column("score", justify="right", style="green", no_wrap=True)
+    for name in columns:
+        table.add_column(name, style="cyan" if name == "module" else None)
+    rows = result.to_pylist()
+    for rank, row in enumerate(rows, start=first_rank):
+        cells = [Text(shorten(row[name]), no_wrap=True, overflow="ellipsis") for name in columns]
+        table.add_row(str(rank), str(row["_rowid"]), f"{row['_score']:.4f}", *cells)
+    if not rows:
+        table.caption = " · ".join(filter(None, ["no matches", caption]))
+    return table
+
+
+def timed_search(table: Table, query: str, **kwargs: Any) -> tuple[pa.Table, float]:
+    """``table.search(query, ...)`` and its wall time in milliseconds."""
+    start = time.perf_counter()
+    result = table.search(query, **kwargs)
+    return result, (time.perf_counter() - start) * 1000.0
+
+
+@click.command()
+@click.argument("db_path", type=click.Path(exists=True, file_okay=False, path_type=Path))
+@click.argument("table")
+@click.argument("query")
+@click.option(
+    "--limit", type=click.IntRange(min=1), default=10, show_default=True, help="Rows to return."
+)
+@click.option(
+    "--offset", type=click.IntRange(min=0), default=0, show_default=True, help="Rows to skip first."
+)
+@click.option("--columns", default=None, help="Comma-separated columns to show (default: all).")
+def search(
+    db_path: Path, table: str, query: str, limit: int, offset: int, columns: str | None
+) -> None:
+    """Search TABLE of the database at DB_PATH with a query string."""
+    handle = open_database(db_path).table(table)
+    result, ms = timed_search(
+        handle, query, limit=limit, offset=offset, columns=column_list(columns)
+    )
+    shown = [name for name in result.column_names if name not in ("_rowid", "_score")]
+    Console().print(results_table(result, f"{query}  ·  {ms:.1f} ms", shown, first_rank=offset + 1))
