@@ -209,15 +209,16 @@ def describe_view(db: Database, name: str) -> list[RenderableType]:
     if name not in db.table_names():
         if name not in _other_tables(db):
             raise CatalogError(f"no table named {name!r}; tables: {db.table_names()}")
-        columns = RichTable(title=f"{name} (DataFusion)", title_justify="left", box=box.SIMPLE_HEAD)
+        columns = RichTable(box=box.SIMPLE_HEAD)
         columns.add_column("column")
         columns.add_column("type")
         for field in db.ctx.table(name).schema():
             columns.add_row(field.name, str(field.type))
-        return [columns]
+        # A heading, not the table's title: a title wraps at the table's width.
+        return [Text.assemble((name, "bold"), (" (DataFusion)", "dim")), columns]
     tiers = table_tiers(db, name)
     meta = tiers.meta
-    columns = RichTable(title=name, title_justify="left", box=box.SIMPLE_HEAD)
+    columns = RichTable(box=box.SIMPLE_HEAD)
     for label in ("column", "type", "nullable", "full-text index"):
         columns.add_column(label)
     columns.add_row(Text("_rowid", style="dim"), Text("int64", style="dim"),
@@ -229,7 +230,7 @@ def describe_view(db: Database, name: str) -> list[RenderableType]:
             described = (f"{_analyzer_text(index)}{', positions' if index.positions else ''}, "
                          f"k1={index.k1:g} b={index.b:g}")
         columns.add_row(field.name, str(field.type), "yes" if field.nullable else "no", described)
-    out: list[RenderableType] = [columns]
+    out: list[RenderableType] = [Text(name, style="bold"), columns]
     summary = Text("  ")
     for label, value in (("rows", tiers.rows), ("committed", tiers.committed),
                          ("fresh", tiers.fresh), ("deleted", tiers.deleted)):

@@ -49,10 +49,10 @@ def _numeric(dtype: pa.DataType) -> bool:
 
 
 def write_table(console: Console, batches: Iterable[pa.RecordBatch], schema: pa.Schema,
-                max_rows: int, caption: str = "") -> int:
+                max_rows: int) -> int:
     """A rich table of the first ``max_rows`` rows (0: all): a header of names and Arrow
     types, a row count; returns the row count."""
-    table = RichTable(box=box.SIMPLE_HEAD, caption_justify="left", header_style="bold")
+    table = RichTable(box=box.SIMPLE_HEAD, header_style="bold")
     for field in schema:
         header = Text.assemble((field.name, "bold"), "\n", (str(field.type), "dim"))
         table.add_column(header, justify="right" if _numeric(field.type) else "left")
@@ -65,8 +65,9 @@ def write_table(console: Console, batches: Iterable[pa.RecordBatch], schema: pa.
     count = f"{rows:,} row{'' if rows == 1 else 's'}"
     if max_rows and rows > max_rows:
         count += f", first {max_rows:,} shown (--max-rows)"
-    table.caption = " · ".join(filter(None, [count, caption]))
     console.print(table)
+    # Under the table, not its caption: a caption wraps at the table's width.
+    console.print(Text(count, style="dim"))
     return rows
 
 

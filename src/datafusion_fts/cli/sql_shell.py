@@ -142,7 +142,7 @@ class SqlRunner:
         if self.fmt == "table":
             write_table(self.out, batches, schema, self.max_rows)
             return
-        binary = self.binary if self.binary is not None else click.get_binary_stream("stdout")
+        binary = self.binary if self.binary is not None else sys.stdout.buffer
         if not self._first_result and self.fmt == "csv":
             binary.write(b"\n")  # results of several statements: one blank line apart
         self._first_result = False
@@ -344,7 +344,7 @@ def sql(db_path: Path, commands: tuple[str, ...], fmt: str, max_rows: int, timin
         shell_history, runner.history = history_for(history)
         Shell(runner, db_path.name or str(db_path), shell_history).run()
         return
-    for script in commands or (click.get_text_stream("stdin").read(),):
+    for script in commands or (sys.stdin.read(),):
         outcome = runner.run(script)
         if outcome is Outcome.ERROR:
             click.get_current_context().exit(1)

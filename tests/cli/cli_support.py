@@ -1,0 +1,37 @@
+"""What the CLI tests share: a small corpus, a CliRunner helper."""
+
+from __future__ import annotations
+
+import gc
+from pathlib import Path
+
+import pyarrow as pa
+from click.testing import CliRunner, Result
+
+import datafusion_fts as fts
+from datafusion_fts.cli import main
+
+COMMITTED = pa.table({
+    "id": [1, 2, 3, 4, 5],
+    "title": ["Foxes", "Bears", "Query engines", "Dogs", "Tabs\tand\nnewlines"],
+    "body": [
+        "the quick brown fox jumps over the lazy dog",
+        "brown bears and brown foxes",
+        "a quick query engine",
+        "the lazy dog sleeps",
+        "a very long body " + "word " * 40,
+    ],
+})
+FRESH = pa.table({"id": [6], "title": ["Cats"], "body": ["a quick cat"]})
+
+
+def close(db: fts.Database) -> None:
+    """Drop a Database so its directory's writer lock is released for the CLI's own."""
+    del db
+    gc.collect()
+
+
+def invoke(*args: str, input: str | None = None, width: int = 200) -> Result:
+    """Run the CLI as a script would (stdin is not a terminal), wide enough that rich
+    does not wrap."""
+    return CliRunner().invoke(main, list(args), input=input, env={"COLUMNS": str(width)})
