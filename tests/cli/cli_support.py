@@ -3,13 +3,17 @@
 from __future__ import annotations
 
 import gc
+from collections.abc import Callable
 from pathlib import Path
+from typing import TypeVar
 
 import pyarrow as pa
 from click.testing import CliRunner, Result
 
 import datafusion_fts as fts
 from datafusion_fts.cli import main
+
+T = TypeVar("T")
 
 COMMITTED = pa.table({
     "id": [1, 2, 3, 4, 5],
@@ -25,10 +29,16 @@ COMMITTED = pa.table({
 FRESH = pa.table({"id": [6], "title": ["Cats"], "body": ["a quick cat"]})
 
 
-def close(db: fts.Database) -> None:
-    """Drop a Database so its directory's writer lock is released for the CLI's own."""
-    del db
-    gc.collect()
+def on_db(path: Path, action: Callable[[fts.Database], T]) -> T:
+    """``action(db)`` on the database at ``path``; then the Database is dropped, which
+    releases the directory's writer lock for the CLI that the test runs next in this
+    process. ``action`` returns plain data, not handles that would keep it alive."""
+    db = fts.connect(path)
+    try:
+        return action(db)
+    finally:
+        del db
+        gc.collect()
 
 
 def invoke(*args: str, input: str | None = None, width: int = 200) -> Result:

@@ -9,7 +9,7 @@ import re
 from pathlib import Path
 
 import pytest
-from cli_support import COMMITTED, FRESH, close, invoke
+from cli_support import COMMITTED, FRESH, invoke, on_db
 
 import datafusion_fts as fts
 
@@ -17,11 +17,7 @@ SEARCH = "SELECT id, title, score() AS s FROM docs WHERE MATCH(body, 'quick OR b
 
 
 def expected(library: Path, sql: str) -> list[dict]:
-    db = fts.connect(library)
-    try:
-        return db.sql(sql).to_pylist()
-    finally:
-        close(db)
+    return on_db(library, lambda db: db.sql(sql).to_pylist())
 
 
 def data_rows(out: str) -> list[list[str]]:
@@ -295,9 +291,7 @@ def test_a_new_directory_becomes_a_database(tmp_path: Path) -> None:
     result = invoke("sql", str(path), "-c",
                     "CREATE TABLE t (body VARCHAR); INSERT INTO t VALUES ('hello world')")
     assert result.exit_code == 0, result.output
-    db = fts.connect(path)
-    assert db.table("t").count_rows() == 1
-    close(db)
+    assert on_db(path, lambda db: db.table("t").count_rows()) == 1
 
 
 def test_a_directory_with_other_files_is_refused(tmp_path: Path) -> None:

@@ -16,7 +16,6 @@ from collections.abc import AsyncGenerator
 from pathlib import Path
 
 import pytest
-from cli_support import close
 from prompt_toolkit.history import FileHistory
 from prompt_toolkit.input import create_pipe_input
 from prompt_toolkit.output import DummyOutput
@@ -72,7 +71,6 @@ def run_shell(library: Path, history: Path, inputs: list[str]) -> str:
         finally:
             finished.set()
             typist.join(WAIT_S)
-    close(db)
     return buffer.getvalue()
 
 

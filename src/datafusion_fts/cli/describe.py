@@ -156,9 +156,9 @@ def _count(value: int, noun: str) -> str:
     return f"{value:,} {noun}{'' if value == 1 else 's'}"
 
 
-def tiers_line(tiers: TableTiers, index: IndexTiers) -> Text:
+def tiers_line(tiers: TableTiers, index: IndexTiers, lead: str = "  ") -> Text:
     """Rows per tier for one index, with a hint when OPTIMIZE would fold rows in."""
-    text = Text("  ")
+    text = Text(lead)
     for label, value in (("indexed", index.indexed), ("unindexed tail", index.tail),
                          ("fresh", tiers.fresh)):
         text.append(f"{value:,}", style="bold")
@@ -173,8 +173,8 @@ def segments_table(db: Database, table: str, index: IndexMeta) -> RichTable:
     """One index's settings in its title, then its segments (row-id range, rows, terms,
     postings, size)."""
     out = RichTable(title=index_title(table, index), title_justify="left", box=box.SIMPLE_HEAD)
-    for name in ("segment", "row-id range", "rows", "docs", "n_terms", "n_postings", "size"):
-        out.add_column(name, justify="left" if name in ("segment", "row-id range") else "right",
+    for name in ("segment", "row ids", "rows", "docs", "terms", "postings", "size"):
+        out.add_column(name, justify="left" if name in ("segment", "row ids") else "right",
                        no_wrap=True)
     for seg in index.segments:
         out.add_row(

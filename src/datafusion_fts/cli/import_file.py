@@ -258,11 +258,11 @@ def import_command(
         )
         bars.update(task, completed=bars.tasks[0].total or 0)
     out = Console()
+    total = db.table(table).count_rows()
     out.print(
-        f"imported [bold]{done.rows:,}[/] rows into [bold]{table}[/] "
-        f"({decimal(source_size)} in {done.batches} blocks, {done.seconds:.2f} s, "
-        f"{done.rows / max(done.seconds, 1e-9):,.0f} rows/s); "
-        f"{table} has {db.table(table).count_rows():,} rows"
+        f"imported [bold]{done.rows:,}[/] rows into [bold]{table}[/]: {decimal(source_size)}, "
+        f"{done.batches} blocks, {done.seconds:.2f} s ({done.rows / max(done.seconds, 1e-9):,.0f}"
+        f" rows/s)" + (f"; {total:,} rows now" if total != done.rows else "")
     )
     start = time.perf_counter()
     handle = db.table(table)

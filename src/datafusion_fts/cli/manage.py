@@ -15,14 +15,14 @@ from typing import Any
 
 import click
 from rich.console import Console
-from rich.filesize import decimal
+from rich.text import Text
 
 from ..analysis import NAMED_ANALYZERS
 from ..database import Database
 from ..storage.manifest import IndexMeta
 from ..table import Table
 from .common import bar, open_database, progress
-from .describe import stats_view, table_tiers
+from .describe import stats_view, table_tiers, tiers_line
 
 _DEFAULTS = {f.name: f.default for f in fields(IndexMeta)}
 # click option name -> create_index keyword
@@ -97,15 +97,11 @@ def optimize_table(table: Table, console: Console, enabled: bool) -> None:
 
 
 def print_index_summary(db: Database, name: str, console: Console, seconds: float) -> None:
-    """Per index: rows indexed, tail, segments and size; what the command achieved."""
+    """Per index: rows per tier, segments and size; what the command achieved."""
     tiers = table_tiers(db, name)
     for index in tiers.indexes:
-        console.print(
-            f"[bold]{name}.{index.index.column}[/]: {index.indexed:,} rows indexed, "
-            f"{index.tail:,} in the unindexed tail, {tiers.fresh:,} fresh, "
-            f"{len(index.index.segments)} segments, {decimal(index.bytes)}"
-        )
-    console.print(f"[dim]{seconds:.2f} s[/]")
+        console.print(tiers_line(tiers, index, lead=f"{name}.{index.index.column}: "))
+    console.print(Text(f"{seconds:.2f} s", style="dim"))
 
 
 @click.command()
