@@ -44,6 +44,7 @@ PAGES = (
     "planner.md",
     "storage.md",
     "performance.md",
+    "cli.md",
 )
 RUN = ("python", "sql", "bash")
 LISTING = ("text", "console")

@@ -43,6 +43,11 @@ def shorten(value: Any, width: int = CELL_CHARS) -> str:
     return text if len(text) <= width else text[: width - 1] + "…"
 
 
+def plural(count: int, noun: str) -> str:
+    """``1 row``, ``2 rows``, ``1,000 rows``."""
+    return f"{count:,} {noun}{'' if count == 1 else 's'}"
+
+
 # -- databases -----------------------------------------------------------------------------
 def check_database_path(path: Path) -> None:
     """Refuse a directory that holds anything but a database.

@@ -23,6 +23,7 @@ from ..errors import CatalogError
 from ..storage.manifest import IndexMeta, TableMeta
 from ..storage.snapshot import TableSnapshot
 from ..storage.store import DirectoryStore
+from .common import plural
 
 
 @dataclass(frozen=True)
@@ -152,10 +153,6 @@ def index_title(table: str, index: IndexMeta) -> str:
     )
 
 
-def _count(value: int, noun: str) -> str:
-    return f"{value:,} {noun}{'' if value == 1 else 's'}"
-
-
 def tiers_line(tiers: TableTiers, index: IndexTiers, lead: str = "  ") -> Text:
     """Rows per tier for one index, with a hint when OPTIMIZE would fold rows in."""
     text = Text(lead)
@@ -163,7 +160,7 @@ def tiers_line(tiers: TableTiers, index: IndexTiers, lead: str = "  ") -> Text:
                          ("fresh", tiers.fresh)):
         text.append(f"{value:,}", style="bold")
         text.append(f" {label} · ")
-    text.append(f"{_count(len(index.index.segments), 'segment')} · {decimal(index.bytes)}")
+    text.append(f"{plural(len(index.index.segments), 'segment')} · {decimal(index.bytes)}")
     if index.tail or tiers.fresh:
         text.append(" · OPTIMIZE indexes the rest", style="dim")
     return text
@@ -236,7 +233,7 @@ def describe_view(db: Database, name: str) -> list[RenderableType]:
                          ("fresh", tiers.fresh), ("deleted", tiers.deleted)):
         summary.append(f"{value:,}", style="bold")
         summary.append(f" {label} · ")
-    summary.append(f"{_count(len(meta.fragments), 'fragment')} · {decimal(tiers.data_bytes)}")
+    summary.append(f"{plural(len(meta.fragments), 'fragment')} · {decimal(tiers.data_bytes)}")
     out.append(summary)
     for index in tiers.indexes:
         out.append(Text(f"  index on {index.index.column}:", style="bold"))

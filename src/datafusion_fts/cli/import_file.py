@@ -31,7 +31,7 @@ from rich.filesize import decimal
 from ..database import Database, connect
 from ..errors import InvalidArgument
 from ..ingest import READ_BATCH_ROWS, check_new_schema
-from .common import column_list, open_database, progress
+from .common import column_list, open_database, plural, progress
 from .manage import (
     build_indexes,
     chosen_index_options,
@@ -260,8 +260,9 @@ def import_command(
     out = Console()
     total = db.table(table).count_rows()
     out.print(
-        f"imported [bold]{done.rows:,}[/] rows into [bold]{table}[/]: {decimal(source_size)}, "
-        f"{done.batches} blocks, {done.seconds:.2f} s ({done.rows / max(done.seconds, 1e-9):,.0f}"
+        f"imported [bold]{plural(done.rows, 'row')}[/] into [bold]{table}[/]: "
+        f"{decimal(source_size)}, {plural(done.batches, 'block')}, {done.seconds:.2f} s "
+        f"({done.rows / max(done.seconds, 1e-9):,.0f}"
         f" rows/s)" + (f"; {total:,} rows now" if total != done.rows else "")
     )
     start = time.perf_counter()

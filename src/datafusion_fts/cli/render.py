@@ -23,7 +23,7 @@ from rich.table import Table as RichTable
 from rich.text import Text
 from rich.tree import Tree
 
-from .common import shorten
+from .common import plural, shorten
 
 FORMATS = ("table", "csv", "json", "jsonl")
 EXPLAIN_COLUMNS = ["plan_type", "plan"]
@@ -62,7 +62,7 @@ def write_table(console: Console, batches: Iterable[pa.RecordBatch], schema: pa.
         for row in batch.slice(0, room).to_pylist():
             table.add_row(*(_cell(row[name]) for name in schema.names))
         rows += batch.num_rows
-    count = f"{rows:,} row{'' if rows == 1 else 's'}"
+    count = plural(rows, "row")
     if max_rows and rows > max_rows:
         count += f", first {max_rows:,} shown (--max-rows)"
     console.print(table)
