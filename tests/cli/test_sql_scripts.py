@@ -11,8 +11,6 @@ from pathlib import Path
 import pytest
 from cli_support import COMMITTED, FRESH, invoke, on_db
 
-import datafusion_fts as fts
-
 SEARCH = "SELECT id, title, score() AS s FROM docs WHERE MATCH(body, 'quick OR brown') ORDER BY s DESC"
 
 
@@ -211,12 +209,12 @@ def test_explain_in_csv_keeps_the_rows(library: Path) -> None:
 def test_timing_prints_each_statements_time(library: Path) -> None:
     result = invoke("sql", str(library), "--timing", "-c", "SELECT 1; SELECT 2")
     assert result.exit_code == 0, result.output
-    assert len(re.findall(r"^Time: \d+\.\d{3} ms$", result.stdout, re.M)) == 2
+    assert len(re.findall(r"^Time: \d+\.\d{3} ms$", result.stdout, re.MULTILINE)) == 2
     toggled = invoke("sql", str(library), "-c", "SELECT 1", "-c", "\\timing", "-c", "SELECT 2",
                      "-c", "\\timing off", "-c", "SELECT 3")
     assert toggled.exit_code == 0, toggled.output
     assert "Timing is on." in toggled.stdout and "Timing is off." in toggled.stdout
-    assert len(re.findall(r"^Time: ", toggled.stdout, re.M)) == 1
+    assert len(re.findall(r"^Time: ", toggled.stdout, re.MULTILINE)) == 1
 
 
 def test_max_rows_shows_the_first_rows_and_the_exact_count(library: Path) -> None:

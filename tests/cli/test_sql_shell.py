@@ -128,8 +128,8 @@ def test_timing_explain_and_describe_in_the_shell(library: Path, tmp_path: Path)
         "SELECT 1;\n",
     ])
     assert "Timing is on." in out and "Timing is off." in out
-    assert len(re.findall(r"^Time: \d+\.\d{3} ms$", out, re.M)) == 1
-    assert re.search(r"^├── search plan\n│   └── GlobalTopK", out, re.M), out
+    assert len(re.findall(r"^Time: \d+\.\d{3} ms$", out, re.MULTILINE)) == 1
+    assert re.search(r"^├── search plan\n│   └── GlobalTopK", out, re.MULTILINE), out
     assert "5 indexed · 0 unindexed tail · 1 fresh" in out
 
 

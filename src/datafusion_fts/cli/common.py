@@ -9,8 +9,9 @@ errors, show as one red message, never as a traceback.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Callable, Literal
+from typing import Any, Literal
 
 import click
 import pyarrow as pa

@@ -301,7 +301,7 @@ class Shell:
                 break
             try:
                 outcome = self.runner.run(text)
-            except Exception:  # a bug in this package: show it, keep the session
+            except Exception:  # noqa: BLE001 (a bug in this package: show it, keep the session)
                 self.runner.errors.print_exception()
                 continue
             if outcome is Outcome.QUIT:
