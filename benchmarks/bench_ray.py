@@ -92,8 +92,8 @@ def round_trip_ms(t: fts.Table, calls: int = 200) -> float:
 
 
 def merge_us(inputs: int, k: int = K, repeats: int = 200) -> float:
-    """p50 of GlobalTopK merging ``inputs`` top-k lists of ``k`` rows, arriving as
-    DistributedSearch yields them (one batch per actor)."""
+    """p50 of merging ``inputs`` top-k lists of ``k`` rows as the driver does: the replies
+    concatenated into one batch (DistributedSearch), then GlobalTopK."""
     from datafusion_fts.operators.base import ExecutionPlan, search_batch
     from datafusion_fts.operators.global_topk import GlobalTopK
 
@@ -102,15 +102,14 @@ def merge_us(inputs: int, k: int = K, repeats: int = 200) -> float:
     class Replies(ExecutionPlan):
         def __init__(self) -> None:
             super().__init__()
-            self.batches = [
-                search_batch(np.arange(i * k, (i + 1) * k, dtype=np.int64), rng.random(k)) for i in range(inputs)
-            ]
+            self.replies = [(np.arange(i * k, (i + 1) * k, dtype=np.int64), rng.random(k)) for i in range(inputs)]
 
         def display(self) -> str:
             return "Replies"
 
-        def execute(self):
-            yield from self.batches
+        def execute(self):  # as DistributedSearch.execute: every reply in one batch
+            yield search_batch(np.concatenate([r for r, _ in self.replies]),
+                               np.concatenate([s for _, s in self.replies]))
 
     plan = GlobalTopK([Replies()], k)
     samples = []

@@ -92,6 +92,8 @@ class DistributedSearch(ExecutionPlan):
                 asked.append(share)
                 requests.append(ShareSearch(self.bound, self.stats, self.k, include, self.pruning))
             results = self.executor.search(asked, requests, self.metrics) if asked else []
-            self.metrics.add("rows_out", sum(len(rows) for rows, _ in results))
-        for rows, scores in results:
-            yield search_batch(rows, scores)
+            # One batch of every share's top-k: the merge above then costs one pass.
+            rows = np.concatenate([r for r, _ in results]) if results else np.zeros(0, np.int64)
+            scores = np.concatenate([s for _, s in results]) if results else np.zeros(0, np.float64)
+            self.metrics.add("rows_out", len(rows))
+        yield search_batch(rows, scores)
