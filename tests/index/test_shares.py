@@ -1,0 +1,96 @@
+"""The split of ranked parts into worker shares (no Ray needed): every row of every column
+is ranked exactly once, by the driver or by one share, and the split follows the rules
+of index/shares.py."""
+
+from __future__ import annotations
+
+import numpy as np
+import pyarrow as pa
+from hypothesis import given
+from hypothesis import strategies as st
+
+import datafusion_fts as fts
+from datafusion_fts.index.shares import partition, runs_rows, share_sets
+from datafusion_fts.index.term_statistics import StatsRequest, collect, merge
+
+
+def ranked_ids(segment_set) -> np.ndarray:
+    parts = [np.arange(p.segment.meta.base + p.lo, p.segment.meta.base + p.hi) for p in segment_set.parts]
+    return np.concatenate(parts) if parts else np.zeros(0, np.int64)
+
+
+@st.composite
+def tables(draw):
+    n = draw(st.integers(1, 60))
+    db = fts.connect()
+    words = ["a", "b", "c a", "b b c", ""]
+    t = db.create_table("docs", pa.table({
+        "x": [words[draw(st.integers(0, 4))] for _ in range(n)],
+        "y": [words[draw(st.integers(0, 4))] for _ in range(n)],
+    }))
+    for column in ("x", "y"):
+        cuts = sorted(set(draw(st.lists(st.integers(1, max(1, n - 1)), max_size=3))))
+        bounds = [0, *cuts, n]
+        for lo, hi in zip(bounds, bounds[1:]):
+            t.build_segment(column, (max(0, lo - draw(st.integers(0, 2))), hi - 1))
+    deleted = draw(st.lists(st.integers(0, n - 1), max_size=n // 3, unique=True))
+    if deleted:
+        t.delete(f"_rowid IN ({', '.join(map(str, deleted))})")
+    tail = draw(st.integers(0, 5))
+    if tail:
+        t.insert(pa.table({"x": ["a b"] * tail, "y": ["c"] * tail}))
+    return t, draw(st.integers(1, 5))
+
+
+@given(tables())
+def test_every_row_is_ranked_once_and_statistics_add_up(case):
+    t, n_shares = case
+    snap = t.snapshot()
+    db = t.db
+    sets = {c: db.hybrid_segment_set(snap, c)[0] for c in ("x", "y")}
+    persisted = {c: frozenset(s.id for s in snap.meta.indexes[c].segments) for c in sets}
+    split = partition(sets, persisted, n_shares, snap.deleted, "unused", "token")
+    assert len(split.shares) <= n_shares
+    loaded = [share_sets(s, db.segment) for s in split.shares]
+    for c, whole in sets.items():
+        pieces = [ranked_ids(split.local[c])] + [ranked_ids(s[c]) for s in loaded]
+        together = np.concatenate(pieces)
+        assert sorted(together.tolist()) == ranked_ids(whole).tolist()  # once each
+        for s in loaded:  # shares hold persisted segments only
+            assert all(p.segment.meta.id in persisted[c] for p in s[c].parts)
+    # A share's rows are the same for every column: its runs.
+    for share, s in zip(split.shares, loaded):
+        rows = set(runs_rows(share.runs, share.deleted).tolist())
+        for c in sets:
+            live = set(ranked_ids(s[c]).tolist()) - set(snap.deleted.tolist())
+            assert live <= rows
+    request = StatsRequest({"x": ("a", "b", "zz"), "y": ("c",)}, ())
+    replies = [collect(s, request) for s in loaded] + [collect(split.local, request)]
+    found = merge(replies, request, {c: (s.k1, s.b) for c, s in sets.items()})
+    for c, whole in sets.items():
+        assert found.columns[c] == whole.column_stats
+    for (c, term), df in found.df.items():
+        assert df == sets[c].df(term)
+
+
+def test_file_system_store_reads_what_a_directory_store_writes(tmp_path):
+    import pyarrow.fs as pafs
+
+    from datafusion_fts.storage.shared import FileSystemStore, open_shared
+
+    t = fts.connect(str(tmp_path)).create_table("docs", pa.table({"x": ["a b", "b", None, "c a"]}))
+    t.create_index("x", positions=True)
+    snap = t.snapshot()
+    seg = snap.meta.indexes["x"].segments[0]
+    remote = FileSystemStore(pafs.LocalFileSystem(), str(tmp_path))
+    local = open_shared(str(tmp_path))
+    assert {k: v.to_pylist() for k, v in remote.read_segment(seg.id).items()} == {
+        k: v.to_pylist() for k, v in local.read_segment(seg.id).items()
+    }
+    remote.write_segment("seg-99999999", local.read_segment(seg.id))
+    assert local.read_segment("seg-99999999").keys() == local.read_segment(seg.id).keys()
+    frag = snap.meta.fragments[0].id
+    assert [b.to_pylist() for b in remote.iter_fragment(frag, ["x"], 2)] == [
+        b.to_pylist() for b in local.iter_fragment(frag, ["x"], 2)
+    ]
+    assert type(open_shared(tmp_path.as_uri())).__name__ == "DirectoryStore"
