@@ -162,3 +162,21 @@ def test_storage_uri(ray_session, tmp_path):
     for query in QUERIES[:4]:
         params = {"limit": 10, "offset": 0, "include_row_ids": None}
         assert hits(t, "ray", query, params) == hits(t, "local", query, params)
+
+
+def test_concurrent_searches(big_table):
+    from concurrent.futures import ThreadPoolExecutor
+
+    t = big_table
+    params = {"limit": 10, "offset": 0, "include_row_ids": None}
+    expected = [hits(t, "local", q, params) for q in QUERIES]
+    t.db.settings.set("fts.executor", "ray")
+
+    def run(i: int):
+        q = QUERIES[i % len(QUERIES)]
+        r = t.search(q, limit=10, columns=[])
+        return i % len(QUERIES), list(zip(r.column(0).to_pylist(), map(repr, r.column(1).to_pylist())))
+
+    with ThreadPoolExecutor(4) as pool:
+        for i, got in pool.map(run, range(16)):
+            assert got == expected[i]

@@ -12,6 +12,7 @@ a query never returns a partial top-k.
 from __future__ import annotations
 
 import pickle
+import threading
 import time
 import uuid
 import weakref
@@ -66,6 +67,7 @@ class _Pool:
 
 
 _POOLS: dict[PoolConfig, _Pool] = {}
+_POOLS_LOCK = threading.Lock()
 
 
 def _session() -> tuple[str, str]:
@@ -81,16 +83,18 @@ def _ensure_ray(ray_init: dict[str, Any]) -> None:
 
 def pool(config: PoolConfig, ray_init: dict[str, Any]) -> _Pool:
     """The process's actor pool for ``config`` (Ray started with ``ray_init`` if needed)."""
-    _ensure_ray(ray_init)
-    found = _POOLS.get(config)
-    if found is None or found.session != _session():
-        found = _POOLS[config] = _Pool(config)
-    return found
+    with _POOLS_LOCK:
+        _ensure_ray(ray_init)
+        found = _POOLS.get(config)
+        if found is None or found.session != _session():
+            found = _POOLS[config] = _Pool(config)
+        return found
 
 
 def _retire(config: PoolConfig) -> None:
     """Stop a pool's actors (some may be restarting) and forget it."""
-    old = _POOLS.pop(config, None)
+    with _POOLS_LOCK:
+        old = _POOLS.pop(config, None)
     if old is not None:
         for actor in old.actors:
             _compat.ray().kill(actor, no_restart=True)
@@ -117,32 +121,36 @@ class RayExecutor:
         self.token = uuid.uuid4().hex  # this database incarnation
         self._partitions: OrderedDict[tuple, tuple[Partition, list[SegmentSet]]] = OrderedDict()
         self._refs: OrderedDict[str, Any] = OrderedDict()
+        self._lock = threading.Lock()  # the caches above, for concurrent queries
 
     # -- partition ------------------------------------------------------------------
     def partition(self, snapshot: TableSnapshot, sets: dict[str, SegmentSet]) -> Partition:
         """The shares of ``sets`` for this executor's actors (cached while the sets are)."""
         key = (snapshot.name, tuple((c, id(s)) for c, s in sets.items()))
-        hit = self._partitions.get(key)
-        if hit is not None:
-            self._partitions.move_to_end(key)
-            return hit[0]
+        with self._lock:
+            hit = self._partitions.get(key)
+            if hit is not None:
+                self._partitions.move_to_end(key)
+                return hit[0]
         persisted = {c: frozenset(s.id for s in snapshot.meta.indexes[c].segments) for c in sets}
         found = partition(sets, persisted, self.workers, snapshot.deleted, self.storage, self.token)
-        # The sets are kept with their partition, so their ids cannot be reused meanwhile.
-        self._partitions[key] = (found, list(sets.values()))
-        while len(self._partitions) > PARTITIONS_KEPT:
-            self._partitions.popitem(last=False)
+        with self._lock:
+            # The sets are kept with their partition, so their ids cannot be reused meanwhile.
+            self._partitions[key] = (found, list(sets.values()))
+            while len(self._partitions) > PARTITIONS_KEPT:
+                self._partitions.popitem(last=False)
         return found
 
     def _ref(self, share: Share) -> Any:
-        ref = self._refs.get(share.key)
-        if ref is None:
-            ref = self._refs[share.key] = _compat.ray().put(share)
-            while len(self._refs) > SHARE_REFS_KEPT:
-                self._refs.popitem(last=False)
-        else:
-            self._refs.move_to_end(share.key)
-        return ref
+        with self._lock:
+            ref = self._refs.get(share.key)
+            if ref is None:
+                ref = self._refs[share.key] = _compat.ray().put(share)
+                while len(self._refs) > SHARE_REFS_KEPT:
+                    self._refs.popitem(last=False)
+            else:
+                self._refs.move_to_end(share.key)
+            return ref
 
     # -- calls --------------------------------------------------------------------------
     def _run(self, method: str, shares: list[Share], args: list[Any], metrics: Metrics) -> list[Any]:
