@@ -5,8 +5,8 @@
 A distributed query costs
 
     driver   : plan + partition lookup (cached)                         t_plan
-    phase 1  : A requests out, A replies in      (messages 2A)          t_submit*A + max_i(rtt_i + t_stats)
-    phase 2  : A requests out, A top-k replies   (messages 2A)          t_submit*A + max_i(rtt_i + t_score(N/A))
+    phase 1  : A actor calls (request + reply)                        t_submit*A + max_i(rtt_i + t_stats)
+    phase 2  : A actor calls (request + top-k reply)                  t_submit*A + max_i(rtt_i + t_score(N/A))
     merge    : GlobalTopK over A*k rows                                 t_merge(A)
 
 with A actors (one per node here). Every input below says where it comes from: MEASURED
@@ -19,22 +19,22 @@ from __future__ import annotations
 import argparse
 import math
 
-# MEASURED, bench_ray.py --rows 1000000 (docs/benchmarks.md "Ray executor"): the
-# single-process plan's p50 per class at 1M rows and one segment, ms. Scoring a share of
-# n rows is taken to cost t_fixed + (p50_1M - t_fixed) * n / 1M: linear in the postings a
-# term has (a Zipf term's df grows with the rows), which ignores block-max pruning, so it
-# over-estimates large shares of top-k disjunctions.
-P50_1M_MS = {"frequent": 14.0, "rare": 0.40, "or3": 22.0, "and2": 3.0}
-T_FIXED_MS = 0.25  # MEASURED: local p50 of a rare term at 20k rows (the per-call floor)
-# MEASURED, bench_ray.py: phase-one bytes per actor (request + reply, 2 terms) and phase-two
-# bytes out per actor (bound query + statistics); results are 16 B per row.
-STATS_BYTES_PER_ACTOR = 300
-QUERY_BYTES_PER_ACTOR = 480
-# MEASURED, bench_ray.py: merging A top-10 lists on the driver (concatenate + GlobalTopK), µs,
-# interpolated linearly between the measured points.
-MERGE_US = {1: 91.0, 10: 138.0, 100: 207.0}
+# MEASURED, bench_ray.py --rows 1000000 (docs/benchmarks.md "Ray executor", a busy machine:
+# load average 10-20 on 2 cores): the single-process plan's p50 per class at 1M rows, ms.
+# Scoring a share of n rows is taken to cost T_FIXED + (p50_1M - T_FIXED) * n / 1M:
+# linear in the postings a term has (a Zipf term's df grows with the rows). Block-max
+# pruning makes top-k disjunctions grow slower than that, so large shares are over-estimated.
+P50_1M_MS = {"frequent": 1.89, "rare": 0.37, "or3": 1.43, "and2": 0.79}
+T_FIXED_MS = 0.24  # MEASURED: local p50 of a rare term at 20k rows (the per-call floor)
+# MEASURED, bench_ray.py: phase-one bytes per actor (request + reply, 2 terms) and
+# phase-two bytes out per actor (bound query + statistics); results are 16 B per row.
+STATS_BYTES_PER_ACTOR = 298
+QUERY_BYTES_PER_ACTOR = 475
+# MEASURED, bench_ray.py: merging A top-10 replies on the driver took 65-207 µs for A = 1,
+# 10, 100 across runs; modelled as 0.1 ms + 1 µs per actor.
+MERGE_FIXED_MS, MERGE_PER_ACTOR_MS = 0.1, 0.001
 # ASSUMED: a Ray actor call between two nodes of one datacenter (network RTT ~0.1-0.2 ms
-# plus Ray's own overhead); here, on one loaded machine, an empty call measured ~1.0-1.5 ms.
+# plus Ray's own overhead); on this one loaded machine an empty call measured 1.0-1.6 ms.
 RTT_P50_MS = 0.5
 # ASSUMED: the slowest of A calls, p50 * (1 + SIGMA * sqrt(2 ln A)) (a lognormal tail with
 # SIGMA = 0.3); with A = 100 that is ~1.9x the median.
@@ -43,17 +43,14 @@ RTT_SIGMA = 0.3
 SUBMIT_MS = 0.05
 T_STATS_MS = 0.05  # MEASURED order: a share's df lookups for a few terms (binary searches)
 T_PLAN_MS = 0.6  # MEASURED: query parse + bind + partition lookup on the driver
-# ASSUMED for memory sizing: postings per row of the benchmark corpus (~40 distinct terms
-# in a 60-word body), 8 B per posting (uint32 row + tf), positions off.
-POSTINGS_PER_ROW = 40
+# MEASURED, bench_core.py (quiet machine): the index is 422 MB per 1M rows (no positions)
+# and one 2-core process builds 81,600 rows/s.
+INDEX_BYTES_PER_ROW = 422
+BUILD_ROWS_PER_S_PER_NODE = 81_600
 
 
 def merge_ms(actors: int) -> float:
-    points = sorted(MERGE_US.items())
-    for (a0, v0), (a1, v1) in zip(points, points[1:]):
-        if actors <= a1:
-            return (v0 + (v1 - v0) * (actors - a0) / (a1 - a0)) / 1e3
-    return points[-1][1] * actors / points[-1][0] / 1e3
+    return MERGE_FIXED_MS + MERGE_PER_ACTOR_MS * actors
 
 
 def slowest_rtt_ms(actors: int) -> float:
@@ -72,14 +69,16 @@ def table(markdown: bool) -> str:
     nodes = (10, 25, 50, 100)
     classes = tuple(P50_1M_MS)
     out = []
-    header = ["rows", "nodes", "rows/node", "index GB/node", "messages", "stats KB", *[f"{c} ms" for c in classes]]
+    header = ["rows", "nodes", "rows/node", "index GB/node", "build min", "actor calls", "stats KB",
+              *[f"{c} ms" for c in classes]]
     out.append("| " + " | ".join(header) + " |")
     out.append("|" + " --- |" * len(header))
     for n in sizes:
         for a in nodes:
-            gb = n / a * POSTINGS_PER_ROW * 8 / 1e9
-            cells = [f"{n / 1e6:,.0f}M", str(a), f"{n / a / 1e6:.1f}M", f"{gb:.1f}", str(4 * a),
-                     f"{a * STATS_BYTES_PER_ACTOR / 1e3:.0f}"]
+            gb = n / a * INDEX_BYTES_PER_ROW / 1e9
+            build = n / a / BUILD_ROWS_PER_S_PER_NODE / 60
+            cells = [f"{n / 1e6:,.0f}M", str(a), f"{n / a / 1e6:.1f}M", f"{gb:.1f}", f"{build:.1f}", str(2 * a),
+                     f"{a * STATS_BYTES_PER_ACTOR / 1e3:.1f}"]
             cells += [f"{latency_ms(n, a, c):.1f}" for c in classes]
             out.append("| " + " | ".join(cells) + " |")
     text = "\n".join(out)
