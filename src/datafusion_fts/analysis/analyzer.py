@@ -157,7 +157,8 @@ class TokenStream:
     """The tokens of ``n_rows`` values: token i is ``vocab[term[i]]`` at ``pos[i]`` of ``row[i]``.
 
     Tokens are in (row, position) order; ``dl[r]`` is the token count of row r. ``vocab``
-    holds each distinct term once, in no particular order.
+    holds each distinct term once, in no particular order. With spans (``analyze(...,
+    spans=True)``) token i is UTF-8 bytes ``[start[i], end[i])`` of its row's value.
     """
 
     n_rows: int
@@ -167,6 +168,8 @@ class TokenStream:
     dl: np.ndarray  # int32[n_rows]
     vocab: pa.LargeStringArray
     n_seed: int = 0
+    start: np.ndarray | None = None  # int32, with spans only
+    end: np.ndarray | None = None  # int32, with spans only
 
 
 def _string_buffers(values: pa.Array) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -213,37 +216,44 @@ class Analyzer:
         self._stemmer: Any = None
         self._stop = pa.array(config.stop_words, pa.large_string()) if config.stop_words else None
 
-    def analyze(self, values: pa.Array | pa.ChunkedArray, seed: Sequence[str] = ()) -> TokenStream:
+    def analyze(
+        self, values: pa.Array | pa.ChunkedArray, seed: Sequence[str] = (), spans: bool = False
+    ) -> TokenStream:
         """Tokenize every value; null and empty values have no tokens.
 
         ``seed`` terms (already analyzed, distinct) get term ids 0..len(seed)-1 when the
         analyzer has no filters (where a term is its token), which lets a scan pick out a
-        query's terms without a lookup.
+        query's terms without a lookup. ``spans`` also records each token's byte span in
+        its value (what highlighting needs; searching does not pay for it).
         """
         if isinstance(values, pa.ChunkedArray):
             values = values.combine_chunks() if values.num_chunks != 1 else values.chunk(0)
         seed_terms = tuple(seed) if not self.config.has_filters else ()
         pieces = _pieces(values)
         if len(pieces) == 1:
-            streams = [self._tokenize(values, seed_terms)]
+            streams = [self._tokenize(values, seed_terms, spans)]
         else:
             pool = _tokenizer_pool()
-            streams = list(pool.map(lambda p: self._tokenize(values.slice(*p), seed_terms), pieces))
+            streams = list(
+                pool.map(lambda p: self._tokenize(values.slice(*p), seed_terms, spans), pieces)
+            )
         stream = _concat_streams(streams, [p[0] for p in pieces], len(values), len(seed_terms))
         return self._filter(stream) if self.config.has_filters else stream
 
-    def _tokenize(self, values: pa.Array, seed: tuple[str, ...]) -> TokenStream:
-        from .tokenizer_kernel import tokenize
+    def _tokenize(self, values: pa.Array, seed: tuple[str, ...], spans: bool = False) -> TokenStream:
+        from .tokenizer_kernel import tokenize, tokenize_spans
 
         data, offsets, valid = _string_buffers(values)
         is_word, lower = word_and_lower_tables()
         seed_bytes, seed_offsets = _encode_seed(seed)
-        row, term, pos, dl, vbytes, voffsets = tokenize(
-            data, offsets, valid, is_word, lower, self.config.max_token_length,
-            seed_bytes, seed_offsets,
-        )
+        args = (data, offsets, valid, is_word, lower, self.config.max_token_length, seed_bytes, seed_offsets)
+        start = end = None
+        if spans:
+            row, term, pos, dl, vbytes, voffsets, start, end = tokenize_spans(*args)
+        else:
+            row, term, pos, dl, vbytes, voffsets = tokenize(*args)
         vocab = _vocab_array(vbytes, voffsets, len(voffsets) - 1)
-        return TokenStream(len(values), row, term, pos, dl, vocab, n_seed=len(seed))
+        return TokenStream(len(values), row, term, pos, dl, vocab, n_seed=len(seed), start=start, end=end)
 
     def _filter(self, stream: TokenStream) -> TokenStream:
         """Apply folding, stop words and stemming to the distinct tokens, then remap."""
@@ -263,7 +273,11 @@ class Analyzer:
             remap = np.where(keep, remap, np.int32(-1)).astype(np.int32)
         vocab = encoded.dictionary
         row, term, pos, dl = remap_tokens(stream.row, stream.term, remap, stream.n_rows)
-        return TokenStream(stream.n_rows, row, term, pos, dl, vocab.cast(pa.large_string()))
+        start, end = stream.start, stream.end
+        if start is not None and end is not None and keep is not None:
+            kept = remap[stream.term] >= 0  # the tokens remap_tokens keeps, in order
+            start, end = start[kept], end[kept]
+        return TokenStream(stream.n_rows, row, term, pos, dl, vocab.cast(pa.large_string()), start=start, end=end)
 
     def _stem(self, words: list[str]) -> list[str]:
         if self._stemmer is None:
@@ -341,6 +355,7 @@ def _concat_streams(
         rows.append(stream.row + np.int32(start))
         terms.append(global_ids[base : base + len(stream.vocab)][stream.term])
         base += len(stream.vocab)
+    spans = streams[0].start is not None
     return TokenStream(
         n_rows,
         np.concatenate(rows),
@@ -349,6 +364,8 @@ def _concat_streams(
         np.concatenate([s.dl for s in streams]),
         encoded.dictionary.cast(pa.large_string()),
         n_seed=n_seed,
+        start=np.concatenate([s.start for s in streams]) if spans else None,
+        end=np.concatenate([s.end for s in streams]) if spans else None,
     )
 
 

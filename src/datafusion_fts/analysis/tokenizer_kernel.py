@@ -94,6 +94,42 @@ def tokenize(
     term ``tok_term[i]`` at position ``tok_pos[i]`` of row ``tok_row[i]``; term t is
     ``vocab_bytes[vocab_offsets[t]:vocab_offsets[t+1]]``.
     """
+    out = _tokenize(data, offsets, valid, is_word, lower, max_bytes, seed_bytes, seed_offsets, False)
+    return out[0], out[1], out[2], out[3], out[4], out[5]
+
+
+@njit(cache=True, nogil=True)
+def tokenize_spans(
+    data: np.ndarray,
+    offsets: np.ndarray,
+    valid: np.ndarray,
+    is_word: np.ndarray,
+    lower: np.ndarray,
+    max_bytes: int,
+    seed_bytes: np.ndarray,
+    seed_offsets: np.ndarray,
+):
+    """:func:`tokenize` plus where each kept token lies in its value: returns
+    ``(tok_row, tok_term, tok_pos, dl, vocab_bytes, vocab_offsets, tok_start, tok_end)``,
+    token i spanning UTF-8 bytes ``[tok_start[i], tok_end[i])`` of its row's value
+    (highlighting rewrites the original text around them)."""
+    return _tokenize(data, offsets, valid, is_word, lower, max_bytes, seed_bytes, seed_offsets, True)
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _tokenize(
+    data: np.ndarray,
+    offsets: np.ndarray,
+    valid: np.ndarray,
+    is_word: np.ndarray,
+    lower: np.ndarray,
+    max_bytes: int,
+    seed_bytes: np.ndarray,
+    seed_offsets: np.ndarray,
+    spans: bool,
+):
+    """The one tokenizer loop; ``spans`` also records each kept token's byte span. Inlined
+    into both kernels with ``spans`` constant, so the plain one compiles without it."""
     n_rows = offsets.shape[0] - 1
     n_bytes = offsets[n_rows] - offsets[0]
     n_seed = seed_offsets.shape[0] - 1
@@ -102,6 +138,9 @@ def tokenize(
     tok_row = np.empty(max_tok, dtype=np.int32)
     tok_term = np.empty(max_tok, dtype=np.int32)
     tok_pos = np.empty(max_tok, dtype=np.int32)
+    n_span = max_tok if spans else 0
+    tok_start = np.empty(n_span, dtype=np.int32)
+    tok_end = np.empty(n_span, dtype=np.int32)
     dl = np.zeros(n_rows, dtype=np.int32)
     # Lowercasing grows a code point's UTF-8 by at most half (U+023A -> U+2C65).
     vocab = np.empty(n_bytes + n_bytes // 2 + seed_bytes.shape[0] + 16, dtype=np.uint8)
@@ -147,6 +186,7 @@ def tokenize(
                     i = nxt
                     continue
             # A token starts at i: lowercase it into the vocabulary's free tail and hash it.
+            token_at = i
             start = cursor
             h = _FNV_OFFSET
             while i < end:
@@ -205,6 +245,9 @@ def tokenize(
             tok_row[n_tok] = row
             tok_term[n_tok] = term
             tok_pos[n_tok] = pos
+            if spans:
+                tok_start[n_tok] = token_at - offsets[row]
+                tok_end[n_tok] = i - offsets[row]
             n_tok += 1
             pos += 1
         dl[row] = pos
@@ -215,6 +258,8 @@ def tokenize(
         dl,
         vocab[:cursor].copy(),
         vocab_offsets[: n_terms + 1].copy(),
+        tok_start[: min(n_tok, n_span)].copy(),
+        tok_end[: min(n_tok, n_span)].copy(),
     )
 
 
