@@ -189,21 +189,43 @@ class Evaluator:
         return Hits(rows, scores * node.boost if node.boost != 1.0 else scores)
 
     def _phrase(self, node: BoundPhrase, within: np.ndarray | None) -> Hits:
-        if not node.terms:
+        found = self.phrase_matches(node, within)
+        if found is None:
             return Hits.empty()
+        rows, tf, norms = found
+        stats = self.stats.columns[node.column]
+        scores = term_scores(tf.astype(np.uint32), norms, self.phrase_idf(node) * (stats.k1 + 1.0))
+        if node.boost != 1.0:
+            scores = scores * node.boost
+        return Hits(rows, scores)
+
+    def phrase_idf(self, node: BoundPhrase) -> float:
+        """The phrase's idf: 0.0 plus each term's idf, one per position (DESIGN §5.3)."""
+        stats = self.stats.columns[node.column]
+        idf_sum = 0.0
+        for term in node.terms:
+            idf_sum += idf(stats.n_docs, self.stats.df[(node.column, term)])
+        return idf_sum
+
+    def phrase_matches(
+        self, node: BoundPhrase, within: np.ndarray | None
+    ) -> tuple[np.ndarray, np.ndarray, np.ndarray] | None:
+        """(rows, tf, norms) where the phrase occurs (only among ``within`` when given)."""
+        if not node.terms:
+            return None
         distinct = sorted(dict.fromkeys(node.terms), key=lambda t: self.stats.df.get((node.column, t), 0))
         candidates = within
         for term in distinct:  # rarest first: each probe narrows the next
             tp = self._postings(node.column, term, candidates)
             if tp is None or not len(tp.rows):
-                return Hits.empty()
+                return None
             candidates = tp.rows
         assert candidates is not None
         postings = {}
         for term in distinct:
             tp = self._postings(node.column, term, candidates, positions=True)
             if tp is None or not len(tp.rows):
-                return Hits.empty()
+                return None
             postings[term] = tp
         n = len(node.terms)
         starts = np.empty((n, len(candidates)), dtype=np.int64)
@@ -222,18 +244,10 @@ class Evaluator:
         tf = phrase_tf(starts, ends, np.concatenate(chunks), node.slop)
         hit = tf > 0
         if not hit.any():
-            return Hits.empty()
+            return None
         rows = candidates[hit]
         first = postings[node.terms[0]]
-        norms = first.norms[np.searchsorted(first.rows, rows)]
-        stats = self.stats.columns[node.column]
-        idf_sum = 0.0
-        for term in node.terms:
-            idf_sum += idf(stats.n_docs, self.stats.df[(node.column, term)])
-        scores = term_scores(tf[hit].astype(np.uint32), norms, idf_sum * (stats.k1 + 1.0))
-        if node.boost != 1.0:
-            scores = scores * node.boost
-        return Hits(rows, scores)
+        return rows, tf[hit], first.norms[np.searchsorted(first.rows, rows)]
 
     def _boolean(self, node: BoundBoolean, within: np.ndarray | None) -> Hits:
         if node.must:

@@ -185,6 +185,7 @@ class FlatScanSearch(ExecutionPlan):
                 },
                 df={(c, t): scan_stats[c].df.get(t, 0) for c in terms for t in terms[c]},
             )
+            self.bound, self.stats = bound, stats  # what the scan scored with (score_explain)
             best_rows = np.zeros(0, np.int64)
             best_scores = np.zeros(0, np.float64)
             everything: list[Hits] = []  # without k, every match is kept and ordered once

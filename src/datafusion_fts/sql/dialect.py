@@ -4,6 +4,7 @@ Added syntax, each parsed into its own expression node (no string surgery on SQL
 
 - ``MATCH(col, 'query')`` and ``MATCH((c1, c2), 'query')``  -> :class:`FtsMatch`
 - ``score()``                                                -> :class:`FtsScore`
+- ``score_explain()``                                        -> :class:`FtsScoreExplain`
 - ``CREATE FULLTEXT INDEX [name] ON t (c1, ...) [WITH (k = v, ...)]`` -> :class:`CreateFulltextIndex`
 - ``OPTIMIZE t``                                             -> :class:`Optimize`
 - ``EXPLAIN [ANALYZE] <statement>``                          -> :class:`Explain`
@@ -38,6 +39,13 @@ class FtsScore(exp.Expression, exp.Func):
 
     arg_types: dict[str, bool] = {}
     _sql_names = ["SCORE"]
+
+
+class FtsScoreExplain(exp.Expression, exp.Func):
+    """``score_explain()``: a JSON breakdown of the row's score()."""
+
+    arg_types: dict[str, bool] = {}
+    _sql_names = ["SCORE_EXPLAIN"]
 
 
 class CreateFulltextIndex(exp.Expression):
@@ -75,7 +83,11 @@ class FtsTokenizer(Postgres.Tokenizer):
 
 class FtsParser(Postgres.Parser):
     FUNCTION_PARSERS = {**Postgres.Parser.FUNCTION_PARSERS, "MATCH": _parse_match}
-    FUNCTIONS = {**Postgres.Parser.FUNCTIONS, "SCORE": lambda args: FtsScore()}
+    FUNCTIONS = {
+        **Postgres.Parser.FUNCTIONS,
+        "SCORE": lambda args: FtsScore(),
+        "SCORE_EXPLAIN": lambda args: FtsScoreExplain(),
+    }
 
     def _parse_statement(self) -> exp.Expression | None:
         if self._match_text_seq("EXPLAIN"):
@@ -115,6 +127,7 @@ class FtsGenerator(Postgres.Generator):
     TRANSFORMS = {
         **Postgres.Generator.TRANSFORMS,
         FtsScore: lambda self, e: "score()",
+        FtsScoreExplain: lambda self, e: "score_explain()",
         FtsMatch: lambda self, e: "MATCH({}, {})".format(
             self.sql(e.expressions[0]) if len(e.expressions) == 1
             else "(" + ", ".join(self.sql(c) for c in e.expressions) + ")",

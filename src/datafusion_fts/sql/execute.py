@@ -11,12 +11,16 @@ import pyarrow as pa
 from sqlglot import exp
 from sqlglot.tokens import TokenType
 
+from ..analysis import AnalyzerConfig
 from ..errors import CatalogError, InvalidArgument, PlanError, SqlError
 from ..operators.base import SEARCH_SCHEMA
-from ..planner.plan_search import SearchRequest, plan_search
+from ..operators.explain import explain_search
+from ..planner.plan_search import SearchRequest, column_analyzer, plan_search
 from ..storage.foreign import ForeignTable
-from .dialect import CreateFulltextIndex, Explain, Fts, FtsMatch, FtsScore, Optimize, identifier, parse_sql
+from ..udfs.error_bridge import TranslatingDataFrame, call
+from .dialect import CreateFulltextIndex, Explain, Fts, FtsMatch, FtsScore, FtsScoreExplain, Optimize, identifier, parse_sql
 from .lower_select import Lowered, expand_stars, lower_statement
+from .text_functions import rewrite_text_functions
 
 if TYPE_CHECKING:
     from ..database import Database
@@ -77,13 +81,18 @@ class SqlSession:
         for statement, source in zip(statements, _statement_texts(text, len(statements))):
             if isinstance(statement, exp.Semicolon):  # only a comment after the last ';'
                 continue
-            result = self._execute(statement, source)
+            # Errors our functions raise inside DataFusion come back as themselves.
+            result = call(self._execute, statement, source)
         if result is None:
             raise SqlError("no statement to run", text, 0)
-        return result
+        return TranslatingDataFrame(result.df)
 
     # -- dispatch -------------------------------------------------------------------------
     def _execute(self, statement: exp.Expression, source: str) -> datafusion.DataFrame:
+        if statement.find(exp.Anonymous) is not None:
+            statement = statement.copy()
+            if rewrite_text_functions(self._text, statement, self._schema_of, self._index_analyzer):
+                source = statement.sql(dialect=Fts)
         if isinstance(statement, Explain):
             return self._explain(statement, source)
         if isinstance(statement, Optimize):
@@ -96,7 +105,7 @@ class SqlSession:
         managed = self._managed_target(statement)
         if managed is not None:
             return managed
-        if statement.find(FtsMatch, FtsScore) is not None:
+        if statement.find(FtsMatch, FtsScore, FtsScoreExplain) is not None:
             return self._search_query(statement, source)
         rewritten = statement.copy()
         if [expand_stars(s, self._schema_of) for s in rewritten.find_all(exp.Select)].count(True):
@@ -210,7 +219,7 @@ class SqlSession:
 
     def _run_query(self, query: exp.Expression) -> datafusion.DataFrame:
         sql = query.sql(dialect=Fts)
-        return self._search_query(query, sql) if query.find(FtsMatch, FtsScore) else self.ctx.sql(sql)
+        return self._search_query(query, sql) if query.find(FtsMatch, FtsScore, FtsScoreExplain) else self.ctx.sql(sql)
 
     def _insert(self, statement: exp.Insert, name: str) -> datafusion.DataFrame:
         table = self.db.table(name)
@@ -247,6 +256,13 @@ class SqlSession:
         return self._status(f"inserted {count} rows")
 
     # -- searches -------------------------------------------------------------------------
+    def _index_analyzer(self, table: str, column: str) -> AnalyzerConfig | None:
+        """The analyzer of a managed table's index on ``column`` (None: no index)."""
+        if table not in self.db.table_names():
+            return None
+        index = self.db.snapshot(table).meta.indexes.get(column)
+        return index.analyzer if index is not None else None
+
     def _schema_of(self, name: str) -> tuple[pa.Schema, bool] | None:
         """(schema, managed) of a table SQL may search."""
         if name in self.db.table_names():
@@ -260,16 +276,16 @@ class SqlSession:
         lowered = lower_statement(self._text, statement, self._schema_of, lambda: f"__fts_result_{next(_names)}")
         return statement, lowered
 
-    def _run_search(self, item: Lowered) -> tuple[pa.Table, Any]:
+    def _run_search(self, item: Lowered) -> tuple[pa.Table, Any, SearchRequest | None]:
         search = item.search
         if not search.managed:
             foreign = ForeignTable(self.ctx, search.table)
             if search.k == 0:
-                return foreign.take(np.zeros(0, np.int64), np.zeros(0)), None
+                return foreign.take(np.zeros(0, np.int64), np.zeros(0)), None, None
             request = SearchRequest(foreign, search.tree, search.k, force_plan=self.db.settings.get("fts.force_plan"))
-            plan, _ = plan_search(request, None)
+            plan, request = plan_search(request, None)
             found = pa.Table.from_batches(list(plan.execute()), schema=SEARCH_SCHEMA)
-            return foreign.take(found.column(0).to_numpy(), found.column(1).to_numpy()), plan
+            return foreign.take(found.column(0).to_numpy(), found.column(1).to_numpy()), plan, request
         table = self.db.table(search.table)
         include = None
         if search.prefilter:
@@ -282,7 +298,7 @@ class SqlSession:
             if search.carries_rows:
                 fields = [table.schema.field(c) for c in search.columns]
                 empty = pa.schema([SEARCH_SCHEMA.field(0), *fields, SEARCH_SCHEMA.field(1)]).empty_table()
-            return empty, None
+            return empty, None, None
         plan, request = table.plan(search.tree, limit=search.k, include_row_ids=include)
         result = pa.Table.from_batches(list(plan.execute()), schema=SEARCH_SCHEMA)
         if search.carries_rows:
@@ -293,7 +309,7 @@ class SqlSession:
             for field in fields:
                 rows = rows.append_column(field, values.column(field.name))
             result = rows.append_column("_score", result.column(1))
-        return result, plan
+        return result, plan, request
 
     def _register_result(self, name: str, result: pa.Table) -> None:
         """Show a search result to DataFusion for the rewritten statement to join."""
@@ -303,20 +319,39 @@ class SqlSession:
     def _search_query(self, statement: exp.Expression, source: str) -> datafusion.DataFrame:
         rewritten, lowered = self._plan(statement, source)
         registered = []
+        explained = []
         try:
             for item in lowered:
-                result, _ = self._run_search(item)
+                result, plan, request = self._run_search(item)
                 self._register_result(item.result_table, result)
                 registered.append(item.result_table)
-            return self.ctx.sql(rewritten.sql(dialect="postgres"))
+                if item.explain:
+                    explained.append((item, plan, request))
+            df = self.ctx.sql(rewritten.sql(dialect="postgres"))
+            if not explained:
+                return df
+            # score_explain(): run the statement, then explain only the rows it returns.
+            table = df.to_arrow_table()
+            for item, plan, request in explained:
+                for i in item.explain:
+                    ids = table.column(i).combine_chunks().to_numpy(zero_copy_only=False)
+                    table = table.set_column(i, pa.field(table.field(i).name, pa.string()), self._explain_rows(plan, request, ids))
+            return self.ctx.from_arrow(table)
         finally:
             for name in registered:
                 self.ctx.deregister_table(name)
 
+    def _explain_rows(self, plan: Any, request: SearchRequest | None, ids: np.ndarray) -> pa.Array:
+        """score_explain() of the rows ``ids`` of one search, with its bound query and statistics."""
+        if plan is None or request is None or not len(ids):
+            return pa.nulls(len(ids), pa.string())
+        analyzers = {c: column_analyzer(request.snapshot, c) for c in request.columns}
+        return explain_search(plan, request.snapshot, request.query, analyzers, ids)
+
     def _explain(self, statement: Explain, source: str) -> datafusion.DataFrame:
         inner = statement.this
         rows: dict[str, list[str]] = {"plan_type": [], "plan": []}
-        if inner.find(FtsMatch, FtsScore) is None:
+        if inner.find(FtsMatch, FtsScore, FtsScoreExplain) is None:
             return self.ctx.sql(("EXPLAIN ANALYZE " if statement.args.get("analyze") else "EXPLAIN ") + inner.sql(dialect="postgres"))
         rewritten, lowered = self._plan(inner, source)
         registered = []
@@ -324,7 +359,7 @@ class SqlSession:
             logical, physical = [], []
             for item in lowered:
                 logical.append(item.search.display())
-                result, plan = self._run_search(item)
+                result, plan, _ = self._run_search(item)
                 if plan is not None:
                     physical.append(_explain_plan(plan, bool(statement.args.get("analyze"))))
                 self._register_result(item.result_table, result)

@@ -22,19 +22,23 @@ from ..errors import PlanError, QuerySyntaxError, SqlError
 from ..planner.logical import LogicalSearch
 from ..query.parser import parse
 from ..query.tree import Boolean, Query
-from .dialect import FtsMatch, FtsScore, identifier
+from .dialect import FtsMatch, FtsScore, FtsScoreExplain, identifier
 
 SCORE = "_score"
 ROWID = "_rowid"
 MATCHED = "_fts_matched"
+EXPLAIN = "_explain"
 
 
 @dataclass(frozen=True)
 class Lowered:
-    """One lowered SELECT: its search, and the placeholder table its result must fill."""
+    """One lowered SELECT: its search, the placeholder table its result must fill, and the
+    output columns that hold row ids until score_explain() fills them (the outermost
+    SELECT only: the statement's own result columns)."""
 
     search: LogicalSearch
     result_table: str
+    explain: tuple[int, ...] = ()
 
 
 def _own(node: exp.Expression, select: exp.Select) -> bool:
@@ -66,11 +70,16 @@ class _Lowering:
     """State for lowering one SELECT."""
 
     def __init__(
-        self, sql: str, select: exp.Select, schemas: Callable[[str], tuple[pa.Schema, bool] | None]
+        self,
+        sql: str,
+        select: exp.Select,
+        schemas: Callable[[str], tuple[pa.Schema, bool] | None],
+        outermost: bool = False,
     ) -> None:
         self.sql = sql
         self.select = select
         self.schemas = schemas
+        self.outermost = outermost
         self.managed: dict[str, bool] = {}
 
     # -- sources ------------------------------------------------------------------------
@@ -172,9 +181,11 @@ class _Lowering:
         select = self.select
         matches = [m for m in select.find_all(FtsMatch) if _own(m, select)]
         scores = [s for s in select.find_all(FtsScore) if _own(s, select)]
+        explains = [s for s in select.find_all(FtsScoreExplain) if _own(s, select)]
         if not matches:
-            if scores:
-                raise self._error("score() needs a MATCH predicate in the same SELECT", scores[0])
+            if scores or explains:
+                name = "score()" if scores else "score_explain()"
+                raise self._error(f"{name} needs a MATCH predicate in the same SELECT", (scores or explains)[0])
             return None
         where = select.args.get("where")
         for m in matches:
@@ -221,6 +232,7 @@ class _Lowering:
         tree = must[0] if len(must) == 1 and not must_not else Boolean(must=tuple(must), must_not=tuple(must_not))
 
         self._replace_scores(scores, alias)
+        explained = self._replace_explains(explains, alias)
         expand_stars(select, self.schemas, searched=True)
         order_by_score = self._tie_break(alias)
         k = self._pushdown(order_by_score, residual_ok and join == "inner")
@@ -240,7 +252,10 @@ class _Lowering:
             )
         else:
             table.replace(self._derived(table, alias, result_table, join))
-        return Lowered(search, result_table)
+        positions = tuple(
+            next(i for i, e in enumerate(select.expressions) if e is item) for item in explained
+        )
+        return Lowered(search, result_table, positions)
 
     def _local(self, node: exp.Expression, alias: str, schema: pa.Schema) -> bool:
         """A predicate DataFusion can evaluate on the searched table alone (a prefilter);
@@ -257,6 +272,27 @@ class _Lowering:
     def _replace_scores(self, scores: list[FtsScore], alias: str) -> None:
         for s in scores:
             s.replace(exp.column(SCORE, table=alias))
+
+    def _replace_explains(self, explains: list[FtsScoreExplain], alias: str) -> list[exp.Expression]:
+        """Stand ``_rowid`` in for each score_explain() of the select list (execution puts
+        the explanation of the rows the statement returns there); other places are refused."""
+        items = []
+        for node in explains:
+            item = node.parent if isinstance(node.parent, exp.Alias) else node
+            if item.parent is not self.select or item.arg_key != "expressions":
+                raise self._error("score_explain() must be a column of the SELECT list (it may be aliased), not part of an expression", node)
+            if not self.outermost:
+                raise self._error("score_explain() must be in the statement's outermost SELECT, whose rows it explains", node)
+            if self.select.args.get("group") or any(e.find(exp.AggFunc, exp.Window) for e in self.select.expressions):
+                raise self._error("score_explain() explains single rows: it cannot be combined with GROUP BY, aggregates or windows", node)
+            rowid = exp.column(ROWID, table=alias)
+            if item is node:
+                item = exp.alias_(rowid, EXPLAIN)
+                node.replace(item)
+            else:
+                node.replace(rowid)
+            items.append(item)
+        return items
 
     def _is_score(self, node: exp.Expression, alias: str) -> bool:
         if isinstance(node, exp.Column) and node.name == SCORE and node.table in (alias, ""):
@@ -400,7 +436,7 @@ def lower_statement(
     """Lower every SELECT of ``statement`` that searches, innermost first (in place)."""
     lowered = []
     for select in reversed(list(statement.find_all(exp.Select, bfs=False))):
-        result = _Lowering(sql, select, schemas).lower(fresh_name)
+        result = _Lowering(sql, select, schemas, outermost=select is statement).lower(fresh_name)
         if result is not None:
             lowered.append(result)
         else:

@@ -1,5 +1,6 @@
-"""Functions registered on DataFusion sessions: the ``fts_search`` table function."""
+"""Functions registered on DataFusion sessions: the ``fts_search`` table function and the
+text functions (``highlight``, ``snippet``, ``fts_match``, ``fts_tokenize``)."""
 
-from .fts_search import install
+from .install import FUNCTIONS, install
 
-__all__ = ["install"]
+__all__ = ["FUNCTIONS", "install"]

@@ -24,6 +24,7 @@ from ..operators.base import SEARCH_SCHEMA
 from ..planner.plan_search import SearchRequest, plan_search
 from ..query.parser import parse
 from ..storage.foreign import ForeignTable
+from .error_bridge import raising
 
 if TYPE_CHECKING:
     from ..database import Database
@@ -50,7 +51,7 @@ def search_any(ctx: datafusion.SessionContext, db: "Database | None", table: str
     return pa.Table.from_batches(list(plan.execute()), schema=SEARCH_SCHEMA)
 
 
-def install(ctx: datafusion.SessionContext, db: "Database | None" = None) -> None:
+def register_fts_search(ctx: datafusion.SessionContext, db: "Database | None" = None) -> None:
     """Register ``fts_search`` on ``ctx`` (searching ``db``'s managed tables first)."""
     # The session keeps the function alive from Rust, out of reach of Python's cycle
     # collector: hold the database weakly so dropping it still frees it.
@@ -67,4 +68,4 @@ def install(ctx: datafusion.SessionContext, db: "Database | None" = None) -> Non
             result = pool.submit(search_any, *args).result()
         return DataFusionTable(ds.dataset(result))
 
-    ctx.register_udtf(udtf(fts_search, "fts_search", with_session=True))
+    ctx.register_udtf(udtf(raising(fts_search), "fts_search", with_session=True))

@@ -1,0 +1,118 @@
+"""Our errors, raised inside functions DataFusion calls, reach ``db.sql`` users as themselves.
+
+DataFusion runs UDFs and table functions from Rust: an exception raised there comes back
+as DataFusion's own error, whose text holds only the ``repr`` of ours (DESIGN §3.3 wants
+an ``FtsError``). So every function we register raises through :func:`raising`, which
+remembers a detached copy of the error, and ``db.sql`` translates DataFusion's error back
+with :func:`translated`, matching the ``repr`` that DataFusion's text quotes. Sessions that
+are not ``db.sql`` keep DataFusion's error, whose text still names ours and its message.
+"""
+
+from __future__ import annotations
+
+import functools
+import threading
+from collections import OrderedDict
+from typing import Any, Callable, Iterator, TypeVar
+
+import datafusion
+
+from ..errors import FtsError
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+_REMEMBERED = 32  # errors of recent statements; a statement raises at most a few
+_lock = threading.Lock()
+_recent: OrderedDict[str, FtsError] = OrderedDict()
+
+
+def _detached(err: FtsError) -> FtsError:
+    """A copy of ``err`` without its traceback (whose frames would keep a batch alive)."""
+    copy = type(err).__new__(type(err), *err.args)
+    copy.__dict__.update(err.__dict__)
+    copy.args = err.args
+    return copy
+
+
+def remember(err: FtsError) -> None:
+    with _lock:
+        _recent[repr(err)] = _detached(err)
+        _recent.move_to_end(repr(err))
+        while len(_recent) > _REMEMBERED:
+            _recent.popitem(last=False)
+
+
+def raising(function: F) -> F:
+    """Wrap a function DataFusion calls so the FtsErrors it raises can be translated back."""
+
+    @functools.wraps(function)
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        try:
+            return function(*args, **kwargs)
+        except FtsError as err:
+            remember(err)
+            raise
+
+    return wrapper  # type: ignore[return-value]
+
+
+def translated(exc: BaseException) -> BaseException:
+    """The FtsError a DataFusion error reports (the newest that matches), else ``exc``."""
+    if isinstance(exc, FtsError):
+        return exc
+    text = str(exc)
+    with _lock:
+        for key in reversed(_recent):
+            if key in text:
+                return _detached(_recent[key])
+    return exc
+
+
+def call(function: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
+    """``function(*args)``, with DataFusion's errors translated."""
+    try:
+        return function(*args, **kwargs)
+    except Exception as exc:
+        found = translated(exc)
+        if found is exc:
+            raise
+        raise found from None
+
+
+class _TranslatedStream:
+    """A RecordBatchStream whose iteration translates errors."""
+
+    def __init__(self, stream: Any) -> None:
+        self._stream = stream
+
+    def __iter__(self) -> Iterator[Any]:
+        return self
+
+    def __next__(self) -> Any:
+        return call(self._stream.__next__)
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._stream, name)
+
+
+class TranslatingDataFrame(datafusion.DataFrame):
+    """What ``db.sql`` returns: a DataFusion DataFrame whose methods raise our errors as
+    themselves (executing, collecting, streaming, and the frames derived from it)."""
+
+
+def _translating(name: str, method: Callable[..., Any]) -> Callable[..., Any]:
+    @functools.wraps(method)
+    def wrapper(self: datafusion.DataFrame, *args: Any, **kwargs: Any) -> Any:
+        result = call(method, self, *args, **kwargs)
+        if isinstance(result, datafusion.DataFrame) and not isinstance(result, TranslatingDataFrame):
+            return TranslatingDataFrame(result.df)
+        if name.startswith("execute_stream"):
+            return [_TranslatedStream(s) for s in result] if isinstance(result, list) else _TranslatedStream(result)
+        return result
+
+    return wrapper
+
+
+for _name, _method in list(vars(datafusion.DataFrame).items()):
+    if callable(_method) and (not _name.startswith("_") or _name in ("__iter__", "__arrow_c_stream__", "__repr__", "_repr_html_", "__getitem__")):
+        setattr(TranslatingDataFrame, _name, _translating(_name, _method))

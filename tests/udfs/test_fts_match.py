@@ -1,0 +1,56 @@
+"""fts_match(): a text matches a query exactly when a search of a table holding only
+that text returns it (issue 8; DESIGN §4, §5.3 matching)."""
+
+from __future__ import annotations
+
+import pyarrow as pa
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from datafusion_fts.analysis import analyzer_for, make_analyzer_config
+from datafusion_fts.udfs.text_query import BatchMatch, TextQuery
+from reference import RefTable, ref_search
+from strategies import QUERY_WORDS, query_trees, values
+
+GOLDEN = [
+    ("the quick brown fox", "fox", None, True),
+    ("the quick brown fox", "+fox -quick", None, False),
+    ("the quick brown fox", "fox AND (dog OR brown)", None, True),
+    ("the quick brown fox", '"brown fox"', None, True),
+    ("the quick brown fox", '"quick fox"', None, False),
+    ("the quick brown fox", '"quick fox"~1', None, True),
+    ("the quick brown fox", "qu*", None, True),
+    ("the quick brown fox", "fix~1", None, True),
+    ("the quick brown fox", "fix~0", None, False),
+    ("Running FAST", "run", "english", True),
+    ("Running FAST", "run", None, False),
+    ("Ein Café", "cafe", "folding", True),
+    ("", "-fox", None, True),  # a query of only exclusions matches every other text
+    ("a fox", "-fox", None, False),
+]
+
+
+@pytest.mark.parametrize("text, query, analyzer, expected", GOLDEN)
+def test_golden(session, text, query, analyzer, expected):
+    assert session.one("fts_match_with(t, q, a, NULL)", t=text, q=query, a=analyzer) is expected
+
+
+def test_nulls(session):
+    assert session.rows("fts_match(t, q)", t=[None, "a", "a"], q=["a", None, "a"]) == [None, None, True]
+
+
+def test_a_query_on_another_column_is_refused(session):
+    with pytest.raises(Exception, match="fts_match: argument 'query' searches column"):
+        session.one("fts_match(t, 'title:fox')", t="fox")
+
+
+@given(st.lists(values(), min_size=1, max_size=10), query_trees(["body"], QUERY_WORDS, max_depth=3))
+def test_matches_a_search_of_the_text_alone(texts, tree):
+    match = BatchMatch(TextQuery(tree, "body", analyzer_for(make_analyzer_config())), pa.array(texts, pa.string()))
+    got = set(match.matched_rows().tolist())
+    for row, text in enumerate(texts):
+        if text is None:
+            continue
+        alone = RefTable(rows={0: {"body": text}}, columns=["body"])
+        assert (row in got) == bool(ref_search(alone, tree)), (text, tree)
