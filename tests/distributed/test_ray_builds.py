@@ -75,3 +75,13 @@ def test_a_failed_task_leaves_nothing_registered(ray_session, tmp_path):
     t.create_index("body")
     t.db.settings.set("fts.executor", "local")
     assert t.search("alpha", limit=5, columns=[]).num_rows == 5
+    # OPTIMIZE too: the segment over rows 400..667 holds a deleted row and must be rebuilt.
+    t.delete("_rowid = 450")
+    t.db.settings.set("fts.executor", "ray")
+    before, dirs = t.db.manifest, seg_dirs(t)
+    shutil.copy(path, path + ".good")
+    with open(path, "r+b") as f:
+        f.truncate(os.path.getsize(path) // 2)
+    with pytest.raises(fts.StorageError, match=r"rows 400\.\.667"):
+        t.optimize()
+    assert t.db.manifest == before and seg_dirs(t) == dirs
