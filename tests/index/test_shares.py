@@ -29,7 +29,7 @@ def tables(draw):
         "y": [words[draw(st.integers(0, 4))] for _ in range(n)],
     }))
     for column in ("x", "y"):
-        cuts = sorted(set(draw(st.lists(st.integers(1, max(1, n - 1)), max_size=3))))
+        cuts = sorted({c for c in draw(st.lists(st.integers(1, max(1, n - 1)), max_size=3)) if c < n})
         bounds = [0, *cuts, n]
         for lo, hi in zip(bounds, bounds[1:]):
             t.build_segment(column, (max(0, lo - draw(st.integers(0, 2))), hi - 1))
