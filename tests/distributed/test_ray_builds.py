@@ -7,10 +7,10 @@ import os
 import shutil
 
 import pytest
+from test_ray_search import corpus
 
 import datafusion_fts as fts
 from datafusion_fts.query import Boolean, Match, Phrase
-from test_ray_search import corpus
 
 pytest.importorskip("ray")
 pytestmark = pytest.mark.ray

@@ -7,10 +7,10 @@ import os
 import signal
 
 import pytest
+from test_ray_search import corpus
 
 import datafusion_fts as fts
 from datafusion_fts.query import Boolean, Match
-from test_ray_search import corpus
 
 pytest.importorskip("ray")
 pytestmark = pytest.mark.ray

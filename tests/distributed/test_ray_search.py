@@ -8,14 +8,14 @@ import tempfile
 import numpy as np
 import pyarrow as pa
 import pytest
+from engine_tables import engine_table
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from reference import ref_search
+from strategies import QUERY_WORDS, corpora, query_trees, search_params, table_columns, table_words
 
 import datafusion_fts as fts
 from datafusion_fts.query import Boolean, Match, MultiMatch, Phrase, Prefix
-from engine_tables import engine_table
-from reference import ref_search
-from strategies import QUERY_WORDS, corpora, query_trees, search_params, table_columns, table_words
 
 pytest.importorskip("ray")
 pytestmark = pytest.mark.ray

@@ -263,10 +263,10 @@ class RayExecutor:
         return pool(self.config, self.ray_init).pids()
 
 
-_EXECUTORS: "weakref.WeakKeyDictionary[Database, tuple[tuple, RayExecutor]]" = weakref.WeakKeyDictionary()
+_EXECUTORS: weakref.WeakKeyDictionary[Database, tuple[tuple, RayExecutor]] = weakref.WeakKeyDictionary()
 
 
-def executor_for(db: "Database") -> RayExecutor:
+def executor_for(db: Database) -> RayExecutor:
     """The Ray executor of ``db`` under its current settings (one per configuration;
     Ray itself starts, with ``db.ray_init``, at the first call that needs it)."""
     if not _compat.ray_available():

@@ -11,8 +11,9 @@ worker, then raises.
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from dataclasses import dataclass
-from typing import Iterator, Protocol
+from typing import Protocol
 
 import numpy as np
 import pyarrow as pa

@@ -10,7 +10,8 @@ unindexed tail, fresh rows), an IndexedSearch on the driver, merged by GlobalTop
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Callable, Protocol
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Protocol
 
 import numpy as np
 

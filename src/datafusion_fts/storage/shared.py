@@ -9,7 +9,8 @@ memory-mapped); any other URI (``s3://...``, ``gs://...``) goes through its
 
 from __future__ import annotations
 
-from typing import Iterator, Protocol
+from collections.abc import Iterator
+from typing import Protocol
 from urllib.parse import urlparse
 
 import numpy as np
