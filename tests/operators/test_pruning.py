@@ -5,20 +5,12 @@ included, with deletes, include_row_ids and several segments."""
 from __future__ import annotations
 
 import numpy as np
-import pytest
 import pyarrow as pa
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import datafusion_fts as fts
-from datafusion_fts.operators import indexed_search
 from datafusion_fts.query import Match
-
-
-@pytest.fixture(autouse=True)
-def prune_everything(monkeypatch):
-    """Prune even the short lists of these small corpora."""
-    monkeypatch.setattr(indexed_search, "PRUNE_MIN_POSTINGS", 0)
 
 WORDS = ["a", "b", "c", "d", "e", "f", "g", "h"]
 

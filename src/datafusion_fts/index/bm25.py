@@ -48,6 +48,20 @@ def norms(dl: np.ndarray, stats: ColumnStats) -> np.ndarray:
     return out
 
 
+# Relative slack on block bounds: far above float64 rounding in the score formula, so a
+# bound computed in floating point never falls below a score it must bound.
+BOUND_MARGIN = 1.0 + 1e-9
+
+
+def block_bound_factors(max_tf: np.ndarray, min_dl: np.ndarray, stats: ColumnStats) -> np.ndarray:
+    """Per block, an upper bound of ``tf / (tf + norm)`` over its postings: the value at the
+    block's max tf and min length (it grows with tf and shrinks with length), computed with
+    the query's statistics so it stays safe when they change. A term's block score is at
+    most ``weight * factor``."""
+    tf = max_tf.astype(np.float64)
+    return tf / (tf + norms(min_dl, stats)) * BOUND_MARGIN
+
+
 @njit(cache=True, nogil=True)
 def term_scores(tfs: np.ndarray, norm: np.ndarray, weight: float) -> np.ndarray:
     """``(weight * tf) / (tf + norm)`` per posting, with ``weight = idf * (k1 + 1)``."""

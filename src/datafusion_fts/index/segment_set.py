@@ -15,7 +15,7 @@ from functools import cached_property
 import numpy as np
 import pyarrow as pa
 
-from .bm25 import ColumnStats, norms
+from .bm25 import ColumnStats, block_bound_factors, norms
 from .expansion import fuzzy_candidates, prefix_candidates
 from .segment import Segment
 from .term_postings import TermPostings, present, select_positions
@@ -96,6 +96,7 @@ class SegmentSet:
         self.k1 = k1
         self.b = b
         self._norms: dict[tuple[int, int], list[np.ndarray]] = {}
+        self._bounds: dict[tuple[int, int], list[np.ndarray]] = {}
         self._vocab: list[pa.Array] | None = None
 
     @cached_property
@@ -134,6 +135,16 @@ class SegmentSet:
         if cached is None:
             cached = [norms(p.segment.dl, stats) for p in self.parts]
             self._norms = {key: cached}  # one statistics version at a time
+        return cached
+
+    def part_block_bounds(self, stats: ColumnStats) -> list[np.ndarray]:
+        """Each part's per-block bound factors under ``stats`` (see
+        :func:`.bm25.block_bound_factors`; cached for one stats version)."""
+        key = (stats.n_docs, stats.total_tokens)
+        cached = self._bounds.get(key)
+        if cached is None:
+            cached = [block_bound_factors(p.segment.block_max_tf, p.segment.block_min_dl, stats) for p in self.parts]
+            self._bounds = {key: cached}
         return cached
 
     def postings(

@@ -2,52 +2,30 @@
 
 from __future__ import annotations
 
+import time
 from typing import Callable, Iterator
 
 import numpy as np
 import pyarrow as pa
 
-from ..index.bm25 import ColumnStats, norms
-from ..index.segment import Segment
-from ..index.segment_set import RankedPart, SegmentSet
+from ..index.bm25 import ColumnStats
+from ..index.segment_set import SegmentSet
 from ..index.term_postings import TermPostings
-from ..query.bound import BoundQuery, BoundTerms
+from ..query.bound import BoundQuery
 from ..query.tree import Phrase, Query, leaves
 from ..storage.snapshot import TableSnapshot
 from .base import ExecutionPlan, search_batch
+from .conjunction_kernel import EXCLUDED, OPTIONAL, REQUIRED, conjunction_topk
 from .evaluate import Evaluator, Hits, QueryStats
 from .ordering import ordered
 from .pruned_or_kernel import pruned_or_topk
+from .term_slots import TermSlots, term_slots
 
 
-_NO_MASK = np.zeros(0, dtype=np.uint8)
-# Disjunctions reading fewer postings than this are scored exhaustively.
-PRUNE_MIN_POSTINGS = 4096
-# Relative slack on block bounds: far above float64 rounding in the score formula, so a
-# bound computed in floating point never falls below a score it must bound.
-_BOUND_MARGIN = 1.0 + 1e-9
-
-
-def _block_bounds(seg: Segment, a: int, b: int, weight: float, stats: ColumnStats) -> np.ndarray:
-    """Upper bounds of a term's blocks a..b: the score at the block's max tf and min length
-    (score grows with tf and shrinks with length), computed with the query's statistics."""
-    tf = seg.block_max_tf[a:b].astype(np.float64)
-    return (weight * tf) / (tf + norms(seg.block_min_dl[a:b], stats)) * _BOUND_MARGIN
-
-
-def _allowed(part: RankedPart, include: np.ndarray | None) -> np.ndarray | None:
-    """uint8 mask over a part's local rows of rows that may be returned (None: all)."""
-    if not len(part.deleted) and include is None:
-        return None
-    mask = np.zeros(part.segment.meta.count, dtype=np.uint8)
-    if include is None:
-        mask[part.lo : part.hi] = 1
-    else:
-        base = part.segment.meta.base
-        lo, hi = np.searchsorted(include, [base + part.lo, base + part.hi])
-        mask[include[lo:hi] - base] = 1
-    mask[part.deleted] = 0
-    return mask
+_NONE = np.zeros(0, dtype=np.int64)
+_NO_SCORES = np.zeros(0, dtype=np.float64)
+# Off only in tests, to compare the kernels with the general evaluator.
+TERM_KERNELS = True
 
 
 class _IndexSource:
@@ -122,85 +100,122 @@ class IndexedSearch(ExecutionPlan):
         )
         return f"IndexedSearch: table={self.label}, k={limit}, segments={segs}"
 
-    def _prunable(self) -> BoundTerms | None:
-        """A top-k disjunction of one column's terms with a positive boost, long enough
-        that skipping blocks pays for setting the bounds up (short ones score faster
-        exhaustively)."""
-        node = self.bound
-        if (
-            self.pruning and self.k is not None and isinstance(node, BoundTerms)
-            and not node.require_all and node.boost > 0
-            and sum(self.stats.df.get((node.column, t), 0) for t in node.terms()) >= PRUNE_MIN_POSTINGS
-        ):
-            return node
-        return None
-
-    def _pruned(self, node: BoundTerms) -> Hits:
-        """Per segment part: the block-max pruned top-k (DESIGN §5.4: each segment is asked
-        for k rows); the merge keeps the global top-k."""
+    def _term_kernels(self, slots: TermSlots) -> tuple[np.ndarray, np.ndarray]:
+        """Per segment part, the document-at-a-time top-k of the term slots (DESIGN §5.4:
+        each segment is asked for k rows); the merge keeps the global top-k. Returns rows
+        and scores in the total order."""
         assert self.k is not None
-        segment_set = self.sets[node.column]
-        stats = self.stats.columns[node.column]
-        slots = [t for t in node.terms() if self.stats.df.get((node.column, t), 0) > 0]
-        weights = np.array([self.stats.weight(node.column, t) for t in slots], dtype=np.float64)
-        rows_out, scores_out = [], []
-        for part, norm in zip(segment_set.parts, segment_set.part_norms(stats)):
+        df = self.stats.df
+        column = slots.column
+        kinds, weights, mults, terms = [], [], [], []
+        for term, kind, mult in zip(slots.terms, slots.kinds, slots.mults):
+            if df.get((column, term), 0) == 0:
+                if kind == REQUIRED:
+                    return _NONE, _NO_SCORES
+                continue  # an absent term adds nothing and excludes nothing
+            terms.append(term)
+            kinds.append(kind)
+            weights.append(self.stats.weight(column, term))
+            mults.append(mult)
+        scored = [i for i, kind in enumerate(kinds) if kind != EXCLUDED]
+        if not scored:
+            return _NONE, _NO_SCORES
+        conjunctive = slots.conjunctive
+        boost = slots.boost
+        prune = self.pruning and all(mults[i] * boost > 0 for i in scored)
+        kinds_a = np.array(kinds, dtype=np.int64)
+        weights_a = np.array(weights, dtype=np.float64)
+        mults_a = np.array(mults, dtype=np.float64)
+        segment_set = self.sets[column]
+        stats = self.stats.columns[column]
+        part_norms = segment_set.part_norms(stats)
+        bounds = segment_set.part_block_bounds(stats) if prune and not conjunctive else None
+        include = self.include
+        k = self.k
+        n = len(terms)
+        out: list[tuple[np.ndarray, np.ndarray]] = []
+        n_scored = n_skipped = n_total = 0
+        for i, part in enumerate(segment_set.parts):
             seg = part.segment
             base = seg.meta.base
-            allowed = _allowed(part, self.include)
-            if allowed is not None and not allowed.any():
-                self.metrics.add("segments_skipped", 1)
-                continue
-            starts, ends, blk_starts, ubs, lasts = [], [], [], [], []
-            n_blocks = 0
-            for term, weight in zip(slots, weights):
+            local_include = _NONE
+            if include is not None:
+                lo, hi = np.searchsorted(include, (base + part.lo, base + part.hi))
+                if lo == hi:
+                    self.metrics.add("segments_skipped", 1)
+                    continue
+                local_include = include[lo:hi] - base
+            starts, ends, blk0s = [0] * n, [0] * n, [0] * n
+            shortest = total = 0  # rows of the shortest REQUIRED list, of all OPTIONAL ones
+            missing = False
+            for j, term in enumerate(terms):
                 tid = seg.term_id(term)
-                a, b = (int(seg.post_offsets[tid]), int(seg.post_offsets[tid + 1])) if tid >= 0 else (0, 0)
-                starts.append(a)
-                ends.append(b)
-                blk_starts.append(n_blocks)
-                if a < b:
-                    ba, bb = int(seg.block_offsets[tid]), int(seg.block_offsets[tid + 1])
-                    ubs.append(_block_bounds(seg, ba, bb, weight, stats))
-                    lasts.append(seg.block_last_row[ba:bb])
-                    n_blocks += bb - ba
-            if not any(a < b for a, b in zip(starts, ends)):
-                continue
-            local_rows, scores, scored, skipped = pruned_or_topk(
-                seg.rows, seg.tfs, np.array(starts, np.int64), np.array(ends, np.int64),
-                np.array(blk_starts, np.int64), np.concatenate(ubs), np.concatenate(lasts),
-                norm, weights, node.boost, self.k,
-                allowed if allowed is not None else _NO_MASK, part.lo, part.hi,
-            )
-            self.metrics.add("postings_scored", int(scored))
-            self.metrics.add("blocks_skipped", int(skipped))
-            rows_out.append(local_rows + base)
-            scores_out.append(scores)
-        if not rows_out:
-            return Hits.empty()
-        rows = np.concatenate(rows_out)
-        scores = np.concatenate(scores_out)
-        idx = ordered(rows, scores, self.k)
-        order = np.argsort(rows[idx], kind="stable")
-        return Hits(rows[idx][order], scores[idx][order])
+                if tid < 0:
+                    missing = missing or kinds[j] == REQUIRED
+                    continue
+                a, b = int(seg.post_offsets[tid]), int(seg.post_offsets[tid + 1])
+                starts[j], ends[j], blk0s[j] = a, b, int(seg.block_offsets[tid])
+                n_total += b - a
+                if kinds[j] == REQUIRED:
+                    shortest = b - a if not shortest else min(shortest, b - a)
+                elif kinds[j] == OPTIONAL:
+                    total += b - a
+            upper = shortest if conjunctive else total  # most rows this part can return
+            if not missing and upper:
+                cap = min(k, upper)
+                if conjunctive:
+                    order = np.array(sorted((j for j in range(n) if kinds[j] == REQUIRED),
+                                            key=lambda j: ends[j] - starts[j]), dtype=np.int64)
+                    rows, scores, sc, sk = conjunction_topk(
+                        seg.rows, seg.tfs, seg.block_last_row, part_norms[i], kinds_a,
+                        np.array(starts, dtype=np.int64), np.array(ends, dtype=np.int64),
+                        np.array(blk0s, dtype=np.int64), weights_a, mults_a, order,
+                        boost, cap, part.lo, part.hi, local_include, include is not None, part.deleted,
+                        self.pruning,
+                    )
+                else:
+                    rows, scores, sc, sk = pruned_or_topk(
+                        seg.rows, seg.tfs, seg.block_last_row, bounds[i] if bounds is not None else _NO_SCORES,
+                        part_norms[i], kinds_a, np.array(starts, dtype=np.int64), np.array(ends, dtype=np.int64),
+                        np.array(blk0s, dtype=np.int64), weights_a, mults_a,
+                        boost, cap, part.lo, part.hi, local_include, include is not None, part.deleted, prune,
+                    )
+                n_scored += sc
+                n_skipped += sk
+                if len(rows):
+                    rows += base
+                    out.append((rows, scores))
+        self.metrics.add("postings_total", n_total)
+        self.metrics.add("postings_scored", n_scored)
+        self.metrics.add("blocks_skipped", n_skipped)
+        if not out:
+            return _NONE, _NO_SCORES
+        if len(out) == 1:
+            return out[0]
+        rows = np.concatenate([r for r, _ in out])
+        scores = np.concatenate([s for _, s in out])
+        idx = ordered(rows, scores, k)
+        return rows[idx], scores[idx]
 
     def execute(self) -> Iterator[pa.RecordBatch]:
-        with self.metrics.timer():
-            node = self._prunable()
-            if node is not None:
-                hits = self._pruned(node)
+        start = time.perf_counter()
+        slots = term_slots(self.bound) if TERM_KERNELS and self.k is not None else None
+        if slots is not None:
+            rows, scores = self._term_kernels(slots)
+        else:
+            evaluator = Evaluator(_IndexSource(self.sets, self.all_rows), self.stats)
+            include = self.include
+            if include is not None and len(include) <= evaluator.cost(self.bound):
+                # A selective prefilter: probe only the included rows (DESIGN §5.6).
+                hits = evaluator.evaluate(self.bound, within=include)
             else:
-                evaluator = Evaluator(_IndexSource(self.sets, self.all_rows), self.stats)
-                include = self.include
-                if include is not None and len(include) <= evaluator.cost(self.bound):
-                    # A selective prefilter: probe only the included rows (DESIGN §5.6).
-                    hits = evaluator.evaluate(self.bound, within=include)
-                else:
-                    hits = evaluator.evaluate(self.bound)
-                    if include is not None and len(hits):
-                        keep = np.isin(hits.rows, include)
-                        hits = Hits(hits.rows[keep], hits.scores[keep])
-                self.metrics.add("postings_read", evaluator.metrics.postings_read)
+                hits = evaluator.evaluate(self.bound)
+                if include is not None and len(hits):
+                    keep = np.isin(hits.rows, include)
+                    hits = Hits(hits.rows[keep], hits.scores[keep])
+            self.metrics.add("postings_read", evaluator.metrics.postings_read)
             idx = ordered(hits.rows, hits.scores, self.k)
-            self.metrics.add("rows_out", len(idx))
-        yield search_batch(hits.rows[idx], hits.scores[idx])
+            rows, scores = hits.rows[idx], hits.scores[idx]
+        self.metrics.add("rows_out", len(rows))
+        self.metrics.add("elapsed_ms", (time.perf_counter() - start) * 1e3)
+        yield search_batch(rows, scores)

@@ -7,6 +7,8 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
+from .topk_heap import heap_drain, heap_push, java_key
+
 UNION_ADD = 0  # rows of either; left + right where both, 0.0 + right where only right
 ADD_PRESENT = 2  # rows of left; left + right where right has the row
 SUBTRACT = 3  # rows of left that right lacks
@@ -91,62 +93,14 @@ def phrase_tf(starts: np.ndarray, ends: np.ndarray, positions: np.ndarray, slop:
 
 @njit(cache=True, nogil=True)
 def top_k(rows: np.ndarray, scores: np.ndarray, k: int) -> np.ndarray:
-    """Indices of the best ``k`` entries, best first: larger score key first, then
-    smaller row. A bounded heap keeps the current k best with the worst on top, so most
-    entries are rejected by one comparison."""
-    n = rows.shape[0]
-    # Keys whose integer order is Java's Double.compare order of the scores.
-    keys = scores.view(np.int64).copy()
-    for i in range(n):
-        if np.isnan(scores[i]):
-            keys[i] = np.int64(0x7FF8000000000000)
-        elif keys[i] < 0:
-            keys[i] ^= np.int64(0x7FFFFFFFFFFFFFFF)
-    k = min(k, n)
-    heap = np.empty(k, dtype=np.int64)  # indices; heap[0] is the worst kept
+    """Indices of the best ``k`` entries, best first, in the total order of DESIGN §5.2
+    (the shared bounded heap of :mod:`.topk_heap`, keyed by Java-order score keys)."""
+    k = min(k, rows.shape[0])
+    keys = np.empty(k, dtype=np.int64)
+    heap_rows = np.empty(k, dtype=np.int64)
+    index = np.empty(k, dtype=np.int64)
     size = 0
-    for i in range(n):
-        if size < k:
-            heap[size] = i
-            c = size
-            size += 1
-            while c > 0:  # sift up: worse entries rise
-                p = (c - 1) // 2
-                if _worse(keys, rows, heap[c], heap[p]):
-                    heap[c], heap[p] = heap[p], heap[c]
-                    c = p
-                else:
-                    break
-        elif _worse(keys, rows, heap[0], i):
-            heap[0] = i
-            c = 0
-            while True:
-                l = 2 * c + 1
-                if l >= size:
-                    break
-                w = l
-                if l + 1 < size and _worse(keys, rows, heap[l + 1], heap[l]):
-                    w = l + 1
-                if _worse(keys, rows, heap[w], heap[c]):
-                    heap[c], heap[w] = heap[w], heap[c]
-                    c = w
-                else:
-                    break
-    out = heap[:size].copy()
-    # Sort best first (small k: insertion sort).
-    for a in range(1, size):
-        x = out[a]
-        b = a - 1
-        while b >= 0 and _worse(keys, rows, out[b], x):
-            out[b + 1] = out[b]
-            b -= 1
-        out[b + 1] = x
-    return out
-
-
-@njit(cache=True, nogil=True, inline="always")
-def _worse(keys: np.ndarray, rows: np.ndarray, x: int, y: int) -> bool:
-    """Entry x ranks below entry y."""
-    if keys[x] != keys[y]:
-        return keys[x] < keys[y]
-    return rows[x] > rows[y]
+    for i in range(rows.shape[0]):
+        size = heap_push(keys, heap_rows, index, size, java_key(scores[i]), np.int64(rows[i]), i)
+    heap_drain(keys, heap_rows, index, size)
+    return index[:size]

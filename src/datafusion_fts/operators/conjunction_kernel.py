@@ -1,0 +1,125 @@
+"""Top-k of a conjunction of terms over one segment part: required terms intersected by
+leapfrogging, optional terms added where present, excluded terms, deleted rows and a
+prefilter skipped the same way (document at a time, in row order).
+
+Slots are given in the query's canonical order and a row's score is
+
+    acc = 0.0;  acc = acc + ((w_t * tf) / (tf + norm)) * m_t   for each present slot t;
+    score = acc * boost
+
+which is the evaluator's order for ``Match(operator="and")`` (m_t = 1, boost = the
+leaf's) and for a ``Boolean`` of one-term MUST then SHOULD clauses (m_t = each clause's
+boost, boost = 1): multiplying by 1.0 is exact, so scores are bit-identical to the
+general evaluator (:mod:`.evaluate`).
+
+The shortest required list leads: its next row is the candidate, every other required
+list seeks it (:func:`.posting_cursor.seek`, skipping whole blocks by their last row), and
+a list landing past it makes that row the next target. Only rows in every required list
+are ever scored.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numba import njit
+
+from .posting_cursor import gallop, seek
+from .topk_heap import heap_drain, heap_push, java_key
+
+REQUIRED = 0
+OPTIONAL = 1
+EXCLUDED = 2
+
+
+@njit(cache=True, nogil=True)
+def conjunction_topk(
+    rows, tfs, blk_last, norms, kinds, starts, ends, blk0s, weights, mults, order,
+    boost, k, row_lo, row_hi, include, use_include, deleted, skip,
+):
+    """Top ``k`` local rows in [row_lo, row_hi) of the conjunction, best first.
+
+    ``rows/tfs`` and ``blk_last`` are the segment's postings and block last rows; slot t
+    reads ``rows[starts[t]:ends[t]]`` (its blocks from ``blk0s[t]``) as ``kinds[t]``
+    (REQUIRED / OPTIONAL / EXCLUDED). ``order`` lists the required slots shortest first.
+    ``include`` (ascending local rows, used when ``use_include``) must contain a row;
+    ``deleted`` (ascending local rows) must not. Returns (rows, scores, postings_scored,
+    blocks_skipped).
+    """
+    n = kinds.shape[0]
+    cur = starts.copy()
+    keys = np.empty(k, dtype=np.int64)
+    out_rows = np.empty(k, dtype=np.int64)
+    out_scores = np.empty(k, dtype=np.float64)
+    size = 0
+    scored = 0
+    skipped = 0
+    n_inc = include.shape[0]
+    n_del = deleted.shape[0]
+    ic = 0
+    dc = 0
+    n_req = order.shape[0]
+    lead = order[0]
+    target = row_lo
+    while True:
+        p, s = seek(rows, blk_last, starts[lead], ends[lead], blk0s[lead], cur[lead], target, skip)
+        cur[lead] = p
+        skipped += s
+        if p >= ends[lead] or rows[p] >= row_hi:
+            break
+        d = np.int64(rows[p])
+        # Every other required list (and the prefilter) must hold d; the first that
+        # lands past it sets the next target.
+        target = d
+        for i in range(1, n_req):
+            t = order[i]
+            q, s = seek(rows, blk_last, starts[t], ends[t], blk0s[t], cur[t], d, skip)
+            cur[t] = q
+            skipped += s
+            if q >= ends[t]:
+                target = row_hi
+                break
+            if rows[q] != d:
+                target = np.int64(rows[q])
+                break
+        if target == d and use_include:
+            ic = gallop(include, ic, n_inc, d)
+            target = include[ic] if ic < n_inc else row_hi
+        if target != d:
+            if target >= row_hi:
+                break
+            continue
+        target = d + 1
+        if n_del:
+            dc = gallop(deleted, dc, n_del, d)
+            if dc < n_del and deleted[dc] == d:
+                continue
+        excluded = False
+        for t in range(n):
+            if kinds[t] == EXCLUDED:
+                q, s = seek(rows, blk_last, starts[t], ends[t], blk0s[t], cur[t], d, skip)
+                cur[t] = q
+                skipped += s
+                if q < ends[t] and rows[q] == d:
+                    excluded = True
+                    break
+        if excluded:
+            continue
+        norm = norms[d]
+        acc = 0.0
+        for t in range(n):
+            kind = kinds[t]
+            if kind == EXCLUDED:
+                continue
+            if kind == OPTIONAL:
+                q, s = seek(rows, blk_last, starts[t], ends[t], blk0s[t], cur[t], d, skip)
+                cur[t] = q
+                skipped += s
+                if q >= ends[t] or rows[q] != d:
+                    continue
+            tf = np.float64(tfs[cur[t]])
+            acc = acc + ((weights[t] * tf) / (tf + norm)) * mults[t]
+            scored += 1
+        score = acc * boost
+        size = heap_push(keys, out_rows, out_scores, size, java_key(score), d, score)
+    heap_drain(keys, out_rows, out_scores, size)
+    return out_rows[:size], out_scores[:size], scored, skipped

@@ -1,0 +1,62 @@
+"""Moving a cursor forward in sorted row lists: the step every document-at-a-time kernel
+takes (conjunctions, exclusions, prefilters, pruned disjunctions).
+
+A term's postings are cut in blocks of ``BLOCK_SIZE`` whose last row is stored
+(``block_last_row``), so a cursor seeking row ``target`` gallops over the block index
+first (one comparison per block passed, blocks between never read) and then searches
+one block. Without skipping (``fts.pruning`` off) it steps posting by posting: the
+exhaustive baseline the benchmarks compare against.
+"""
+
+from __future__ import annotations
+
+from numba import njit
+
+from ..index.postings_kernel import BLOCK_SIZE
+
+
+@njit(cache=True, nogil=True)
+def gallop(arr, lo, hi, target):
+    """The first index in [lo, hi) with ``arr[i] >= target`` (``hi`` if none); the cost
+    grows with the log of the distance moved, not with the list."""
+    if lo >= hi or arr[lo] >= target:
+        return lo
+    step = 1
+    prev = lo  # arr[prev] < target
+    while lo + step < hi and arr[lo + step] < target:
+        prev = lo + step
+        step <<= 1
+    a = prev + 1
+    b = min(lo + step, hi)
+    while a < b:
+        mid = (a + b) >> 1
+        if arr[mid] < target:
+            a = mid + 1
+        else:
+            b = mid
+    return a
+
+
+@njit(cache=True, nogil=True)
+def seek(rows, blk_last, start, end, blk0, cur, target, skip):
+    """Move a term's cursor ``cur`` (postings ``rows[start:end]``, its blocks from
+    ``blk0`` in ``blk_last``) to its first posting with row >= ``target``.
+
+    Returns (new cursor, blocks skipped unread); ``end`` when the list is exhausted.
+    """
+    if cur >= end or rows[cur] >= target:
+        return cur, 0
+    if not skip:
+        while cur < end and rows[cur] < target:
+            cur += 1
+        return cur, 0
+    blk = blk0 + (cur - start) // BLOCK_SIZE
+    if blk_last[blk] >= target:  # in the current block
+        return gallop(rows, cur, min(start + (blk - blk0 + 1) * BLOCK_SIZE, end), target), 0
+    n_blocks = (end - start + BLOCK_SIZE - 1) // BLOCK_SIZE
+    b = gallop(blk_last, blk + 1, blk0 + n_blocks, target)
+    skipped = b - blk - 1
+    if b >= blk0 + n_blocks:
+        return end, skipped
+    lo = start + (b - blk0) * BLOCK_SIZE
+    return gallop(rows, lo, min(lo + BLOCK_SIZE, end), target), skipped

@@ -1,0 +1,81 @@
+"""Recognize the bound trees the document-at-a-time kernels answer: one column's terms
+combined as a disjunction or a conjunction, with exclusions.
+
+Those are the query shapes people type most (``alpha beta``, ``+alpha +beta``,
+``+alpha -beta``, ``alpha -beta``, ``Match(operator="and")``). Each is flattened into
+*slots* (one per term, in the evaluator's canonical order) whose kind says how the term
+takes part and whose multiplier is the clause boost, so that the kernels' one formula
+(:mod:`.conjunction_kernel`) adds exactly the numbers :mod:`.evaluate` adds, in the same
+order. Any other tree returns None and goes to the general evaluator.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from ..query.bound import BoundBoolean, BoundQuery, BoundTerms
+from .conjunction_kernel import EXCLUDED, OPTIONAL, REQUIRED
+
+
+@dataclass(frozen=True)
+class TermSlots:
+    """``terms[i]`` takes part as ``kinds[i]`` with score multiplier ``mults[i]``; a row's
+    score is the sum over present REQUIRED/OPTIONAL slots, in order, times ``boost``.
+    ``conjunctive``: at least one REQUIRED slot (otherwise a row needs any OPTIONAL one)."""
+
+    column: str
+    terms: tuple[str, ...]
+    kinds: tuple[int, ...]
+    mults: tuple[float, ...]
+    boost: float
+    conjunctive: bool
+
+
+def _single_term(node: BoundQuery, column: str) -> str | None:
+    """The one term of a one-term leaf on ``column``."""
+    if isinstance(node, BoundTerms) and node.column == column and len(node.groups) == 1 and len(node.groups[0]) == 1:
+        return node.groups[0][0]
+    return None
+
+
+def _disjunctive(node: BoundTerms) -> bool:
+    """The leaf matches rows holding any of its terms (require_all with one group too)."""
+    return not node.require_all or len(node.groups) <= 1
+
+
+def term_slots(node: BoundQuery) -> TermSlots | None:
+    """The slots of ``node``, or None when it is not a shape the kernels answer."""
+    if isinstance(node, BoundTerms):
+        if _disjunctive(node):
+            terms = tuple(node.terms())
+            return TermSlots(node.column, terms, (OPTIONAL,) * len(terms), (1.0,) * len(terms), node.boost, False)
+        if all(len(g) == 1 for g in node.groups):
+            terms = tuple(g[0] for g in node.groups)
+            return TermSlots(node.column, terms, (REQUIRED,) * len(terms), (1.0,) * len(terms), node.boost, True)
+        return None
+    if not isinstance(node, BoundBoolean) or not (node.must or node.should):
+        return None
+    first = (node.must or node.should)[0]
+    if not isinstance(first, BoundTerms):
+        return None
+    column = first.column
+    terms: list[str] = []
+    kinds: list[int] = []
+    mults: list[float] = []
+    for kind, clauses in ((REQUIRED, node.must), (OPTIONAL, node.should)):
+        for clause in clauses:
+            term = _single_term(clause, column)
+            if term is None:
+                return None
+            assert isinstance(clause, BoundTerms)
+            terms.append(term)
+            kinds.append(kind)
+            mults.append(clause.boost)
+    for clause in node.must_not:
+        if not (isinstance(clause, BoundTerms) and clause.column == column and _disjunctive(clause)):
+            return None
+        for term in clause.terms():
+            terms.append(term)
+            kinds.append(EXCLUDED)
+            mults.append(1.0)
+    return TermSlots(column, tuple(terms), tuple(kinds), tuple(mults), 1.0, bool(node.must))
