@@ -62,7 +62,7 @@ REGISTRY: dict[str, Setting] = {
         Setting("fts.memtable_rows", 50_000, _non_negative_int,
                 "Fresh rows kept in memory (and the log) before they are flushed to a fragment."),
         Setting("fts.pruning", True, _bool,
-                "Block-max pruning of top-k disjunctions (changes speed only, never results)."),
+                "Block skipping and block-max pruning in top-k term searches (changes speed only, never results)."),
         Setting("fts.executor", "local", _choice("local", "ray"),
                 "Where searches and index builds run: this process, or a Ray cluster (the ray extra)."),
         Setting("fts.ray_actors", 2, _positive_int, "Search actors (each holds a share of the segments)."),

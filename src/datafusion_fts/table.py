@@ -307,9 +307,9 @@ class Table:
         ``query`` is a query tree or a query string (DESIGN §4) over ``default_columns``
         (by default the table's indexed columns).
         """
-        plan, _ = self.plan(query, limit, offset, include_row_ids, default_columns)
+        plan, request = self.plan(query, limit, offset, include_row_ids, default_columns)
         result = pa.Table.from_batches(list(plan.execute()), schema=SEARCH_SCHEMA)
-        snap = self.snapshot()
+        snap = request.snapshot  # the columns come from the search's own visibility cut
         wanted = snap.schema.names if columns is None else list(columns)
         for name in wanted:
             if name not in snap.schema.names:

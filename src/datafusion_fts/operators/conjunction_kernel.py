@@ -23,7 +23,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from .posting_cursor import gallop, seek
+from .posting_cursor import gallop, seek, slot_ranges
 from .topk_heap import heap_drain, heap_push, java_key
 
 REQUIRED = 0
@@ -33,19 +33,38 @@ EXCLUDED = 2
 
 @njit(cache=True, nogil=True)
 def conjunction_topk(
-    rows, tfs, blk_last, norms, kinds, starts, ends, blk0s, weights, mults, order,
+    rows, tfs, blk_last, post_offsets, block_offsets, norms, tids, kinds, weights, mults,
     boost, k, row_lo, row_hi, include, use_include, deleted, skip,
 ):
     """Top ``k`` local rows in [row_lo, row_hi) of the conjunction, best first.
 
-    ``rows/tfs`` and ``blk_last`` are the segment's postings and block last rows; slot t
-    reads ``rows[starts[t]:ends[t]]`` (its blocks from ``blk0s[t]``) as ``kinds[t]``
-    (REQUIRED / OPTIONAL / EXCLUDED). ``order`` lists the required slots shortest first.
-    ``include`` (ascending local rows, used when ``use_include``) must contain a row;
-    ``deleted`` (ascending local rows) must not. Returns (rows, scores, postings_scored,
-    blocks_skipped).
+    ``rows/tfs``, ``blk_last``, ``post_offsets/block_offsets`` are the segment's postings,
+    block last rows and per-term offsets; slot t reads term ``tids[t]`` (-1: absent from
+    the segment) as ``kinds[t]`` (REQUIRED / OPTIONAL / EXCLUDED). ``include``
+    (ascending local rows, used when ``use_include``) must contain a row; ``deleted``
+    (ascending local rows) must not. Returns (rows, scores, postings_scored,
+    blocks_skipped, postings of the slots' terms).
     """
     n = kinds.shape[0]
+    starts, ends, blk0s = slot_ranges(post_offsets, block_offsets, tids)
+    total = 0
+    shortest = -1
+    for t in range(n):
+        total += ends[t] - starts[t]
+        if kinds[t] == REQUIRED and (shortest < 0 or ends[t] - starts[t] < shortest):
+            shortest = ends[t] - starts[t]
+    k = min(k, max(shortest, 0))
+    # The required slots, shortest list first (insertion sort: a handful of slots).
+    order = np.empty(n, dtype=np.int64)
+    n_req = 0
+    for t in range(n):
+        if kinds[t] == REQUIRED:
+            j = n_req
+            while j > 0 and ends[order[j - 1]] - starts[order[j - 1]] > ends[t] - starts[t]:
+                order[j] = order[j - 1]
+                j -= 1
+            order[j] = t
+            n_req += 1
     cur = starts.copy()
     keys = np.empty(k, dtype=np.int64)
     out_rows = np.empty(k, dtype=np.int64)
@@ -57,10 +76,9 @@ def conjunction_topk(
     n_del = deleted.shape[0]
     ic = 0
     dc = 0
-    n_req = order.shape[0]
     lead = order[0]
     target = row_lo
-    while True:
+    while k > 0:
         p, s = seek(rows, blk_last, starts[lead], ends[lead], blk0s[lead], cur[lead], target, skip)
         cur[lead] = p
         skipped += s
@@ -122,4 +140,4 @@ def conjunction_topk(
         score = acc * boost
         size = heap_push(keys, out_rows, out_scores, size, java_key(score), d, score)
     heap_drain(keys, out_rows, out_scores, size)
-    return out_rows[:size], out_scores[:size], scored, skipped
+    return out_rows[:size], out_scores[:size], scored, skipped, total

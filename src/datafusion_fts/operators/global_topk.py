@@ -7,6 +7,7 @@ ranking precedence); the merged rows are ordered by the total order and rows
 
 from __future__ import annotations
 
+import time
 from typing import Iterator
 
 import numpy as np
@@ -33,14 +34,15 @@ class GlobalTopK(ExecutionPlan):
     def execute(self) -> Iterator[pa.RecordBatch]:
         if len(self.inputs) == 1 and self.inputs[0].ordered_distinct:
             # Already distinct and in order: only the offset and k remain.
-            with self.metrics.timer():
-                batches = list(self.inputs[0].execute())
-                if len(batches) == 1:
-                    out = [batches[0].slice(self.offset, self.k)]
-                else:
-                    table = pa.Table.from_batches(batches, schema=self.schema)
-                    out = table.slice(self.offset, self.k).to_batches()
-                self.metrics.add("rows_out", sum(b.num_rows for b in out))
+            start = time.perf_counter()
+            batches = list(self.inputs[0].execute())
+            if len(batches) == 1:
+                out = [batches[0].slice(self.offset, self.k)]
+            else:
+                table = pa.Table.from_batches(batches, schema=self.schema)
+                out = table.slice(self.offset, self.k).to_batches()
+            self.metrics.add("rows_out", sum(b.num_rows for b in out))
+            self.metrics.add("elapsed_ms", (time.perf_counter() - start) * 1e3)
             yield from out
             return
         with self.metrics.timer():

@@ -15,7 +15,7 @@ from ..query.bound import BoundQuery
 from ..query.tree import Phrase, Query, leaves
 from ..storage.snapshot import TableSnapshot
 from .base import ExecutionPlan, search_batch
-from .conjunction_kernel import EXCLUDED, OPTIONAL, REQUIRED, conjunction_topk
+from .conjunction_kernel import EXCLUDED, REQUIRED, conjunction_topk
 from .evaluate import Evaluator, Hits, QueryStats
 from .ordering import ordered
 from .pruned_or_kernel import pruned_or_topk
@@ -105,8 +105,8 @@ class IndexedSearch(ExecutionPlan):
         each segment is asked for k rows); the merge keeps the global top-k. Returns rows
         and scores in the total order."""
         assert self.k is not None
-        df = self.stats.df
         column = slots.column
+        df = self.stats.df
         kinds, weights, mults, terms = [], [], [], []
         for term, kind, mult in zip(slots.terms, slots.kinds, slots.mults):
             if df.get((column, term), 0) == 0:
@@ -117,24 +117,22 @@ class IndexedSearch(ExecutionPlan):
             kinds.append(kind)
             weights.append(self.stats.weight(column, term))
             mults.append(mult)
-        scored = [i for i, kind in enumerate(kinds) if kind != EXCLUDED]
+        boost = slots.boost
+        scored = [m for kind, m in zip(kinds, mults) if kind != EXCLUDED]
         if not scored:
             return _NONE, _NO_SCORES
-        conjunctive = slots.conjunctive
-        boost = slots.boost
-        prune = self.pruning and all(mults[i] * boost > 0 for i in scored)
+        prune = self.pruning and all(m * boost > 0 for m in scored)
         kinds_a = np.array(kinds, dtype=np.int64)
         weights_a = np.array(weights, dtype=np.float64)
         mults_a = np.array(mults, dtype=np.float64)
         segment_set = self.sets[column]
         stats = self.stats.columns[column]
         part_norms = segment_set.part_norms(stats)
+        conjunctive = slots.conjunctive
         bounds = segment_set.part_block_bounds(stats) if prune and not conjunctive else None
         include = self.include
-        k = self.k
-        n = len(terms)
         out: list[tuple[np.ndarray, np.ndarray]] = []
-        n_scored = n_skipped = n_total = 0
+        totals = [0, 0, 0, 0]  # postings of the terms, scored, blocks skipped, parts skipped
         for i, part in enumerate(segment_set.parts):
             seg = part.segment
             base = seg.meta.base
@@ -142,59 +140,40 @@ class IndexedSearch(ExecutionPlan):
             if include is not None:
                 lo, hi = np.searchsorted(include, (base + part.lo, base + part.hi))
                 if lo == hi:
-                    self.metrics.add("segments_skipped", 1)
+                    totals[3] += 1
                     continue
                 local_include = include[lo:hi] - base
-            starts, ends, blk0s = [0] * n, [0] * n, [0] * n
-            shortest = total = 0  # rows of the shortest REQUIRED list, of all OPTIONAL ones
-            missing = False
-            for j, term in enumerate(terms):
-                tid = seg.term_id(term)
-                if tid < 0:
-                    missing = missing or kinds[j] == REQUIRED
-                    continue
-                a, b = int(seg.post_offsets[tid]), int(seg.post_offsets[tid + 1])
-                starts[j], ends[j], blk0s[j] = a, b, int(seg.block_offsets[tid])
-                n_total += b - a
-                if kinds[j] == REQUIRED:
-                    shortest = b - a if not shortest else min(shortest, b - a)
-                elif kinds[j] == OPTIONAL:
-                    total += b - a
-            upper = shortest if conjunctive else total  # most rows this part can return
-            if not missing and upper:
-                cap = min(k, upper)
-                if conjunctive:
-                    order = np.array(sorted((j for j in range(n) if kinds[j] == REQUIRED),
-                                            key=lambda j: ends[j] - starts[j]), dtype=np.int64)
-                    rows, scores, sc, sk = conjunction_topk(
-                        seg.rows, seg.tfs, seg.block_last_row, part_norms[i], kinds_a,
-                        np.array(starts, dtype=np.int64), np.array(ends, dtype=np.int64),
-                        np.array(blk0s, dtype=np.int64), weights_a, mults_a, order,
-                        boost, cap, part.lo, part.hi, local_include, include is not None, part.deleted,
-                        self.pruning,
-                    )
-                else:
-                    rows, scores, sc, sk = pruned_or_topk(
-                        seg.rows, seg.tfs, seg.block_last_row, bounds[i] if bounds is not None else _NO_SCORES,
-                        part_norms[i], kinds_a, np.array(starts, dtype=np.int64), np.array(ends, dtype=np.int64),
-                        np.array(blk0s, dtype=np.int64), weights_a, mults_a,
-                        boost, cap, part.lo, part.hi, local_include, include is not None, part.deleted, prune,
-                    )
-                n_scored += sc
-                n_skipped += sk
-                if len(rows):
-                    rows += base
-                    out.append((rows, scores))
-        self.metrics.add("postings_total", n_total)
-        self.metrics.add("postings_scored", n_scored)
-        self.metrics.add("blocks_skipped", n_skipped)
+            tids = np.array([seg.term_id(term) for term in terms], dtype=np.int64)
+            if conjunctive:
+                rows, scores, n_scored, n_skipped, n_total = conjunction_topk(
+                    seg.rows, seg.tfs, seg.block_last_row, seg.post_offsets, seg.block_offsets, part_norms[i],
+                    tids, kinds_a, weights_a, mults_a, boost, self.k, part.lo, part.hi,
+                    local_include, include is not None, part.deleted, self.pruning,
+                )
+            else:
+                rows, scores, n_scored, n_skipped, n_total = pruned_or_topk(
+                    seg.rows, seg.tfs, seg.block_last_row, seg.post_offsets, seg.block_offsets,
+                    _NO_SCORES if bounds is None else bounds[i], part_norms[i],
+                    tids, kinds_a, weights_a, mults_a, boost, self.k, part.lo, part.hi,
+                    local_include, include is not None, part.deleted, prune,
+                )
+            totals[0] += n_total
+            totals[1] += n_scored
+            totals[2] += n_skipped
+            if len(rows):
+                rows += base
+                out.append((rows, scores))
+        values = self.metrics.values
+        for name, value in zip(("postings_total", "postings_scored", "blocks_skipped", "segments_skipped"), totals):
+            if value or name != "segments_skipped":
+                values[name] = values.get(name, 0) + value
         if not out:
             return _NONE, _NO_SCORES
         if len(out) == 1:
             return out[0]
         rows = np.concatenate([r for r, _ in out])
         scores = np.concatenate([s for _, s in out])
-        idx = ordered(rows, scores, k)
+        idx = ordered(rows, scores, self.k)
         return rows[idx], scores[idx]
 
     def execute(self) -> Iterator[pa.RecordBatch]:

@@ -10,6 +10,7 @@ exhaustive baseline the benchmarks compare against.
 
 from __future__ import annotations
 
+import numpy as np
 from numba import njit
 
 from ..index.postings_kernel import BLOCK_SIZE
@@ -60,3 +61,20 @@ def seek(rows, blk_last, start, end, blk0, cur, target, skip):
         return end, skipped
     lo = start + (b - blk0) * BLOCK_SIZE
     return gallop(rows, lo, min(lo + BLOCK_SIZE, end), target), skipped
+
+
+@njit(cache=True, nogil=True)
+def slot_ranges(post_offsets, block_offsets, tids):
+    """Postings ``[starts[t], ends[t])`` and first block ``blk0s[t]`` of each slot's term id
+    in a segment (an empty range for id -1: the term is not in the segment)."""
+    n = tids.shape[0]
+    starts = np.zeros(n, dtype=np.int64)
+    ends = np.zeros(n, dtype=np.int64)
+    blk0s = np.zeros(n, dtype=np.int64)
+    for t in range(n):
+        tid = tids[t]
+        if tid >= 0:
+            starts[t] = post_offsets[tid]
+            ends[t] = post_offsets[tid + 1]
+            blk0s[t] = block_offsets[tid]
+    return starts, ends, blk0s

@@ -27,7 +27,7 @@ import numpy as np
 from numba import njit
 
 from ..index.postings_kernel import BLOCK_SIZE
-from .posting_cursor import gallop, seek
+from .posting_cursor import gallop, seek, slot_ranges
 from .topk_heap import heap_drain, heap_push, java_key
 
 EXCLUDED = 2  # as in .conjunction_kernel; any other kind is a scored (optional) slot
@@ -47,31 +47,39 @@ def _excluded(rows, blk_last, kinds, starts, ends, blk0s, cur, d, skip):
 
 @njit(cache=True, nogil=True)
 def pruned_or_topk(
-    rows, tfs, blk_last, blk_bound, norms, kinds, starts, ends, blk0s, weights, mults,
+    rows, tfs, blk_last, post_offsets, block_offsets, blk_bound, norms, tids, kinds, weights, mults,
     boost, k, row_lo, row_hi, include, use_include, deleted, prune,
 ):
     """Top ``k`` local rows in [row_lo, row_hi) of the disjunction, best first.
 
-    Arrays as in :func:`.conjunction_kernel.conjunction_topk`; ``blk_bound`` holds every
+    Arguments as in :func:`.conjunction_kernel.conjunction_topk`; ``blk_bound`` holds every
     block's bound factor, so slot t's block j is bounded by ``weights[t] * mults[t] *
     blk_bound[j]``. ``prune`` requires ``mults[t] * boost > 0`` for every scored slot.
-    Returns (rows, scores, postings_scored, blocks_skipped).
+    Returns (rows, scores, postings_scored, blocks_skipped, postings of the slots' terms).
     """
     n = kinds.shape[0]
-    cur = starts.copy()
-    for t in range(n):  # start at row_lo
-        cur[t], _ = seek(rows, blk_last, starts[t], ends[t], blk0s[t], cur[t], row_lo, True)
+    starts, ends, cur = slot_ranges(post_offsets, block_offsets, tids)
+    blk0s = cur.copy()
+    total = 0
     n_scored = 0
     single = -1
+    upper = 0  # most rows that can match
     for t in range(n):
+        total += ends[t] - starts[t]
         if kinds[t] != EXCLUDED:
+            upper += ends[t] - starts[t]
             n_scored += 1
             single = t
+        cur[t], _ = seek(rows, blk_last, starts[t], ends[t], blk0s[t], starts[t], row_lo, True)
     excludes = n_scored < n
+    k = min(k, upper)
     keys = np.empty(k, dtype=np.int64)
     out_rows = np.empty(k, dtype=np.int64)
     out_scores = np.empty(k, dtype=np.float64)
-    if n_scored == 1:
+    size = scored = skipped = 0
+    if k == 0:
+        pass
+    elif n_scored == 1:
         size, scored, skipped = _single(
             rows, tfs, blk_last, blk_bound, norms, kinds, starts, ends, blk0s, weights, mults,
             boost, row_hi, include, use_include, deleted, prune, excludes, cur, single, keys, out_rows, out_scores,
@@ -82,7 +90,7 @@ def pruned_or_topk(
             boost, row_hi, include, use_include, deleted, prune, excludes, cur, keys, out_rows, out_scores,
         )
     heap_drain(keys, out_rows, out_scores, size)
-    return out_rows[:size], out_scores[:size], scored, skipped
+    return out_rows[:size], out_scores[:size], scored, skipped, total
 
 
 @njit(cache=True, nogil=True)

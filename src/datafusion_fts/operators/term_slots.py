@@ -11,17 +11,17 @@ order. Any other tree returns None and goes to the general evaluator.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from typing import NamedTuple
 
 from ..query.bound import BoundBoolean, BoundQuery, BoundTerms
 from .conjunction_kernel import EXCLUDED, OPTIONAL, REQUIRED
 
 
-@dataclass(frozen=True)
-class TermSlots:
+class TermSlots(NamedTuple):
     """``terms[i]`` takes part as ``kinds[i]`` with score multiplier ``mults[i]``; a row's
     score is the sum over present REQUIRED/OPTIONAL slots, in order, times ``boost``.
-    ``conjunctive``: at least one REQUIRED slot (otherwise a row needs any OPTIONAL one)."""
+    ``conjunctive``: at least one REQUIRED slot (otherwise a row needs any OPTIONAL one).
+    (A named tuple: it is built for every query.)"""
 
     column: str
     terms: tuple[str, ...]

@@ -88,24 +88,28 @@ CANDIDATES: tuple[tuple[str, Any], ...] = (
 
 def choose_search_operator(req: SearchRequest) -> SearchRequest:
     """The first operator whose requirements the table and query meet, with the reasons
-    the better ones were passed over; or the forced one (a PlanError if impossible)."""
-    unmet = {
-        name: op.unmet(req.snapshot, req.query, req.columns, req.residual_row_limit) for name, op in CANDIDATES
-    }
+    the better ones were passed over; or the forced one (a PlanError if impossible).
+    Operators after the chosen one are not consulted."""
+    def unmet(op: Any) -> list[str]:
+        return op.unmet(req.snapshot, req.query, req.columns, req.residual_row_limit)
+
     if req.force_plan != "auto":
-        if req.force_plan not in unmet:
+        forced = dict(CANDIDATES).get(req.force_plan)
+        if forced is None:
             raise PlanError(
                 f"fts.force_plan = {req.force_plan!r} is impossible: no such operator is available "
                 f"(available: {[name for name, _ in CANDIDATES]})"
             )
-        if unmet[req.force_plan]:
-            raise PlanError(f"fts.force_plan = {req.force_plan!r} is impossible: " + "; ".join(unmet[req.force_plan]))
+        reasons = unmet(forced)
+        if reasons:
+            raise PlanError(f"fts.force_plan = {req.force_plan!r} is impossible: " + "; ".join(reasons))
         return _evolve(req, choice=req.force_plan, reasons=("forced",))
     passed_over: list[str] = []
     for name, op in CANDIDATES:
-        if not unmet[name]:
+        reasons = unmet(op)
+        if not reasons:
             return _evolve(req, choice=name, reasons=tuple(passed_over) or (op.CHOSEN_BECAUSE,))
-        passed_over.append(f"not {op.__name__}: " + "; ".join(unmet[name]))
+        passed_over.append(f"not {op.__name__}: " + "; ".join(reasons))
     raise PlanError("no search operator can answer this query: " + "; ".join(passed_over))
 
 
