@@ -92,7 +92,7 @@ def hits(t: fts.Table, query, k: int, offset: int, include) -> list[tuple[int, s
     return list(zip(r.column(0).to_pylist(), map(repr, r.column(1).to_pylist())))
 
 
-@settings(max_examples=40, deadline=None)
+@settings(deadline=None)
 @given(cases())
 def test_kernels_match_evaluator_and_reference(case):
     ref, queries, k, offset, include, layout, splits = case
@@ -110,7 +110,7 @@ def test_kernels_match_evaluator_and_reference(case):
             indexed_search.TERM_KERNELS = True
 
 
-@settings(max_examples=20, deadline=None)
+@settings(deadline=None)
 @given(seed=st.integers(0, 10_000), vocab=st.integers(1, 4), data=st.data())
 def test_top_k1_is_a_prefix_of_top_k2(seed, vocab, data):
     db = fts.connect()
