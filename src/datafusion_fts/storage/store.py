@@ -298,7 +298,29 @@ class DirectoryStore:
 
     def collect_garbage(self, manifest: Manifest) -> None:
         """Remove our own files that no manifest names: leftovers of writes that never
-        committed, and files replaced by later versions. Files we did not name are kept."""
+        committed, and files replaced by later versions. Files we did not name are kept.
+
+        Only the directory's writer collects: another Database's files, written but not
+        committed yet, look like garbage to everyone else. So a store without the writer
+        lock (one just opened) takes it for the collection alone, and collects nothing
+        when another Database holds it, or when ``manifest`` is no longer the latest (a
+        writer committed since it was read); that writer collects at its next commit.
+        """
+        if self._lock_fd is not None:
+            self._collect_garbage(manifest)
+            return
+        fd = os.open(self.root / "LOCK", os.O_RDWR | os.O_CREAT, 0o644)
+        try:
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except OSError:
+                return  # another Database is writing
+            if self.load_manifest().version == manifest.version:
+                self._collect_garbage(manifest)
+        finally:
+            os.close(fd)  # releases the lock
+
+    def _collect_garbage(self, manifest: Manifest) -> None:
         live_frags = {f.id for t in manifest.tables.values() for f in t.fragments}
         live_frags |= {f.deletes for t in manifest.tables.values() for f in t.fragments if f.deletes}
         live_segs = {

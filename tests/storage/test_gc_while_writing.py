@@ -1,0 +1,56 @@
+"""Opening a database while another Database writes to it must not delete the writer's
+files: a fragment written but not yet committed looks like garbage to everyone else.
+
+(Found through the CLI: ``datafusion-fts stats DB`` during ``datafusion-fts import DB``
+deleted the import's fragments, the import then committed a manifest naming missing
+files, and the database could no longer be opened.)
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+
+import pyarrow as pa
+import pytest
+
+import datafusion_fts as fts
+import datafusion_fts.database as database
+
+SCHEMA = pa.schema([("body", pa.string())])
+
+
+def test_a_reader_opening_mid_write_leaves_the_writers_files(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(database, "FRAGMENT_ROWS", 100)  # fragments written early in the stream
+    path = tmp_path / "db"
+    writer = fts.connect(path)
+    seen: list[list[str]] = []
+
+    def rows() -> Iterator[pa.RecordBatch]:
+        for i in range(3):
+            yield pa.record_batch([pa.array([f"row {i} {j}" for j in range(100)])], schema=SCHEMA)
+            if i == 1:  # two fragments written, nothing committed: another Database opens
+                reader = fts.connect(path)
+                seen.append(sorted(p.name for p in (path / "data").iterdir()))
+                del reader
+
+    writer.create_table("docs", pa.RecordBatchReader.from_batches(SCHEMA, rows()))
+    assert seen == [["frag-00000001.parquet", "frag-00000002.parquet"]]
+    assert writer.table("docs").count_rows() == 300
+    del writer
+    assert fts.connect(path).sql("SELECT count(*) AS n FROM docs").to_pylist() == [{"n": 300}]
+
+
+def test_opening_still_collects_leftovers_when_nobody_writes(tmp_path: Path) -> None:
+    path = tmp_path / "db"
+    db = fts.connect(path)
+    db.create_table("docs", pa.table({"body": ["a"]}))
+    del db
+    leftover = path / "data" / "frag-00000099.parquet.tmp"
+    leftover.write_bytes(b"a write that crashed")
+    db = fts.connect(path)
+    assert not leftover.exists()
+    # ... and the check took the writer lock only for the collection.
+    db.table("docs").insert(pa.table({"body": ["b"]}))
+    other = fts.connect(path)
+    assert other.table("docs").count_rows() == 2
