@@ -54,3 +54,27 @@ def test_opening_still_collects_leftovers_when_nobody_writes(tmp_path: Path) -> 
     db.table("docs").insert(pa.table({"body": ["b"]}))
     other = fts.connect(path)
     assert other.table("docs").count_rows() == 2
+
+
+@pytest.mark.xfail(strict=True, reason=(
+    "BUG: a Database keeps the manifest it read at open; when it becomes the writer later "
+    "it commits on top of that stale version, undoing what another Database committed in "
+    "between (a shell left open, then an INSERT after another process's import)"
+))
+def test_a_database_opened_earlier_does_not_undo_a_later_commit(tmp_path: Path) -> None:
+    import gc
+
+    path = tmp_path / "db"
+    first = fts.connect(path)
+    first.create_table("docs", pa.table({"body": ["one"]}))
+    del first
+    gc.collect()
+    early = fts.connect(path)  # opened, only read for now
+    other = fts.connect(path)
+    other.create_table("other", pa.table({"body": ["two"]}))
+    del other
+    gc.collect()
+    early.create_table("third", pa.table({"body": ["three"]}))  # now the writer
+    del early
+    gc.collect()
+    assert fts.connect(path).table_names() == ["docs", "other", "third"]
