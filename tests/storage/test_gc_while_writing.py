@@ -15,7 +15,7 @@ import pyarrow as pa
 import pytest
 
 import datafusion_fts as fts
-import datafusion_fts.database as database
+from datafusion_fts import database
 
 SCHEMA = pa.schema([("body", pa.string())])
 

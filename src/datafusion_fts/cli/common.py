@@ -9,6 +9,7 @@ errors, show as one red message, never as a traceback.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any, Literal
@@ -33,6 +34,7 @@ from rich.text import Text
 from ..database import Database, connect
 from ..errors import FtsError, QuerySyntaxError, SqlError
 from ..storage.store import MANIFEST
+from .sql_script import find_name
 
 CELL_CHARS = 60
 
@@ -139,25 +141,48 @@ def caret_text(message: str, text: str, offset: int, length: int = 1) -> Text:
     span = text[offset : offset + length].split("\n", 1)[0]
     carets = "^" * max(1, cell_len(span.expandtabs(4)))
     gutter = str(line_no)
+    headline, _, more = message.partition("\n")
     out = Text()
     out.append(f"error at line {line_no}, column {column}: ", style="bold red")
-    out.append(message, style="bold red")
+    out.append(headline, style="bold red")
     out.append(f"\n  {gutter} │ ", style="dim")
     out.append(line_text)
     out.append(f"\n  {' ' * len(gutter)} │ ", style="dim")
     out.append(" " * cell_len(before) + carets, style="bold red")
+    if more:  # the rest of a long message (DataFusion's hints) under the caret
+        out.append("\n" + more, style="red")
     return out
 
 
-def error_text(exc: BaseException, script: str | None = None, base: int = 0) -> Text:
+# DataFusion's errors carry no position, but these name what they could not resolve; the
+# caret goes under the first identifier so spelled in the statement.
+_NAMED_IN_ERROR = (
+    re.compile(r"No field named (?:[\w\"]+\.)*\"?(\w+)\"?"),
+    re.compile(r"table '(?:[^'.]+\.)*([^'.]+)' not found"),
+    re.compile(r"Invalid function '([^']+)'"),
+)
+
+
+def error_text(exc: BaseException, script: str | None = None, base: int = 0,
+               statement: str | None = None) -> Text:
     """How the CLI shows ``exc``. A positioned error whose text is the statement found at
-    ``base`` in ``script`` points into the whole script, so line numbers are the file's."""
+    ``base`` in ``script`` points into the whole script, so line numbers are the file's;
+    a DataFusion error naming an unknown column, table or function in ``statement`` (at
+    ``base``) points at its first mention."""
     if isinstance(exc, (SqlError, QuerySyntaxError)):
         text, offset = exc.text, exc.offset
         if script is not None and script.startswith(text, base):
             text, offset = script, base + offset
         return caret_text(exc.message, text, offset, exc.length)
-    message = str(exc) if isinstance(exc, FtsError) else engine_message(exc)
+    if isinstance(exc, FtsError):
+        return Text(f"error: {exc}", style="bold red")
+    message = engine_message(exc)
+    if script is not None and statement is not None:
+        for pattern in _NAMED_IN_ERROR:
+            match = pattern.search(message)
+            found = find_name(statement, match.group(1)) if match else None
+            if found is not None:
+                return caret_text(message, script, base + found[0], found[1])
     return Text(f"error: {message}", style="bold red")
 
 

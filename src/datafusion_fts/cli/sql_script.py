@@ -93,3 +93,16 @@ def is_complete(text: str) -> bool:
     if tokens is None:
         return False
     return not tokens or tokens[-1].token_type == TokenType.SEMICOLON
+
+
+def find_name(text: str, name: str) -> tuple[int, int] | None:
+    """``(offset, length)`` of the first identifier token of ``text`` spelled ``name``
+    (as SQL folds it: case-insensitively unless quoted), or None."""
+    tokens = _tokens(text) or []
+    for token in tokens:
+        quoted = token.token_type == TokenType.IDENTIFIER
+        if (quoted or token.text.isidentifier()) and (
+            token.text == name or (not quoted and token.text.lower() == name.lower())
+        ):
+            return token.start, token.end - token.start + 1
+    return None

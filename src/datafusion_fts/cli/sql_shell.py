@@ -45,7 +45,7 @@ from rich.table import Table as RichTable
 from rich.text import Text
 
 from ..database import Database
-from ..errors import FtsError, QuerySyntaxError, SqlError
+from ..errors import FtsError
 from ..settings import REGISTRY
 from .common import error_text, is_engine_error, open_database
 from .describe import describe_view, tables_overview
@@ -108,8 +108,9 @@ class SqlRunner:
         except Exception as exc:
             if not isinstance(exc, FtsError) and not is_engine_error(exc):
                 raise
-            self.errors.print(error_text(exc, text, piece.offset))
-            if several and not isinstance(exc, (SqlError, QuerySyntaxError)):
+            shown = error_text(exc, text, piece.offset, piece.text)
+            self.errors.print(shown)
+            if several and not shown.plain.startswith("error at line"):
                 line = text.count("\n", 0, piece.offset) + 1
                 self.errors.print(Text(f"  in the statement at line {line}: "
                                        f"{piece.text.splitlines()[0]}", style="dim"))
