@@ -47,7 +47,7 @@ from rich.text import Text
 from ..database import Database
 from ..errors import FtsError
 from ..settings import REGISTRY
-from .common import error_text, is_engine_error, open_database
+from .common import error_text, is_engine_error, open_database, plural
 from .describe import describe_view, tables_overview
 from .render import EXPLAIN_COLUMNS, FORMATS, STREAM_WRITERS, explain_tree, write_table
 from .sql_script import QUIT_WORDS, Piece, is_complete, split_script
@@ -288,7 +288,7 @@ class Shell:
     def run(self) -> None:
         db = self.runner.db
         self.runner.out.print(Text.assemble(
-            ("datafusion-fts", "bold"), f" sql on {db.path}  ·  {len(db.table_names())} tables  ·  ",
+            ("datafusion-fts", "bold"), f" sql on {db.path}  ·  {plural(len(db.table_names()), 'table')}  ·  ",
             ("\\help", "bold"), " for help, ", ("\\q", "bold"), " to quit",
         ))
         while True:
