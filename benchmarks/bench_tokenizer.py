@@ -35,8 +35,8 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Callable
 from pathlib import Path
-from typing import Callable
 
 import numpy as np
 import pyarrow as pa
@@ -45,13 +45,13 @@ import pyarrow.compute as pc
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 
-import bench_core  # noqa: E402
-import corpus  # noqa: E402
+import bench_core
+import corpus
 
-from datafusion_fts.analysis import analyzer_for, make_analyzer_config  # noqa: E402
-from datafusion_fts.analysis.analyzer import _pieces, _string_buffers  # noqa: E402
-from datafusion_fts.analysis.tokenizer_kernel import tokenize, tokenize_spans  # noqa: E402
-from datafusion_fts.analysis.unicode_tables import word_and_lower_tables  # noqa: E402
+from datafusion_fts.analysis import analyzer_for, make_analyzer_config
+from datafusion_fts.analysis.analyzer import _pieces, _string_buffers
+from datafusion_fts.analysis.tokenizer_kernel import tokenize, tokenize_spans
+from datafusion_fts.analysis.unicode_tables import word_and_lower_tables
 
 SECTION = "## Tokenizer spans (issue 8)"
 KERNEL_PATH = "src/datafusion_fts/analysis/tokenizer_kernel.py"
@@ -112,10 +112,10 @@ def run(n_rows: int, repeats: int, baseline: str | None) -> str:
     ]
     for label, values in _texts(n_rows).items():
         cases: dict[str, Callable[[], object]] = {
-            name: (lambda k=kernel: _kernel_pass(k, values)) for name, kernel in kernels.items()
+            name: (lambda k=kernel, v=values: _kernel_pass(k, v)) for name, kernel in kernels.items()
         }
-        cases["analyze"] = lambda: simple.analyze(values)
-        cases["analyze(spans=True)"] = lambda: simple.analyze(values, spans=True)
+        cases["analyze"] = lambda v=values: simple.analyze(v)
+        cases["analyze(spans=True)"] = lambda v=values: simple.analyze(v, spans=True)
         n_tokens = _kernel_pass(tokenize, values)
         for fn in cases.values():  # compile and warm up
             fn()

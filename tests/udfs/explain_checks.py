@@ -9,7 +9,7 @@ from typing import Any
 
 def same(a: float, b: float) -> bool:
     """Bit-identical float64 (so 0.0 and -0.0 differ, NaN equals NaN)."""
-    return math.copysign(1.0, a) == math.copysign(1.0, b) and (a == b or (a != a and b != b))
+    return math.copysign(1.0, a) == math.copysign(1.0, b) and (a == b or (math.isnan(a) and math.isnan(b)))
 
 
 def _norm(node: dict[str, Any]) -> float:

@@ -7,11 +7,11 @@ import pyarrow as pa
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
+from reference import RefTable, ref_search
+from strategies import QUERY_WORDS, query_trees, values
 
 from datafusion_fts.analysis import analyzer_for, make_analyzer_config
 from datafusion_fts.udfs.text_query import BatchMatch, TextQuery
-from reference import RefTable, ref_search
-from strategies import QUERY_WORDS, query_trees, values
 
 GOLDEN = [
     ("the quick brown fox", "fox", None, True),

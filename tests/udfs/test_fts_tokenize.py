@@ -6,7 +6,6 @@ import pyarrow as pa
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
-
 from reference import analyze
 from strategies import values
 

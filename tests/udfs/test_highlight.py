@@ -9,13 +9,13 @@ import pyarrow as pa
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
+from strategies import COMMON_WORDS, query_trees, values
 
 from datafusion_fts.analysis import analyzer_for, make_analyzer_config
 from datafusion_fts.query.tree import Boost, Match, Prefix
 from datafusion_fts.udfs.arguments import string_buffers, validity
 from datafusion_fts.udfs.highlight import _marks, _render
 from datafusion_fts.udfs.text_query import BatchMatch, TextQuery
-from strategies import COMMON_WORDS, query_trees, values
 
 GOLDEN = [
     # unicode: case per code point (İ), ß, words of other scripts
@@ -131,4 +131,4 @@ def test_tags_only_wrap_tokens_of_matching_texts(texts, tree):
         assert got.replace("\x01", "").replace("\x02", "") == text
         if row not in matched:
             assert got == text
-        assert re.findall("\x01(.*?)\x02", got, re.S) == words[row]
+        assert re.findall("\x01(.*?)\x02", got, re.DOTALL) == words[row]

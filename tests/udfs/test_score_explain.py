@@ -6,16 +6,16 @@ import json
 
 import pyarrow as pa
 import pytest
+from engine_tables import engine_table
+from explain_checks import check_explanation
 from hypothesis import assume, given
 from hypothesis import strategies as st
+from strategies import corpora, corpus_and_query
 
 import datafusion_fts as fts
 from datafusion_fts.errors import PlanError
 from datafusion_fts.operators.explain import explain_search
 from datafusion_fts.planner.plan_search import column_analyzer
-from engine_tables import engine_table
-from explain_checks import check_explanation
-from strategies import corpora, corpus_and_query
 
 # (engine_tables layout, forced plan)
 PLANS = [("indexed", "indexed"), ("indexed", "flat_scan"), ("hybrid", "auto"), ("segments", "auto"), ("flat", "auto")]
@@ -188,7 +188,7 @@ def test_foreign_tables(docs):
 
 
 def test_only_the_returned_rows_are_explained(docs, monkeypatch):
-    import datafusion_fts.sql.execute as execute
+    from datafusion_fts.sql import execute
 
     seen = []
     original = execute.explain_search

@@ -2,8 +2,13 @@
 
 from __future__ import annotations
 
+import numpy as np
 import pyarrow as pa
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from datafusion_fts.udfs.render_kernels import best_windows
 
 WORDS = " ".join(f"w{i}" for i in range(30))
 
@@ -51,3 +56,24 @@ def test_nulls(session):
 def test_max_tokens_must_be_positive(session):
     with pytest.raises(Exception, match="snippet: argument 'max_tokens' must be a positive integer, got 0"):
         session.one("snippet_with(t, 'a', 0, '[', ']', '…', NULL, NULL)", t="a")
+
+
+@given(st.lists(st.lists(st.integers(-1, 3), max_size=15), min_size=1, max_size=6), st.integers(1, 6))
+def test_the_window_is_the_best_and_keeps_its_matches(rows, width):
+    """Against every window: most distinct matched keys, then most matched tokens; moved
+    to centre its matches, it holds the same matched tokens as the earliest best one."""
+    offsets = np.cumsum([0] + [len(r) for r in rows]).astype(np.int64)
+    keys = np.array([k for r in rows for k in r], dtype=np.int64)
+    first, stop = best_windows(offsets, keys, np.full(len(rows), width, dtype=np.int64), 4)
+    for r, row in enumerate(rows):
+        w = min(width, len(row))
+        assert stop[r] - first[r] == w and 0 <= first[r] <= len(row) - w
+
+        def key(s: int) -> tuple[int, int]:
+            window = [k for k in row[s:s + w] if k >= 0]
+            return len(set(window)), len(window)
+
+        best = max(range(len(row) - w + 1), key=lambda s: (key(s), -s), default=0)
+        assert key(first[r]) == key(best)
+        matched = [i for i in range(best, best + w) if row[i] >= 0]
+        assert all(first[r] <= i < stop[r] for i in matched)

@@ -27,7 +27,7 @@ Every node has ``matched`` and ``score`` (0.0 when not matched). The document is
 from __future__ import annotations
 
 import json
-from typing import Callable, Sequence
+from collections.abc import Callable, Sequence
 
 import numpy as np
 import pyarrow as pa
@@ -37,7 +37,14 @@ from ..analysis import Analyzer
 from ..errors import PlanError
 from ..index.bm25 import idf, norms, term_scores
 from ..index.transient import TransientIndex
-from ..query.bound import BoundBoolean, BoundBoost, BoundPhrase, BoundQuery, BoundTerms, bound_leaves, query_terms
+from ..query.bound import (
+    BoundBoolean,
+    BoundPhrase,
+    BoundQuery,
+    BoundTerms,
+    bound_leaves,
+    query_terms,
+)
 from ..query.tree import Match, MultiMatch, Prefix, Query, leaves
 from ..storage.foreign import ForeignTable
 from ..storage.snapshot import TableSnapshot

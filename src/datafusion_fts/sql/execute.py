@@ -333,9 +333,10 @@ class SqlSession:
             # score_explain(): run the statement, then explain only the rows it returns.
             table = df.to_arrow_table()
             for item, plan, request in explained:
+                ids = table.column(item.explain[0]).combine_chunks().to_numpy(zero_copy_only=False)
+                explanations = self._explain_rows(plan, request, ids)
                 for i in item.explain:
-                    ids = table.column(i).combine_chunks().to_numpy(zero_copy_only=False)
-                    table = table.set_column(i, pa.field(table.field(i).name, pa.string()), self._explain_rows(plan, request, ids))
+                    table = table.set_column(i, pa.field(table.field(i).name, pa.string()), explanations)
             return self.ctx.from_arrow(table)
         finally:
             for name in registered:

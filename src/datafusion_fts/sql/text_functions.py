@@ -11,7 +11,7 @@ query string is reported at its place in the SQL before anything runs.
 
 from __future__ import annotations
 
-from typing import Callable
+from collections.abc import Callable
 
 import pyarrow as pa
 from sqlglot import exp

@@ -40,7 +40,7 @@ def _value(raw: Any, name: str, kind: type) -> Any:
     return value
 
 
-def search_any(ctx: datafusion.SessionContext, db: "Database | None", table: str, column: str, query: str, k: int | None) -> pa.Table:
+def search_any(ctx: datafusion.SessionContext, db: Database | None, table: str, column: str, query: str, k: int | None) -> pa.Table:
     """``_rowid``, ``_score`` of the top ``k`` rows of ``table`` for the query string."""
     tree = parse(query, [column])
     if db is not None and table in db.table_names():
@@ -51,7 +51,7 @@ def search_any(ctx: datafusion.SessionContext, db: "Database | None", table: str
     return pa.Table.from_batches(list(plan.execute()), schema=SEARCH_SCHEMA)
 
 
-def register_fts_search(ctx: datafusion.SessionContext, db: "Database | None" = None) -> None:
+def register_fts_search(ctx: datafusion.SessionContext, db: Database | None = None) -> None:
     """Register ``fts_search`` on ``ctx`` (searching ``db``'s managed tables first)."""
     # The session keeps the function alive from Rust, out of reach of Python's cycle
     # collector: hold the database weakly so dropping it still frees it.

@@ -10,8 +10,9 @@ form, passing the column's index analyzer and name (:mod:`..sql.text_functions`)
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Callable
+from typing import TYPE_CHECKING, Any
 
 import datafusion
 import numpy as np
@@ -22,7 +23,14 @@ from .fts_match import fts_match
 from .fts_search import register_fts_search
 from .fts_tokenize import RETURN_TYPE as TOKENS
 from .fts_tokenize import fts_tokenize
-from .highlight import DEFAULT_ELLIPSIS, DEFAULT_MAX_TOKENS, DEFAULT_POST, DEFAULT_PRE, highlight, snippet
+from .highlight import (
+    DEFAULT_ELLIPSIS,
+    DEFAULT_MAX_TOKENS,
+    DEFAULT_POST,
+    DEFAULT_PRE,
+    highlight,
+    snippet,
+)
 
 if TYPE_CHECKING:
     from ..database import Database
@@ -95,7 +103,7 @@ def _udf(name: str, function: Callable[..., pa.Array], args: tuple[Arg, ...], re
     return datafusion.udf(raising(function), [a.type for a in args], return_type, "immutable", name)
 
 
-def install(ctx: datafusion.SessionContext, db: "Database | None" = None) -> None:
+def install(ctx: datafusion.SessionContext, db: Database | None = None) -> None:
     """Register ``fts_search`` (searching ``db``'s managed tables first) and the text
     functions on ``ctx``."""
     register_fts_search(ctx, db)

@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass, field
+
 import numpy as np
 import pyarrow as pa
 
@@ -33,7 +34,15 @@ from ..operators.evaluate import Evaluator, QueryStats
 from ..operators.flat_scan_search import _BatchSource, _present_vocab
 from ..operators.merge_kernels import phrase_tf
 from ..planner.bind_query import bind
-from ..query.bound import BoundBoolean, BoundBoost, BoundPhrase, BoundQuery, BoundTerms, bound_leaves, query_terms
+from ..query.bound import (
+    BoundBoolean,
+    BoundBoost,
+    BoundPhrase,
+    BoundQuery,
+    BoundTerms,
+    bound_leaves,
+    query_terms,
+)
 from ..query.parser import parse
 from ..query.tree import Boolean, Boost, Match, MultiMatch, Phrase, Prefix, Query, leaves
 
@@ -103,10 +112,10 @@ def compile_query(
         raise InvalidArgument(f"{function}: argument 'query': {err}") from None
     foreign = tuple(dict.fromkeys(leaf.column for leaf in leaves(tree) if leaf.column != own and leaf.column))
     if foreign and not foreign_leaves:
-        where = f"column {column!r}" if column else "a text with no column name"
+        where = f"the text of column {column!r}" if column else "a text without a column name"
         raise InvalidArgument(
-            f"{function}: argument 'query' searches column(s) {list(foreign)}, but it is evaluated on "
-            f"{where} alone; drop the field prefix"
+            f"{function}: argument 'query' searches column(s) {list(foreign)}, but {function} "
+            f"reads only {where}; drop the field prefix"
         )
     return TextQuery(_localize(tree, own, True), own, analyzer, foreign)
 
@@ -159,17 +168,32 @@ class BatchMatch:
 
     def __init__(self, query: TextQuery, values: pa.Array, spans: bool = False) -> None:
         self.query = query
-        self.stream: TokenStream = query.analyzer.analyze(values, spans=spans)
         self.n_rows = len(values)
-        self.bound: BoundQuery = bind(query.tree, _BatchBindContext(query.analyzer, _present_vocab(self.stream)))
+        analyzer = query.analyzer
+        caps = [_expansion_cap(leaf) for leaf in leaves(query.tree)]
+        if any(cap is not None for cap in caps):
+            # Expansions are chosen from the batch's vocabulary: tokenize first.
+            self.stream: TokenStream = analyzer.analyze(values, spans=spans)
+            self.bound: BoundQuery = bind(query.tree, _BatchBindContext(analyzer, _present_vocab(self.stream)))
+            terms = query_terms(self.bound).get(query.column, [])
+        else:
+            # The terms are known up front: the tokenizer interns them first (seeds).
+            self.bound = bind(query.tree, _BatchBindContext(analyzer, pa.array([], pa.large_string())))
+            terms = query_terms(self.bound).get(query.column, [])
+            self.stream = analyzer.analyze(values, seed=terms, spans=spans)
         # Pair each bound leaf with its leaf's expansion cap (both walks go depth first).
-        self._caps = {id(b): _expansion_cap(q) for q, b in zip(leaves(query.tree), bound_leaves(self.bound))}
-        terms = query_terms(self.bound).get(query.column, [])
+        self._caps = {id(b): cap for cap, b in zip(caps, bound_leaves(self.bound))}
+        self._ids = dict(zip(terms, lookup_terms(self.stream, terms).tolist()))
         with_positions = any(isinstance(leaf, BoundPhrase) for leaf in bound_leaves(self.bound))
-        index = TransientIndex(self.stream, np.arange(self.n_rows, dtype=np.int64), terms, with_positions)
+        rows = np.arange(self.n_rows, dtype=np.int64)
+        index = TransientIndex(self.stream, rows, terms, with_positions)
         # Matching reads no statistics: these only let the evaluator read every term.
         stats = QueryStats({query.column: ColumnStats(1, 1)}, {(query.column, t): 1 for t in terms})
-        self.evaluator = Evaluator(_BatchSource({query.column: index}, np.arange(self.n_rows, dtype=np.int64)), stats)
+        self.evaluator = Evaluator(_BatchSource({query.column: index}, rows), stats)
+
+    def _term_ids(self, terms: tuple[str, ...]) -> np.ndarray:
+        """Stream term ids of bound terms (-1 where the batch lacks one)."""
+        return np.array([self._ids.get(t, -1) for t in terms], dtype=np.int64)
 
     def matched_rows(self) -> np.ndarray:
         """Positions of the texts the query matches, ascending."""
@@ -210,7 +234,7 @@ class BatchMatch:
         stream = self.stream
         cap = self._caps.get(id(leaf))
         for group in leaf.groups:
-            ids = lookup_terms(stream, group)
+            ids = self._term_ids(group)
             rank = np.full(len(stream.vocab) + 1, -1, dtype=np.int64)
             found = ids >= 0
             # A term in the group twice keeps its best (first) rank.
@@ -225,7 +249,7 @@ class BatchMatch:
         """Mark each occurrence's tokens: for every start that ``phrase_tf`` (the search's
         phrase rule) counts, the earliest positions completing it."""
         stream = self.stream
-        ids = lookup_terms(stream, leaf.terms)
+        ids = self._term_ids(leaf.terms)
         if not len(ids) or (ids < 0).any():
             return
         in_rows = np.zeros(self.n_rows, dtype=np.bool_)
