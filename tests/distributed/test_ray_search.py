@@ -180,3 +180,4 @@ def test_concurrent_searches(big_table):
     with ThreadPoolExecutor(4) as pool:
         for i, got in pool.map(run, range(16)):
             assert got == expected[i]
+

@@ -121,6 +121,7 @@ class RayExecutor:
         self.token = uuid.uuid4().hex  # this database incarnation
         self._partitions: OrderedDict[tuple, tuple[Partition, list[SegmentSet]]] = OrderedDict()
         self._refs: OrderedDict[str, Any] = OrderedDict()
+        self._refs_session: tuple[str, str] | None = None  # the Ray session the refs live in
         self._lock = threading.Lock()  # the caches above, for concurrent queries
 
     # -- partition ------------------------------------------------------------------
@@ -141,8 +142,11 @@ class RayExecutor:
                 self._partitions.popitem(last=False)
         return found
 
-    def _ref(self, share: Share) -> Any:
+    def _ref(self, share: Share, session: tuple[str, str]) -> Any:
         with self._lock:
+            if session != self._refs_session:  # Ray was restarted: its objects are gone
+                self._refs.clear()
+                self._refs_session = session
             ref = self._refs.get(share.key)
             if ref is None:
                 ref = self._refs[share.key] = _compat.ray().put(share)
@@ -157,14 +161,16 @@ class RayExecutor:
         """``method`` on the actor of each share, every reply or an error."""
         ray = _compat.ray()
         errors = _compat.ray_exceptions()
-        actors = pool(self.config, self.ray_init).actors
+        current = pool(self.config, self.ray_init)
+        actors = current.actors
         metrics.values.setdefault("actors", len(actors))
 
         def submit(i: int) -> Any:
             metrics.add("messages", 1)
             # The share travels inside a list, so Ray hands its reference over unresolved:
             # the actor fetches it only when it does not hold the share yet.
-            return getattr(actors[i % len(actors)], method).remote(shares[i].key, [self._ref(shares[i])], args[i])
+            box = [self._ref(shares[i], current.session)]
+            return getattr(actors[i % len(actors)], method).remote(shares[i].key, box, args[i])
 
         pending = {i: submit(i) for i in range(len(shares))}
         attempts = dict.fromkeys(pending, 0)
