@@ -212,6 +212,8 @@ def _child_lance(n_rows: int) -> dict:
 
 
 def _child_duckdb(n_rows: int) -> dict:
+    import duckdb  # noqa: F401  (imported before the clock starts, like the other children's libraries)
+
     p = _paths(n_rows)
     for f in (p["duckdb"], p["duckdb"].with_name(p["duckdb"].name + ".wal")):
         f.unlink(missing_ok=True)
