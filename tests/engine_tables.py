@@ -38,19 +38,23 @@ def engine_table(
 ) -> fts.Table:
     """``layout``: "flat" (no index), "indexed" (create_index per column, rows deleted
     afterwards: masked out of the segments), "hybrid" (an index over the rows before
-    ``splits[0]``, the rest inserted after it), or "segments" (rows deleted first, then
-    build_segment over consecutive ranges cut at ``splits``, overlapping by one row).
-    The table goes in ``db`` (a new in-memory database by default)."""
+    ``splits[0]``, then a committed tail no segment holds, then rows inserted into the
+    fresh tier: those after every deleted row and the tail's first half), or "segments"
+    (rows deleted first, then build_segment over consecutive ranges cut at ``splits``,
+    overlapping by one row). The table goes in ``db`` (a new in-memory database by
+    default)."""
     db = db if db is not None else fts.connect()
     data = arrow_table(ref)
     if layout == "hybrid":
-        # Index the first part; the rest arrives later as an unindexed tail.
-        cut = (splits or [data.num_rows // 2])[0] % (data.num_rows + 1)
-        t = db.create_table("docs", data.slice(0, cut))
+        n = data.num_rows
+        cut = (splits or [n // 2])[0] % (n + 1)
+        fresh_from = max([(cut + n + 1) // 2, *[d + 1 for d in ref.deleted]])
+        t = db.create_table("docs", data.slice(0, fresh_from))
         for column in data.column_names:
-            t.create_index(column, **index_options(ref, column))
-        t.insert(data.slice(cut))
+            # (a range past the last row holds nothing: then every row is the tail)
+            t.build_segment(column, (0, cut - 1) if cut else (n + 1, n + 1), **index_options(ref, column))
         delete_rows(t, ref.deleted)
+        t.insert(data.slice(fresh_from))
         return t
     t = db.create_table("docs", data)
     if layout != "indexed":

@@ -7,6 +7,7 @@ import os
 import re
 import threading
 import time
+from collections import Counter
 from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -17,7 +18,9 @@ import pyarrow as pa
 
 from .errors import CatalogError, InvalidArgument
 from .index.build_range import build_range
-from .index.segment import Segment
+from .index.builder import merge_segments
+from .index.fresh_runs import FreshRun, append_run, build_run, concat_batches, fresh_batches, fresh_segments
+from .index.segment import InMemorySegment, Segment
 from .index.segment_set import SegmentSet
 from .operators.hybrid_residual_search import TailInfo
 from .ingest import check_new_schema, conform, open_batches
@@ -31,6 +34,8 @@ if TYPE_CHECKING:
     from .table import Table
 
 FRAGMENT_ROWS = 1 << 20
+# Searchable views of columns (segment sets, with their per-row norms) kept for reuse.
+SEGMENT_SET_CACHE = 8
 _NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 
 
@@ -52,8 +57,13 @@ class Database:
         self._state_lock = threading.Lock()  # (manifest, fresh rows) change together
         self._manifest = self.store.load_manifest()
         self.store.collect_garbage(self._manifest)
-        # The fresh tier: per table, rows acknowledged but not flushed, and their log.
-        self._fresh: dict[str, tuple[pa.RecordBatch, ...]] = {}
+        # The fresh tier: per table, runs of rows acknowledged but not flushed (each with
+        # its in-memory segments), and their log.
+        self._fresh: dict[str, tuple[FreshRun, ...]] = {}
+        self._fresh_ids = itertools.count()
+        # Rows tokenized, by why: "fresh_rows_tokenized" (inserts, per indexed column) and
+        # "tail_rows_tokenized" (queries indexing an unindexed tail in memory).
+        self.counters: Counter[str] = Counter()
         self._logs: dict[str, WriteAheadLog] = {}
         for name in self._manifest.tables:
             self._recover(name)
@@ -98,7 +108,8 @@ class Database:
             meta = self._manifest.tables.get(name)
             if meta is None:
                 raise CatalogError(f"no table named {name!r}; tables: {self.table_names()}")
-            return TableSnapshot(meta, self.store, self._fresh.get(name, ()))
+            runs = self._fresh.get(name, ())
+        return TableSnapshot(meta, self.store, fresh_batches(runs), fresh_segments(runs))
 
     # -- the fresh tier (DESIGN §5.5) -----------------------------------------------------
     def _log(self, name: str) -> WriteAheadLog | None:
@@ -116,18 +127,24 @@ class Database:
         log = self._log(name)
         if log is None:
             return
-        committed = self._manifest.tables[name].next_rowid
+        meta = self._manifest.tables[name]
         fresh = []
         for batch in log.replay():
             ids = batch.column(0).to_numpy()
-            keep = ids >= committed  # rows flushed before a crash are in a fragment already
+            keep = ids >= meta.next_rowid  # rows flushed before a crash are in a fragment already
             if keep.any():
                 fresh.append(batch.filter(pa.array(keep)))
-        self._fresh[name] = tuple(fresh)
+        if fresh:
+            self._fresh[name] = (build_run(concat_batches(fresh), meta.indexes, self._new_fresh_id, self.counters),)
+
+    def _new_fresh_id(self) -> str:
+        """The id of an in-memory fresh segment (never a file name)."""
+        return f"fresh-{next(self._fresh_ids)}"
 
     def append_fresh(self, name: str, data: Any) -> int:
-        """Acknowledge rows into the fresh tier: logged and fsynced before this returns,
-        searchable at once. Returns the number of rows."""
+        """Acknowledge rows into the fresh tier: logged and fsynced, then indexed in memory
+        per indexed column, then visible (rows and segments in one step), all before this
+        returns. Returns the number of rows."""
         with self._write_lock:
             self.store.lock_for_writes()
             meta = self.snapshot(name).meta
@@ -136,7 +153,8 @@ class Database:
             if not incoming:
                 return 0
             table = pa.Table.from_batches(incoming).combine_chunks()
-            first = meta.next_rowid + sum(b.num_rows for b in self._fresh.get(name, ()))
+            runs = self._fresh.get(name, ())
+            first = meta.next_rowid + sum(r.rows for r in runs)
             ids = pa.array(np.arange(first, first + table.num_rows, dtype=np.int64))
             file_schema = pa.schema([pa.field(ROWID, pa.int64(), False), *meta.schema])
             columns = [c.chunk(0) if c.num_chunks == 1 else c.combine_chunks() for c in table.columns]
@@ -144,24 +162,45 @@ class Database:
             log = self._log(name)
             if log is not None:
                 log.append(batch)  # durable before it is visible
+            run = build_run(batch, meta.indexes, self._new_fresh_id, self.counters)
+            runs = append_run(runs, run, self._new_fresh_id)
             with self._state_lock:
-                self._fresh[name] = self._fresh.get(name, ()) + (batch,)
+                self._fresh[name] = runs
             self._register(meta)
-            if sum(b.num_rows for b in self._fresh[name]) >= self.settings.get("fts.memtable_rows"):
+            if sum(r.rows for r in runs) >= self.settings.get("fts.memtable_rows"):
                 self.flush(name)
             return table.num_rows
 
     def flush(self, name: str) -> None:
-        """Commit the fresh rows as a data fragment (same row ids), then empty the log."""
+        """Commit the fresh rows as a data fragment (same row ids), and their in-memory
+        segments as index segments of the same rows (so flushed rows are indexed rows, not
+        an unindexed tail); then empty the log."""
         with self._write_lock:
-            fresh = self._fresh.get(name, ())
-            if not fresh:
+            runs = self._fresh.get(name, ())
+            if not runs:
                 return
             meta = self.snapshot(name).meta
-            rows = pa.Table.from_batches(fresh).drop_columns([ROWID])
+            rows = pa.Table.from_batches(fresh_batches(runs)).drop_columns([ROWID])
             manifest, new_meta = self._append(self._manifest, meta, rows.schema, iter(rows.to_batches()))
-            assert new_meta.next_rowid == fresh[-1].column(0)[-1].as_py() + 1
-            self.commit(manifest, flushed=name)
+            assert new_meta.next_rowid == runs[-1].batches[-1].column(0)[-1].as_py() + 1
+            persisted: dict[str, Segment] = {}
+            try:
+                for column, index in meta.indexes.items():
+                    seg_id, manifest = manifest.file_id("seg")
+                    parts = [r.segments[column] for r in runs]
+                    seg = merge_segments(seg_id, parts) if len(parts) > 1 else replace(
+                        parts[0], meta=replace(parts[0].meta, id=seg_id)
+                    )
+                    self.store.write_segment(seg_id, seg.to_arrays())
+                    persisted[seg_id] = seg
+                    new_meta = new_meta.with_index(replace(index, segments=index.segments + (seg.meta,)))
+            except BaseException:
+                self.store.collect_garbage(self._manifest)  # nothing was committed
+                raise
+            self.commit(manifest.with_table(new_meta), flushed=name)
+            with self._cache_lock:  # the segments just written are in memory already
+                for seg_id, seg in persisted.items():
+                    self._segments.setdefault(seg_id, seg)
             log = self._log(name)
             if log is not None:
                 log.truncate()
@@ -270,9 +309,6 @@ class Database:
             live = {s.id for t in manifest.tables.values() for ix in t.indexes.values() for s in ix.segments}
             with self._cache_lock:
                 self._segments = {k: v for k, v in self._segments.items() if k in live}
-                self._segment_sets = {
-                    k: v for k, v in self._segment_sets.items() if set(k[2]) <= live
-                }
 
     def _register(self, meta: TableMeta) -> None:
         """Show ``meta`` to DataFusion as a table of its live rows, ``_rowid`` included.
@@ -289,7 +325,7 @@ class Database:
         file_schema = pa.schema([pa.field(ROWID, pa.int64(), False), *meta.schema])
         dataset = self.store.fragment_dataset([f.id for f in meta.fragments], file_schema)
         deleted = TableSnapshot(meta, self.store).deleted
-        fresh = self._fresh.get(meta.name, ())
+        fresh = list(fresh_batches(self._fresh.get(meta.name, ())))
         if not len(deleted) and not fresh:
             self.ctx.register_dataset(meta.name, dataset)
             return
@@ -298,7 +334,7 @@ class Database:
             self.ctx.register_dataset(data_name, dataset)
             parts.append(f'SELECT * FROM "{data_name}"')
         if fresh:
-            self.ctx.register_record_batches(fresh_name, [list(fresh)])
+            self.ctx.register_record_batches(fresh_name, [fresh])
             parts.append(f'SELECT * FROM "{fresh_name}"')
         source = " UNION ALL ".join(parts)
         if len(deleted):
@@ -330,45 +366,60 @@ class Database:
         return seg
 
     def hybrid_segment_set(self, snapshot: TableSnapshot, column: str) -> tuple[SegmentSet, TailInfo]:
-        """The column's persisted segments plus an in-memory segment over the rows they do
-        not cover, built once per tail version and kept in a small LRU."""
+        """The column's persisted and fresh segments plus in-memory segments over the rows
+        none of them holds (the unindexed tail), built once per tail version and kept in a
+        small LRU (``fts.tail_cache_entries``)."""
         index = snapshot.meta.indexes[column]
-        first = index.covered_until + 1
-        last = snapshot.row_count - 1
+        gaps = tuple(snapshot.uncovered(column))
         deletes = tuple(f.deletes for f in snapshot.meta.fragments if f.deletes)
-        key = (snapshot.name, column, first, last, index.analyzer, index.positions, index.k1, index.b,
-               tuple(s.id for s in index.segments), deletes)
+        key = (snapshot.name, column, gaps, index.analyzer, index.positions, deletes)
         with self._cache_lock:
             hit = self._tails.pop(key, None)
             if hit is not None:
                 self._tails[key] = hit  # most recently used last
         if hit is not None:
-            segment_set, info = hit
-            return segment_set, replace(info, cached=True)
-        start = time.perf_counter()
-        tail = build_range(snapshot, index, first, last, lambda: f"tail-{next(self._tail_ids)}")
-        segments = [self.segment(s) for s in index.segments] + tail
-        segment_set = SegmentSet(segments, index.k1, index.b, snapshot.deleted)
-        info = TailInfo(first, max(0, last - first + 1), (time.perf_counter() - start) * 1e3, False)
-        with self._cache_lock:
-            self._tails[key] = (segment_set, info)
-            while len(self._tails) > self.settings.get("fts.tail_cache_entries"):
-                self._tails.pop(next(iter(self._tails)))
-        return segment_set, info
+            tail, info = hit[0], replace(hit[1], cached=True)
+        else:
+            start = time.perf_counter()
+            self.counters["tail_rows_tokenized"] += sum(hi - lo + 1 for lo, hi in gaps)
+            tail = [
+                InMemorySegment.of(seg) for lo, hi in gaps
+                for seg in build_range(snapshot, index, lo, hi, lambda: f"tail-{next(self._tail_ids)}")
+            ]
+            info = TailInfo(gaps, (time.perf_counter() - start) * 1e3, False)
+            limit = self.settings.get("fts.tail_cache_entries")
+            with self._cache_lock:
+                self._tails[key] = (tail, info)
+                while len(self._tails) > limit:
+                    self._tails.pop(next(iter(self._tails)))
+        return self._cached_set(snapshot, column, tail), info
 
     def segment_set(self, snapshot: TableSnapshot, column: str) -> SegmentSet:
-        """The (cached) searchable view of a column's index in ``snapshot``."""
+        """The (cached) searchable view of a column's index in ``snapshot``: its persisted
+        segments and the fresh tier's segments, as parts of one set (exact statistics over
+        both, DESIGN §5.1)."""
+        return self._cached_set(snapshot, column, [])
+
+    def _cached_set(self, snapshot: TableSnapshot, column: str, extra: list[Segment]) -> SegmentSet:
         index = snapshot.meta.indexes[column]
+        fresh = list(snapshot.fresh_segments.get(column, ()))
         deletes = tuple(f.deletes for f in snapshot.meta.fragments if f.deletes)
-        key = (snapshot.name, column, tuple(s.id for s in index.segments), index.k1, index.b, deletes)
+        key = (
+            snapshot.name, column, tuple(s.id for s in index.segments),
+            tuple(s.meta.id for s in fresh + extra), index.k1, index.b, deletes,
+        )
         with self._cache_lock:
-            cached = self._segment_sets.get(key)
-        if cached is None:
-            segments = [self.segment(s) for s in index.segments]
-            cached = SegmentSet(segments, index.k1, index.b, snapshot.deleted)
-            with self._cache_lock:
-                cached = self._segment_sets.setdefault(key, cached)
-        return cached
+            cached = self._segment_sets.pop(key, None)
+            if cached is not None:
+                self._segment_sets[key] = cached  # most recently used last
+                return cached
+        segments = [self.segment(s) for s in index.segments] + fresh + extra
+        made = SegmentSet(segments, index.k1, index.b, snapshot.deleted)
+        with self._cache_lock:
+            made = self._segment_sets.setdefault(key, made)
+            while len(self._segment_sets) > SEGMENT_SET_CACHE:
+                self._segment_sets.pop(next(iter(self._segment_sets)))
+        return made
 
 
 def connect(

@@ -202,7 +202,9 @@ class Table:
         """(Re)build ``column``'s inverted index over every committed row.
 
         Options: ``positions`` (for phrase queries), ``k1``, ``b``, ``analyzer`` and the
-        analyzer options of :func:`datafusion_fts.analysis.make_analyzer_config`.
+        analyzer options of :func:`datafusion_fts.analysis.make_analyzer_config`. Fresh rows
+        are flushed first (every index change does that: fresh segments are always built
+        with the current options).
         """
         with self.db._write_lock:
             self.flush()

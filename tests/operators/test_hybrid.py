@@ -13,10 +13,10 @@ BODIES = ["alpha beta", "alpha", "beta gamma", "alpha alpha delta", "gamma", "al
 
 
 def table(positions: bool = False, limit: int | None = None) -> fts.Table:
+    """Rows 0..3 indexed, rows 4..5 a committed tail no segment holds."""
     db = fts.connect(config={"fts.residual_row_limit": limit} if limit is not None else None)
-    t = db.create_table("docs", pa.table({"body": BODIES[:4]}))
-    t.create_index("body", positions=positions)
-    t.insert(pa.table({"body": BODIES[4:]}))
+    t = db.create_table("docs", pa.table({"body": BODIES}))
+    t.build_segment("body", (0, 3), positions=positions)
     return t
 
 
@@ -53,6 +53,9 @@ def test_gate_tail_above_the_limit_falls_back_to_flat_scan():
     t.db.settings.set("fts.force_plan", "hybrid")
     with pytest.raises(fts.PlanError, match="residual_row_limit"):
         t.search(Match("body", "alpha"))
+    t.db.settings.set("fts.force_plan", "indexed")
+    with pytest.raises(fts.PlanError, match=r"index covers rows \.\.3 of \.\.5"):
+        t.search(Match("body", "alpha"))
 
 
 def test_gate_phrase_without_positions_falls_back_to_flat_scan():
@@ -83,10 +86,11 @@ def test_tail_cache_hits_and_invalidation():
     assert tail_state(t) == (False, 2)
     assert tail_state(t) == (True, 2)  # unchanged tail: nothing tokenized again
     t.insert(pa.table({"body": ["alpha"]}))
-    assert tail_state(t) == (False, 3)  # an append changes the tail
-    assert tail_state(t) == (True, 3)
+    assert tail_state(t) == (True, 2)  # fresh rows have segments of their own: same tail
+    t.flush()
+    assert tail_state(t) == (True, 2)  # ... persisted at the flush: still the same tail
     t.delete("_rowid = 5")
-    assert tail_state(t) == (False, 3)  # a delete changes what the tail holds
+    assert tail_state(t) == (False, 2)  # a delete changes what the tail holds
     before = hits(t, Match("body", "alpha beta"))
     t.optimize()
     assert t.plan(Match("body", "alpha"))[1].choice == "indexed"
@@ -97,6 +101,21 @@ def test_tail_cache_is_bounded():
     t = table()
     t.db.settings.set("fts.tail_cache_entries", 1)
     tail_state(t)
-    t.insert(pa.table({"body": ["alpha"]}))
+    t.delete("_rowid = 4")
     tail_state(t)
     assert len(t.db._tails) == 1
+
+
+def test_tail_ranges_are_the_rows_no_segment_holds():
+    """A gap between segments is a tail too; fresh rows after it are not."""
+    db = fts.connect()
+    t = db.create_table("docs", pa.table({"body": BODIES}))
+    t.build_segment("body", (0, 1))
+    t.build_segment("body", (4, 5))
+    t.insert(pa.table({"body": ["alpha gamma"]}))
+    plan, request = t.plan(Match("body", "alpha"))
+    assert request.choice == "hybrid"
+    assert plan.children()[0].display() == "HybridResidualSearch: tail=body[rows 2..3]"
+    results = every_plan(t, Match("body", "alpha gamma"))
+    assert results["auto"] == results["hybrid"] == results["flat_scan"]
+    assert t.db.counters["tail_rows_tokenized"] == 2  # the gap, once (the plan is cached after)

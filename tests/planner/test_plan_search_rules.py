@@ -139,12 +139,13 @@ def test_choice_and_reason(index, query, choice, reasons):
 
 
 def test_an_unindexed_tail_sends_the_search_to_the_hybrid_plan():
-    db = make_db({"body": {}})
-    db.table("docs").insert(
+    db = make_db()
+    db.table("docs").build_segment("body", (0, 4))  # row 5 is a tail no segment holds
+    db.table("docs").insert(  # fresh rows are indexed in memory: not part of the tail
         pa.table({"id": pa.array([6], pa.int64()), "title": ["x"], "body": ["alpha"]})
     )
     req = decide(request(db, Match("body", "alpha")))
-    assert (req.choice, req.reasons) == ("hybrid", ("not IndexedSearch: body: index covers rows ..5 of ..6",))
+    assert (req.choice, req.reasons) == ("hybrid", ("not IndexedSearch: body: index covers rows ..4 of ..6",))
     req = decide(request(db, Match("body", "alpha"), residual_row_limit=0))
     assert req.choice == "flat_scan"
     assert req.reasons[-1] == "not HybridResidualSearch: unindexed tail of 1 rows exceeds fts.residual_row_limit = 0"

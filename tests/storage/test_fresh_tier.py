@@ -4,17 +4,21 @@ write and keeps nothing half-written."""
 
 from __future__ import annotations
 
-import os
+import gc
 import random
 import signal
 import subprocess
 import sys
+import tempfile
 import textwrap
 import threading
 import time
-from pathlib import Path
 
 import pyarrow as pa
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from reference import RefTable, ref_search
+from strategies import COLUMN_NAMES, QUERY_WORDS, query_trees, search_params, table_words, values
 
 import datafusion_fts as fts
 from datafusion_fts.query import Boolean, Match, Phrase
@@ -50,11 +54,13 @@ def test_moving_rows_between_tiers_never_changes_a_score(tmp_path):
     t.insert(docs(40, 7))
     t.insert(docs(47, 5))  # fresh rows on top of an index
     fresh = hits(t)
-    assert t.snapshot().fresh and t.plan(QUERIES[0])[1].choice == "hybrid"
-    t.flush()  # committed, unindexed tail
+    # Fresh rows have in-memory segments: the index plan covers them.
+    assert t.snapshot().fresh and t.plan(QUERIES[0])[1].choice == "indexed"
+    t.flush()  # committed, with the fresh segments persisted as index segments
     assert not t.snapshot().fresh
+    assert t.snapshot().uncovered("body") == []
     assert hits(t) == fresh
-    t.optimize()  # indexed
+    t.optimize()  # merged
     assert t.plan(QUERIES[0])[1].choice == "indexed"
     assert hits(t) == fresh
     db.settings.set("fts.force_plan", "flat_scan")
@@ -223,3 +229,171 @@ def test_concurrent_scans_of_one_directory_database(tmp_path):
     for th in threads:
         th.join()
     assert not errors, errors[0]
+
+
+# -- tier invariance, property-based -----------------------------------------------------
+
+PLANS = ("auto", "indexed", "hybrid", "flat_scan")
+
+
+def _check_every_plan(db: fts.Database, ref: RefTable, data) -> None:
+    """Each query, under every plan that can answer it, equals the reference bit for bit."""
+    t = db.table("docs")
+    live = ref.live_row_ids()
+    assert t.count_rows() == len(live)
+    words = list(QUERY_WORDS) + table_words(ref) * 3
+    for _ in range(data.draw(st.integers(1, 2), label="queries")):
+        query = data.draw(query_trees(ref.columns, words, 2), label="query")
+        params = data.draw(search_params(live), label="params")
+        if params["limit"] == 0:
+            params["limit"] = None
+        expected = [(r, repr(s)) for r, s in ref_search(ref, query, **params)]
+        for plan in PLANS:
+            db.settings.set("fts.force_plan", plan)
+            try:
+                got = t.search(query, columns=[], include_row_ids=params["include_row_ids"],
+                               limit=params["limit"], offset=params["offset"])
+            except fts.PlanError:
+                assert plan != "auto"
+                continue
+            assert [(r, repr(s)) for r, s in zip(got.column(0).to_pylist(), got.column(1).to_pylist())] \
+                == expected, (plan, query, params)
+        db.settings.set("fts.force_plan", "auto")
+
+
+@settings(max_examples=40)
+@given(st.data())
+def test_tier_invariance_through_inserts_flushes_deletes_optimize_reindex_and_reopen(data):
+    """Random rows inserted in batches of random sizes, interleaved with flush, delete,
+    optimize, create_index (other options), build_segment and reopen: every plan answers
+    exactly as the reference after every step (moving rows between tiers, merging fresh
+    runs and persisting them never changes a score)."""
+    columns = data.draw(st.lists(st.sampled_from(COLUMN_NAMES), min_size=1, max_size=2, unique=True),
+                        label="columns")
+    memtable = data.draw(st.sampled_from((5, 10**6, 10**6)), label="memtable_rows")
+    ref = RefTable(rows={}, columns=list(columns))
+    with tempfile.TemporaryDirectory() as path:
+        config = {"fts.memtable_rows": memtable}
+        db = fts.connect(path, config=config)
+        db.create_table("docs", schema=pa.schema([(c, pa.string()) for c in columns]))
+        first = ["create_index"] * data.draw(st.integers(0, len(columns)), label="indexes first")
+        for step in range(len(first) + data.draw(st.integers(1, 7), label="steps")):
+            t = db.table("docs")
+            op = first[step] if step < len(first) else data.draw(st.sampled_from(
+                ("insert",) * 5 + ("flush", "delete", "optimize", "create_index", "build_segment", "reopen")),
+                label="op")
+            if op == "insert":
+                rows = data.draw(st.lists(st.fixed_dictionaries({c: values() for c in columns}),
+                                          min_size=1, max_size=9), label="rows")
+                for row in rows:
+                    ref.rows[len(ref.rows)] = row
+                t.insert(pa.table({c: pa.array([r[c] for r in rows], pa.string()) for c in columns}))
+            elif op == "flush":
+                t.flush()
+            elif op == "delete" and ref.live_row_ids():
+                gone = data.draw(st.lists(st.sampled_from(ref.live_row_ids()), max_size=3), label="deleted")
+                if gone:
+                    t.delete(f"_rowid IN ({', '.join(map(str, gone))})")
+                    ref.deleted.update(gone)
+            elif op == "optimize":
+                t.optimize()
+            elif op == "create_index":
+                column = data.draw(st.sampled_from(columns), label="column")
+                limit = data.draw(st.sampled_from((1, 5, 40)), label="max_token_length")
+                k1, b = data.draw(st.sampled_from(((1.2, 0.75), (0.5, 1.0), (2.0, 0.0))), label="k1, b")
+                t.create_index(column, max_token_length=limit, k1=k1, b=b,
+                               positions=data.draw(st.booleans(), label="positions"))
+                ref.max_token_length[column] = limit
+                ref.params[column] = (k1, b)
+            elif op == "build_segment" and ref.rows:
+                column = data.draw(st.sampled_from(columns), label="column")
+                lo = data.draw(st.integers(0, len(ref.rows) - 1), label="lo")
+                hi = data.draw(st.integers(lo, len(ref.rows) + 3), label="hi")
+                if column not in t.snapshot().meta.indexes:
+                    ref.max_token_length.pop(column, None)
+                    ref.params.pop(column, None)
+                t.build_segment(column, (lo, hi))
+            elif op == "reopen":
+                del t
+                db = None
+                gc.collect()
+                db = fts.connect(path, config=config)
+            _check_every_plan(db, ref, data)
+        db = None
+        gc.collect()
+
+
+def _ref_of(t: fts.Table) -> RefTable:
+    rows = t.to_arrow()
+    ids = rows.column("_rowid").to_pylist()
+    ref = RefTable(rows={i: {"body": b} for i, b in zip(ids, rows.column("body").to_pylist())}, columns=["body"])
+    ref.rows.update({i: {"body": None} for i in range(max(ids, default=-1) + 1) if i not in ref.rows})
+    ref.deleted = {i for i in ref.rows if i not in set(ids)}
+    return ref
+
+
+def test_first_query_after_an_insert_tokenizes_only_the_inserted_rows():
+    """Not a timing test: the rows tokenized per insert and per query are counted."""
+    db = fts.connect()
+    t = db.create_table("docs", docs(0, 200))
+    t.create_index("body")
+    for start in range(200, 1200, 100):
+        t.insert(docs(start, 100))
+    t.search(Match("body", "alpha"))
+    before = dict(db.counters)
+    t.insert(docs(1200, 3))
+    assert db.counters["fresh_rows_tokenized"] - before.get("fresh_rows_tokenized", 0) == 3
+    plan, request = t.plan(Match("body", "alpha beta"))
+    assert request.choice == "indexed"
+    assert "fresh-" in plan.tree()  # the fresh rows' in-memory segments are parts of the index
+    t.search(Match("body", "alpha beta"))
+    assert db.counters["tail_rows_tokenized"] == before.get("tail_rows_tokenized", 0) == 0
+    assert db.counters["fresh_rows_tokenized"] - before.get("fresh_rows_tokenized", 0) == 3
+
+
+def test_one_row_inserts_merge_into_logarithmically_many_runs():
+    db = fts.connect()
+    t = db.create_table("docs", docs(0, 5))
+    t.create_index("body", positions=True)
+    for start in range(5, 300):
+        t.insert(docs(start, 1))
+    runs = db._fresh["docs"]
+    assert sum(r.rows for r in runs) == 295
+    assert len(runs) <= 9  # ~log2(295): run sizes at least halve from one run to the next
+    assert all(a.rows > 2 * b.rows for a, b in zip(runs, runs[1:]))
+    assert db.counters["fresh_rows_tokenized"] == 295  # merging copies postings, never re-tokenizes
+    ref = _ref_of(t)
+    for query in QUERIES:
+        expected = [(r, repr(s)) for r, s in ref_search(ref, query)]
+        for plan in ("auto", "flat_scan"):
+            db.settings.set("fts.force_plan", plan)
+            got = t.search(query, limit=None, columns=[])
+            assert list(zip(got.column(0).to_pylist(), map(repr, got.column(1).to_pylist()))) == expected
+
+
+def test_new_index_options_apply_to_fresh_rows(tmp_path):
+    """Changing an index flushes the fresh tier first; later inserts are indexed with the
+    new options (and a reopen re-tokenizes the log with them)."""
+    db = fts.connect(tmp_path / "db")
+    t = db.create_table("docs", pa.table({"body": ["alpha bb", "ccc alpha"]}))
+    t.create_index("body")
+    for limit in (2, 40, 1):
+        t.insert(pa.table({"body": ["alpha alpha bb", "bb ccc", "ccc"]}))
+        t.create_index("body", max_token_length=limit, positions=True)
+        assert not t.snapshot().fresh
+        t.insert(pa.table({"body": ["bb alpha", "ccc bb alpha"]}))
+        for reopen in (False, True):
+            if reopen:
+                del t
+                db = None
+                gc.collect()
+                db = fts.connect(tmp_path / "db")
+                t = db.table("docs")
+            assert len(t.snapshot().fresh) == 1
+            ref = _ref_of(t)
+            ref.max_token_length["body"] = limit
+            for query in (Match("body", "alpha bb ccc"), Phrase("body", "alpha bb")):
+                assert t.plan(query)[1].choice == "indexed"
+                got = t.search(query, limit=None, columns=[])
+                expected = [(r, repr(s)) for r, s in ref_search(ref, query)]
+                assert list(zip(got.column(0).to_pylist(), map(repr, got.column(1).to_pylist()))) == expected

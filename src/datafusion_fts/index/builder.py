@@ -15,6 +15,7 @@ from ..analysis import TokenStream
 from ..storage.manifest import SegmentMeta
 from .postings_kernel import BLOCK_SIZE, block_metadata, invert
 from .segment import Segment
+from .sorted_terms import union_terms
 
 
 def _sorted_vocab(stream: TokenStream) -> tuple[pa.LargeStringArray, np.ndarray]:
@@ -85,9 +86,7 @@ def merge_segments(seg_id: str, segments: list[Segment]) -> Segment:
     segments = [s for s in segments if s.meta.count > 0] or segments[:1]
     base = segments[0].meta.base
     count = segments[-1].meta.base + segments[-1].meta.count - base
-    terms = pc.unique(pa.concat_arrays([s.terms for s in segments]))
-    terms = terms.take(pc.sort_indices(terms))
-    gids = [pc.index_in(s.terms, value_set=terms).to_numpy(zero_copy_only=False).astype(np.int64) for s in segments]
+    terms, gids = union_terms([s.terms for s in segments])
     dfs = [np.diff(s.post_offsets) for s in segments]
     total = np.zeros(len(terms), dtype=np.int64)
     for gid, df in zip(gids, dfs):

@@ -8,12 +8,13 @@ stored relative to ``base`` as uint32, halving the postings against int64.
 from __future__ import annotations
 
 import threading
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 
 import numpy as np
 import pyarrow as pa
 
 from ..storage.manifest import SegmentMeta
+from .sorted_terms import find_term, term_buffers
 
 ARRAY_NAMES = (
     "terms", "post_offsets", "rows", "tfs", "pos_offsets", "positions", "dl",
@@ -73,3 +74,21 @@ class Segment:
         """(local rows uint32, tfs uint32) of a term, as views."""
         a, b = self.post_offsets[term_id], self.post_offsets[term_id + 1]
         return self.rows[a:b], self.tfs[a:b]
+
+
+@dataclass
+class InMemorySegment(Segment):
+    """A segment built in memory for a short life (fresh rows, a query's unindexed tail).
+    Its term lookup binary-searches the sorted terms: no dictionary of the whole
+    vocabulary is built, which would cost more than the segment's few queries save."""
+
+    _buffers: tuple[np.ndarray, np.ndarray] | None = field(default=None, repr=False)
+
+    @classmethod
+    def of(cls, segment: Segment) -> "InMemorySegment":
+        return cls(**{f.name: getattr(segment, f.name) for f in fields(Segment) if f.name not in ("_lookup", "_lock")})
+
+    def term_id(self, term: str) -> int:
+        if self._buffers is None:
+            self._buffers = term_buffers(self.terms)
+        return int(find_term(*self._buffers, np.frombuffer(term.encode("utf-8"), dtype=np.uint8)))

@@ -1,7 +1,8 @@
 """HybridResidualSearch: an index that covers all but an append-only tail (DESIGN §6).
 
-The tail (rows no segment covers yet) is read once and tokenized once into an in-memory
-segment per column, cached per tail version, and searched together with the persisted
+The tail (committed rows no segment holds yet; fresh rows have in-memory segments of their
+own) is read once and tokenized once into in-memory segments per column, cached per tail
+version, and searched together with the persisted
 segments as one more ranked part: statistics, vocabulary and scores are those of the
 whole table (§5.1), not an approximation from two differently-weighted arms, and each
 part's top-k merges under the total order (§5.2).
@@ -21,17 +22,24 @@ from .base import ExecutionPlan
 
 @dataclass(frozen=True)
 class TailInfo:
-    """What the plan did to the tail, for EXPLAIN."""
+    """What the plan did to the tail (the inclusive row-id ranges no segment holds), for
+    EXPLAIN."""
 
-    first_row: int
-    rows: int
+    ranges: tuple[tuple[int, int], ...]
     build_ms: float
     cached: bool
 
+    @property
+    def rows(self) -> int:
+        return sum(hi - lo + 1 for lo, hi in self.ranges)
 
-def tail_start(table: TableSnapshot, columns: tuple[str, ...]) -> int:
-    """The first row id some query column's index does not cover."""
-    return min(table.meta.indexes[c].covered_until for c in columns) + 1
+    def display(self) -> str:
+        return ", ".join(f"{lo}..{hi}" for lo, hi in self.ranges) or "none"
+
+
+def tail_rows(table: TableSnapshot, column: str) -> int:
+    """Rows of ``table`` that no segment of ``column`` holds."""
+    return sum(hi - lo + 1 for lo, hi in table.uncovered(column))
 
 
 class HybridResidualSearch(ExecutionPlan):
@@ -63,7 +71,7 @@ class HybridResidualSearch(ExecutionPlan):
                 out.append(f"{column}: phrase query but the index has no positions")
         if out:
             return out
-        rows = table.row_count - tail_start(table, columns)
+        rows = max(tail_rows(table, c) for c in columns)
         if rows > residual_row_limit:
             out.append(f"unindexed tail of {rows} rows exceeds fts.residual_row_limit = {residual_row_limit}")
         return out
@@ -72,7 +80,7 @@ class HybridResidualSearch(ExecutionPlan):
         return [self.child]
 
     def display(self) -> str:
-        tails = ", ".join(f"{c}[rows {t.first_row}..{t.first_row + t.rows - 1}]" for c, t in self.tails.items())
+        tails = ", ".join(f"{c}[rows {t.display()}]" for c, t in self.tails.items())
         return f"HybridResidualSearch: tail={tails}"
 
     def execute(self) -> Iterator[pa.RecordBatch]:

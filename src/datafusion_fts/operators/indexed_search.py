@@ -62,8 +62,8 @@ class IndexedSearch(ExecutionPlan):
             index = table.meta.indexes.get(column)
             if index is None:
                 out.append(f"{column}: no index")
-            elif index.covered_until < last:
-                out.append(f"{column}: index covers rows ..{index.covered_until} of ..{last}")
+            elif table.covered_until(column) < last:
+                out.append(f"{column}: index covers rows ..{table.covered_until(column)} of ..{last}")
             elif column in phrase_columns and not index.positions:
                 out.append(f"{column}: phrase query but the index has no positions")
         return out

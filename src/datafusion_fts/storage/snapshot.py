@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import cached_property
-from typing import Iterator
+from typing import TYPE_CHECKING, Iterator, Mapping
 
 import numpy as np
 import pyarrow as pa
@@ -12,18 +12,24 @@ import pyarrow as pa
 from .manifest import ROWID, TableMeta
 from .store import Store
 
+if TYPE_CHECKING:
+    from ..index.segment import Segment
+
 SCAN_BATCH_ROWS = 32_768
 
 
 @dataclass(frozen=True)
 class TableSnapshot:
     """Committed fragments (``meta``) plus the fresh rows acknowledged but not yet flushed
-    (``fresh``: batches with ``_rowid`` first, ids right after the committed ones). A query
-    takes one snapshot at its start: its visibility cut (DESIGN §5.5)."""
+    (``fresh``: batches with ``_rowid`` first, ids right after the committed ones) and the
+    in-memory segments over them (``fresh_segments``: per indexed column, taken in the
+    same step as the rows). A query takes one snapshot at its start: its visibility cut
+    (DESIGN §5.5)."""
 
     meta: TableMeta
     store: Store
     fresh: tuple[pa.RecordBatch, ...] = ()
+    fresh_segments: Mapping[str, tuple["Segment", ...]] = field(default_factory=dict, repr=False)
 
     @property
     def name(self) -> str:
@@ -41,6 +47,36 @@ class TableSnapshot:
     def row_count(self) -> int:
         """Row ids handed out and visible to this snapshot: 0 .. row_count - 1."""
         return self.meta.next_rowid + sum(b.num_rows for b in self.fresh)
+
+    def covered(self, column: str) -> list[tuple[int, int]]:
+        """Inclusive row-id ranges some segment of ``column``'s index holds (persisted or
+        fresh), merged, ascending."""
+        index = self.meta.indexes.get(column)
+        spans = [(s.base, s.base + s.count - 1) for s in index.segments if s.count] if index else []
+        spans += [(s.meta.base, s.meta.base + s.meta.count - 1) for s in self.fresh_segments.get(column, ())]
+        merged: list[tuple[int, int]] = []
+        for lo, hi in sorted(spans):
+            if merged and lo <= merged[-1][1] + 1:
+                merged[-1] = (merged[-1][0], max(merged[-1][1], hi))
+            else:
+                merged.append((lo, hi))
+        return merged
+
+    def uncovered(self, column: str) -> list[tuple[int, int]]:
+        """Inclusive row-id ranges of this snapshot that no segment of ``column`` holds."""
+        gaps, start = [], 0
+        for lo, hi in self.covered(column):
+            if lo > start:
+                gaps.append((start, min(lo, self.row_count) - 1))
+            start = max(start, hi + 1)
+        if start < self.row_count:
+            gaps.append((start, self.row_count - 1))
+        return [(lo, hi) for lo, hi in gaps if lo <= hi]
+
+    def covered_until(self, column: str) -> int:
+        """The highest row id r such that a segment holds every row 0..r (-1 if none)."""
+        spans = self.covered(column)
+        return spans[0][1] if spans and spans[0][0] == 0 else -1
 
     def scan(
         self, columns: list[str], batch_rows: int = SCAN_BATCH_ROWS, row_range: tuple[int, int] | None = None
