@@ -142,19 +142,16 @@ def _child_build(indexed: int, tail: int) -> dict:
     cpu0 = bc._cpu_s()
     t0 = time.perf_counter()
     db = fts.connect(p["tail_db"])
-    t = db.create_table(TABLE, _rows_reader(p["parquet"], 0, indexed))
+    # Inserted rows are indexed as they arrive (fresh tier), so the tail is made the way
+    # a committed unindexed tail arises: rows that no segment holds.
+    t = db.create_table(TABLE, _rows_reader(p["parquet"], 0, indexed + tail))
     t1 = time.perf_counter()
-    t.create_index(FIELD)
+    t.build_segment(FIELD, (0, indexed - 1))
     t2 = time.perf_counter()
-    t.insert(_rows_reader(p["parquet"], indexed, indexed + tail))
-    t3 = time.perf_counter()
     assert t.count_rows() == indexed + tail, t.count_rows()
     snap = t.snapshot()
     tail_segments = len(snap.meta.indexes[FIELD].segments)
     covered = snap.meta.indexes[FIELD].covered_until
-    # Since the fresh tier (DESIGN §5.5) an insert below fts.memtable_rows stays in the
-    # write-ahead log + memory instead of becoming a data fragment; record which it was.
-    tail_fresh_rows = sum(b.num_rows for b in getattr(snap, "fresh", ()))
     tail_fragments = len(snap.meta.fragments)
     del t, db, snap
     gc.collect()
@@ -170,7 +167,6 @@ def _child_build(indexed: int, tail: int) -> dict:
         "warmup_s": warmup_s,
         "load_s": t1 - t0,
         "index_s": t2 - t1,
-        "insert_s": t3 - t2,
         "copy_s": t5 - t4,
         "optimize_s": t6 - t5,
         "cpu_s": bc._cpu_s() - cpu0,
@@ -180,7 +176,6 @@ def _child_build(indexed: int, tail: int) -> dict:
         "full_segments": len(snap2.meta.indexes[FIELD].segments),
         "full_covered_until": snap2.meta.indexes[FIELD].covered_until,
         "tail_fragments": tail_fragments,
-        "tail_fresh_rows": tail_fresh_rows,
         "full_fragments": len(snap2.meta.fragments),
         "tail_disk_mb": bc._dir_mb(p["tail_db"]),
         "full_disk_mb": bc._dir_mb(p["full_db"]),
@@ -401,7 +396,9 @@ def _search_bench(paths: dict, n_queries: int, flat_queries: int, concurrency: i
                         n_results.setdefault((shape, k), []).append(r.num_rows)
     # Hybrid tail build time (the entry cached by the warm-up) and flat plan choice.
     plan = tables["hybrid"].plan(queries["must_should"][0][1], limit=10)[0]
-    res["tail_info"] = vars(_find(plan, "HybridResidualSearch").tails[FIELD]).copy()
+    info = _find(plan, "HybridResidualSearch").tails[FIELD]
+    res["tail_info"] = {"first_row": info.ranges[0][0] if info.ranges else 0, "rows": info.rows,
+                        "build_ms": info.build_ms, "cached": info.cached}
     for shape, qs in queries.items():
         choice = tables["flat"].plan(qs[0][1], limit=10)[1].choice
         if choice != "flat_scan":
@@ -591,19 +588,15 @@ def _report(args, env: dict, build: dict, build_note: str, s: dict, rss: dict | 
         f"({env['parquet_mb']:.1f} MB): {corpus.VOCAB_SIZE:,}-word vocabulary, Zipf s={corpus.ZIPF_S}, body "
         f"~{corpus.BODY_MEAN_WORDS:.0f} words; only `body` is indexed (default analyzer, BM25 k1=1.2, b=0.75).")
     tail_mb = build.get("tail_disk_mb")
-    add(f"- **Tail database** `bench-data/hybrid-{n_i}+{n_t}/`: `create_table` from rows 0..{n_i - 1:,}, "
-        f"`create_index(\"body\")`, then `insert` of rows {n_i:,}..{total - 1:,} (unindexed tail: index "
-        f"covers rows up to {build['tail_covered_until']:,}; {build['tail_segments']} segment(s); "
-        f"{tail_mb:,.0f} MB on disk; "
-        + (f"the {build['tail_fresh_rows']:,} inserted rows sit in the fresh tier — write-ahead log + memory, "
-           "replayed by every `fts.connect` — since they are fewer than `fts.memtable_rows`"
-           if build.get("tail_fresh_rows") else
-           f"the inserted rows are a data fragment ({build.get('tail_fragments', '?')} fragments)")
-        + "). "
+    add(f"- **Tail database** `bench-data/hybrid-{n_i}+{n_t}/`: `create_table` from rows 0..{total - 1:,}, "
+        f"then `build_segment(\"body\", (0, {n_i - 1}))` (rows {n_i:,}..{total - 1:,} are a committed tail no "
+        f"segment holds: index covers rows up to {build['tail_covered_until']:,}; {build['tail_segments']} "
+        f"segment(s); {build.get('tail_fragments', '?')} fragment(s); {tail_mb:,.0f} MB on disk; inserted rows "
+        "would not make a tail: they are indexed as they arrive). "
         f"**Fully indexed database**: a copy of it after `optimize()` ({build['full_segments']} segment(s), "
         f"covers up to {build['full_covered_until']:,}).")
     add(f"- **Build** (fresh subprocess): load {build['load_s']:.1f} s, index {build['index_s']:.1f} s, "
-        f"insert tail {build['insert_s']:.2f} s, copy {build['copy_s']:.1f} s, optimize {build['optimize_s']:.1f} s; "
+        f"copy {build['copy_s']:.1f} s, optimize {build['optimize_s']:.1f} s; "
         f"peak RSS {build['peak_rss_mb']:,.0f} MB." + (f" {build_note}" if build_note else ""))
     ti = s["tail_info"]
     add(f"- Settings: `fts.residual_row_limit` = 100,000 (default), `fts.tail_cache_entries` = 16 (default) for "

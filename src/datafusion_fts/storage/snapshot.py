@@ -88,7 +88,10 @@ class TableSnapshot:
             if row_range is not None and (frag.row_hi < row_range[0] or frag.row_lo > row_range[1]):
                 continue
             deleted = self.store.read_deletes(frag.deletes) if frag.deletes else None
-            for batch in self.store.iter_fragment(frag.id, wanted, batch_rows):
+            local = None
+            if row_range is not None:
+                local = (max(0, row_range[0] - frag.row_lo), min(frag.rows - 1, row_range[1] - frag.row_lo))
+            for batch in self.store.iter_fragment(frag.id, wanted, batch_rows, local):
                 if deleted is not None:
                     ids = batch.column(0).to_numpy()
                     batch = batch.filter(pa.array(~np.isin(ids, deleted, assume_unique=True)))

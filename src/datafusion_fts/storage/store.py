@@ -36,7 +36,9 @@ class Store(Protocol):
     def load_manifest(self) -> Manifest: ...
     def commit(self, manifest: Manifest) -> None: ...
     def write_fragment(self, frag_id: str, schema: pa.Schema, batches: Iterable[pa.RecordBatch]) -> int: ...
-    def iter_fragment(self, frag_id: str, columns: list[str], batch_rows: int) -> Iterator[pa.RecordBatch]: ...
+    def iter_fragment(
+        self, frag_id: str, columns: list[str], batch_rows: int, local_range: tuple[int, int] | None = None
+    ) -> Iterator[pa.RecordBatch]: ...
     def take_fragment_rows(self, frag_id: str, local_rows: np.ndarray, columns: list[str]) -> pa.Table: ...
     def fragment_dataset(self, frag_ids: list[str], schema: pa.Schema) -> ds.Dataset: ...
     def write_segment(self, seg_id: str, arrays: dict[str, pa.Array]) -> None: ...
@@ -188,11 +190,21 @@ class DirectoryStore:
                 self._files[frag_id] = pf
             return pf
 
-    def iter_fragment(self, frag_id: str, columns: list[str], batch_rows: int) -> Iterator[pa.RecordBatch]:
+    def iter_fragment(
+        self, frag_id: str, columns: list[str], batch_rows: int, local_range: tuple[int, int] | None = None
+    ) -> Iterator[pa.RecordBatch]:
+        """The fragment's rows in batches; with ``local_range`` (inclusive local rows) only
+        the row groups that overlap it (so at most one group's worth of rows each side)."""
         # A reader of its own per scan: concurrent scans never share pyarrow state, and
         # without memory mapping the scanned pages are not charged to this process's RSS.
         reader = pq.ParquetFile(self._fragment_path(frag_id))
-        yield from reader.iter_batches(batch_size=batch_rows, columns=columns)
+        groups = None
+        if local_range is not None:
+            starts = self._row_group_starts(frag_id)
+            first = int(np.searchsorted(starts, local_range[0], side="right")) - 1
+            last = int(np.searchsorted(starts, local_range[1], side="right")) - 1
+            groups = list(range(max(first, 0), last + 1))
+        yield from reader.iter_batches(batch_size=batch_rows, columns=columns, row_groups=groups)
 
     def _row_group_starts(self, frag_id: str) -> np.ndarray:
         """First local row of each row group (read from the footer; groups vary in size)."""
@@ -359,8 +371,13 @@ class MemoryStore:
         self._fragments[frag_id] = table
         return table.num_rows
 
-    def iter_fragment(self, frag_id: str, columns: list[str], batch_rows: int) -> Iterator[pa.RecordBatch]:
-        yield from self._fragments[frag_id].select(columns).to_batches(max_chunksize=batch_rows)
+    def iter_fragment(
+        self, frag_id: str, columns: list[str], batch_rows: int, local_range: tuple[int, int] | None = None
+    ) -> Iterator[pa.RecordBatch]:
+        table = self._fragments[frag_id].select(columns)
+        if local_range is not None:
+            table = table.slice(local_range[0], local_range[1] - local_range[0] + 1)
+        yield from table.to_batches(max_chunksize=batch_rows)
 
     def take_fragment_rows(self, frag_id: str, local_rows: np.ndarray, columns: list[str]) -> pa.Table:
         return self._fragments[frag_id].select(columns).take(pa.array(local_rows))
