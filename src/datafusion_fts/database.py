@@ -17,12 +17,16 @@ import numpy as np
 import pyarrow as pa
 
 from .errors import CatalogError, InvalidArgument
-from .index.build_range import build_range
+from .analysis import Analyzer, TokenStream, analyzer_for
+from .index.build_range import Wanted, start_tail
 from .index.builder import merge_segments
 from .index.fresh_runs import FreshRun, append_run, build_run, concat_batches, fresh_batches, fresh_segments
 from .index.segment import InMemorySegment, Segment
 from .index.segment_set import SegmentSet
+from .index.transient import find_terms, lookup_terms
+from .operators.flat_scan_search import expand, term_requests
 from .operators.hybrid_residual_search import TailInfo
+from .query.tree import Query
 from .ingest import check_new_schema, conform, open_batches
 from .settings import Settings
 from .storage.manifest import ROWID, FragmentMeta, Manifest, SegmentMeta, TableMeta
@@ -365,29 +369,41 @@ class Database:
                 seg = self._segments.setdefault(meta.id, seg)
         return seg
 
-    def hybrid_segment_set(self, snapshot: TableSnapshot, column: str) -> tuple[SegmentSet, TailInfo]:
+    def hybrid_segment_set(
+        self, snapshot: TableSnapshot, column: str, query: Query | None = None
+    ) -> tuple[SegmentSet, TailInfo]:
         """The column's persisted and fresh segments plus in-memory segments over the rows
-        none of them holds (the unindexed tail), built once per tail version and kept in a
-        small LRU (``fts.tail_cache_entries``)."""
+        none of them holds (the unindexed tail).
+
+        With the tail cache on (``fts.tail_cache_entries``) the tail is indexed whole, once
+        per tail version, and kept in a small LRU. With it off, each query reads and
+        tokenizes the tail once for all its leaves and keeps postings only for ``query``'s
+        terms on this column (its exact terms and the tail's best expansions of its fuzzy
+        and prefix leaves: all a query can read). Either way the tail is tokenized in
+        parallel pieces while the persisted segments are loaded.
+        """
         index = snapshot.meta.indexes[column]
         gaps = tuple(snapshot.uncovered(column))
         deletes = tuple(f.deletes for f in snapshot.meta.fragments if f.deletes)
         key = (snapshot.name, column, gaps, index.analyzer, index.positions, deletes)
+        limit = self.settings.get("fts.tail_cache_entries")
         with self._cache_lock:
             hit = self._tails.pop(key, None)
             if hit is not None:
                 self._tails[key] = hit  # most recently used last
         if hit is not None:
-            tail, info = hit[0], replace(hit[1], cached=True)
-        else:
-            start = time.perf_counter()
-            self.counters["tail_rows_tokenized"] += sum(hi - lo + 1 for lo, hi in gaps)
-            tail = [
-                InMemorySegment.of(seg) for lo, hi in gaps
-                for seg in build_range(snapshot, index, lo, hi, lambda: f"tail-{next(self._tail_ids)}")
-            ]
-            info = TailInfo(gaps, (time.perf_counter() - start) * 1e3, False)
-            limit = self.settings.get("fts.tail_cache_entries")
+            return self._cached_set(snapshot, column, hit[0]), replace(hit[1], cached=True)
+        start = time.perf_counter()
+        self.counters["tail_rows_tokenized"] += sum(hi - lo + 1 for lo, hi in gaps)
+        wanted, seed = None, ()
+        if not limit and query is not None:
+            wanted, seed = _query_terms_only(query, column, analyzer_for(index.analyzer))
+        join = start_tail(snapshot, index, gaps, lambda: f"tail-{next(self._tail_ids)}", wanted, seed)
+        for meta in index.segments:
+            self.segment(meta)  # meanwhile (loaded once, then cached)
+        tail = [InMemorySegment.of(seg) for seg in join()]
+        info = TailInfo(gaps, (time.perf_counter() - start) * 1e3, False, terms_only=wanted is not None)
+        if limit:
             with self._cache_lock:
                 self._tails[key] = (tail, info)
                 while len(self._tails) > limit:
@@ -420,6 +436,21 @@ class Database:
             while len(self._segment_sets) > SEGMENT_SET_CACHE:
                 self._segment_sets.pop(next(iter(self._segment_sets)))
         return made
+
+
+def _query_terms_only(query: Query, column: str, analyzer: Analyzer) -> tuple[Wanted, tuple[str, ...]]:
+    """What a tail piece must keep for ``query`` on ``column``: the stream ids of the exact
+    terms (handed to the tokenizer as seeds) and of the piece's best expansions."""
+    exact, expanding = term_requests(query, {column: analyzer})
+    seed = tuple(exact[column])
+
+    def wanted(stream: TokenStream) -> np.ndarray:
+        ids = lookup_terms(stream, seed) if seed else np.zeros(0, np.int64)
+        extra = [t for found in expand(stream, expanding[column]).values() for _, t in found]
+        ids = np.concatenate([ids, find_terms(stream, extra)])
+        return ids[ids >= 0]
+
+    return wanted, seed
 
 
 def connect(

@@ -266,9 +266,7 @@ class Table:
                 ranges.append((meta.lo, meta.hi))  # rebuilt without its deleted rows
             else:
                 kept.append(self.db.segment(meta))
-        last = snap.row_count - 1
-        if index.covered_until < last:
-            ranges.append((index.covered_until + 1, last))
+        ranges.extend(snap.uncovered(column))  # rows no segment holds (a tail, gaps)
         manifest, built, written = self._build_ranges(manifest, snap, index, ranges, progress)
         kept.extend(built)
         kept.sort(key=lambda seg: (seg.meta.lo, seg.meta.hi))

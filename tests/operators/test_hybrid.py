@@ -3,11 +3,18 @@ the tail cache and its invalidation, and agreement with the other plans."""
 
 from __future__ import annotations
 
+from unittest import mock
+
 import pyarrow as pa
 import pytest
+from engine_tables import engine_table
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from test_search_reference import cases, check
 
 import datafusion_fts as fts
-from datafusion_fts.query import Match, Phrase
+from datafusion_fts.index import build_range
+from datafusion_fts.query import Boolean, Match, Phrase
 
 BODIES = ["alpha beta", "alpha", "beta gamma", "alpha alpha delta", "gamma", "alpha beta beta"]
 
@@ -119,3 +126,31 @@ def test_tail_ranges_are_the_rows_no_segment_holds():
     results = every_plan(t, Match("body", "alpha gamma"))
     assert results["auto"] == results["hybrid"] == results["flat_scan"]
     assert t.db.counters["tail_rows_tokenized"] == 2  # the gap, once (the plan is cached after)
+
+
+def test_without_the_cache_the_tail_keeps_only_the_query_terms():
+    t = table(positions=True)
+    t.db.settings.set("fts.tail_cache_entries", 0)
+    query = Boolean(should=[Match("body", "gamma zeta"), Match("body", "alphq", fuzziness=1)],
+                    must_not=[Phrase("body", "beta beta")])
+    plan, request = t.plan(query, limit=None)
+    assert request.choice == "hybrid"
+    hybrid = plan.children()[0]
+    assert hybrid.tails["body"].terms_only and not hybrid.tails["body"].cached
+    tail_parts = [p for p in hybrid.child.sets["body"].parts if p.segment.meta.id.startswith("tail-")]
+    # rows 4..5 are "gamma", "alpha beta beta": of their terms the query reads gamma, alpha
+    # (the tail's expansion of alphq~1) and beta; zeta occurs nowhere
+    assert [p.segment.terms.to_pylist() for p in tail_parts] == [["alpha", "beta", "gamma"]]
+    assert hits(t, query) == every_plan(t, query)["flat_scan"]
+
+
+@settings(max_examples=40)
+@given(cases(deletes=True, params=True, token_limits=True), st.integers(0, 40), st.sampled_from((0, 16)))
+def test_hybrid_tail_in_parallel_pieces_matches_reference(case, cut, cache_entries):
+    """The tail cut into pieces of a few rows (tokenized in parallel threads), with the
+    tail cache on (whole tail indexed) and off (only the query's terms kept)."""
+    ref, query, params = case
+    db = fts.connect(config={"fts.tail_cache_entries": cache_entries})
+    with mock.patch.object(build_range, "TAIL_PIECE_ROWS", 2):
+        t = engine_table(ref, "hybrid", [cut], db=db)
+        check(t, ref, query, params)

@@ -1,20 +1,28 @@
-"""Index the rows of a row-id range of a table snapshot, in bounded memory.
+"""Index the rows of a row-id range of a table snapshot.
 
-Rows are read in batches and tokenized a chunk (at most ``BUILD_CHUNK_BYTES`` of text)
-at a time; each chunk becomes a segment, and neighbouring chunk segments are merged while
-the merged segment stays under ``MERGE_MAX_POSTINGS``. Used by index builds (segments
-then persisted) and by the hybrid plan's in-memory index of an unindexed tail.
+``build_range`` works in bounded memory: rows are read in batches and tokenized a chunk
+(at most ``BUILD_CHUNK_BYTES`` of text) at a time; each chunk becomes a segment, and
+neighbouring chunk segments are merged while the merged segment stays under
+``MERGE_MAX_POSTINGS``. Index builds use it (segments then persisted).
+
+``start_tail`` indexes a short unindexed tail for the hybrid plan (at most
+``fts.residual_row_limit`` rows, so it is read whole): cut into pieces tokenized and
+inverted in parallel threads (the kernels release the GIL) while the caller goes on, and
+optionally keeping postings only for the terms one query needs.
 """
 
 from __future__ import annotations
 
+import functools
+import os
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import replace
-from typing import Callable
+from typing import Callable, Sequence
 
 import numpy as np
 import pyarrow as pa
 
-from ..analysis import analyzer_for
+from ..analysis import TokenStream, analyzer_for
 from ..storage.manifest import IndexMeta
 from ..storage.snapshot import TableSnapshot
 from .builder import build_segment, merge_segments
@@ -24,6 +32,9 @@ from .segment import Segment
 BUILD_CHUNK_BYTES = 256 << 20
 # Chunk segments are merged while the merged segment stays under this many postings.
 MERGE_MAX_POSTINGS = 400_000_000
+# A tail is cut into at most one piece per worker, each of at least this many rows.
+TAIL_PIECE_ROWS = 2048
+TAIL_WORKERS = max(1, min(4, os.cpu_count() or 1))
 
 Progress = Callable[[int, int], None]
 
@@ -77,3 +88,48 @@ def build_range(
         else:
             merged.append(seg)
     return merged
+
+
+@functools.lru_cache(maxsize=1)
+def _tail_pool() -> ThreadPoolExecutor:
+    return ThreadPoolExecutor(max_workers=TAIL_WORKERS, thread_name_prefix="fts-tail")
+
+
+Wanted = Callable[[TokenStream], np.ndarray]
+
+
+def start_tail(
+    snap: TableSnapshot, index: IndexMeta, gaps: Sequence[tuple[int, int]], new_id: Callable[[], str],
+    wanted: Wanted | None = None, seed: Sequence[str] = (),
+) -> Callable[[], list[Segment]]:
+    """Start indexing the rows of ``gaps`` (inclusive row-id ranges no segment holds) in
+    background threads; the returned function waits for the segments. ``seed`` terms are
+    handed to the analyzer; ``wanted(stream)`` (when given) names the stream term ids a
+    piece keeps postings for — every row's length is kept either way."""
+    analyzer = analyzer_for(index.analyzer)
+    last = snap.row_count - 1
+    jobs: list[tuple[str, int, int, pa.Table | None]] = []
+    for lo, hi in gaps:
+        batches = list(snap.scan([index.column], row_range=(lo, hi)))
+        rows = pa.Table.from_batches(batches) if batches else None
+        n = rows.num_rows if rows is not None else 0
+        pieces = max(1, min(TAIL_WORKERS, n // TAIL_PIECE_ROWS))
+        cuts = [n * i // pieces for i in range(pieces + 1)]
+        ids = rows.column(0) if rows is not None else None
+        for i in range(pieces):
+            p_lo = lo if i == 0 else ids[cuts[i]].as_py()
+            p_hi = hi if i == pieces - 1 else ids[cuts[i + 1]].as_py() - 1
+            part = rows.slice(cuts[i], cuts[i + 1] - cuts[i]) if rows is not None else None
+            jobs.append((new_id(), p_lo, p_hi, part))
+
+    def build(job: tuple[str, int, int, pa.Table | None]) -> Segment:
+        seg_id, p_lo, p_hi, part = job
+        covered = (p_lo, min(p_hi, last))
+        if part is None or not part.num_rows:
+            return build_segment(seg_id, p_lo, p_hi, covered, np.zeros(0, np.int64), None, index.positions)
+        stream = analyzer.analyze(part.column(1), seed=seed)
+        keep = wanted(stream) if wanted is not None else None
+        return build_segment(seg_id, p_lo, p_hi, covered, part.column(0).to_numpy(), stream, index.positions, keep)
+
+    futures = [_tail_pool().submit(build, job) for job in jobs]
+    return lambda: [f.result() for f in futures]

@@ -18,9 +18,14 @@ from .segment import Segment
 from .sorted_terms import union_terms
 
 
-def _sorted_vocab(stream: TokenStream) -> tuple[pa.LargeStringArray, np.ndarray]:
-    """The used terms in sorted order, and each stream term id's new id."""
+def _sorted_vocab(stream: TokenStream, term_ids: np.ndarray | None = None) -> tuple[pa.LargeStringArray, np.ndarray]:
+    """The used terms (only stream ids ``term_ids`` when given) in sorted order, and each
+    stream term id's new id (-1 for a term left out)."""
     counts = np.bincount(stream.term, minlength=len(stream.vocab))
+    if term_ids is not None:
+        wanted = np.zeros(len(counts), dtype=np.bool_)
+        wanted[term_ids] = True
+        counts[~wanted] = 0
     used = np.flatnonzero(counts)
     terms = stream.vocab.take(pa.array(used))
     order = pc.sort_indices(terms).to_numpy()
@@ -49,11 +54,15 @@ def _finish(
 
 def build_segment(
     seg_id: str, lo: int, hi: int, covered: tuple[int, int], row_ids: np.ndarray,
-    stream: TokenStream | None, with_positions: bool,
+    stream: TokenStream | None, with_positions: bool, term_ids: np.ndarray | None = None,
 ) -> Segment:
     """A segment over [lo, hi] covering the committed rows ``covered`` (inclusive; empty
     when first > last), of which the live ones, ``row_ids`` (ascending), are tokenized in
-    ``stream``. Deleted rows inside ``covered`` are covered too, with no tokens."""
+    ``stream``. Deleted rows inside ``covered`` are covered too, with no tokens.
+
+    With ``term_ids`` (stream term ids) only those terms get postings; every row's length
+    is still exact. Such a segment answers queries on those terms only (a query's view
+    of an unindexed tail)."""
     base = covered[0]
     count = max(0, covered[1] - covered[0] + 1)
     if len(row_ids) == 0 or stream is None:
@@ -67,9 +76,13 @@ def build_segment(
     local = (row_ids - base).astype(np.uint32)
     dl = np.zeros(count, dtype=np.uint32)
     dl[local] = stream.dl
-    terms, new_id = _sorted_vocab(stream)
+    terms, new_id = _sorted_vocab(stream, term_ids)
+    token_rows, token_terms, token_pos = local[stream.row], new_id[stream.term], stream.pos
+    if term_ids is not None:
+        keep = token_terms >= 0
+        token_rows, token_terms, token_pos = token_rows[keep], token_terms[keep], token_pos[keep]
     post_offsets, rows, tfs, pos_offsets, positions = invert(
-        local[stream.row], new_id[stream.term], stream.pos, len(terms), with_positions
+        token_rows, token_terms, token_pos, len(terms), with_positions
     )
     return _finish(seg_id, lo, hi, base, count, terms, post_offsets, rows, tfs, pos_offsets, positions, dl)
 

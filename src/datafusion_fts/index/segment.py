@@ -76,19 +76,32 @@ class Segment:
         return self.rows[a:b], self.tfs[a:b]
 
 
+# A binary-search lookup costs about as much as putting this many terms in a dict.
+_LOOKUP_COST_IN_TERMS = 50
+
+
 @dataclass
 class InMemorySegment(Segment):
     """A segment built in memory for a short life (fresh rows, a query's unindexed tail).
-    Its term lookup binary-searches the sorted terms: no dictionary of the whole
-    vocabulary is built, which would cost more than the segment's few queries save."""
+
+    Its term lookups binary-search the sorted terms until they have cost about what a
+    dictionary of its vocabulary costs to build, then build one (a ski-rental rule: never
+    more than twice the better of the two). A segment that few queries read never pays
+    for a dictionary of every term it holds."""
 
     _buffers: tuple[np.ndarray, np.ndarray] | None = field(default=None, repr=False)
+    _lookups: int = field(default=0, repr=False)
 
     @classmethod
     def of(cls, segment: Segment) -> "InMemorySegment":
         return cls(**{f.name: getattr(segment, f.name) for f in fields(Segment) if f.name not in ("_lookup", "_lock")})
 
     def term_id(self, term: str) -> int:
+        if self._lookup is not None:
+            return self._lookup.get(term, -1)
+        self._lookups += 1
+        if self._lookups * _LOOKUP_COST_IN_TERMS >= len(self.terms):
+            return super().term_id(term)
         if self._buffers is None:
             self._buffers = term_buffers(self.terms)
         return int(find_term(*self._buffers, np.frombuffer(term.encode("utf-8"), dtype=np.uint8)))

@@ -16,9 +16,15 @@ from .term_postings import TermPostings, present
 
 
 def lookup_terms(stream: TokenStream, terms: Sequence[str]) -> np.ndarray:
-    """Stream term ids of ``terms`` (-1 where absent); seeds are ids 0..n_seed-1 already."""
+    """Stream term ids of ``terms`` (-1 where absent); ``terms`` that are as many as the
+    stream's seeds are its seeds (ids 0..n_seed-1 already)."""
     if stream.n_seed == len(terms) and len(terms):
         return np.arange(len(terms), dtype=np.int64)
+    return find_terms(stream, terms)
+
+
+def find_terms(stream: TokenStream, terms: Sequence[str]) -> np.ndarray:
+    """Stream term ids of ``terms`` (-1 where absent), looked up in its vocabulary."""
     if not len(terms):
         return np.zeros(0, dtype=np.int64)
     found = pc.index_in(pa.array(list(terms), pa.large_string()), value_set=stream.vocab)

@@ -48,6 +48,50 @@ def _present_vocab(stream: TokenStream) -> pa.Array:
     return stream.vocab.filter(pa.array(counts > 0))
 
 
+# An expanding leaf's request: ("fuzzy", term, fuzziness, prefix_length, max_expansions)
+# or ("prefix", normalized prefix, max_expansions).
+Expanding = tuple
+
+
+def term_requests(
+    query: Query, analyzers: dict[str, Analyzer]
+) -> tuple[dict[str, list[str]], dict[str, list[Expanding]]]:
+    """Per column of ``analyzers`` (leaves on other columns are left out): the query's
+    exact terms (distinct, in first-use order), and its fuzzy/prefix expansion requests
+    (distinct) — what a pass over rows must find."""
+    exact: dict[str, list[str]] = {c: [] for c in analyzers}
+    expanding: dict[str, list[Expanding]] = {c: [] for c in analyzers}
+    for leaf in leaves(query):
+        analyzer = analyzers.get(leaf.column)
+        if analyzer is None:
+            continue
+        if isinstance(leaf, Prefix):
+            expanding[leaf.column].append(("prefix", analyzer.normalize(leaf.prefix), leaf.max_expansions))
+            continue
+        terms = analyzer.terms(leaf.text)
+        if isinstance(leaf, Match) and leaf.fuzziness:
+            for t in dict.fromkeys(terms):
+                expanding[leaf.column].append(("fuzzy", t, leaf.fuzziness, leaf.prefix_length, leaf.max_expansions))
+        else:
+            exact[leaf.column].extend(terms)
+    return (
+        {c: list(dict.fromkeys(ts)) for c, ts in exact.items()},
+        {c: list(dict.fromkeys(ks)) for c, ks in expanding.items()},
+    )
+
+
+def expand(stream: TokenStream, requests: list[Expanding]) -> dict[Expanding, list[tuple[int, str]]]:
+    """Each request's best expansions among the terms that occur in ``stream`` (the best
+    of every source together are the global best, DESIGN §5.3)."""
+    if not requests:
+        return {}
+    vocab = _present_vocab(stream)
+    return {
+        key: prefix_candidates(vocab, key[1], key[2]) if key[0] == "prefix" else fuzzy_candidates(vocab, *key[1:])
+        for key in requests
+    }
+
+
 def _count_df(stream: TokenStream, terms: list[str], into: dict[str, int]) -> None:
     """Add each term's number of rows in this batch to ``into``."""
     ids = lookup_terms(stream, terms)
@@ -138,19 +182,7 @@ class FlatScanSearch(ExecutionPlan):
 
     # -- pass 1 ------------------------------------------------------------------------
     def _collect_stats(self) -> dict[str, _ScanStats]:
-        exact: dict[str, list[str]] = {c: [] for c in self.columns}
-        expanding: dict[str, list[tuple]] = {c: [] for c in self.columns}
-        for leaf in leaves(self.query):
-            analyzer = self.analyzers[leaf.column]
-            if isinstance(leaf, Prefix):
-                expanding[leaf.column].append(("prefix", analyzer.normalize(leaf.prefix), leaf.max_expansions))
-                continue
-            terms = analyzer.terms(leaf.text)
-            if isinstance(leaf, Match) and leaf.fuzziness:
-                for t in dict.fromkeys(terms):
-                    expanding[leaf.column].append(("fuzzy", t, leaf.fuzziness, leaf.prefix_length, leaf.max_expansions))
-            else:
-                exact[leaf.column].extend(terms)
+        exact, expanding = term_requests(self.query, self.analyzers)
         stats = {c: _ScanStats() for c in self.columns}
         for batch in self.scan(self.columns):
             self.metrics.add("rows_scanned", batch.num_rows)
@@ -159,16 +191,10 @@ class FlatScanSearch(ExecutionPlan):
                 stream = self.analyzers[column].analyze(batch.column(column))
                 st.n_docs += int(np.count_nonzero(stream.dl))
                 st.total_tokens += int(stream.dl.sum(dtype=np.int64))
-                wanted = list(dict.fromkeys(exact[column]))
-                if expanding[column]:
-                    vocab = _present_vocab(stream)
-                    for key in dict.fromkeys(expanding[column]):
-                        if key[0] == "prefix":
-                            found = prefix_candidates(vocab, key[1], key[2])
-                        else:
-                            found = fuzzy_candidates(vocab, *key[1:])
-                        st.fuzzy.setdefault(key, set()).update(found)
-                        wanted.extend(t for _, t in found if t not in wanted)
+                wanted = list(exact[column])
+                for key, found in expand(stream, expanding[column]).items():
+                    st.fuzzy.setdefault(key, set()).update(found)
+                    wanted.extend(t for _, t in found if t not in wanted)
                 _count_df(stream, wanted, st.df)
         return stats
 

@@ -28,6 +28,7 @@ class TailInfo:
     ranges: tuple[tuple[int, int], ...]
     build_ms: float
     cached: bool
+    terms_only: bool = False  # postings of the query's terms only (no tail cache)
 
     @property
     def rows(self) -> int:

@@ -149,7 +149,9 @@ class Catalog(Protocol):
 
     def segment_set(self, snapshot: TableSnapshot, column: str) -> SegmentSet: ...
 
-    def hybrid_segment_set(self, snapshot: TableSnapshot, column: str) -> tuple[SegmentSet, TailInfo]: ...
+    def hybrid_segment_set(
+        self, snapshot: TableSnapshot, column: str, query: Query | None = None
+    ) -> tuple[SegmentSet, TailInfo]: ...
 
     def distributed_executor(self) -> DistributedExecutor: ...
 
@@ -170,7 +172,7 @@ def plan_search(req: SearchRequest, catalog: Catalog | None) -> tuple[ExecutionP
         else:
             sets = {}
             for c in req.columns:
-                sets[c], tails[c] = catalog.hybrid_segment_set(snap, c)
+                sets[c], tails[c] = catalog.hybrid_segment_set(snap, c, req.query)
         if req.executor != "local":
             return plan_distributed(req, catalog.distributed_executor(), sets, tails, analyzers, k), req
         bound = bind(req.query, _IndexBindContext(analyzers, sets))
