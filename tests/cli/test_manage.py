@@ -71,9 +71,9 @@ def _tiered(path: Path) -> None:
 
     def build(db: fts.Database) -> None:
         docs = db.create_table("docs", corpus(100))
-        docs.create_index("body")
         docs.insert(corpus(10, start=100))
         docs.flush()
+        docs.build_segment("body", (0, 99))  # (inserted rows would be indexed as they arrive)
         docs.delete("id IN (3, 50, 99, 105)")
         docs.insert(corpus(5, start=110))
 
