@@ -20,7 +20,15 @@ from .errors import CatalogError, InvalidArgument
 from .analysis import Analyzer, TokenStream, analyzer_for
 from .index.build_range import Wanted, start_tail
 from .index.builder import merge_segments
-from .index.fresh_runs import FreshRun, append_run, build_run, concat_batches, fresh_batches, fresh_segments
+from .index.fresh_runs import (
+    FreshRun,
+    append_run,
+    build_run,
+    concat_batches,
+    fresh_batches,
+    fresh_segments,
+    move_run,
+)
 from .index.segment import InMemorySegment, Segment
 from .index.segment_set import SegmentSet
 from .index.transient import find_terms, lookup_terms
@@ -76,6 +84,9 @@ class Database:
         self._tails: dict[tuple, tuple[SegmentSet, TailInfo]] = {}
         self._tail_ids = itertools.count()
         self._cache_lock = threading.Lock()
+        # Per table: the TableMeta whose fragments (dataset) and deleted ids (whether any)
+        # are registered on ctx.
+        self._registered: dict[str, tuple[TableMeta, Any, bool]] = {}
         for meta in self._manifest.tables.values():
             self._register(meta)
         from .udfs import install
@@ -146,34 +157,45 @@ class Database:
         return f"fresh-{next(self._fresh_ids)}"
 
     def append_fresh(self, name: str, data: Any) -> int:
-        """Acknowledge rows into the fresh tier: logged and fsynced, then indexed in memory
-        per indexed column, then visible (rows and segments in one step), all before this
-        returns. Returns the number of rows."""
+        """Acknowledge rows into the fresh tier: logged and fsynced, indexed in memory per
+        indexed column, then visible (rows and segments in one step), all before this
+        returns. Returns the number of rows.
+
+        The rows are converted and tokenized before the writer lock is taken (with row ids
+        from 0; the segments are moved to the real ids under the lock, which costs nothing:
+        segments store rows relative to their base), so concurrent writers tokenize in
+        parallel and serialize only on the log append and the publication."""
+        meta = self.snapshot(name).meta
+        source_schema, batches = open_batches(data)
+        incoming = [b for b in conform(batches, source_schema, meta.schema) if b.num_rows]
+        if not incoming:
+            return 0
+        table = pa.Table.from_batches(incoming).combine_chunks()
+        n = table.num_rows
+        file_schema = pa.schema([pa.field(ROWID, pa.int64(), False), *meta.schema])
+        columns = [c.chunk(0) if c.num_chunks == 1 else c.combine_chunks() for c in table.columns]
+        batch = pa.RecordBatch.from_arrays([pa.array(np.arange(n, dtype=np.int64)), *columns], schema=file_schema)
+        tally: Counter[str] = Counter()
+        run = build_run(batch, meta.indexes, self._new_fresh_id, tally)
         with self._write_lock:
             self.store.lock_for_writes()
-            meta = self.snapshot(name).meta
-            source_schema, batches = open_batches(data)
-            incoming = [b for b in conform(batches, source_schema, meta.schema) if b.num_rows]
-            if not incoming:
-                return 0
-            table = pa.Table.from_batches(incoming).combine_chunks()
+            current = self.snapshot(name).meta
+            if current.indexes != meta.indexes:  # an index changed meanwhile: tokenize again
+                run = build_run(batch, current.indexes, self._new_fresh_id, tally)
             runs = self._fresh.get(name, ())
-            first = meta.next_rowid + sum(r.rows for r in runs)
-            ids = pa.array(np.arange(first, first + table.num_rows, dtype=np.int64))
-            file_schema = pa.schema([pa.field(ROWID, pa.int64(), False), *meta.schema])
-            columns = [c.chunk(0) if c.num_chunks == 1 else c.combine_chunks() for c in table.columns]
-            batch = pa.RecordBatch.from_arrays([ids, *columns], schema=file_schema)
+            first = current.next_rowid + sum(r.rows for r in runs)
+            run = move_run(run, first)
             log = self._log(name)
             if log is not None:
-                log.append(batch)  # durable before it is visible
-            run = build_run(batch, meta.indexes, self._new_fresh_id, self.counters)
+                log.append(run.batches[0])  # durable before it is visible
             runs = append_run(runs, run, self._new_fresh_id)
             with self._state_lock:
                 self._fresh[name] = runs
-            self._register(meta)
+            self.counters.update(tally)
+            self._register(current)
             if sum(r.rows for r in runs) >= self.settings.get("fts.memtable_rows"):
                 self.flush(name)
-            return table.num_rows
+            return n
 
     def flush(self, name: str) -> None:
         """Commit the fresh rows as a data fragment (same row ids), and their in-memory
@@ -319,36 +341,45 @@ class Database:
 
         With fresh rows or deletions the table is a view: the fragments' dataset UNION ALL
         the fresh rows, anti-joined with the deleted row ids (pyarrow datasets with a filter
-        cannot be scanned by DataFusion).
+        cannot be scanned by DataFusion). An insert changes only the fresh rows: the
+        dataset and the deleted ids stay registered while ``meta`` is the same object.
         """
         data_name, deleted_name = f"__fts_{meta.name}_data", f"__fts_{meta.name}_deleted"
         fresh_name = f"__fts_{meta.name}_fresh"
-        for name in (meta.name, data_name, deleted_name, fresh_name):
+        known = self._registered.get(meta.name)
+        same = known is not None and known[0] is meta
+        for name in (meta.name, fresh_name) if same else (meta.name, data_name, deleted_name, fresh_name):
             if self.ctx.table_exist(name):
                 self.ctx.deregister_table(name)
-        file_schema = pa.schema([pa.field(ROWID, pa.int64(), False), *meta.schema])
-        dataset = self.store.fragment_dataset([f.id for f in meta.fragments], file_schema)
-        deleted = TableSnapshot(meta, self.store).deleted
+        if same:
+            _, dataset, has_deleted = known
+        else:
+            file_schema = pa.schema([pa.field(ROWID, pa.int64(), False), *meta.schema])
+            dataset = self.store.fragment_dataset([f.id for f in meta.fragments], file_schema)
+            deleted = TableSnapshot(meta, self.store).deleted
+            has_deleted = bool(len(deleted))
+            if meta.fragments:  # (a dataset of no files cannot take part in a union)
+                self.ctx.register_dataset(data_name, dataset)
+            if has_deleted:
+                self.ctx.register_record_batches(deleted_name, [[pa.record_batch({ROWID: pa.array(deleted)})]])
+            self._registered[meta.name] = (meta, dataset, has_deleted)
         fresh = list(fresh_batches(self._fresh.get(meta.name, ())))
-        if not len(deleted) and not fresh:
+        if not has_deleted and not fresh:
             self.ctx.register_dataset(meta.name, dataset)
             return
-        parts = []
-        if meta.fragments:  # (a dataset of no files cannot take part in a union)
-            self.ctx.register_dataset(data_name, dataset)
-            parts.append(f'SELECT * FROM "{data_name}"')
+        parts = [f'SELECT * FROM "{data_name}"'] if meta.fragments else []
         if fresh:
             self.ctx.register_record_batches(fresh_name, [fresh])
             parts.append(f'SELECT * FROM "{fresh_name}"')
         source = " UNION ALL ".join(parts)
-        if len(deleted):
-            self.ctx.register_record_batches(deleted_name, [[pa.record_batch({ROWID: pa.array(deleted)})]])
+        if has_deleted:
             source = (
                 f'SELECT d.* FROM ({source}) AS d LEFT ANTI JOIN "{deleted_name}" AS x ON d."{ROWID}" = x."{ROWID}"'
             )
         self.ctx.register_view(meta.name, self.ctx.sql(source))
 
     def _deregister(self, name: str) -> None:
+        self._registered.pop(name, None)
         for table in (name, f"__fts_{name}_data", f"__fts_{name}_deleted", f"__fts_{name}_fresh"):
             if self.ctx.table_exist(table):
                 self.ctx.deregister_table(table)

@@ -9,7 +9,7 @@ import pyarrow.compute as pc
 from hypothesis import given
 from hypothesis import strategies as st
 
-from datafusion_fts.index.sorted_terms import find_term, term_buffers, union_terms
+from datafusion_fts.index.sorted_terms import find_term, sort_terms, term_buffers, union_terms
 
 WORDS = st.text(st.sampled_from("abé東ΣzZ09_"), min_size=0, max_size=5)
 
@@ -44,3 +44,12 @@ def test_sliced_arrays_keep_their_offset():
     data, offsets = term_buffers(terms)
     assert find_term(data, offsets, np.frombuffer(b"c", np.uint8)) == 1
     assert find_term(data, offsets, np.frombuffer(b"a", np.uint8)) == -1
+
+
+@given(st.lists(st.text(st.sampled_from("ab\x00é東z"), min_size=0, max_size=30), max_size=40, unique=True))
+def test_sort_terms_is_the_byte_order(words):
+    terms = pa.array(words, pa.large_string())
+    data, offsets = term_buffers(terms)
+    order = sort_terms(data, offsets, np.arange(len(words), dtype=np.int64))
+    assert [words[i] for i in order] == sorted(words, key=lambda w: w.encode())
+    assert terms.take(pa.array(order, pa.int64())).equals(sorted_terms(words))

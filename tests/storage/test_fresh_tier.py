@@ -21,6 +21,7 @@ from reference import RefTable, ref_search
 from strategies import COLUMN_NAMES, QUERY_WORDS, query_trees, search_params, table_words, values
 
 import datafusion_fts as fts
+from datafusion_fts.index.fresh_runs import MAX_RUNS
 from datafusion_fts.query import Boolean, Match, Phrase
 
 WORDS = ["alpha", "beta", "gamma", "delta"]
@@ -352,15 +353,15 @@ def test_first_query_after_an_insert_tokenizes_only_the_inserted_rows():
 
 
 def test_one_row_inserts_merge_into_logarithmically_many_runs():
+    """Equal inserts count in base TIER (8); irregular ones stay under MAX_RUNS runs."""
     db = fts.connect()
     t = db.create_table("docs", docs(0, 5))
     t.create_index("body", positions=True)
     for start in range(5, 300):
         t.insert(docs(start, 1))
     runs = db._fresh["docs"]
-    assert sum(r.rows for r in runs) == 295
-    assert len(runs) <= 9  # ~log2(295): run sizes at least halve from one run to the next
-    assert all(a.rows > 2 * b.rows for a, b in zip(runs, runs[1:]))
+    # 295 = 4·8² + 4·8 + 7: counting in base 8 (TIER), one run per unit
+    assert [r.rows for r in runs] == [64] * 4 + [8] * 4 + [1] * 7
     assert db.counters["fresh_rows_tokenized"] == 295  # merging copies postings, never re-tokenizes
     ref = _ref_of(t)
     for query in QUERIES:
@@ -369,6 +370,19 @@ def test_one_row_inserts_merge_into_logarithmically_many_runs():
             db.settings.set("fts.force_plan", plan)
             got = t.search(query, limit=None, columns=[])
             assert list(zip(got.column(0).to_pylist(), map(repr, got.column(1).to_pylist()))) == expected
+    db.settings.set("fts.force_plan", "auto")
+    rng = random.Random(3)
+    start = 300
+    for _ in range(200):  # sizes falling and rising: no level lines up
+        n = rng.choice((1, 2, 3, 17, 40, 90))
+        t.insert(docs(start, n))
+        start += n
+    assert len(db._fresh["docs"]) <= MAX_RUNS
+    ref = _ref_of(t)
+    for query in QUERIES:
+        got = t.search(query, limit=None, columns=[])
+        expected = [(r, repr(s)) for r, s in ref_search(ref, query)]
+        assert list(zip(got.column(0).to_pylist(), map(repr, got.column(1).to_pylist()))) == expected
 
 
 def test_new_index_options_apply_to_fresh_rows(tmp_path):

@@ -9,13 +9,12 @@ from __future__ import annotations
 
 import numpy as np
 import pyarrow as pa
-import pyarrow.compute as pc
 
 from ..analysis import TokenStream
 from ..storage.manifest import SegmentMeta
-from .postings_kernel import BLOCK_SIZE, block_metadata, invert
+from .postings_kernel import BLOCK_SIZE, block_metadata, invert, scatter_positions, scatter_postings
 from .segment import Segment
-from .sorted_terms import union_terms
+from .sorted_terms import sort_terms, term_buffers, union_terms
 
 
 def _sorted_vocab(stream: TokenStream, term_ids: np.ndarray | None = None) -> tuple[pa.LargeStringArray, np.ndarray]:
@@ -26,12 +25,10 @@ def _sorted_vocab(stream: TokenStream, term_ids: np.ndarray | None = None) -> tu
         wanted = np.zeros(len(counts), dtype=np.bool_)
         wanted[term_ids] = True
         counts[~wanted] = 0
-    used = np.flatnonzero(counts)
-    terms = stream.vocab.take(pa.array(used))
-    order = pc.sort_indices(terms).to_numpy()
+    used = sort_terms(*term_buffers(stream.vocab), np.flatnonzero(counts))
     new_id = np.full(len(stream.vocab), -1, dtype=np.int32)
-    new_id[used[order]] = np.arange(len(order), dtype=np.int32)
-    return terms.take(pa.array(order)), new_id
+    new_id[used] = np.arange(len(used), dtype=np.int32)
+    return stream.vocab.take(pa.array(used)), new_id
 
 
 def _finish(
@@ -91,7 +88,8 @@ def merge_segments(seg_id: str, segments: list[Segment]) -> Segment:
     """One segment holding the rows of ``segments`` (disjoint, ascending row ranges).
 
     Each merged term's postings are the inputs' postings in segment order, so row ids stay
-    ascending; everything is computed with vectorized gathers (no loop per term).
+    ascending: the term dictionaries merge in one pass, and each input's postings (and
+    positions) are copied to their places by a compiled loop.
     """
     with_positions = all(s.has_positions for s in segments)
     lo = min(s.meta.lo for s in segments)
@@ -100,10 +98,9 @@ def merge_segments(seg_id: str, segments: list[Segment]) -> Segment:
     base = segments[0].meta.base
     count = segments[-1].meta.base + segments[-1].meta.count - base
     terms, gids = union_terms([s.terms for s in segments])
-    dfs = [np.diff(s.post_offsets) for s in segments]
     total = np.zeros(len(terms), dtype=np.int64)
-    for gid, df in zip(gids, dfs):
-        np.add.at(total, gid, df)
+    for seg, gid in zip(segments, gids):
+        total[gid] += np.diff(seg.post_offsets)  # (a segment's terms map to distinct ids)
     post_offsets = np.zeros(len(terms) + 1, dtype=np.int64)
     np.cumsum(total, out=post_offsets[1:])
     n_post = int(post_offsets[-1])
@@ -111,28 +108,17 @@ def merge_segments(seg_id: str, segments: list[Segment]) -> Segment:
     tfs = np.empty(n_post, dtype=np.uint32)
     dl = np.zeros(count, dtype=np.uint32)
     written = np.zeros(len(terms), dtype=np.int64)
-    dests = []
-    for seg, gid, df in zip(segments, gids, dfs):
-        term_of = np.repeat(np.arange(len(df)), df)
-        dest = post_offsets[gid][term_of] + written[gid][term_of] + (
-            np.arange(len(seg.rows)) - seg.post_offsets[:-1][term_of]
-        )
-        rows[dest] = seg.rows + np.uint32(seg.meta.base - base)
-        tfs[dest] = seg.tfs
-        written[gid] += df
-        dl[seg.meta.base - base : seg.meta.base - base + seg.meta.count] = seg.dl
-        dests.append(dest)
+    starts = []
+    for seg, gid in zip(segments, gids):
+        shift = seg.meta.base - base
+        starts.append(scatter_postings(seg.post_offsets, seg.rows, seg.tfs, gid, shift, post_offsets, written, rows, tfs))
+        dl[shift : shift + seg.meta.count] = seg.dl
     if with_positions:
         pos_offsets = np.zeros(n_post + 1, dtype=np.int64)
         np.cumsum(tfs, out=pos_offsets[1:])
         positions = np.empty(int(pos_offsets[-1]), dtype=np.uint32)
-        for seg, dest in zip(segments, dests):
-            tf = np.diff(seg.pos_offsets)
-            posting_of = np.repeat(np.arange(len(tf)), tf)
-            target = pos_offsets[dest][posting_of] + (
-                np.arange(len(seg.positions)) - seg.pos_offsets[:-1][posting_of]
-            )
-            positions[target] = seg.positions
+        for seg, start in zip(segments, starts):
+            scatter_positions(seg.post_offsets, seg.pos_offsets, seg.positions, start, pos_offsets, positions)
     else:
         pos_offsets = np.zeros(0, dtype=np.int64)
         positions = np.zeros(0, dtype=np.uint32)

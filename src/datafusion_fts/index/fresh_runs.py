@@ -2,18 +2,19 @@
 one segment per indexed column over exactly its rows.
 
 An insert tokenizes its batch once per indexed column and becomes a run. Runs are merged
-tiered, as an LSM tree merges: after an append, the last two runs merge while the older
-one holds at most ``MERGE_RATIO`` times the newer one's rows. Run sizes then shrink
-geometrically from oldest to newest, so a table has O(log n) runs however small its
-inserts are, and each row is copied O(log n) times in all (postings are merged, never
-re-tokenized). Merging never changes what a search sees: a merged segment ranks the same
-rows with the same tokens.
+tiered, as an LSM tree merges: a run's *level* is log_T of its rows (T = ``TIER``), and
+whenever the newest T runs share a level they merge into one run of the next level. Equal
+inserts then count in base T: at most T - 1 runs per level, O(log n) runs however small
+the inserts, each row copied log_T(n) times in all (postings are merged, never
+re-tokenized). Irregular sizes can leave small runs behind bigger ones; past ``MAX_RUNS``
+the adjacent pair with the fewest rows merges. Merging never changes what a search sees:
+a merged segment ranks the same rows with the same tokens.
 """
 
 from __future__ import annotations
 
 from collections import Counter
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Callable, Mapping
 
 import pyarrow as pa
@@ -23,12 +24,13 @@ from ..storage.manifest import IndexMeta
 from .builder import build_segment, merge_segments
 from .segment import InMemorySegment
 
-# A run merges with its predecessor while the predecessor holds at most this many times
-# its rows (2: sizes at least halve from run to run, so there are <= log2(rows) runs).
-MERGE_RATIO = 2
+# Runs merge T at a time (more: fewer copies per row and cheaper inserts, but more runs
+# for every query to read).
+TIER = 8
+MAX_RUNS = 24
 # Merged runs up to this many rows keep their rows in one record batch (few batches keep
 # registering the fresh rows with DataFusion cheap); bigger ones keep their batches.
-CONCAT_MAX_ROWS = 1 << 13
+CONCAT_MAX_ROWS = 1 << 10
 
 NewId = Callable[[], str]
 
@@ -62,6 +64,19 @@ def build_run(batch: pa.RecordBatch, indexes: Mapping[str, IndexMeta], new_id: N
     return FreshRun((batch,), {c: batch_segment(batch, ix, new_id(), tally) for c, ix in indexes.items()})
 
 
+def move_run(run: FreshRun, first: int) -> FreshRun:
+    """A one-batch run built with row ids 0.. moved to row ids ``first``.. (a segment's rows
+    are relative to its base, so only the ids and the segments' ranges change)."""
+    (batch,) = run.batches
+    ids = pa.array(batch.column(0).to_numpy() + first)
+    moved = pa.RecordBatch.from_arrays([ids, *batch.columns[1:]], schema=batch.schema)
+    segments = {
+        c: replace(seg, meta=replace(seg.meta, lo=seg.meta.lo + first, hi=seg.meta.hi + first, base=seg.meta.base + first))
+        for c, seg in run.segments.items()
+    }
+    return FreshRun((moved,), segments)
+
+
 def concat_batches(batches: list[pa.RecordBatch]) -> pa.RecordBatch:
     """One record batch holding ``batches`` in order."""
     if len(batches) == 1:
@@ -84,11 +99,22 @@ def merge_runs(runs: list[FreshRun], new_id: NewId) -> FreshRun:
     return FreshRun(batches, segments)
 
 
+def _level(rows: int) -> int:
+    level = 0
+    while rows >= TIER:
+        rows //= TIER
+        level += 1
+    return level
+
+
 def append_run(runs: tuple[FreshRun, ...], run: FreshRun, new_id: NewId) -> tuple[FreshRun, ...]:
     """``runs`` plus ``run``, with the tiered merges that keep their number logarithmic."""
     out = list(runs) + [run]
-    while len(out) >= 2 and out[-2].rows <= MERGE_RATIO * out[-1].rows:
-        out[-2:] = [merge_runs(out[-2:], new_id)]
+    while len(out) >= TIER and len({_level(r.rows) for r in out[-TIER:]}) == 1:
+        out[-TIER:] = [merge_runs(out[-TIER:], new_id)]
+    while len(out) > MAX_RUNS:
+        i = min(range(len(out) - 1), key=lambda j: out[j].rows + out[j + 1].rows)
+        out[i : i + 2] = [merge_runs(out[i : i + 2], new_id)]
     return tuple(out)
 
 

@@ -103,3 +103,56 @@ def union_terms(dictionaries: list[pa.Array]) -> tuple[pa.LargeStringArray, list
         pa.large_string(), len(offsets) - 1, [None, pa.py_buffer(offsets), pa.py_buffer(data)]
     )
     return union, maps
+
+
+@njit(cache=True, nogil=True)
+def _word(data: np.ndarray, start: int, end: int, depth: int) -> np.uint64:
+    """Bytes 8*depth .. 8*depth+7 of data[start:end], big-endian, zero-padded."""
+    key = np.uint64(0)
+    for i in range(8):
+        at = start + depth * 8 + i
+        key = (key << np.uint64(8)) | np.uint64(data[at] if at < end else 0)
+    return key
+
+
+@njit(cache=True, nogil=True)
+def sort_terms(data: np.ndarray, offsets: np.ndarray, items: np.ndarray) -> np.ndarray:
+    """``items`` (term indices into the byte buffers) in the byte order of their terms.
+
+    An MSD radix over 8-byte words: a stable argsort on one word, then each run of equal
+    words sorted on the next one, and a run whose terms have no more bytes by length (a
+    shorter term is a prefix of the longer ones, so it sorts first)."""
+    n = items.shape[0]
+    keys = np.empty(n, dtype=np.uint64)
+    for i in range(n):
+        keys[i] = _word(data, offsets[items[i]], offsets[items[i] + 1], 0)
+    out = items[np.argsort(keys, kind="mergesort")].copy()
+    stack = [(0, n, 0)]
+    while stack:
+        a, b, depth = stack.pop()
+        for i in range(a, b):
+            keys[i] = _word(data, offsets[out[i]], offsets[out[i] + 1], depth)
+        i = a
+        while i < b:
+            j = i + 1
+            while j < b and keys[j] == keys[i]:
+                j += 1
+            if j - i > 1:
+                longer = False
+                for m in range(i, j):
+                    if offsets[out[m] + 1] - offsets[out[m]] > 8 * (depth + 1):
+                        longer = True
+                run = out[i:j].copy()
+                if longer:
+                    nxt = np.empty(j - i, dtype=np.uint64)
+                    for m in range(j - i):
+                        nxt[m] = _word(data, offsets[run[m]], offsets[run[m] + 1], depth + 1)
+                    out[i:j] = run[np.argsort(nxt, kind="mergesort")]
+                    stack.append((i, j, depth + 1))
+                else:
+                    lengths = np.empty(j - i, dtype=np.int64)
+                    for m in range(j - i):
+                        lengths[m] = offsets[run[m] + 1] - offsets[run[m]]
+                    out[i:j] = run[np.argsort(lengths, kind="mergesort")]
+            i = j
+    return out
