@@ -87,13 +87,12 @@ def big_table(ray_session, tmp_path_factory):
     """2,000 rows: body in three segments (one overlapping), title in one, deletions,
     an unindexed committed tail and fresh rows."""
     db = ray_db(str(tmp_path_factory.mktemp("ray")))
-    t = db.create_table("docs", corpus(2000))
-    for lo, hi in ((0, 899), (850, 1499), (1500, (1 << 63) - 1)):
+    t = db.create_table("docs", pa.concat_tables([corpus(2000), corpus(30, seed=1)]))
+    # Rows 2000-2029 stay a committed tail no segment holds (inserted rows would be indexed).
+    for lo, hi in ((0, 899), (850, 1499), (1500, 1999)):
         t.build_segment("body", (lo, hi), positions=True)
-    t.create_index("title")
+    t.build_segment("title", (0, 1999))
     t.delete("_rowid IN (3, 4, 860, 1999)")
-    t.insert(corpus(30, seed=1))
-    t.flush()  # a committed, unindexed tail
     t.insert(corpus(20, seed=2))  # fresh rows
     return t
 
