@@ -14,7 +14,7 @@ from strategies import COMMON_WORDS, query_trees, values
 from datafusion_fts.analysis import analyzer_for, make_analyzer_config
 from datafusion_fts.query.tree import Boost, Match, Prefix
 from datafusion_fts.udfs.arguments import string_buffers, validity
-from datafusion_fts.udfs.highlight import _marks, _render
+from datafusion_fts.udfs.highlight import _marks, _render, highlighted
 from datafusion_fts.udfs.text_query import BatchMatch, TextQuery
 
 GOLDEN = [
@@ -132,3 +132,5 @@ def test_tags_only_wrap_tokens_of_matching_texts(texts, tree):
         if row not in matched:
             assert got == text
         assert re.findall("\x01(.*?)\x02", got, re.DOTALL) == words[row]
+    # The function answers texts that cannot hold a query term without tokenizing them.
+    assert highlighted(match.query, values_, validity(values_), *tags).to_pylist() == rendered

@@ -69,7 +69,7 @@ def test_the_window_is_the_best_and_keeps_its_matches(rows, width):
         w = min(width, len(row))
         assert stop[r] - first[r] == w and 0 <= first[r] <= len(row) - w
 
-        def key(s: int) -> tuple[int, int]:
+        def key(s: int, row: list[int] = row, w: int = w) -> tuple[int, int]:
             window = [k for k in row[s:s + w] if k >= 0]
             return len(set(window)), len(window)
 

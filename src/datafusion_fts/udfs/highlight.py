@@ -19,7 +19,7 @@ import pyarrow as pa
 
 from .arguments import per_group, positive_ints, string_array, string_buffers, take, validity
 from .render_kernels import best_windows, render
-from .text_query import BatchMatch, compile_query, resolve_analyzer
+from .text_query import BatchMatch, TextQuery, candidates, compile_query, resolve_analyzer
 
 DEFAULT_PRE = "<b>"
 DEFAULT_POST = "</b>"
@@ -57,6 +57,29 @@ def _match(text: pa.Array, query: str, analyzer: str | None, column: str | None,
     return BatchMatch(compiled, text, spans=True)
 
 
+def highlighted(query: TextQuery, values: pa.Array, valid: np.ndarray, pre: pa.Array, post: pa.Array) -> pa.Array:
+    """``values`` with ``query``'s matched tokens wrapped in ``pre``/``post`` (null where not
+    ``valid``). Only texts that may hold a query term can have a token to wrap, so the
+    others are not tokenized."""
+    n = len(values)
+    rows = candidates(query, values)
+    if rows is not None and len(rows) < n:
+        match = BatchMatch(query, values.take(pa.array(rows)), spans=True)
+        sub_offsets, starts, ends = _marks(match, match.marked())
+        counts = np.zeros(n, dtype=np.int64)
+        counts[rows] = np.diff(sub_offsets)
+        offsets = np.zeros(n + 1, dtype=np.int64)
+        np.cumsum(counts, out=offsets[1:])
+        marks = (offsets, starts, ends)
+    else:
+        match = BatchMatch(query, values, spans=True)
+        marks = _marks(match, match.marked())
+    lengths = np.diff(string_buffers(values)[1])
+    zeros = np.zeros(n, dtype=np.bool_)
+    window = (np.zeros(n, dtype=np.int64), lengths, zeros, zeros)
+    return _render(values, valid, window, marks, pre, post, pre)
+
+
 def highlight(
     text: pa.Array, query: pa.Array, pre: pa.Array, post: pa.Array, analyzer: pa.Array, column: pa.Array
 ) -> pa.Array:
@@ -69,11 +92,8 @@ def highlight(
         n = len(values)
         if q is None:
             return pa.nulls(n, pa.string())
-        match = _match(values, q, an, col, "highlight")
-        lengths = np.diff(string_buffers(values)[1])
-        zeros = np.zeros(n, dtype=np.bool_)
-        window = (np.zeros(n, dtype=np.int64), lengths, zeros, zeros)
-        return _render(values, valid, window, _marks(match, match.marked()), *tags, tags[0])
+        compiled = compile_query(q, resolve_analyzer(an, "highlight"), col, "highlight")
+        return highlighted(compiled, values, valid, *tags)
 
     return per_group(len(text), [query, analyzer, column], compute)
 

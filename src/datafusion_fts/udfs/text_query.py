@@ -24,6 +24,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 import pyarrow as pa
+import pyarrow.compute as pc
 
 from ..analysis import Analyzer, AnalyzerConfig, TokenStream, analyzer_for, make_analyzer_config
 from ..errors import FtsError, InvalidArgument, QuerySyntaxError
@@ -298,3 +299,40 @@ def _within_cap(row: np.ndarray, rank: np.ndarray, hit: np.ndarray, cap: int, n_
     out[np.flatnonzero(hit)[np.isin(keys, kept)]] = True
     return out
 
+
+
+def _needles(query: TextQuery) -> list[str] | None:
+    """Substrings one of which every text holding a query term contains (None: there is
+    no such list: stemmed terms need not be substrings of their words, and fuzzy terms
+    are not known before tokenizing)."""
+    if query.analyzer.config.stemmer is not None:
+        return None
+    needles: list[str] = []
+    for leaf in leaves(query.tree):
+        if isinstance(leaf, Match) and leaf.fuzziness:
+            return None
+        if isinstance(leaf, Prefix):
+            needles.append(query.analyzer.normalize(leaf.prefix))
+        else:
+            needles.extend(query.analyzer.terms(leaf.text))
+    if "" in needles:
+        return None  # the empty prefix: every term
+    return list(dict.fromkeys(needles))
+
+
+def candidates(query: TextQuery, values: pa.Array) -> np.ndarray | None:
+    """Positions (ascending) of the texts that may hold one of the query's terms; None
+    when that cannot be told without tokenizing.
+
+    Every term of a text is a lowercased run of its characters, so an ASCII text holding a
+    term holds it as a case-insensitive substring (a prefix leaf: its prefix); other texts
+    are always candidates. A text that is not one holds none of the query's terms, so it
+    matches exactly when the empty text does, and no token of it is ever highlighted.
+    """
+    needles = _needles(query)
+    if needles is None:
+        return None
+    maybe = pc.invert(pc.string_is_ascii(values))
+    for needle in needles:
+        maybe = pc.or_(maybe, pc.match_substring(values, needle, ignore_case=True))
+    return np.flatnonzero(maybe.fill_null(False).to_numpy(zero_copy_only=False))
