@@ -43,6 +43,9 @@ def seek(rows, blk_last, start, end, blk0, cur, target, skip):
     """Move a term's cursor ``cur`` (postings ``rows[start:end]``, its blocks from
     ``blk0`` in ``blk_last``) to its first posting with row >= ``target``.
 
+    The next few postings are tried first (in a dense list the target is usually among
+    them); then whole blocks are passed by their last row and one block is searched.
+    One function without calls: this runs once per candidate row and list.
     Returns (new cursor, blocks skipped unread); ``end`` when the list is exhausted.
     """
     if cur >= end or rows[cur] >= target:
@@ -51,16 +54,33 @@ def seek(rows, blk_last, start, end, blk0, cur, target, skip):
         while cur < end and rows[cur] < target:
             cur += 1
         return cur, 0
+    probe = min(cur + 4, end)
+    cur += 1
+    while cur < probe:
+        if rows[cur] >= target:
+            return cur, 0
+        cur += 1
+    if cur >= end:
+        return end, 0
     blk = blk0 + (cur - start) // BLOCK_SIZE
-    if blk_last[blk] >= target:  # in the current block
-        return gallop(rows, cur, min(start + (blk - blk0 + 1) * BLOCK_SIZE, end), target), 0
-    n_blocks = (end - start + BLOCK_SIZE - 1) // BLOCK_SIZE
-    b = gallop(blk_last, blk + 1, blk0 + n_blocks, target)
-    skipped = b - blk - 1
-    if b >= blk0 + n_blocks:
-        return end, skipped
-    lo = start + (b - blk0) * BLOCK_SIZE
-    return gallop(rows, lo, min(lo + BLOCK_SIZE, end), target), skipped
+    skipped = 0
+    if blk_last[blk] < target:
+        n_blocks = (end - start + BLOCK_SIZE - 1) // BLOCK_SIZE
+        b = gallop(blk_last, blk + 1, blk0 + n_blocks, target)
+        skipped = b - blk - 1
+        if b >= blk0 + n_blocks:
+            return end, skipped
+        blk = b
+        cur = start + (b - blk0) * BLOCK_SIZE
+    lo = cur  # blk_last[blk] >= target: the answer is in [cur, the block's end)
+    hi = min(start + (blk - blk0 + 1) * BLOCK_SIZE, end)
+    while lo < hi:
+        mid = (lo + hi) >> 1
+        if rows[mid] < target:
+            lo = mid + 1
+        else:
+            hi = mid
+    return lo, skipped
 
 
 @njit(cache=True, nogil=True)
