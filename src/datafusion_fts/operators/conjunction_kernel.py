@@ -23,7 +23,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from .posting_cursor import gallop, seek, slot_ranges
+from .posting_cursor import gallop, seek, slot_ranges, step
 from .topk_heap import heap_drain, heap_push, java_key
 
 REQUIRED = 0
@@ -34,15 +34,16 @@ EXCLUDED = 2
 @njit(cache=True, nogil=True)
 def conjunction_topk(
     rows, tfs, blk_last, post_offsets, block_offsets, norms, tids, kinds, weights, mults,
-    boost, k, row_lo, row_hi, include, use_include, deleted, skip,
+    boost, k, row_lo, row_hi, base, include, use_include, deleted, skip,
 ):
-    """Top ``k`` local rows in [row_lo, row_hi) of the conjunction, best first.
+    """Top ``k`` rows among local rows [row_lo, row_hi) of the conjunction, best first, as
+    row ids (local row + ``base``).
 
     ``rows/tfs``, ``blk_last``, ``post_offsets/block_offsets`` are the segment's postings,
     block last rows and per-term offsets; slot t reads term ``tids[t]`` (-1: absent from
     the segment) as ``kinds[t]`` (REQUIRED / OPTIONAL / EXCLUDED). ``include``
     (ascending local rows, used when ``use_include``) must contain a row; ``deleted``
-    (ascending local rows) must not. Returns (rows, scores, postings_scored,
+    (ascending local rows) must not. Returns (row ids, scores, postings_scored,
     blocks_skipped, postings of the slots' terms).
     """
     n = kinds.shape[0]
@@ -79,9 +80,11 @@ def conjunction_topk(
     lead = order[0]
     target = row_lo
     while k > 0:
-        p, s = seek(rows, blk_last, starts[lead], ends[lead], blk0s[lead], cur[lead], target, skip)
+        p = step(rows, cur[lead], ends[lead], target)
+        if p < ends[lead] and rows[p] < target:
+            p, s = seek(rows, blk_last, starts[lead], ends[lead], blk0s[lead], p, target, skip)
+            skipped += s
         cur[lead] = p
-        skipped += s
         if p >= ends[lead] or rows[p] >= row_hi:
             break
         d = np.int64(rows[p])
@@ -90,9 +93,11 @@ def conjunction_topk(
         target = d
         for i in range(1, n_req):
             t = order[i]
-            q, s = seek(rows, blk_last, starts[t], ends[t], blk0s[t], cur[t], d, skip)
+            q = step(rows, cur[t], ends[t], d)
+            if q < ends[t] and rows[q] < d:
+                q, s = seek(rows, blk_last, starts[t], ends[t], blk0s[t], q, d, skip)
+                skipped += s
             cur[t] = q
-            skipped += s
             if q >= ends[t]:
                 target = row_hi
                 break
@@ -114,9 +119,11 @@ def conjunction_topk(
         excluded = False
         for t in range(n):
             if kinds[t] == EXCLUDED:
-                q, s = seek(rows, blk_last, starts[t], ends[t], blk0s[t], cur[t], d, skip)
+                q = step(rows, cur[t], ends[t], d)
+                if q < ends[t] and rows[q] < d:
+                    q, s = seek(rows, blk_last, starts[t], ends[t], blk0s[t], q, d, skip)
+                    skipped += s
                 cur[t] = q
-                skipped += s
                 if q < ends[t] and rows[q] == d:
                     excluded = True
                     break
@@ -140,4 +147,6 @@ def conjunction_topk(
         score = acc * boost
         size = heap_push(keys, out_rows, out_scores, size, java_key(score), d, score)
     heap_drain(keys, out_rows, out_scores, size)
+    for i in range(size):
+        out_rows[i] += base
     return out_rows[:size], out_scores[:size], scored, skipped, total

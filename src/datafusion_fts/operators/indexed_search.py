@@ -15,7 +15,7 @@ from ..query.bound import BoundQuery
 from ..query.tree import Phrase, Query, leaves
 from ..storage.snapshot import TableSnapshot
 from .base import ExecutionPlan, search_batch
-from .conjunction_kernel import EXCLUDED, REQUIRED, conjunction_topk
+from .conjunction_kernel import REQUIRED, conjunction_topk
 from .evaluate import Evaluator, Hits, QueryStats
 from .ordering import ordered
 from .pruned_or_kernel import pruned_or_topk
@@ -105,34 +105,22 @@ class IndexedSearch(ExecutionPlan):
         each segment is asked for k rows); the merge keeps the global top-k. Returns rows
         and scores in the total order."""
         assert self.k is not None
-        column = slots.column
-        df = self.stats.df
-        kinds, weights, mults, terms = [], [], [], []
-        for term, kind, mult in zip(slots.terms, slots.kinds, slots.mults):
-            if df.get((column, term), 0) == 0:
-                if kind == REQUIRED:
-                    return _NONE, _NO_SCORES
-                continue  # an absent term adds nothing and excludes nothing
-            terms.append(term)
-            kinds.append(kind)
-            weights.append(self.stats.weight(column, term))
-            mults.append(mult)
-        boost = slots.boost
-        scored = [m for kind, m in zip(kinds, mults) if kind != EXCLUDED]
-        if not scored:
-            return _NONE, _NO_SCORES
-        prune = self.pruning and all(m * boost > 0 for m in scored)
-        kinds_a = np.array(kinds, dtype=np.int64)
+        column, terms, kinds, mults, boost, conjunctive, prunable = slots
+        stats = self.stats
+        weights = []
+        for term, kind in zip(terms, kinds.tolist()):
+            if stats.df.get((column, term), 0) == 0 and kind == REQUIRED:
+                return _NONE, _NO_SCORES
+            weights.append(stats.weight(column, term))  # an absent term's is never used
         weights_a = np.array(weights, dtype=np.float64)
-        mults_a = np.array(mults, dtype=np.float64)
+        prune = self.pruning and prunable
         segment_set = self.sets[column]
-        stats = self.stats.columns[column]
-        part_norms = segment_set.part_norms(stats)
-        conjunctive = slots.conjunctive
-        bounds = segment_set.part_block_bounds(stats) if prune and not conjunctive else None
+        column_stats = stats.columns[column]
+        part_norms = segment_set.part_norms(column_stats)
+        bounds = segment_set.part_block_bounds(column_stats) if prune and not conjunctive else None
         include = self.include
         out: list[tuple[np.ndarray, np.ndarray]] = []
-        totals = [0, 0, 0, 0]  # postings of the terms, scored, blocks skipped, parts skipped
+        n_total = n_scored = n_skipped = n_parts_skipped = 0
         for i, part in enumerate(segment_set.parts):
             seg = part.segment
             base = seg.meta.base
@@ -140,33 +128,34 @@ class IndexedSearch(ExecutionPlan):
             if include is not None:
                 lo, hi = np.searchsorted(include, (base + part.lo, base + part.hi))
                 if lo == hi:
-                    totals[3] += 1
+                    n_parts_skipped += 1
                     continue
                 local_include = include[lo:hi] - base
             tids = np.array([seg.term_id(term) for term in terms], dtype=np.int64)
             if conjunctive:
-                rows, scores, n_scored, n_skipped, n_total = conjunction_topk(
+                rows, scores, sc, sk, total = conjunction_topk(
                     seg.rows, seg.tfs, seg.block_last_row, seg.post_offsets, seg.block_offsets, part_norms[i],
-                    tids, kinds_a, weights_a, mults_a, boost, self.k, part.lo, part.hi,
+                    tids, kinds, weights_a, mults, boost, self.k, part.lo, part.hi, base,
                     local_include, include is not None, part.deleted, self.pruning,
                 )
             else:
-                rows, scores, n_scored, n_skipped, n_total = pruned_or_topk(
+                rows, scores, sc, sk, total = pruned_or_topk(
                     seg.rows, seg.tfs, seg.block_last_row, seg.post_offsets, seg.block_offsets,
                     _NO_SCORES if bounds is None else bounds[i], part_norms[i],
-                    tids, kinds_a, weights_a, mults_a, boost, self.k, part.lo, part.hi,
+                    tids, kinds, weights_a, mults, boost, self.k, part.lo, part.hi, base,
                     local_include, include is not None, part.deleted, prune,
                 )
-            totals[0] += n_total
-            totals[1] += n_scored
-            totals[2] += n_skipped
+            n_total += total
+            n_scored += sc
+            n_skipped += sk
             if len(rows):
-                rows += base
                 out.append((rows, scores))
-        values = self.metrics.values
-        for name, value in zip(("postings_total", "postings_scored", "blocks_skipped", "segments_skipped"), totals):
-            if value or name != "segments_skipped":
-                values[name] = values.get(name, 0) + value
+        metrics = self.metrics
+        metrics.add("postings_total", n_total)
+        metrics.add("postings_scored", n_scored)
+        metrics.add("blocks_skipped", n_skipped)
+        if n_parts_skipped:
+            metrics.add("segments_skipped", n_parts_skipped)
         if not out:
             return _NONE, _NO_SCORES
         if len(out) == 1:

@@ -83,6 +83,22 @@ def seek(rows, blk_last, start, end, blk0, cur, target, skip):
     return lo, skipped
 
 
+# Postings a cursor steps through in line before it gallops (see step).
+STEP_POSTINGS = 8
+
+
+@njit(cache=True, nogil=True, inline="always")
+def step(rows, cur, end, target):
+    """Move ``cur`` forward at most STEP_POSTINGS postings towards the first row >=
+    ``target``, in line in the caller: in a dense list the target is usually that near,
+    and a call per candidate row would cost more than the steps. Callers continue with
+    :func:`seek` when the row reached is still below the target."""
+    stop = min(cur + STEP_POSTINGS, end)
+    while cur < stop and rows[cur] < target:
+        cur += 1
+    return cur
+
+
 @njit(cache=True, nogil=True)
 def slot_ranges(post_offsets, block_offsets, tids):
     """Postings ``[starts[t], ends[t])`` and first block ``blk0s[t]`` of each slot's term id

@@ -48,14 +48,15 @@ def _excluded(rows, blk_last, kinds, starts, ends, blk0s, cur, d, skip):
 @njit(cache=True, nogil=True)
 def pruned_or_topk(
     rows, tfs, blk_last, post_offsets, block_offsets, blk_bound, norms, tids, kinds, weights, mults,
-    boost, k, row_lo, row_hi, include, use_include, deleted, prune,
+    boost, k, row_lo, row_hi, base, include, use_include, deleted, prune,
 ):
-    """Top ``k`` local rows in [row_lo, row_hi) of the disjunction, best first.
+    """Top ``k`` rows among local rows [row_lo, row_hi) of the disjunction, best first, as
+    row ids (local row + ``base``).
 
     Arguments as in :func:`.conjunction_kernel.conjunction_topk`; ``blk_bound`` holds every
     block's bound factor, so slot t's block j is bounded by ``weights[t] * mults[t] *
     blk_bound[j]``. ``prune`` requires ``mults[t] * boost > 0`` for every scored slot.
-    Returns (rows, scores, postings_scored, blocks_skipped, postings of the slots' terms).
+    Returns (row ids, scores, postings_scored, blocks_skipped, postings of the slots' terms).
     """
     n = kinds.shape[0]
     starts, ends, cur = slot_ranges(post_offsets, block_offsets, tids)
@@ -90,6 +91,8 @@ def pruned_or_topk(
             boost, row_hi, include, use_include, deleted, prune, excludes, cur, keys, out_rows, out_scores,
         )
     heap_drain(keys, out_rows, out_scores, size)
+    for i in range(size):
+        out_rows[i] += base
     return out_rows[:size], out_scores[:size], scored, skipped, total
 
 

@@ -13,6 +13,8 @@ from __future__ import annotations
 
 from typing import NamedTuple
 
+import numpy as np
+
 from ..query.bound import BoundBoolean, BoundQuery, BoundTerms
 from .conjunction_kernel import EXCLUDED, OPTIONAL, REQUIRED
 
@@ -21,14 +23,16 @@ class TermSlots(NamedTuple):
     """``terms[i]`` takes part as ``kinds[i]`` with score multiplier ``mults[i]``; a row's
     score is the sum over present REQUIRED/OPTIONAL slots, in order, times ``boost``.
     ``conjunctive``: at least one REQUIRED slot (otherwise a row needs any OPTIONAL one).
+    ``prunable``: block bounds may prune (they bound scores only when they grow with them).
     (A named tuple: it is built for every query.)"""
 
     column: str
     terms: tuple[str, ...]
-    kinds: tuple[int, ...]
-    mults: tuple[float, ...]
+    kinds: np.ndarray  # int64
+    mults: np.ndarray  # float64
     boost: float
     conjunctive: bool
+    prunable: bool  # every scored slot's m_t * boost > 0: scores grow with the bounds
 
 
 def _single_term(node: BoundQuery, column: str) -> str | None:
@@ -48,10 +52,10 @@ def term_slots(node: BoundQuery) -> TermSlots | None:
     if isinstance(node, BoundTerms):
         if _disjunctive(node):
             terms = tuple(node.terms())
-            return TermSlots(node.column, terms, (OPTIONAL,) * len(terms), (1.0,) * len(terms), node.boost, False)
+            return _slots(node.column, terms, [OPTIONAL] * len(terms), [1.0] * len(terms), node.boost, False)
         if all(len(g) == 1 for g in node.groups):
             terms = tuple(g[0] for g in node.groups)
-            return TermSlots(node.column, terms, (REQUIRED,) * len(terms), (1.0,) * len(terms), node.boost, True)
+            return _slots(node.column, terms, [REQUIRED] * len(terms), [1.0] * len(terms), node.boost, True)
         return None
     if not isinstance(node, BoundBoolean) or not (node.must or node.should):
         return None
@@ -78,4 +82,14 @@ def term_slots(node: BoundQuery) -> TermSlots | None:
             terms.append(term)
             kinds.append(EXCLUDED)
             mults.append(1.0)
-    return TermSlots(column, tuple(terms), tuple(kinds), tuple(mults), 1.0, bool(node.must))
+    return _slots(column, tuple(terms), kinds, mults, 1.0, bool(node.must))
+
+
+def _slots(
+    column: str, terms: tuple[str, ...], kinds: list[int], mults: list[float], boost: float, conjunctive: bool
+) -> TermSlots:
+    prunable = all(m * boost > 0 for m, kind in zip(mults, kinds) if kind != EXCLUDED)
+    return TermSlots(
+        column, terms, np.array(kinds, dtype=np.int64), np.array(mults, dtype=np.float64), boost, conjunctive,
+        prunable,
+    )

@@ -6,8 +6,7 @@ request with its decision (and reason) filled in, so EXPLAIN can show every choi
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-from typing import Any, Callable, Protocol
+from typing import Any, Callable, NamedTuple, Protocol
 
 import numpy as np
 import pyarrow as pa
@@ -32,16 +31,13 @@ from .plan_distributed import DistributedExecutor, plan_distributed
 DEFAULT_ANALYZER = AnalyzerConfig()
 
 
-def _evolve(req: "SearchRequest", **changes: object) -> "SearchRequest":
-    """``dataclasses.replace`` without its per-call field introspection (hot path)."""
-    new = object.__new__(SearchRequest)
-    new.__dict__.update(req.__dict__)
-    new.__dict__.update(changes)
-    return new
+class SearchRequest(NamedTuple):
+    """One search as the rules see it: what was asked, then each rule's decisions.
 
+    Immutable, and a named tuple rather than a frozen dataclass: one is built, and
+    evolved by every rule, for each search, and a frozen dataclass's per-field setattr
+    costs several times more."""
 
-@dataclass(frozen=True)
-class SearchRequest:
     snapshot: TableSnapshot | ForeignTable
     query: Query
     k: int | None
@@ -53,26 +49,57 @@ class SearchRequest:
     executor: str = "local"
     columns: tuple[str, ...] = ()
     choice: str = ""
-    reasons: tuple[str, ...] = field(default_factory=tuple)
+    reasons: tuple[str, ...] = ()
+
+
+_FIELD_INDEX = {name: i for i, name in enumerate(SearchRequest._fields)}
+
+
+def _evolve(req: SearchRequest, **changes: Any) -> SearchRequest:
+    """``req`` with ``changes`` (``_replace`` without its pass over every field)."""
+    values = list(req)
+    for name, value in changes.items():
+        values[_FIELD_INDEX[name]] = value
+    return tuple.__new__(SearchRequest, values)
+
+
+_TEXT_COLUMNS: dict[int, tuple[pa.Schema, frozenset[str]]] = {}
+
+
+def _text_columns(schema: pa.Schema) -> frozenset[str]:
+    """The names of the schema's text columns (that occur once). Cached per schema
+    object: a table's schema changes rarely, every query reads it."""
+    entry = _TEXT_COLUMNS.get(id(schema))
+    if entry is None or entry[0] is not schema:
+        names = [f.name for f in schema]
+        text = frozenset(
+            f.name for f in schema
+            if names.count(f.name) == 1
+            and (pa.types.is_string(f.type) or pa.types.is_large_string(f.type) or pa.types.is_string_view(f.type))
+        )
+        if len(_TEXT_COLUMNS) >= 64:
+            _TEXT_COLUMNS.clear()
+        entry = _TEXT_COLUMNS[id(schema)] = (schema, text)
+    return entry[1]
 
 
 def check_columns(req: SearchRequest) -> SearchRequest:
     """Every leaf names an existing text column of the table."""
     names: dict[str, None] = {}
     schema = req.snapshot.schema
+    text = _text_columns(schema)
     for leaf in leaves(req.query):
-        if leaf.column is None:
+        column = leaf.column
+        if column is None:
             raise PlanError(f"{type(leaf).__name__} leaf {leaf!r} is bound to no column")
-        if leaf.column in names:
+        if column in names:
             continue
-        if schema.get_field_index(leaf.column) < 0:
-            raise CatalogError(
-                f"table {req.snapshot.name!r} has no column {leaf.column!r}; columns: {schema.names}"
-            )
-        ftype = schema.field(leaf.column).type
-        if not (pa.types.is_string(ftype) or pa.types.is_large_string(ftype) or pa.types.is_string_view(ftype)):
-            raise InvalidArgument(f"column {leaf.column!r} is {ftype}, not text: it cannot be searched")
-        names.setdefault(leaf.column, None)
+        if column not in text:
+            if schema.get_field_index(column) < 0:
+                raise CatalogError(f"table {req.snapshot.name!r} has no column {column!r}; columns: {schema.names}")
+            ftype = schema.field(column).type
+            raise InvalidArgument(f"column {column!r} is {ftype}, not text: it cannot be searched")
+        names[column] = None
     return _evolve(req, columns=tuple(names))
 
 
