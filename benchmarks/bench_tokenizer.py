@@ -132,7 +132,42 @@ def run(n_rows: int, repeats: int, baseline: str | None) -> str:
                 f"| {fast / min(reference):.3f}x | {mid / statistics.median(reference):.3f}x |"
             )
     lines += ["", "(`analyze(spans=True)` is compared with `analyze`.)"]
+    lines += _steady(kernels)
     return "\n".join(lines) + "\n"
+
+
+STEADY_ROWS = 4_000
+STEADY_CALLS = 300
+
+
+def _steady(kernels: dict[str, Callable]) -> list[str]:
+    """Each kernel called STEADY_CALLS times, interleaved, on one STEADY_ROWS-row piece; the
+    5th percentile of its times against ``tokenize``'s (short calls, so a busy machine
+    interrupts few of them)."""
+    is_word, lower = word_and_lower_tables()
+    lines = [
+        "",
+        (f"Steady A/B: {STEADY_CALLS} interleaved calls of each kernel on {STEADY_ROWS:,} rows, "
+         "5th percentile of the wall times, against `tokenize`:"),
+        "",
+        "| text | " + " | ".join(kernels) + " |",
+        "| --- | " + " | ".join("---" for _ in kernels) + " |",
+    ]
+    for label, values in _texts(STEADY_ROWS).items():
+        data, offsets, valid = _string_buffers(values)
+        args = (data, offsets, valid, is_word, lower, 40, *_NO_SEED)
+        samples: dict[str, list[int]] = {name: [] for name in kernels}
+        order = list(kernels.items())
+        for kernel in kernels.values():
+            kernel(*args)
+        for call in range(STEADY_CALLS):
+            for name, kernel in order if call % 2 else order[::-1]:
+                start = time.perf_counter_ns()
+                kernel(*args)
+                samples[name].append(time.perf_counter_ns() - start)
+        low = {name: float(np.percentile(t, 5)) for name, t in samples.items()}
+        lines.append(f"| {label} | " + " | ".join(f"{low[n] / low['tokenize']:.3f}x" for n in kernels) + " |")
+    return lines
 
 
 def main(argv: list[str] | None = None) -> None:

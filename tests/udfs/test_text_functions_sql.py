@@ -88,6 +88,8 @@ def test_errors_raised_while_running_are_fts_errors(db):
         frame.to_arrow_table()
     with pytest.raises(fts.QuerySyntaxError):
         frame.limit(5).collect()  # derived frames too
+    with pytest.raises(fts.QuerySyntaxError):
+        list(frame)  # and streams
     with pytest.raises(fts.InvalidArgument, match="k must be positive"):
         db.sql("SELECT * FROM fts_search('docs', 'body', 'fox', 0)")
     # A plain session reports DataFusion's error, which names ours.
