@@ -425,7 +425,8 @@ class Database:
         if hit is not None:
             return self._cached_set(snapshot, column, hit[0]), replace(hit[1], cached=True)
         start = time.perf_counter()
-        self.counters["tail_rows_tokenized"] += sum(hi - lo + 1 for lo, hi in gaps)
+        with self._cache_lock:
+            self.counters["tail_rows_tokenized"] += sum(hi - lo + 1 for lo, hi in gaps)
         wanted, seed = None, ()
         if not limit and query is not None:
             wanted, seed = _query_terms_only(query, column, analyzer_for(index.analyzer))

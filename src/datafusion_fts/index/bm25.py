@@ -40,11 +40,16 @@ def norms(dl: np.ndarray, stats: ColumnStats) -> np.ndarray:
     """``k1 * ((1 - b) + (b * dl) / avgdl)`` for every row (float64)."""
     if stats.n_docs == 0:
         return np.full(len(dl), stats.k1, dtype=np.float64)
-    out = dl.astype(np.float64)
-    out *= stats.b
-    out /= stats.avgdl
-    out += 1.0 - stats.b
-    out *= stats.k1
+    return _norms(dl, stats.k1, stats.b, stats.avgdl)
+
+
+@njit(cache=True, nogil=True)
+def _norms(dl: np.ndarray, k1: float, b: float, avgdl: float) -> np.ndarray:
+    # One pass (a query after a write recomputes every row's norm): the same float
+    # operations in the same order as the formula, so the values are bit-identical.
+    out = np.empty(dl.shape[0], dtype=np.float64)
+    for i in range(dl.shape[0]):
+        out[i] = k1 * ((1.0 - b) + (b * np.float64(dl[i])) / avgdl)
     return out
 
 
