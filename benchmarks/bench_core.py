@@ -31,11 +31,12 @@ import os
 import platform
 import resource
 import shutil
-import subprocess
 import sys
 import time
 from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
+
+import common  # (child processes)
 
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent
@@ -53,7 +54,6 @@ TABLE = "docs"
 KS = (10, 100)
 AGREEMENT_QUERIES = 20
 COUNT_CHECKS_PER_CLASS = 5
-RESULT_PREFIX = "BENCH_RESULT "
 
 
 # -- helpers ------------------------------------------------------------------------------
@@ -262,16 +262,7 @@ def _child_tantivy(n_rows: int) -> dict:
 
 def _run_child(system: str, n_rows: int) -> dict:
     _log(f"building {system} index over {n_rows:,} rows in a fresh subprocess ...")
-    proc = subprocess.run(
-        [sys.executable, str(Path(__file__).resolve()), "--child", system, "--rows", str(n_rows)],
-        stdout=subprocess.PIPE, text=True, check=True,
-    )
-    for line in proc.stdout.splitlines():
-        if line.startswith(RESULT_PREFIX):
-            result = json.loads(line[len(RESULT_PREFIX):])
-            _log(f"{system}: {json.dumps(result)}")
-            return result
-    raise RuntimeError(f"{system} build child printed no result:\n{proc.stdout}")
+    return common.run_child(__file__, ["--child", system, "--rows", str(n_rows)], _log)
 
 
 # -- queries ------------------------------------------------------------------------------
@@ -762,7 +753,7 @@ def main(argv: list[str] | None = None) -> None:
 
     if args.child:
         result = _child_ours(n_rows) if args.child == "ours" else _child_tantivy(n_rows)
-        print(RESULT_PREFIX + json.dumps(result), flush=True)
+        common.emit_result(result)
         return
 
     if not 1 <= args.queries <= 100:
