@@ -19,6 +19,7 @@ from .errors import (
     PlanError,
     QuerySyntaxError,
     SqlError,
+    StaleSnapshotError,
     StorageError,
 )
 from .table import Table
@@ -33,6 +34,7 @@ __all__ = [
     "PlanError",
     "QuerySyntaxError",
     "SqlError",
+    "StaleSnapshotError",
     "StorageError",
     "Table",
     "connect",

@@ -8,15 +8,16 @@ import re
 import threading
 import time
 from collections import Counter
-from dataclasses import replace
+from contextlib import contextmanager
+from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Callable, Iterator, TypeVar
 
 import datafusion
 import numpy as np
 import pyarrow as pa
 
-from .errors import CatalogError, InvalidArgument
+from .errors import CatalogError, InvalidArgument, StaleSnapshotError, StorageError
 from .analysis import Analyzer, TokenStream, analyzer_for
 from .index.build_range import Wanted, start_tail
 from .index.builder import merge_segments
@@ -48,7 +49,22 @@ if TYPE_CHECKING:
 FRAGMENT_ROWS = 1 << 20
 # Searchable views of columns (segment sets, with their per-row norms) kept for reuse.
 SEGMENT_SET_CACHE = 8
+# Times a reader reads the manifest and the logs again when a commit lands meanwhile.
+READ_ATTEMPTS = 8
 _NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
+T = TypeVar("T")
+
+
+@dataclass(frozen=True)
+class _Logged:
+    """A table's fresh rows as replayed from its log: the runs, and where the replay
+    ended (to resume from while the log still begins with the same bytes)."""
+
+    runs: tuple[FreshRun, ...]
+    end: int = 0
+    crc: int = 0
+    next_rowid: int = 0
+    indexes: Any = None
 
 
 class Database:
@@ -67,18 +83,17 @@ class Database:
         self.ray_init: dict[str, Any] = {}  # ray.init arguments for fts.executor = 'ray'
         self._write_lock = threading.RLock()  # one writer at a time
         self._state_lock = threading.Lock()  # (manifest, fresh rows) change together
-        self._manifest = self.store.load_manifest()
-        self.store.collect_garbage(self._manifest)
+        self._load_lock = threading.Lock()  # one load of the directory's state at a time
+        self._manifest = Manifest()
         # The fresh tier: per table, runs of rows acknowledged but not flushed (each with
         # its in-memory segments), and their log.
         self._fresh: dict[str, tuple[FreshRun, ...]] = {}
+        self._logged: dict[str, _Logged] = {}
         self._fresh_ids = itertools.count()
         # Rows tokenized, by why: "fresh_rows_tokenized" (inserts, per indexed column) and
         # "tail_rows_tokenized" (queries indexing an unindexed tail in memory).
         self.counters: Counter[str] = Counter()
         self._logs: dict[str, WriteAheadLog] = {}
-        for name in self._manifest.tables:
-            self._recover(name)
         self._segments: dict[str, Segment] = {}
         self._segment_sets: dict[tuple, SegmentSet] = {}
         self._tails: dict[tuple, tuple[SegmentSet, TailInfo]] = {}
@@ -87,8 +102,10 @@ class Database:
         # Per table: the TableMeta whose fragments (dataset) and deleted ids (whether any)
         # are registered on ctx.
         self._registered: dict[str, tuple[TableMeta, Any, bool]] = {}
-        for meta in self._manifest.tables.values():
-            self._register(meta)
+        with self.store.exclusive() as alone, self._load_lock:  # alone: recover a crash's leftovers
+            self._load(repair=alone)
+            if alone:
+                self._collect_garbage()
         from .udfs import install
 
         install(self.ctx, self)
@@ -99,19 +116,23 @@ class Database:
         anything else DataFusion understands; returns the last statement's DataFrame."""
         from .sql.execute import SqlSession
 
+        self.refresh()
         return SqlSession(self).sql(text)
 
     # -- catalog ------------------------------------------------------------------------
     @property
     def manifest(self) -> Manifest:
+        self.refresh()
         return self._manifest
 
     def table_names(self) -> list[str]:
+        self.refresh()
         return sorted(self._manifest.tables)
 
     def table(self, name: str) -> Table:
         from .table import Table
 
+        self.refresh()
         if name not in self._manifest.tables:
             raise CatalogError(f"no table named {name!r}; tables: {self.table_names()}")
         return Table(self, name)
@@ -119,6 +140,7 @@ class Database:
     def snapshot(self, name: str) -> TableSnapshot:
         """The table as a query sees it: committed rows plus the fresh rows so far (taken
         under a short lock of its own, so readers never wait for a writer's fsync)."""
+        self.refresh()
         with self._state_lock:
             meta = self._manifest.tables.get(name)
             if meta is None:
@@ -137,20 +159,124 @@ class Database:
             log = self._logs[name] = WriteAheadLog(directory / f"{name}.log")
         return log
 
-    def _recover(self, name: str) -> None:
-        """Replay the table's log: rows not committed yet come back as fresh rows."""
+    # -- the directory's state, shared with other processes (DESIGN §7) ------------------
+    def refresh(self, force: bool = False) -> None:
+        """See what other processes committed since this Database last looked (and the
+        fresh rows their logs hold then). Every query and statement does this first; it
+        costs one read of a shared counter when nothing changed. ``force``: read the
+        manifest whatever the counter says. The writer never needs to: it made every
+        commit since it took the writer lock."""
+        if self.store.holds_write_lock or not (force or self.store.maybe_committed()):
+            return
+        with self._load_lock:
+            if not self.store.holds_write_lock and (force or self.store.maybe_committed()):
+                self._load(repair=False)
+
+    def _load(self, repair: bool) -> None:
+        """Make the directory's current state this Database's (under ``_load_lock``): its
+        manifest, and per table the fresh rows its log holds past it (what a reopen would
+        recover), with their in-memory segments rebuilt as an insert builds them.
+        ``repair`` (only under the writer lock) cuts torn log tails."""
+        for _ in range(READ_ATTEMPTS):
+            manifest = self.store.load_manifest()
+            logged = {name: self._replay(name, meta, repair) for name, meta in manifest.tables.items()}
+            if repair or not self.store.manifest_replaced():
+                break  # rows and manifest match: no commit landed while the logs were read
+        else:
+            logged = {}  # commits keep landing: the committed state alone is consistent
+        self._logged = logged
+        self._install(manifest, {name: log.runs for name, log in logged.items()})
+
+    def _replay(self, name: str, meta: TableMeta, repair: bool) -> _Logged:
+        """The rows of ``name``'s log past ``meta``'s committed ones, in runs; the runs
+        replayed last time are kept while the log still begins with their bytes (and the
+        table's rows and indexes are the same), so a reader tokenizes each row once."""
         log = self._log(name)
         if log is None:
-            return
-        meta = self._manifest.tables[name]
-        fresh = []
-        for batch in log.replay():
+            return _Logged(self._fresh.get(name, ()))
+        last = self._logged.get(name)
+        same = (
+            last is not None and last.runs is self._fresh.get(name, ())
+            and (last.next_rowid, last.indexes) == (meta.next_rowid, meta.indexes)
+        )
+        read = log.replay(repair, (last.end, last.crc) if same and last is not None else None)
+        runs = last.runs if read.resumed and last is not None else ()
+        expected = meta.next_rowid + sum(r.rows for r in runs)
+        batches = []
+        for batch in read.batches:
             ids = batch.column(0).to_numpy()
-            keep = ids >= meta.next_rowid  # rows flushed before a crash are in a fragment already
-            if keep.any():
-                fresh.append(batch.filter(pa.array(keep)))
-        if fresh:
-            self._fresh[name] = (build_run(concat_batches(fresh), meta.indexes, self._new_fresh_id, self.counters),)
+            batch = batch.filter(pa.array(ids >= expected))  # rows flushed before a crash are in a fragment
+            if not batch.num_rows:
+                continue
+            if batch.column(0)[0].as_py() != expected:
+                break  # (a reader racing a commit: read again, see _load)
+            batches.append(batch)
+            expected += batch.num_rows
+        if batches:
+            run = build_run(concat_batches(batches), meta.indexes, self._new_fresh_id, self.counters)
+            runs = append_run(runs, run, self._new_fresh_id)
+        return _Logged(runs, read.end, read.crc, meta.next_rowid, meta.indexes)
+
+    def _install(self, manifest: Manifest, fresh: dict[str, tuple[FreshRun, ...]]) -> None:
+        """Make ``manifest`` and ``fresh`` the state queries see, re-register the tables
+        that changed on the DataFusion session, and forget cached views of files the
+        manifest no longer names (file ids are never reused: they stay valid otherwise)."""
+        old, old_fresh = self._manifest, self._fresh
+        fresh = {name: runs for name, runs in fresh.items() if runs and name in manifest.tables}
+        with self._state_lock:
+            self._manifest, self._fresh = manifest, fresh
+        for name in set(old.tables) - set(manifest.tables):
+            self._deregister(name)
+        for name, meta in manifest.tables.items():
+            if old.tables.get(name) != meta or old_fresh.get(name, ()) is not fresh.get(name, ()):
+                self._register(meta)
+        live = manifest.file_ids()
+        with self._cache_lock:
+            self._segments = {k: v for k, v in self._segments.items() if k in live}
+            self._segment_sets = {k: v for k, v in self._segment_sets.items() if live.issuperset(k[2])}
+            self._tails = {k: v for k, v in self._tails.items() if live.issuperset(k[-1])}
+
+    @contextmanager
+    def _writing(self) -> Iterator[None]:
+        """Be this Database's one writing thread and the directory's one writer. On
+        becoming the writer, first adopt what is on disk: another Database may have
+        committed, or left acknowledged rows in a log, since this one read it."""
+        with self._write_lock:
+            if self.store.lock_for_writes():
+                try:
+                    with self._load_lock:
+                        self._load(repair=True)
+                    self._collect_garbage()
+                except BaseException:
+                    self.store.release_write_lock()
+                    raise
+            yield
+
+    def _collect_garbage(self) -> None:
+        """Delete the files no one may read: not named by the manifest and not retired
+        within the grace period (leftovers of writes that never committed among them)."""
+        grace = self.settings.get("fts.gc_grace_seconds")
+        self.store.collect_garbage(self._manifest.kept_files(time.time(), grace))
+
+    def _discard_uncommitted(self) -> None:
+        """After a write failed before its commit: delete what it wrote, forget what it
+        cached (the next write reuses its file ids)."""
+        self._collect_garbage()
+        live = self._manifest.file_ids()
+        with self._cache_lock:
+            self._segments = {k: v for k, v in self._segments.items() if k in live}
+
+    def retrying(self, read: Callable[[], T]) -> T:
+        """Run ``read``; if a file of its snapshot is gone (deleted after a later commit
+        retired it, see :class:`StaleSnapshotError`), run it once more on the current
+        version. Only for reads: running them twice changes nothing."""
+        try:
+            return read()
+        except StaleSnapshotError as gone:
+            self.refresh(force=True)
+            if gone.file_id in self._manifest.file_ids():
+                raise StorageError(f"database {self.path} is missing {gone.file_id}") from None
+            return read()
 
     def _new_fresh_id(self) -> str:
         """The id of an in-memory fresh segment (never a file name)."""
@@ -177,8 +303,7 @@ class Database:
         batch = pa.RecordBatch.from_arrays([pa.array(np.arange(n, dtype=np.int64)), *columns], schema=file_schema)
         tally: Counter[str] = Counter()
         run = build_run(batch, meta.indexes, self._new_fresh_id, tally)
-        with self._write_lock:
-            self.store.lock_for_writes()
+        with self._writing():
             current = self.snapshot(name).meta
             if current.indexes != meta.indexes:  # an index changed meanwhile: tokenize again
                 run = build_run(batch, current.indexes, self._new_fresh_id, tally)
@@ -201,7 +326,7 @@ class Database:
         """Commit the fresh rows as a data fragment (same row ids), and their in-memory
         segments as index segments of the same rows (so flushed rows are indexed rows, not
         an unindexed tail); then empty the log."""
-        with self._write_lock:
+        with self._writing():
             runs = self._fresh.get(name, ())
             if not runs:
                 return
@@ -221,7 +346,7 @@ class Database:
                     persisted[seg_id] = seg
                     new_meta = new_meta.with_index(replace(index, segments=index.segments + (seg.meta,)))
             except BaseException:
-                self.store.collect_garbage(self._manifest)  # nothing was committed
+                self._discard_uncommitted()
                 raise
             self.commit(manifest.with_table(new_meta), flushed=name)
             with self._cache_lock:  # the segments just written are in memory already
@@ -235,7 +360,7 @@ class Database:
         """A new managed table from ``data`` (rows get ``_rowid`` 0, 1, 2, ...)."""
         if not isinstance(name, str) or not _NAME.match(name):
             raise InvalidArgument(f"table name must be an identifier, got {name!r}")
-        with self._write_lock:
+        with self._writing():
             if name in self._manifest.tables:
                 raise CatalogError(f"table {name!r} already exists")
             if data is None:
@@ -252,7 +377,7 @@ class Database:
         return self.table(name)
 
     def drop_table(self, name: str) -> None:
-        with self._write_lock:
+        with self._writing():
             self.snapshot(name)
             tables = dict(self._manifest.tables)
             del tables[name]
@@ -268,9 +393,7 @@ class Database:
         self, manifest: Manifest, meta: TableMeta, source_schema: pa.Schema, batches: Any
     ) -> tuple[Manifest, TableMeta]:
         """Write ``batches`` as new fragments after the table's last row id; return the
-        manifest and table that name them (not yet committed)."""
-        self.store.lock_for_writes()
-
+        manifest and table that name them (not yet committed; the caller is writing)."""
         stream = conform(batches, source_schema, meta.schema)
         fragments = list(meta.fragments)
         next_rowid = meta.next_rowid
@@ -307,8 +430,7 @@ class Database:
             if pending_rows:
                 flush()
         except BaseException:
-            # Nothing was committed: remove the fragments this call wrote.
-            self.store.collect_garbage(self._manifest)
+            self._discard_uncommitted()  # nothing was committed: remove what this call wrote
             raise
         meta = replace(meta, fragments=tuple(fragments), next_rowid=next_rowid)
         return manifest.with_table(meta), meta
@@ -316,25 +438,23 @@ class Database:
     def commit(self, manifest: Manifest, flushed: str | None = None) -> None:
         """Make ``manifest`` the database's state (atomically on disk), then re-register
         the tables it changed on the DataFusion session. ``flushed`` names a table whose
-        fresh rows the manifest now holds: readers see them move in one step."""
-        with self._write_lock:
-            self.store.lock_for_writes()
-            manifest = replace(manifest, version=self._manifest.version + 1)
+        fresh rows the manifest now holds: readers see them move in one step. The files
+        it stops naming are retired: deleted once ``fts.gc_grace_seconds`` have passed
+        (at a later commit, or an open), since other processes may still read them."""
+        with self._writing():
+            if manifest.version != self._manifest.version:
+                raise StorageError(
+                    f"a write built on manifest version {manifest.version} cannot commit over "
+                    f"version {self._manifest.version}"
+                )
+            now, grace = time.time(), self.settings.get("fts.gc_grace_seconds")
+            manifest = replace(manifest, version=manifest.version + 1).succeeding(self._manifest, now, grace)
             self.store.commit(manifest)
-            old = self._manifest
-            with self._state_lock:
-                self._manifest = manifest
-                if flushed is not None:
-                    self._fresh[flushed] = ()
-            for name in set(old.tables) - set(manifest.tables):
-                self._deregister(name)
-            for name, meta in manifest.tables.items():
-                if old.tables.get(name) is not meta:
-                    self._register(meta)
-            self.store.collect_garbage(manifest)
-            live = {s.id for t in manifest.tables.values() for ix in t.indexes.values() for s in ix.segments}
-            with self._cache_lock:
-                self._segments = {k: v for k, v in self._segments.items() if k in live}
+            fresh = dict(self._fresh)
+            if flushed is not None:
+                fresh[flushed] = ()
+            self._install(manifest, fresh)
+            self.store.collect_garbage(manifest.kept_files(now, grace))
 
     def _register(self, meta: TableMeta) -> None:
         """Show ``meta`` to DataFusion as a table of its live rows, ``_rowid`` included.

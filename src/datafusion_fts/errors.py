@@ -22,6 +22,16 @@ class StorageError(FtsError):
     """The database directory is unreadable, inconsistent, or a write failed."""
 
 
+class StaleSnapshotError(StorageError):
+    """A file the read's snapshot names is gone: a later commit retired it and it was
+    deleted ``fts.gc_grace_seconds`` later (or the directory is damaged). Reading again
+    reads the current version; searches do that once by themselves."""
+
+    def __init__(self, message: str, file_id: str) -> None:
+        super().__init__(message)
+        self.file_id = file_id
+
+
 class PlanError(FtsError):
     """No plan can answer the query as asked (for example an impossible forced plan)."""
 

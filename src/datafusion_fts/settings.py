@@ -44,6 +44,18 @@ def _non_negative_int(value: Any) -> int:
     return int(value)
 
 
+def _non_negative_seconds(value: Any) -> float:
+    if isinstance(value, bool) or not isinstance(value, (int, float, str)):
+        raise ValueError("a non-negative number of seconds")
+    try:
+        seconds = float(value)
+    except ValueError:
+        raise ValueError("a non-negative number of seconds") from None
+    if not seconds >= 0 or seconds == float("inf"):
+        raise ValueError("a non-negative number of seconds")
+    return seconds
+
+
 def _positive_int(value: Any) -> int:
     if _non_negative_int(value) == 0:
         raise ValueError("a positive integer")
@@ -61,6 +73,8 @@ REGISTRY: dict[str, Setting] = {
                 "In-memory indexes of unindexed tails kept for reuse (least recently used go)."),
         Setting("fts.memtable_rows", 50_000, _non_negative_int,
                 "Fresh rows kept in memory (and the log) before they are flushed to a fragment."),
+        Setting("fts.gc_grace_seconds", 600.0, _non_negative_seconds,
+                "Seconds a file a commit stopped naming is kept for readers of older versions (other processes) before it is deleted."),
         Setting("fts.pruning", True, _bool,
                 "Block skipping and block-max pruning in top-k term searches (changes speed only, never results)."),
         Setting("fts.executor", "local", _choice("local", "ray"),

@@ -77,7 +77,7 @@ class Table:
         (a bad CSV row) leaves the table as it was. Fresh rows are flushed first, so row
         ids stay in insertion order.
         """
-        with self.db._write_lock:
+        with self.db._writing():
             self.flush()
             meta = self.snapshot().meta
             source_schema, batches = open_batches(data)
@@ -93,7 +93,7 @@ class Table:
         """
         if not isinstance(predicate, str) or not predicate.strip():
             raise InvalidArgument("delete needs a SQL predicate, e.g. \"id = 7\"")
-        with self.db._write_lock:
+        with self.db._writing():
             try:
                 found = self.db.ctx.sql(f'SELECT "{ROWID}" FROM "{self.name}" WHERE {predicate}').to_arrow_table()
             except Exception as exc:  # DataFusion reports planning errors as plain exceptions
@@ -180,7 +180,7 @@ class Table:
         try:
             manifest, metas = executor.build(manifest, snap, index, ranges)
         except BaseException:
-            self.db.store.collect_garbage(self.db.manifest)
+            self.db._discard_uncommitted()
             raise
         if progress is not None:
             progress(snap.meta.live_rows, snap.meta.live_rows)
@@ -206,7 +206,7 @@ class Table:
         are flushed first (every index change does that: fresh segments are always built
         with the current options).
         """
-        with self.db._write_lock:
+        with self.db._writing():
             self.flush()
             snap = self.snapshot()
             index = self._index_meta(column, options, None)
@@ -227,7 +227,7 @@ class Table:
                 raise InvalidArgument(f"row_range {name} must be an integer in [0, 2^63-1], got {value!r}")
         if lo > hi:
             raise InvalidArgument(f"row_range must have from <= to, got {row_range!r}")
-        with self.db._write_lock:
+        with self.db._writing():
             self.flush()
             snap = self.snapshot()
             existing = snap.meta.indexes.get(column)
@@ -248,7 +248,7 @@ class Table:
         segments holding deleted rows are rewritten over the same range without them, the
         unindexed tail gets a new segment, and disjoint segments are merged while the
         merged one stays under the merge budget."""
-        with self.db._write_lock:
+        with self.db._writing():
             self.flush()
             for column in list(self.snapshot().meta.indexes):
                 self._optimize_index(column, progress)

@@ -4,6 +4,11 @@ Everything else in a database directory (Parquet fragments, index segments) is i
 once written and becomes part of the database only when a new manifest naming it is
 committed by an atomic rename. Readers take one manifest version and see a consistent
 snapshot; a crash before the rename leaves the previous version intact.
+
+A file a commit stops naming is not deleted at once: another process's snapshot of an
+older version may still be reading it. The manifest lists it as retired, with the time of
+that commit, and it is deleted once it has been retired for the grace period (as Delta
+and Lance keep old versions until a vacuum).
 """
 
 from __future__ import annotations
@@ -105,10 +110,42 @@ class TableMeta:
 
 
 @dataclass(frozen=True)
+class RetiredFile:
+    """A file an earlier version named and this one does not, since ``at`` (Unix time)."""
+
+    id: str
+    at: float
+
+
+@dataclass(frozen=True)
 class Manifest:
     version: int = 0
     tables: dict[str, TableMeta] = field(default_factory=dict)
     next_file_id: int = 1
+    retired: tuple[RetiredFile, ...] = ()
+
+    def file_ids(self) -> frozenset[str]:
+        """Every file this version reads: fragments, deletion vectors, index segments."""
+        ids = set()
+        for t in self.tables.values():
+            ids.update(f.id for f in t.fragments)
+            ids.update(f.deletes for f in t.fragments if f.deletes)
+            ids.update(s.id for ix in t.indexes.values() for s in ix.segments)
+        return frozenset(ids)
+
+    def succeeding(self, old: "Manifest", now: float, grace: float) -> "Manifest":
+        """This manifest as the successor of ``old``: the files ``old`` read and this one
+        does not are retired at ``now``; files retired ``grace`` seconds ago or more are
+        forgotten (and may be deleted)."""
+        live = self.file_ids()
+        kept = [r for r in old.retired if now - r.at < grace]
+        gone = sorted(old.file_ids() - live)
+        return replace(self, retired=tuple(kept) + tuple(RetiredFile(f, now) for f in gone))
+
+    def kept_files(self, now: float, grace: float) -> frozenset[str]:
+        """The files to keep at ``now``: those this version reads, and those retired less
+        than ``grace`` seconds ago (an older snapshot may be reading them)."""
+        return self.file_ids() | {r.id for r in self.retired if now - r.at < grace}
 
     def with_table(self, table: TableMeta) -> "Manifest":
         return replace(self, tables={**self.tables, table.name: table})
@@ -124,6 +161,7 @@ class Manifest:
             "version": self.version,
             "next_file_id": self.next_file_id,
             "tables": {name: _table_to_json(t) for name, t in self.tables.items()},
+            "retired": [vars(r) for r in self.retired],
         }
 
     @classmethod
@@ -134,6 +172,7 @@ class Manifest:
             version=int(data["version"]),
             next_file_id=int(data["next_file_id"]),
             tables={name: _table_from_json(name, t) for name, t in data["tables"].items()},
+            retired=tuple(RetiredFile(str(r["id"]), float(r["at"])) for r in data.get("retired", ())),
         )
 
 

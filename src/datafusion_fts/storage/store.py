@@ -9,12 +9,17 @@ from __future__ import annotations
 
 import fcntl
 import json
+import mmap
 import os
 import re
 import shutil
+import struct
 import threading
+import time
 import weakref
 from collections import OrderedDict
+import contextlib
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Iterable, Iterator, Protocol
 
@@ -23,17 +28,23 @@ import pyarrow as pa
 import pyarrow.dataset as ds
 import pyarrow.parquet as pq
 
-from ..errors import StorageError
+from ..errors import StaleSnapshotError, StorageError
 from .manifest import Manifest
 
 ROW_GROUP_ROWS = 16_384
 MANIFEST = "manifest.json"
+# Seconds between stats of manifest.json by a reader (a writer that died between its
+# commit and the commit counter's update is noticed this late at most).
+STAT_INTERVAL = 1.0
+_COUNTER = struct.Struct("<Q")
 _FRAGMENT_FILE = re.compile(r"^((?:frag|dv)-\d{8})(\.parquet|\.arrow)?(\.tmp)?$")
 _SEGMENT_DIR = re.compile(r"^(seg-\d{8})(\.tmp)?$")
 
 
 class Store(Protocol):
     def load_manifest(self) -> Manifest: ...
+    def maybe_committed(self) -> bool: ...
+    def manifest_replaced(self) -> bool: ...
     def commit(self, manifest: Manifest) -> None: ...
     def write_fragment(self, frag_id: str, schema: pa.Schema, batches: Iterable[pa.RecordBatch]) -> int: ...
     def iter_fragment(
@@ -43,10 +54,14 @@ class Store(Protocol):
     def fragment_dataset(self, frag_ids: list[str], schema: pa.Schema) -> ds.Dataset: ...
     def write_segment(self, seg_id: str, arrays: dict[str, pa.Array]) -> None: ...
     def read_segment(self, seg_id: str) -> dict[str, pa.Array]: ...
-    def lock_for_writes(self) -> None: ...
+    def lock_for_writes(self) -> bool: ...
+    def release_write_lock(self) -> None: ...
+    @property
+    def holds_write_lock(self) -> bool: ...
+    def exclusive(self) -> contextlib.AbstractContextManager[bool]: ...
     def write_deletes(self, dv_id: str, rows: np.ndarray) -> None: ...
     def read_deletes(self, dv_id: str) -> np.ndarray: ...
-    def collect_garbage(self, manifest: Manifest) -> None: ...
+    def collect_garbage(self, keep: frozenset[str]) -> None: ...
 
 
 def _remove(path: Path) -> None:
@@ -63,6 +78,46 @@ def fsync_path(path: Path) -> None:
         os.fsync(fd)
     finally:
         os.close(fd)
+
+
+def _gone(root: Path, kind: str, file_id: str) -> StaleSnapshotError:
+    return StaleSnapshotError(
+        f"{kind} {file_id} is not in {root}: a commit made after this read's snapshot retired "
+        "it and it was deleted fts.gc_grace_seconds later (run the read again: it will read "
+        "the current version), or the database is damaged",
+        file_id,
+    )
+
+
+def _identity(st: os.stat_result) -> tuple[int, int, int, int]:
+    return (st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns)
+
+
+class _CommitCounter:
+    """A word every process that opens the directory maps (the first 8 bytes of ``LOCK``):
+    each commit stores its version there, so a reader notices another process's commit
+    with one memory read (~0.2 µs) instead of a stat of the manifest (~1-3 µs)."""
+
+    def __init__(self, path: Path) -> None:
+        fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
+        try:
+            if os.fstat(fd).st_size < _COUNTER.size:
+                os.ftruncate(fd, _COUNTER.size)  # (a no-op if another process just did it)
+            self._map = mmap.mmap(fd, _COUNTER.size)
+        finally:
+            os.close(fd)  # the mapping keeps the file
+
+    def read(self) -> int:
+        return _COUNTER.unpack_from(self._map)[0]
+
+    def write(self, value: int) -> None:
+        _COUNTER.pack_into(self._map, 0, value)
+
+
+def _close_held(held: list[int]) -> None:
+    for fd in held:
+        os.close(fd)
+    held.clear()
 
 
 class _RowGroupCache:
@@ -103,21 +158,36 @@ class DirectoryStore:
         try:
             (self.root / "data").mkdir(parents=True, exist_ok=True)
             (self.root / "index").mkdir(exist_ok=True)
+            self._counter = _CommitCounter(self.root / "LOCK")
         except OSError as exc:
             raise StorageError(f"cannot create database directory {self.root}: {exc}") from exc
         self._lock_fd: int | None = None
+        self._exclusive = False  # the writer lock is held, for writing or for a moment
+        # The manifest last loaded or committed: the counter's value before it was read,
+        # its file's identity, and that file kept open (so its inode number cannot be
+        # reused by a later manifest and the identity stays unique).
+        self._manifest_path = str(self.root / MANIFEST)
+        self._seen = -1
+        self._loaded: tuple[int, int, int, int] | None = None
+        self._held: list[int] = []
+        weakref.finalize(self, _close_held, self._held)
+        self._stale = False
+        self._stat_at = 0.0
         self._files: dict[str, pq.ParquetFile] = {}
         self._read_lock = threading.Lock()
         self._group_starts: dict[str, np.ndarray] = {}
         self._cache = _RowGroupCache()
         self._lock = threading.Lock()
 
-    def lock_for_writes(self) -> None:
+    # -- the writer lock ----------------------------------------------------------------
+    def lock_for_writes(self) -> bool:
         """Become the directory's one writer (readers never need this): row ids and file
         ids are handed out in memory, so a second writer on the same files would reuse
-        them. Held until this store is dropped."""
+        them. Held until :meth:`release_write_lock` or until this store is dropped.
+        Returns True when the lock was taken now (others may have written since this
+        store last read the directory), False when it was held already."""
         if self._lock_fd is not None:
-            return
+            return False
         fd = os.open(self.root / "LOCK", os.O_RDWR | os.O_CREAT, 0o644)
         try:
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
@@ -128,27 +198,113 @@ class DirectoryStore:
                 "process); write through that one, or close it first"
             ) from None
         self._lock_fd = fd
-        weakref.finalize(self, os.close, fd)
+        self._exclusive = True
+        self._unlock = weakref.finalize(self, os.close, fd)
+        return True
+
+    @property
+    def holds_write_lock(self) -> bool:
+        return self._lock_fd is not None
+
+    def release_write_lock(self) -> None:
+        if self._lock_fd is not None:
+            self._unlock()  # closing the descriptor releases the flock
+            self._lock_fd = None
+            self._exclusive = False
+
+    @contextmanager
+    def exclusive(self) -> Iterator[bool]:
+        """The writer lock for the block, if nobody writes (True; then a torn log tail is
+        a crashed writer's, and files no manifest names are garbage); False if another
+        Database holds it."""
+        if self._lock_fd is not None:
+            yield True
+            return
+        fd = os.open(self.root / "LOCK", os.O_RDWR | os.O_CREAT, 0o644)
+        try:
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except OSError:
+                yield False
+                return
+            self._exclusive = True
+            try:
+                yield True
+            finally:
+                self._exclusive = False
+        finally:
+            os.close(fd)  # releases the lock
 
     # -- manifest -------------------------------------------------------------------
     def load_manifest(self) -> Manifest:
-        path = self.root / MANIFEST
-        if not path.exists():
+        """The committed manifest (an empty one in a new directory), remembered as the
+        version :meth:`maybe_committed` compares with."""
+        seen = self._counter.read()  # before the read: a commit after it is noticed later
+        try:
+            fd = os.open(self._manifest_path, os.O_RDONLY)
+        except FileNotFoundError:
+            self._remember(None, None, seen)
             return Manifest()
         try:
-            return Manifest.from_json(json.loads(path.read_text("utf-8")))
+            identity = _identity(os.fstat(fd))
+            with open(fd, "rb", closefd=False) as f:
+                text = f.read().decode("utf-8")
+            manifest = Manifest.from_json(json.loads(text))
         except (ValueError, KeyError, TypeError, AttributeError, pa.ArrowException) as exc:
-            raise StorageError(f"unreadable manifest {path}: {exc}") from exc
+            os.close(fd)
+            raise StorageError(f"unreadable manifest {self._manifest_path}: {exc}") from exc
+        except BaseException:
+            os.close(fd)
+            raise
+        self._remember(fd, identity, seen)
+        return manifest
+
+    def _remember(self, fd: int | None, identity: tuple[int, int, int, int] | None, seen: int) -> None:
+        _close_held(self._held)
+        if fd is not None:
+            self._held.append(fd)
+        self._loaded, self._seen, self._stale = identity, seen, False
+        self._stat_at = time.monotonic()
+
+    def maybe_committed(self) -> bool:
+        """Whether another Database may have committed since the manifest was last loaded
+        (cheap enough for every query): the commit counter moved, or manifest.json is
+        another file (looked at once a second at most: a writer may have died between
+        its commit and the counter's update). Never for the writer: it made every commit."""
+        if self._lock_fd is not None:
+            return False
+        if self._stale or self._counter.read() != self._seen:
+            return True
+        now = time.monotonic()
+        if now - self._stat_at >= STAT_INTERVAL:
+            self._stat_at = now
+            self._stale = self.manifest_replaced()
+        return self._stale
+
+    def manifest_replaced(self) -> bool:
+        """Whether manifest.json is no longer the file last loaded (a stat)."""
+        try:
+            return _identity(os.stat(self._manifest_path)) != self._loaded
+        except FileNotFoundError:
+            return self._loaded is not None
 
     def commit(self, manifest: Manifest) -> None:
-        """Write the manifest to a temporary file, fsync it, and rename it into place."""
+        """Write the manifest to a temporary file, fsync it, rename it into place, then
+        tell readers through the commit counter."""
         tmp = self.root / (MANIFEST + ".tmp")
-        with open(tmp, "w", encoding="utf-8") as f:
-            json.dump(manifest.to_json(), f, separators=(",", ":"))
-            f.flush()
-            os.fsync(f.fileno())
-        os.replace(tmp, self.root / MANIFEST)
-        fsync_path(self.root)
+        fd = os.open(tmp, os.O_RDWR | os.O_CREAT | os.O_TRUNC, 0o644)
+        try:
+            with open(fd, "w", encoding="utf-8", closefd=False) as f:
+                json.dump(manifest.to_json(), f, separators=(",", ":"))
+            os.fsync(fd)
+            identity = _identity(os.fstat(fd))
+            os.replace(tmp, self._manifest_path)
+            fsync_path(self.root)
+        except BaseException:
+            os.close(fd)
+            raise
+        self._counter.write(manifest.version)
+        self._remember(fd, identity, manifest.version)
 
     # -- fragments ------------------------------------------------------------------
     def _fragment_path(self, frag_id: str) -> Path:
@@ -186,9 +342,14 @@ class DirectoryStore:
         with self._lock:
             pf = self._files.get(frag_id)
             if pf is None:
-                pf = pq.ParquetFile(self._fragment_path(frag_id))
-                self._files[frag_id] = pf
+                pf = self._files[frag_id] = self._open_fragment(frag_id)
             return pf
+
+    def _open_fragment(self, frag_id: str) -> pq.ParquetFile:
+        try:
+            return pq.ParquetFile(self._fragment_path(frag_id))
+        except FileNotFoundError:
+            raise _gone(self.root, "data fragment", frag_id) from None
 
     def iter_fragment(
         self, frag_id: str, columns: list[str], batch_rows: int, local_range: tuple[int, int] | None = None
@@ -197,7 +358,7 @@ class DirectoryStore:
         the row groups that overlap it (so at most one group's worth of rows each side)."""
         # A reader of its own per scan: concurrent scans never share pyarrow state, and
         # without memory mapping the scanned pages are not charged to this process's RSS.
-        reader = pq.ParquetFile(self._fragment_path(frag_id))
+        reader = self._open_fragment(frag_id)
         groups = None
         if local_range is not None:
             starts = self._row_group_starts(frag_id)
@@ -244,9 +405,9 @@ class DirectoryStore:
 
     def fragment_dataset(self, frag_ids: list[str], schema: pa.Schema) -> ds.Dataset:
         paths = [self._fragment_path(f) for f in frag_ids]
-        missing = [p.name for p in paths if not p.exists()]
-        if missing:
-            raise StorageError(f"database {self.root} is missing data fragments {missing}")
+        for frag_id, path in zip(frag_ids, paths):
+            if not path.exists():
+                raise _gone(self.root, "data fragment", frag_id)
         return ds.dataset([str(p) for p in paths], schema=schema, format="parquet")
 
     # -- segments -------------------------------------------------------------------
@@ -269,7 +430,7 @@ class DirectoryStore:
         out = {}
         directory = self.root / "index" / seg_id
         if not directory.is_dir():
-            raise StorageError(f"database {self.root} is missing index segment {seg_id}")
+            raise _gone(self.root, "index segment", seg_id)
         try:
             for path in sorted(directory.glob("*.arrow")):
                 source = pa.memory_map(str(path), "r")
@@ -294,6 +455,8 @@ class DirectoryStore:
         path = self.root / "data" / f"{dv_id}.arrow"
         try:
             column = pa.ipc.open_file(pa.memory_map(str(path), "r")).read_all().column(0)
+        except FileNotFoundError:
+            raise _gone(self.root, "deletion vector", dv_id) from None
         except (OSError, pa.ArrowInvalid) as exc:
             raise StorageError(f"cannot read deletion vector {path}: {exc}") from exc
         return column.to_numpy()
@@ -308,46 +471,26 @@ class DirectoryStore:
         path = self.root / "data" / f"{file_id}{suffix}"
         return path.stat().st_size if path.exists() else 0
 
-    def collect_garbage(self, manifest: Manifest) -> None:
-        """Remove our own files that no manifest names: leftovers of writes that never
-        committed, and files replaced by later versions. Files we did not name are kept.
+    def collect_garbage(self, keep: frozenset[str]) -> None:
+        """Remove our own files (``frag-*``, ``dv-*``, ``seg-*`` and their ``.tmp`` forms)
+        but those in ``keep``: leftovers of writes that never committed, and retired files
+        past their grace period. Files we did not name are kept.
 
-        Only the directory's writer collects: another Database's files, written but not
-        committed yet, look like garbage to everyone else. So a store without the writer
-        lock (one just opened) takes it for the collection alone, and collects nothing
-        when another Database holds it, or when ``manifest`` is no longer the latest (a
-        writer committed since it was read); that writer collects at its next commit.
+        Only with the writer lock held: another Database's files, written but not
+        committed yet, look like garbage to everyone else.
         """
-        if self._lock_fd is not None:
-            self._collect_garbage(manifest)
-            return
-        fd = os.open(self.root / "LOCK", os.O_RDWR | os.O_CREAT, 0o644)
-        try:
-            try:
-                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-            except OSError:
-                return  # another Database is writing
-            if self.load_manifest().version == manifest.version:
-                self._collect_garbage(manifest)
-        finally:
-            os.close(fd)  # releases the lock
-
-    def _collect_garbage(self, manifest: Manifest) -> None:
-        live_frags = {f.id for t in manifest.tables.values() for f in t.fragments}
-        live_frags |= {f.deletes for t in manifest.tables.values() for f in t.fragments if f.deletes}
-        live_segs = {
-            s.id for t in manifest.tables.values() for ix in t.indexes.values() for s in ix.segments
-        }
+        if not self._exclusive:
+            raise StorageError("garbage is collected only under the writer lock")
         for path in (self.root / "data").iterdir():
             match = _FRAGMENT_FILE.match(path.name)
-            if match and match.group(1) not in live_frags:
+            if match and match.group(1) not in keep:
                 with self._lock:
                     self._files.pop(match.group(1), None)
                     self._group_starts.pop(match.group(1), None)
                 _remove(path)
         for path in (self.root / "index").iterdir():
             match = _SEGMENT_DIR.match(path.name)
-            if match and match.group(1) not in live_segs:
+            if match and match.group(1) not in keep:
                 _remove(path)
 
 
@@ -362,6 +505,12 @@ class MemoryStore:
 
     def load_manifest(self) -> Manifest:
         return self._manifest
+
+    def maybe_committed(self) -> bool:
+        return False  # no one else can reach this memory
+
+    def manifest_replaced(self) -> bool:
+        return False
 
     def commit(self, manifest: Manifest) -> None:
         self._manifest = manifest
@@ -392,8 +541,20 @@ class MemoryStore:
     def read_segment(self, seg_id: str) -> dict[str, pa.Array]:
         return self._segments[seg_id]
 
-    def lock_for_writes(self) -> None:
-        """Nothing to lock: no one else can reach this memory."""
+    def lock_for_writes(self) -> bool:
+        """Nothing to lock: no one else can reach this memory (so nothing to adopt)."""
+        return False
+
+    def release_write_lock(self) -> None:
+        pass
+
+    @property
+    def holds_write_lock(self) -> bool:
+        return True  # always the one writer
+
+    @contextmanager
+    def exclusive(self) -> Iterator[bool]:
+        yield True
 
     def write_deletes(self, dv_id: str, rows: np.ndarray) -> None:
         self._deletes[dv_id] = np.asarray(rows, dtype=np.int64)
@@ -401,15 +562,7 @@ class MemoryStore:
     def read_deletes(self, dv_id: str) -> np.ndarray:
         return self._deletes[dv_id]
 
-    def collect_garbage(self, manifest: Manifest) -> None:
-        live_dvs = {f.deletes for t in manifest.tables.values() for f in t.fragments if f.deletes}
-        for key in set(self._deletes) - live_dvs:
-            del self._deletes[key]
-        live_frags = {f.id for t in manifest.tables.values() for f in t.fragments}
-        live_segs = {
-            s.id for t in manifest.tables.values() for ix in t.indexes.values() for s in ix.segments
-        }
-        for key in set(self._fragments) - live_frags:
-            del self._fragments[key]
-        for key in set(self._segments) - live_segs:
-            del self._segments[key]
+    def collect_garbage(self, keep: frozenset[str]) -> None:
+        for files in (self._fragments, self._segments, self._deletes):
+            for key in set(files) - keep:
+                del files[key]

@@ -4,8 +4,9 @@ A log is a file of records, each ``[u32 length][u32 crc32][payload]`` where the 
 is one Arrow IPC stream (a batch of rows with their ``_rowid``). ``append`` returns only
 after the record is on disk (fsync); writers that arrive while another one syncs share
 the next fsync (group commit). Replay stops at the first torn or corrupt record — the
-tail of a write that never returned — and truncates it away, so exactly the
-acknowledged records survive a crash.
+tail of a write that never returned — and the writer truncates it away, so exactly the
+acknowledged records survive a crash. A reader (without the directory's writer lock)
+leaves the file alone: that tail may be a record another process is writing.
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ import os
 import struct
 import threading
 import zlib
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Iterator
 
@@ -33,9 +35,9 @@ def encode(batch: pa.RecordBatch) -> bytes:
     return _HEADER.pack(len(payload), zlib.crc32(payload)) + payload
 
 
-def _records(data: bytes) -> Iterator[tuple[int, pa.RecordBatch]]:
-    """(end offset, batch) of every intact record, stopping at the first bad one."""
-    at = 0
+def _records(data: bytes, at: int = 0) -> Iterator[tuple[int, pa.RecordBatch]]:
+    """(end offset, batch) of every intact record from offset ``at`` on, stopping at the
+    first bad one."""
     while at + _HEADER.size <= len(data):
         length, crc = _HEADER.unpack_from(data, at)
         start, end = at + _HEADER.size, at + _HEADER.size + length
@@ -51,6 +53,17 @@ def _records(data: bytes) -> Iterator[tuple[int, pa.RecordBatch]]:
         at = end
 
 
+@dataclass(frozen=True)
+class Replay:
+    """What a replay read: the intact records' batches (after the earlier replay's bytes
+    when ``resumed``), and the end and crc32 of the intact bytes, to resume from."""
+
+    batches: list[pa.RecordBatch]
+    end: int
+    crc: int
+    resumed: bool
+
+
 class WriteAheadLog:
     """An append-only, fsynced log file with group commit."""
 
@@ -61,21 +74,26 @@ class WriteAheadLog:
         self._written = 0  # records written (not necessarily synced)
         self._synced = 0  # records known durable
 
-    def replay(self) -> list[pa.RecordBatch]:
-        """The intact records, in order; a torn tail is cut off the file."""
-        if not self.path.exists():
-            return []
-        data = self.path.read_bytes()
-        good, batches = 0, []
-        for end, batch in _records(data):
-            good = end
+    def replay(self, repair: bool, prefix: tuple[int, int] | None = None) -> Replay:
+        """The intact records, in order. With ``repair`` (only the directory's writer may)
+        a torn tail is cut off the file. ``prefix`` is the (end, crc) of an earlier replay:
+        if the file still begins with those bytes, only the records after them are read."""
+        try:
+            data = self.path.read_bytes()
+        except FileNotFoundError:
+            data = b""
+        start, crc = 0, 0
+        if prefix is not None and prefix[0] <= len(data) and zlib.crc32(data[: prefix[0]]) == prefix[1]:
+            start, crc = prefix
+        good, batches = start, []
+        for good, batch in _records(data, start):
             batches.append(batch)
-        if good < len(data):
+        if repair and good < len(data):
             with open(self.path, "r+b") as f:
                 f.truncate(good)
                 f.flush()
                 os.fsync(f.fileno())
-        return batches
+        return Replay(batches, good, zlib.crc32(data[start:good], crc), resumed=start > 0)
 
     def append(self, batch: pa.RecordBatch) -> None:
         """Write one record and return once it is durable."""
