@@ -38,10 +38,10 @@ from .operators.hybrid_residual_search import TailInfo
 from .query.tree import Query
 from .ingest import check_new_schema, conform, open_batches
 from .settings import Settings
-from .storage.manifest import ROWID, FragmentMeta, Manifest, SegmentMeta, TableMeta
+from .storage.manifest import ROWID, FragmentMeta, IndexMeta, Manifest, SegmentMeta, TableMeta
 from .storage.snapshot import TableSnapshot
 from .storage.store import DirectoryStore, MemoryStore, Store
-from .storage.wal import WriteAheadLog
+from .storage.wal import Replay, WriteAheadLog
 
 if TYPE_CHECKING:
     from .table import Table
@@ -57,14 +57,15 @@ T = TypeVar("T")
 
 @dataclass(frozen=True)
 class _Logged:
-    """A table's fresh rows as replayed from its log: the runs, and where the replay
-    ended (to resume from while the log still begins with the same bytes)."""
+    """A table's fresh rows as replayed from its log by a reader: the runs, where the
+    replay ended (to resume from while the log still begins with the same bytes) and the
+    committed state they follow."""
 
     runs: tuple[FreshRun, ...]
-    end: int = 0
-    crc: int = 0
-    next_rowid: int = 0
-    indexes: Any = None
+    end: int
+    crc: int
+    next_rowid: int
+    indexes: dict[str, IndexMeta]
 
 
 class Database:
@@ -85,6 +86,7 @@ class Database:
         self._state_lock = threading.Lock()  # (manifest, fresh rows) change together
         self._load_lock = threading.Lock()  # one load of the directory's state at a time
         self._manifest = Manifest()
+        self._seen = (-1, -1)  # the store's change counters when the state was last loaded
         # The fresh tier: per table, runs of rows acknowledged but not flushed (each with
         # its in-memory segments), and their log.
         self._fresh: dict[str, tuple[FreshRun, ...]] = {}
@@ -102,10 +104,11 @@ class Database:
         # Per table: the TableMeta whose fragments (dataset) and deleted ids (whether any)
         # are registered on ctx.
         self._registered: dict[str, tuple[TableMeta, Any, bool]] = {}
-        with self.store.exclusive() as alone, self._load_lock:  # alone: recover a crash's leftovers
-            self._load(repair=alone)
-            if alone:
-                self._collect_garbage()
+        with self.store.exclusive() as alone:
+            if alone:  # nobody writes: recover from a crash (and delete files past their grace)
+                self._recover(self.store.load_manifest())
+        with self._load_lock:
+            self._load()
         from .udfs import install
 
         install(self.ctx, self)
@@ -160,62 +163,81 @@ class Database:
         return log
 
     # -- the directory's state, shared with other processes (DESIGN §7) ------------------
-    def refresh(self, force: bool = False) -> None:
-        """See what other processes committed since this Database last looked (and the
-        fresh rows their logs hold then). Every query and statement does this first; it
-        costs one read of a shared counter when nothing changed. ``force``: read the
-        manifest whatever the counter says. The writer never needs to: it made every
-        commit since it took the writer lock."""
-        if self.store.holds_write_lock or not (force or self.store.maybe_committed()):
+    def refresh(self) -> None:
+        """See what other processes did since this Database last looked: their commits,
+        and the rows their inserts left in the logs. Every query and statement does this
+        first; when nothing changed it costs one read of the directory's shared counters.
+        The writer never needs to: it made every change since it took the writer lock."""
+        if self.store.holds_write_lock or self.store.changes() == self._seen:
             return
         with self._load_lock:
-            if not self.store.holds_write_lock and (force or self.store.maybe_committed()):
-                self._load(repair=False)
+            if not self.store.holds_write_lock and self.store.changes() != self._seen:
+                self._load()
 
-    def _load(self, repair: bool) -> None:
+    def _load(self) -> None:
         """Make the directory's current state this Database's (under ``_load_lock``): its
-        manifest, and per table the fresh rows its log holds past it (what a reopen would
-        recover), with their in-memory segments rebuilt as an insert builds them.
-        ``repair`` (only under the writer lock) cuts torn log tails."""
-        for _ in range(READ_ATTEMPTS):
-            manifest = self.store.load_manifest()
-            logged = {name: self._replay(name, meta, repair) for name, meta in manifest.tables.items()}
-            if repair or not self.store.manifest_replaced():
-                break  # rows and manifest match: no commit landed while the logs were read
-        else:
-            logged = {}  # commits keep landing: the committed state alone is consistent
-        self._logged = logged
-        self._install(manifest, {name: log.runs for name, log in logged.items()})
+        manifest, and per table the rows its log holds past it (what a reopen would
+        recover), indexed in memory as an insert indexes them.
 
-    def _replay(self, name: str, meta: TableMeta, repair: bool) -> _Logged:
-        """The rows of ``name``'s log past ``meta``'s committed ones, in runs; the runs
-        replayed last time are kept while the log still begins with their bytes (and the
-        table's rows and indexes are the same), so a reader tokenizes each row once."""
+        A reader reads the manifest, then the logs: a commit in between (a flush empties
+        a log once its rows are in the manifest) makes it read both again. If commits keep
+        landing it keeps the state it had (older, but whole) and tries at the next query."""
+        for _ in range(READ_ATTEMPTS):
+            seen = self.store.changes()
+            manifest = self.store.load_manifest()
+            reads = {name: self._read_log(name, meta) for name, meta in manifest.tables.items()}
+            if self.store.changes()[0] == seen[0]:  # (always true for the writer)
+                break
+        else:
+            return
+        tables = {
+            name: old if (old := self._manifest.tables.get(name)) == meta else meta  # keep registrations
+            for name, meta in manifest.tables.items()
+        }
+        manifest = replace(manifest, tables=tables)
+        logged = {name: self._replay(read, tables[name]) for name, read in reads.items()}
+        self._logged = {name: log for name, log in logged.items() if log is not None}
+        fresh = {name: log.runs if log is not None else self._fresh.get(name, ()) for name, log in logged.items()}
+        self._install(manifest, fresh)
+        self._seen = seen
+
+    def _read_log(self, name: str, meta: TableMeta) -> tuple[Replay, _Logged | None] | None:
+        """The records of ``name``'s log, after those replayed last time while the log
+        still begins with their bytes and the table's committed rows and indexes are the
+        same (so a reader tokenizes each row once); with the runs they resume."""
         log = self._log(name)
         if log is None:
-            return _Logged(self._fresh.get(name, ()))
+            return None
         last = self._logged.get(name)
-        same = (
-            last is not None and last.runs is self._fresh.get(name, ())
-            and (last.next_rowid, last.indexes) == (meta.next_rowid, meta.indexes)
-        )
-        read = log.replay(repair, (last.end, last.crc) if same and last is not None else None)
-        runs = last.runs if read.resumed and last is not None else ()
+        if last is not None and not (
+            last.runs is self._fresh.get(name, ()) and (last.next_rowid, last.indexes) == (meta.next_rowid, meta.indexes)
+        ):
+            last = None
+        read = log.replay(None if last is None else (last.end, last.crc))
+        return read, last if read.resumed else None
+
+    def _replay(self, read: tuple[Replay, _Logged | None] | None, meta: TableMeta) -> _Logged | None:
+        """The fresh runs of a table from its log's records (see :meth:`_read_log`): the
+        rows past ``meta``'s committed ones, tokenized per indexed column."""
+        if read is None:
+            return None
+        replay, last = read
+        runs = last.runs if last is not None else ()
         expected = meta.next_rowid + sum(r.rows for r in runs)
         batches = []
-        for batch in read.batches:
+        for batch in replay.batches:
             ids = batch.column(0).to_numpy()
             batch = batch.filter(pa.array(ids >= expected))  # rows flushed before a crash are in a fragment
             if not batch.num_rows:
                 continue
             if batch.column(0)[0].as_py() != expected:
-                break  # (a reader racing a commit: read again, see _load)
+                raise StorageError(f"the log of table {meta.name!r} skips row ids {expected}..")
             batches.append(batch)
             expected += batch.num_rows
         if batches:
             run = build_run(concat_batches(batches), meta.indexes, self._new_fresh_id, self.counters)
             runs = append_run(runs, run, self._new_fresh_id)
-        return _Logged(runs, read.end, read.crc, meta.next_rowid, meta.indexes)
+        return _Logged(runs, replay.end, replay.crc, meta.next_rowid, meta.indexes)
 
     def _install(self, manifest: Manifest, fresh: dict[str, tuple[FreshRun, ...]]) -> None:
         """Make ``manifest`` and ``fresh`` the state queries see, re-register the tables
@@ -228,7 +250,7 @@ class Database:
         for name in set(old.tables) - set(manifest.tables):
             self._deregister(name)
         for name, meta in manifest.tables.items():
-            if old.tables.get(name) != meta or old_fresh.get(name, ()) is not fresh.get(name, ()):
+            if old.tables.get(name) is not meta or old_fresh.get(name, ()) is not fresh.get(name, ()):
                 self._register(meta)
         live = manifest.file_ids()
         with self._cache_lock:
@@ -240,28 +262,39 @@ class Database:
     def _writing(self) -> Iterator[None]:
         """Be this Database's one writing thread and the directory's one writer. On
         becoming the writer, first adopt what is on disk: another Database may have
-        committed, or left acknowledged rows in a log, since this one read it."""
+        committed, or left acknowledged rows in a log, since this one last looked."""
         with self._write_lock:
             if self.store.lock_for_writes():
                 try:
+                    self._recover(self.store.load_manifest())
                     with self._load_lock:
-                        self._load(repair=True)
-                    self._collect_garbage()
+                        self._load()
+                    self.store.announce()  # (readers reload what a crashed writer left)
                 except BaseException:
                     self.store.release_write_lock()
                     raise
             yield
 
-    def _collect_garbage(self) -> None:
-        """Delete the files no one may read: not named by the manifest and not retired
-        within the grace period (leftovers of writes that never committed among them)."""
+    def _recover(self, manifest: Manifest) -> None:
+        """With the writer lock held, undo what a crashed writer left half done: cut torn
+        log tails, delete files that never committed (DESIGN §7)."""
+        for name in manifest.tables:
+            log = self._log(name)
+            if log is not None:
+                log.repair()
+        self._collect_garbage(manifest)
+
+    def _collect_garbage(self, manifest: Manifest) -> None:
+        """Delete the files no one may read: those ``manifest`` does not name, but the
+        ones retired within the grace period (leftovers of writes that never committed
+        among them). Only with the writer lock held."""
         grace = self.settings.get("fts.gc_grace_seconds")
-        self.store.collect_garbage(self._manifest.kept_files(time.time(), grace))
+        self.store.collect_garbage(manifest.kept_files(time.time(), grace))
 
     def _discard_uncommitted(self) -> None:
         """After a write failed before its commit: delete what it wrote, forget what it
         cached (the next write reuses its file ids)."""
-        self._collect_garbage()
+        self._collect_garbage(self._manifest)
         live = self._manifest.file_ids()
         with self._cache_lock:
             self._segments = {k: v for k, v in self._segments.items() if k in live}
@@ -273,9 +306,11 @@ class Database:
         try:
             return read()
         except StaleSnapshotError as gone:
-            self.refresh(force=True)
+            with self._load_lock:
+                if not self.store.holds_write_lock:
+                    self._load()
             if gone.file_id in self._manifest.file_ids():
-                raise StorageError(f"database {self.path} is missing {gone.file_id}") from None
+                raise StorageError(f"database {self.path} is missing {gone.file_id}, which its manifest names") from None
             return read()
 
     def _new_fresh_id(self) -> str:
@@ -305,6 +340,8 @@ class Database:
         run = build_run(batch, meta.indexes, self._new_fresh_id, tally)
         with self._writing():
             current = self.snapshot(name).meta
+            if current.schema != meta.schema:
+                raise CatalogError(f"table {name!r} was created again by another Database meanwhile; insert again")
             if current.indexes != meta.indexes:  # an index changed meanwhile: tokenize again
                 run = build_run(batch, current.indexes, self._new_fresh_id, tally)
             runs = self._fresh.get(name, ())
@@ -313,6 +350,7 @@ class Database:
             log = self._log(name)
             if log is not None:
                 log.append(run.batches[0])  # durable before it is visible
+                self.store.announce()
             runs = append_run(runs, run, self._new_fresh_id)
             with self._state_lock:
                 self._fresh[name] = runs
@@ -454,7 +492,7 @@ class Database:
             if flushed is not None:
                 fresh[flushed] = ()
             self._install(manifest, fresh)
-            self.store.collect_garbage(manifest.kept_files(now, grace))
+            self._collect_garbage(manifest)
 
     def _register(self, meta: TableMeta) -> None:
         """Show ``meta`` to DataFusion as a table of its live rows, ``_rowid`` included.

@@ -305,20 +305,25 @@ class Table:
         DESIGN §5.2, as ``_rowid``, ``_score`` and ``columns`` (all columns by default).
 
         ``query`` is a query tree or a query string (DESIGN §4) over ``default_columns``
-        (by default the table's indexed columns).
+        (by default the table's indexed columns). A search whose snapshot lost a file to
+        another process's garbage collection runs once more on the current version.
         """
-        plan, request = self.plan(query, limit, offset, include_row_ids, default_columns)
-        result = pa.Table.from_batches(list(plan.execute()), schema=SEARCH_SCHEMA)
-        snap = request.snapshot  # the columns come from the search's own visibility cut
-        wanted = snap.schema.names if columns is None else list(columns)
-        for name in wanted:
-            if name not in snap.schema.names:
-                raise CatalogError(f"table {self.name!r} has no column {name!r}")
-        if wanted:
-            values = snap.take(result.column(0).to_numpy(), wanted)
+
+        def read() -> pa.Table:
+            plan, request = self.plan(query, limit, offset, include_row_ids, default_columns)
+            result = pa.Table.from_batches(list(plan.execute()), schema=SEARCH_SCHEMA)
+            snap = request.snapshot  # the columns come from the search's own visibility cut
+            wanted = snap.schema.names if columns is None else list(columns)
             for name in wanted:
-                result = result.append_column(snap.schema.field(name), values.column(name))
-        return result
+                if name not in snap.schema.names:
+                    raise CatalogError(f"table {self.name!r} has no column {name!r}")
+            if wanted:
+                values = snap.take(result.column(0).to_numpy(), wanted)
+                for name in wanted:
+                    result = result.append_column(snap.schema.field(name), values.column(name))
+            return result
+
+        return self.db.retrying(read)
 
     def plan(
         self,

@@ -56,11 +56,6 @@ def test_opening_still_collects_leftovers_when_nobody_writes(tmp_path: Path) -> 
     assert other.table("docs").count_rows() == 2
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "BUG: a Database keeps the manifest it read at open; when it becomes the writer later "
-    "it commits on top of that stale version, undoing what another Database committed in "
-    "between (a shell left open, then an INSERT after another process's import)"
-))
 def test_a_database_opened_earlier_does_not_undo_a_later_commit(tmp_path: Path) -> None:
     import gc
 

@@ -236,8 +236,15 @@ def test_drop_table_survives_reopen(path):
     db = reopen(path, old)
     assert db.table_names() == ["empty"]
     assert not db.ctx.table_exist("docs")
-    assert set(os.listdir(path / "data")) < frags  # its fragments are gone
-    assert os.listdir(path / "index") == []  # and its index
+    # Its files are retired, kept for readers of older versions in other processes ...
+    assert set(os.listdir(path / "data")) == frags and os.listdir(path / "index")
+    old = weakref.ref(db)
+    del db
+    gc.collect()
+    assert old() is None
+    fts.connect(path, config={"fts.gc_grace_seconds": 0})
+    assert set(os.listdir(path / "data")) < frags  # ... until the grace period is over
+    assert os.listdir(path / "index") == []
 
 
 # ---------------------------------------------------------------- crash leftovers

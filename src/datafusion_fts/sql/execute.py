@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import itertools
+from functools import partial
 from typing import TYPE_CHECKING, Any
 
 import datafusion
@@ -322,7 +323,7 @@ class SqlSession:
         explained = []
         try:
             for item in lowered:
-                result, plan, request = self._run_search(item)
+                result, plan, request = self.db.retrying(partial(self._run_search, item))
                 self._register_result(item.result_table, result)
                 registered.append(item.result_table)
                 if item.explain:

@@ -18,8 +18,7 @@ import threading
 import time
 import weakref
 from collections import OrderedDict
-import contextlib
-from contextlib import contextmanager
+from contextlib import AbstractContextManager, contextmanager
 from pathlib import Path
 from typing import Iterable, Iterator, Protocol
 
@@ -33,18 +32,18 @@ from .manifest import Manifest
 
 ROW_GROUP_ROWS = 16_384
 MANIFEST = "manifest.json"
-# Seconds between stats of manifest.json by a reader (a writer that died between its
-# commit and the commit counter's update is noticed this late at most).
-STAT_INTERVAL = 1.0
-_COUNTER = struct.Struct("<Q")
+# Seconds a write waits for the writer lock before it is refused: another Database
+# opening the directory holds it for the moment its garbage collection takes.
+LOCK_WAIT = 0.5
+_COUNTERS = struct.Struct("<QQ")
 _FRAGMENT_FILE = re.compile(r"^((?:frag|dv)-\d{8})(\.parquet|\.arrow)?(\.tmp)?$")
 _SEGMENT_DIR = re.compile(r"^(seg-\d{8})(\.tmp)?$")
 
 
 class Store(Protocol):
     def load_manifest(self) -> Manifest: ...
-    def maybe_committed(self) -> bool: ...
-    def manifest_replaced(self) -> bool: ...
+    def changes(self) -> tuple[int, int]: ...
+    def announce(self) -> None: ...
     def commit(self, manifest: Manifest) -> None: ...
     def write_fragment(self, frag_id: str, schema: pa.Schema, batches: Iterable[pa.RecordBatch]) -> int: ...
     def iter_fragment(
@@ -58,7 +57,7 @@ class Store(Protocol):
     def release_write_lock(self) -> None: ...
     @property
     def holds_write_lock(self) -> bool: ...
-    def exclusive(self) -> contextlib.AbstractContextManager[bool]: ...
+    def exclusive(self) -> AbstractContextManager[bool]: ...
     def write_deletes(self, dv_id: str, rows: np.ndarray) -> None: ...
     def read_deletes(self, dv_id: str) -> np.ndarray: ...
     def collect_garbage(self, keep: frozenset[str]) -> None: ...
@@ -89,35 +88,27 @@ def _gone(root: Path, kind: str, file_id: str) -> StaleSnapshotError:
     )
 
 
-def _identity(st: os.stat_result) -> tuple[int, int, int, int]:
-    return (st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns)
-
-
-class _CommitCounter:
-    """A word every process that opens the directory maps (the first 8 bytes of ``LOCK``):
-    each commit stores its version there, so a reader notices another process's commit
-    with one memory read (~0.2 µs) instead of a stat of the manifest (~1-3 µs)."""
+class _ChangeCounters:
+    """Two words every process that opens the directory maps (the first 16 bytes of
+    ``LOCK``): the commits made and the changes made (commits, acknowledged inserts, a
+    new writer), each counted by the writer after the change is durable. A reader notices
+    another process's change with one memory read instead of reading the manifest."""
 
     def __init__(self, path: Path) -> None:
         fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
         try:
-            if os.fstat(fd).st_size < _COUNTER.size:
-                os.ftruncate(fd, _COUNTER.size)  # (a no-op if another process just did it)
-            self._map = mmap.mmap(fd, _COUNTER.size)
+            if os.fstat(fd).st_size < _COUNTERS.size:
+                os.ftruncate(fd, _COUNTERS.size)  # (a no-op if another process just did it)
+            self._map = mmap.mmap(fd, _COUNTERS.size)
         finally:
             os.close(fd)  # the mapping keeps the file
 
-    def read(self) -> int:
-        return _COUNTER.unpack_from(self._map)[0]
+    def read(self) -> tuple[int, int]:
+        return _COUNTERS.unpack_from(self._map)  # type: ignore[return-value]
 
-    def write(self, value: int) -> None:
-        _COUNTER.pack_into(self._map, 0, value)
-
-
-def _close_held(held: list[int]) -> None:
-    for fd in held:
-        os.close(fd)
-    held.clear()
+    def bump(self, commits: int) -> None:
+        done, changes = self.read()
+        _COUNTERS.pack_into(self._map, 0, done + commits, changes + 1)
 
 
 class _RowGroupCache:
@@ -158,21 +149,11 @@ class DirectoryStore:
         try:
             (self.root / "data").mkdir(parents=True, exist_ok=True)
             (self.root / "index").mkdir(exist_ok=True)
-            self._counter = _CommitCounter(self.root / "LOCK")
+            self._counters = _ChangeCounters(self.root / "LOCK")
         except OSError as exc:
             raise StorageError(f"cannot create database directory {self.root}: {exc}") from exc
         self._lock_fd: int | None = None
         self._exclusive = False  # the writer lock is held, for writing or for a moment
-        # The manifest last loaded or committed: the counter's value before it was read,
-        # its file's identity, and that file kept open (so its inode number cannot be
-        # reused by a later manifest and the identity stays unique).
-        self._manifest_path = str(self.root / MANIFEST)
-        self._seen = -1
-        self._loaded: tuple[int, int, int, int] | None = None
-        self._held: list[int] = []
-        weakref.finalize(self, _close_held, self._held)
-        self._stale = False
-        self._stat_at = 0.0
         self._files: dict[str, pq.ParquetFile] = {}
         self._read_lock = threading.Lock()
         self._group_starts: dict[str, np.ndarray] = {}
@@ -180,6 +161,17 @@ class DirectoryStore:
         self._lock = threading.Lock()
 
     # -- the writer lock ----------------------------------------------------------------
+    def _flock(self) -> int | None:
+        """A descriptor of ``LOCK`` holding its exclusive flock, or None if another
+        Database holds it."""
+        fd = os.open(self.root / "LOCK", os.O_RDWR | os.O_CREAT, 0o644)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError:
+            os.close(fd)
+            return None
+        return fd
+
     def lock_for_writes(self) -> bool:
         """Become the directory's one writer (readers never need this): row ids and file
         ids are handed out in memory, so a second writer on the same files would reuse
@@ -188,15 +180,14 @@ class DirectoryStore:
         store last read the directory), False when it was held already."""
         if self._lock_fd is not None:
             return False
-        fd = os.open(self.root / "LOCK", os.O_RDWR | os.O_CREAT, 0o644)
-        try:
-            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except OSError:
-            os.close(fd)
-            raise StorageError(
-                f"database {self.root} is being written by another Database (in this or another "
-                "process); write through that one, or close it first"
-            ) from None
+        deadline = time.monotonic() + LOCK_WAIT
+        while (fd := self._flock()) is None:
+            if time.monotonic() >= deadline:
+                raise StorageError(
+                    f"database {self.root} is being written by another Database (in this or another "
+                    "process); write through that one, or close it first"
+                )
+            time.sleep(0.01)
         self._lock_fd = fd
         self._exclusive = True
         self._unlock = weakref.finalize(self, os.close, fd)
@@ -214,97 +205,56 @@ class DirectoryStore:
 
     @contextmanager
     def exclusive(self) -> Iterator[bool]:
-        """The writer lock for the block, if nobody writes (True; then a torn log tail is
-        a crashed writer's, and files no manifest names are garbage); False if another
-        Database holds it."""
+        """The writer lock for the block, if nobody writes (True: then files no manifest
+        names are garbage); False if another Database holds it."""
         if self._lock_fd is not None:
             yield True
             return
-        fd = os.open(self.root / "LOCK", os.O_RDWR | os.O_CREAT, 0o644)
+        fd = self._flock()
+        if fd is None:
+            yield False
+            return
+        self._exclusive = True
         try:
-            try:
-                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-            except OSError:
-                yield False
-                return
-            self._exclusive = True
-            try:
-                yield True
-            finally:
-                self._exclusive = False
+            yield True
         finally:
+            self._exclusive = False
             os.close(fd)  # releases the lock
 
     # -- manifest -------------------------------------------------------------------
     def load_manifest(self) -> Manifest:
-        """The committed manifest (an empty one in a new directory), remembered as the
-        version :meth:`maybe_committed` compares with."""
-        seen = self._counter.read()  # before the read: a commit after it is noticed later
+        """The committed manifest (an empty one in a new directory)."""
+        path = self.root / MANIFEST
         try:
-            fd = os.open(self._manifest_path, os.O_RDONLY)
+            data = path.read_bytes()
         except FileNotFoundError:
-            self._remember(None, None, seen)
             return Manifest()
         try:
-            identity = _identity(os.fstat(fd))
-            with open(fd, "rb", closefd=False) as f:
-                text = f.read().decode("utf-8")
-            manifest = Manifest.from_json(json.loads(text))
+            return Manifest.from_json(json.loads(data.decode("utf-8")))
         except (ValueError, KeyError, TypeError, AttributeError, pa.ArrowException) as exc:
-            os.close(fd)
-            raise StorageError(f"unreadable manifest {self._manifest_path}: {exc}") from exc
-        except BaseException:
-            os.close(fd)
-            raise
-        self._remember(fd, identity, seen)
-        return manifest
+            raise StorageError(f"unreadable manifest {path}: {exc}") from exc
 
-    def _remember(self, fd: int | None, identity: tuple[int, int, int, int] | None, seen: int) -> None:
-        _close_held(self._held)
-        if fd is not None:
-            self._held.append(fd)
-        self._loaded, self._seen, self._stale = identity, seen, False
-        self._stat_at = time.monotonic()
+    def changes(self) -> tuple[int, int]:
+        """(commits, changes) made in this directory so far, by any process (see
+        :class:`_ChangeCounters`): a reader compares them with what it last read."""
+        return self._counters.read()
 
-    def maybe_committed(self) -> bool:
-        """Whether another Database may have committed since the manifest was last loaded
-        (cheap enough for every query): the commit counter moved, or manifest.json is
-        another file (looked at once a second at most: a writer may have died between
-        its commit and the counter's update). Never for the writer: it made every commit."""
-        if self._lock_fd is not None:
-            return False
-        if self._stale or self._counter.read() != self._seen:
-            return True
-        now = time.monotonic()
-        if now - self._stat_at >= STAT_INTERVAL:
-            self._stat_at = now
-            self._stale = self.manifest_replaced()
-        return self._stale
-
-    def manifest_replaced(self) -> bool:
-        """Whether manifest.json is no longer the file last loaded (a stat)."""
-        try:
-            return _identity(os.stat(self._manifest_path)) != self._loaded
-        except FileNotFoundError:
-            return self._loaded is not None
+    def announce(self) -> None:
+        """Tell readers the writer changed something that is not a commit (an insert is
+        durable in a log; a new writer adopted what a crashed one left)."""
+        self._counters.bump(0)
 
     def commit(self, manifest: Manifest) -> None:
         """Write the manifest to a temporary file, fsync it, rename it into place, then
-        tell readers through the commit counter."""
+        tell readers."""
         tmp = self.root / (MANIFEST + ".tmp")
-        fd = os.open(tmp, os.O_RDWR | os.O_CREAT | os.O_TRUNC, 0o644)
-        try:
-            with open(fd, "w", encoding="utf-8", closefd=False) as f:
-                json.dump(manifest.to_json(), f, separators=(",", ":"))
-            os.fsync(fd)
-            identity = _identity(os.fstat(fd))
-            os.replace(tmp, self._manifest_path)
-            fsync_path(self.root)
-        except BaseException:
-            os.close(fd)
-            raise
-        self._counter.write(manifest.version)
-        self._remember(fd, identity, manifest.version)
+        with open(tmp, "w", encoding="utf-8") as f:
+            json.dump(manifest.to_json(), f, separators=(",", ":"))
+            f.flush()
+            os.fsync(f.fileno())
+        os.replace(tmp, self.root / MANIFEST)
+        fsync_path(self.root)
+        self._counters.bump(1)
 
     # -- fragments ------------------------------------------------------------------
     def _fragment_path(self, frag_id: str) -> Path:
@@ -506,11 +456,11 @@ class MemoryStore:
     def load_manifest(self) -> Manifest:
         return self._manifest
 
-    def maybe_committed(self) -> bool:
-        return False  # no one else can reach this memory
+    def changes(self) -> tuple[int, int]:
+        return (0, 0)  # no one else can reach this memory
 
-    def manifest_replaced(self) -> bool:
-        return False
+    def announce(self) -> None:
+        pass
 
     def commit(self, manifest: Manifest) -> None:
         self._manifest = manifest

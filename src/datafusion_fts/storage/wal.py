@@ -74,26 +74,37 @@ class WriteAheadLog:
         self._written = 0  # records written (not necessarily synced)
         self._synced = 0  # records known durable
 
-    def replay(self, repair: bool, prefix: tuple[int, int] | None = None) -> Replay:
-        """The intact records, in order. With ``repair`` (only the directory's writer may)
-        a torn tail is cut off the file. ``prefix`` is the (end, crc) of an earlier replay:
-        if the file still begins with those bytes, only the records after them are read."""
+    def _read(self) -> bytes:
         try:
-            data = self.path.read_bytes()
+            return self.path.read_bytes()
         except FileNotFoundError:
-            data = b""
+            return b""
+
+    def replay(self, prefix: tuple[int, int] | None = None) -> Replay:
+        """The intact records, in order. ``prefix`` is the (end, crc) of an earlier replay:
+        if the file still begins with those bytes, only the records after them are read."""
+        data = self._read()
         start, crc = 0, 0
         if prefix is not None and prefix[0] <= len(data) and zlib.crc32(data[: prefix[0]]) == prefix[1]:
             start, crc = prefix
         good, batches = start, []
         for good, batch in _records(data, start):
             batches.append(batch)
-        if repair and good < len(data):
+        return Replay(batches, good, zlib.crc32(data[start:good], crc), resumed=start > 0)
+
+    def repair(self) -> None:
+        """Cut the first torn or corrupt record and everything after it (a write that never
+        returned) off the file. Only the directory's writer may: for anyone else that tail
+        may be a record being written."""
+        data = self._read()
+        good = 0
+        for good, _ in _records(data):
+            pass
+        if good < len(data):
             with open(self.path, "r+b") as f:
                 f.truncate(good)
                 f.flush()
                 os.fsync(f.fileno())
-        return Replay(batches, good, zlib.crc32(data[start:good], crc), resumed=start > 0)
 
     def append(self, batch: pa.RecordBatch) -> None:
         """Write one record and return once it is durable."""
