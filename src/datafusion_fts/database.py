@@ -49,7 +49,8 @@ if TYPE_CHECKING:
 FRAGMENT_ROWS = 1 << 20
 # Searchable views of columns (segment sets, with their per-row norms) kept for reuse.
 SEGMENT_SET_CACHE = 8
-# Times a reader reads the manifest and the logs again when a commit lands meanwhile.
+# Times a reader reads the manifest and the logs again when a commit lands meanwhile (or
+# runs a search again when a file of its snapshot was deleted meanwhile).
 READ_ATTEMPTS = 8
 _NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 T = TypeVar("T")
@@ -300,18 +301,21 @@ class Database:
             self._segments = {k: v for k, v in self._segments.items() if k in live}
 
     def retrying(self, read: Callable[[], T]) -> T:
-        """Run ``read``; if a file of its snapshot is gone (deleted after a later commit
-        retired it, see :class:`StaleSnapshotError`), run it once more on the current
-        version. Only for reads: running them twice changes nothing."""
-        try:
-            return read()
-        except StaleSnapshotError as gone:
-            with self._load_lock:
-                if not self.store.holds_write_lock:
-                    self._load()
-            if gone.file_id in self._manifest.file_ids():
-                raise StorageError(f"database {self.path} is missing {gone.file_id}, which its manifest names") from None
-            return read()
+        """Run ``read``; while a file of its snapshot is gone (deleted after a later commit
+        retired it, see :class:`StaleSnapshotError`), load the current version and run it
+        again. Only for reads: running them twice changes nothing."""
+        for _ in range(READ_ATTEMPTS - 1):
+            try:
+                return read()
+            except StaleSnapshotError as gone:
+                if gone.file_id in self.store.load_manifest().file_ids():
+                    raise StorageError(
+                        f"database {self.path} is missing {gone.file_id}, which its manifest names"
+                    ) from None
+                with self._load_lock:
+                    if not self.store.holds_write_lock:
+                        self._load()
+        return read()
 
     def _new_fresh_id(self) -> str:
         """The id of an in-memory fresh segment (never a file name)."""
