@@ -415,6 +415,9 @@ class Database:
             meta = TableMeta(name=name, schema=table_schema)
             manifest = self._manifest.with_table(meta)
             manifest, meta = self._append(manifest, meta, source_schema, batches)
+            log = self._log(name)
+            if log is not None and log.path.exists():
+                log.truncate()  # rows of a dropped table of that name (a crash cut its drop short)
             self.commit(manifest)
         return self.table(name)
 

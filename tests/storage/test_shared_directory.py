@@ -208,6 +208,24 @@ def test_a_flush_between_reading_the_manifest_and_the_log_is_read_again(
     assert view(reader) == view(writer)
 
 
+def test_a_table_created_again_does_not_get_the_rows_a_cut_short_drop_left_in_the_log(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from datafusion_fts.storage.wal import WriteAheadLog
+
+    db = fts.connect(tmp_path / "db")
+    db.create_table("docs", docs(0, 2)).insert(docs(2, 3))
+    with monkeypatch.context() as m:
+        m.setattr(WriteAheadLog, "truncate", lambda self: None)  # (died after the drop's commit)
+        db.drop_table("docs")
+    del db
+    gc.collect()
+    db = fts.connect(tmp_path / "db")
+    db.create_table("docs", docs(10, 1))
+    for again in (db, fts.connect(tmp_path / "db")):
+        assert again.table("docs").to_arrow().column("id").to_pylist() == [10]
+
+
 # ------------------------------------------------------------------ garbage collection
 
 
