@@ -64,10 +64,21 @@ class Store(Protocol):
 
 
 def _remove(path: Path) -> None:
-    if path.is_dir() and not path.is_symlink():
-        shutil.rmtree(path, ignore_errors=True)
-    else:
+    """Delete a file, or a segment directory as a whole: renamed to its ``.tmp`` form
+    first, so a reader opening its files finds all of them or none (a reader that finds
+    only some could not tell a missing array from one the segment never had)."""
+    if not path.is_dir() or path.is_symlink():
         path.unlink(missing_ok=True)
+        return
+    if path.suffix != ".tmp":
+        trash = path.with_name(path.name + ".tmp")
+        shutil.rmtree(trash, ignore_errors=True)
+        try:
+            os.rename(path, trash)
+            path = trash
+        except OSError:
+            pass
+    shutil.rmtree(path, ignore_errors=True)
 
 
 def fsync_path(path: Path) -> None:
@@ -386,6 +397,8 @@ class DirectoryStore:
                 source = pa.memory_map(str(path), "r")
                 column = pa.ipc.open_file(source).read_all().column(0)
                 out[path.stem] = column.chunk(0) if column.num_chunks == 1 else column.combine_chunks()
+        except FileNotFoundError:
+            raise _gone(self.root, "index segment", seg_id) from None  # deleted while being read
         except (OSError, pa.ArrowInvalid) as exc:
             raise StorageError(f"cannot read index segment {directory}: {exc}") from exc
         return out
