@@ -390,10 +390,12 @@ class DirectoryStore:
         """Memory-map every array of a segment (zero copy)."""
         out = {}
         directory = self.root / "index" / seg_id
-        if not directory.is_dir():
-            raise _gone(self.root, "index segment", seg_id)
         try:
-            for path in sorted(directory.glob("*.arrow")):
+            names = sorted(name for name in os.listdir(directory) if name.endswith(".arrow"))
+        except (FileNotFoundError, NotADirectoryError):
+            raise _gone(self.root, "index segment", seg_id) from None
+        try:
+            for path in (directory / name for name in names):
                 source = pa.memory_map(str(path), "r")
                 column = pa.ipc.open_file(source).read_all().column(0)
                 out[path.stem] = column.chunk(0) if column.num_chunks == 1 else column.combine_chunks()
