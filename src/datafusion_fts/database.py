@@ -250,8 +250,10 @@ class Database:
             self._manifest, self._fresh = manifest, fresh
         for name in set(old.tables) - set(manifest.tables):
             self._deregister(name)
-        for name, meta in manifest.tables.items():
-            if old.tables.get(name) is not meta or old_fresh.get(name, ()) is not fresh.get(name, ()):
+        for name, meta in manifest.tables.items():  # (against what is registered: a failed
+            # registration, a file deleted meanwhile, is made again at the next load)
+            known = self._registered.get(name)
+            if known is None or known[0] is not meta or old_fresh.get(name, ()) is not fresh.get(name, ()):
                 self._register(meta)
         live = manifest.file_ids()
         with self._cache_lock:

@@ -297,6 +297,32 @@ def test_retired_files_are_deleted_once_their_grace_is_over(tmp_path: Path, monk
     assert t.search(QUERIES[0], limit=None).num_rows > 0
 
 
+def test_a_reload_that_finds_a_deletion_vector_gone_is_an_error_once_then_right(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from datafusion_fts.storage import store
+
+    writer = fts.connect(tmp_path / "db", config={"fts.gc_grace_seconds": 0})
+    t = writer.create_table("docs", docs(0, 6))
+    reader = fts.connect(tmp_path / "db")
+    t.delete("id = 1")
+    real = reader.store.read_deletes
+    gone: list[str] = []
+
+    def read_deletes(dv_id: str) -> Any:
+        if not gone:  # (as if deleted between the reader's read of the manifest and of the file)
+            gone.append(dv_id)
+            raise store._gone(reader.store.root, "deletion vector", dv_id)
+        return real(dv_id)
+
+    monkeypatch.setattr(reader.store, "read_deletes", read_deletes)
+    with pytest.raises(fts.StaleSnapshotError):
+        reader.sql("SELECT count(*) AS n FROM docs")
+    assert gone
+    assert reader.sql("SELECT count(*) AS n FROM docs").to_pylist() == [{"n": 5}]
+    assert view(reader) == view(writer)
+
+
 @pytest.mark.parametrize("value", [-1, "x", float("inf"), True, None])
 def test_the_grace_setting_rejects_what_is_not_seconds(value: Any) -> None:
     with pytest.raises(fts.InvalidArgument, match="fts.gc_grace_seconds"):
