@@ -119,9 +119,9 @@ def main() -> None:
         "| the check when nothing changed | µs |", "|---|---:|",
         f"| `reader.refresh()` (a read of the mapped counters) | **{refresh_us:.3f}** |",
         f"| for comparison: `os.stat(manifest.json)` | {stat_us:.3f} |",
-        f"| per `t.search` ({search_checks} checks; query p50 {search_ms:.3f} ms) | "
+        f"| per `t.search` ({search_checks} check{'s' * (search_checks != 1)}; query p50 {search_ms:.3f} ms) | "
         f"**{search_checks * refresh_us:.2f}** ({search_checks * refresh_us / (search_ms * 1e3):.3%} of the query) |",
-        f"| per SQL search ({sql_checks} checks; query p50 {sql_ms:.3f} ms) | "
+        f"| per SQL search ({sql_checks} check{'s' * (sql_checks != 1)}; query p50 {sql_ms:.3f} ms) | "
         f"**{sql_checks * refresh_us:.2f}** ({sql_checks * refresh_us / (sql_ms * 1e3):.3%} of the query) |",
         "",
         f"The reader's next query (`t.search`, k=10) over {args.rows:,} indexed rows, p50 over {args.rounds} "
