@@ -15,6 +15,7 @@ import time
 from collections.abc import AsyncGenerator
 from pathlib import Path
 
+import pyarrow as pa
 import pytest
 from prompt_toolkit.history import FileHistory
 from prompt_toolkit.input import create_pipe_input
@@ -219,3 +220,29 @@ def test_the_installed_shell_in_a_terminal(library: Path, tmp_path: Path) -> Non
     assert re.search(r"\n\s+6\s*\n", out), out
     assert "Traceback" not in out
     assert entries(history) == ["SELECT count(*) AS n\nFROM docs;", "SELECT nope FROM docs;", "\\q"]
+
+
+def test_a_shell_left_open_sees_another_process_insert_flush_and_optimize(library: Path, tmp_path: Path) -> None:
+    term = Terminal(["sql", str(library), "--history", str(tmp_path / "history")])
+    count = "SELECT count(*) AS n FROM docs WHERE MATCH(body, 'zebra');\r"
+    failed = True
+    try:
+        term.expect(r"library\.db=>")
+        term.type(count)
+        term.expect(r"\n\s+0\s*\n")
+        writer = fts.connect(library)  # this process writes; the shell only reads
+        docs = writer.table("docs")
+        docs.insert(pa.table({"id": [7], "title": ["Zebras"], "body": ["a zebra"]}))
+        term.type(count)
+        term.expect(r"\n\s+1\s*\n")  # in the log only: the shell replayed it
+        docs.flush()
+        docs.insert(pa.table({"id": [8], "title": ["More"], "body": ["zebra zebra"]}))
+        docs.optimize()
+        term.type(count)
+        term.expect(r"\n\s+2\s*\n")
+        term.type("\\q\r")
+        failed = False
+    finally:
+        code = term.close(failed)
+    assert code == 0
+    assert "Traceback" not in term.plain()
