@@ -229,10 +229,19 @@ def test_a_table_created_again_does_not_get_the_rows_a_cut_short_drop_left_in_th
 # ------------------------------------------------------------------ garbage collection
 
 
+SQL_SEARCH = "SELECT id, score() AS s FROM docs WHERE MATCH(body, 'alpha beta') ORDER BY s DESC, id"
+
+
+@pytest.mark.parametrize("via", ["t.search", "sql"])
 @pytest.mark.parametrize("grace", [0, 600])
 def test_a_search_whose_segments_are_deleted_meanwhile_answers_right(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, grace: int
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, grace: int, via: str
 ) -> None:
+    def search(db: fts.Database) -> Any:
+        if via == "sql":
+            return db.sql(SQL_SEARCH).to_pylist()
+        return db.table("docs").search(QUERIES[0], limit=None, columns=["id"]).to_pydict()
+
     path = tmp_path / "db"
     writer = fts.connect(path, config={"fts.gc_grace_seconds": grace})
     t = writer.create_table("docs", docs(0, 40))
@@ -240,7 +249,7 @@ def test_a_search_whose_segments_are_deleted_meanwhile_answers_right(
     t.insert(docs(40, 5))
     t.flush()  # two segments: OPTIMIZE merges them into a third, retiring both
     old = [s.id for s in t.snapshot().meta.indexes["body"].segments]
-    expected = [t.search(q, limit=None, columns=["id"]) for q in QUERIES]
+    expected = search(writer)
     reader = fts.connect(path)
     real = reader.store.read_segment
     interleaved: list[str] = []
@@ -252,14 +261,26 @@ def test_a_search_whose_segments_are_deleted_meanwhile_answers_right(
         return real(seg_id)
 
     monkeypatch.setattr(reader.store, "read_segment", read_segment)
-    got = reader.table("docs").search(QUERIES[0], limit=None, columns=["id"])
-    assert interleaved and got.equals(expected[0])
+    assert search(reader) == expected
+    assert interleaved
     on_disk = {p.name for p in (path / "index").iterdir()}
     assert set(old) <= on_disk if grace else not set(old) & on_disk
-    for q, want in zip(QUERIES, expected):
-        assert reader.table("docs").search(q, limit=None, columns=["id"]).equals(want)
-    sql = "SELECT id, score() AS s FROM docs WHERE MATCH(body, 'alpha beta') ORDER BY s DESC, id"
-    assert reader.sql(sql).to_pylist() == writer.sql(sql).to_pylist()
+    assert search(reader) == search(writer) == expected
+    assert view(reader) == view(writer)
+
+
+def test_a_search_missing_a_file_its_manifest_names_is_a_storage_error(tmp_path: Path) -> None:
+    import shutil
+
+    db = fts.connect(tmp_path / "db")
+    db.create_table("docs", docs(0, 5)).create_index("body")
+    del db
+    gc.collect()
+    (seg,) = (tmp_path / "db" / "index").iterdir()
+    shutil.rmtree(seg)  # damage: not a retired file
+    with pytest.raises(fts.StorageError, match="which its manifest names") as err:
+        fts.connect(tmp_path / "db").table("docs").search(QUERIES[0])
+    assert not isinstance(err.value, fts.StaleSnapshotError)
 
 
 def test_a_read_of_a_file_deleted_after_its_grace_is_a_clear_error(tmp_path: Path) -> None:
