@@ -16,6 +16,15 @@ The shortest required list leads: its next row is the candidate, every other req
 list seeks it (:func:`.posting_cursor.seek`, skipping whole blocks by their last row), and
 a list landing past it makes that row the next target. Only rows in every required list
 are ever scored.
+
+Pruning (``prune``: every scored slot's ``m_t * boost`` is positive): once k rows are
+held, the score of a row every required list holds is bounded by its required terms'
+scores plus each optional slot's ``w_t * m_t`` (``tf / (tf + norm) < 1``), times
+``boost`` and a relative margin far above float64 rounding. A row whose bound does not
+beat the k-th score cannot enter (a tie has a larger row id, so it ranks below, DESIGN
+§5.2), so no excluded list is sought for it: exclusions are checked only for rows that
+may enter. (Testing before the required lists are sought would cost more than it saves:
+the test reads the row's norm, a cache miss, and most candidates fail the intersection.)
 """
 
 from __future__ import annotations
@@ -23,6 +32,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
+from ..index.bm25 import BOUND_MARGIN
 from .posting_cursor import gallop, seek, slot_ranges, step
 from .topk_heap import heap_drain, heap_push, java_key
 
@@ -34,7 +44,7 @@ EXCLUDED = 2
 @njit(cache=True, nogil=True)
 def conjunction_topk(
     rows, tfs, blk_last, post_offsets, block_offsets, norms, tids, kinds, weights, mults,
-    boost, k, row_lo, row_hi, base, include, use_include, deleted, skip,
+    boost, k, row_lo, row_hi, base, include, use_include, deleted, skip, prune,
 ):
     """Top ``k`` rows among local rows [row_lo, row_hi) of the conjunction, best first, as
     row ids (local row + ``base``).
@@ -43,7 +53,8 @@ def conjunction_topk(
     block last rows and per-term offsets; slot t reads term ``tids[t]`` (-1: absent from
     the segment) as ``kinds[t]`` (REQUIRED / OPTIONAL / EXCLUDED). ``include``
     (ascending local rows, used when ``use_include``) must contain a row; ``deleted``
-    (ascending local rows) must not. Returns (row ids, scores, postings_scored,
+    (ascending local rows) must not. ``skip``: pass blocks by their last row; ``prune``:
+    pass candidates by their score bound (above). Returns (row ids, scores, postings_scored,
     blocks_skipped, postings of the slots' terms).
     """
     n = kinds.shape[0]
@@ -78,6 +89,10 @@ def conjunction_topk(
     ic = 0
     dc = 0
     lead = order[0]
+    n_excl = 0
+    for t in range(n):
+        if kinds[t] == EXCLUDED:
+            n_excl += 1
     target = row_lo
     while k > 0:
         p = step(rows, cur[lead], ends[lead], target)
@@ -115,6 +130,17 @@ def conjunction_topk(
         if n_del:
             dc = gallop(deleted, dc, n_del, d)
             if dc < n_del and deleted[dc] == d:
+                continue
+        if n_excl and prune and size == k:
+            norm = norms[d]
+            bound = 0.0
+            for t in range(n):
+                if kinds[t] == REQUIRED:
+                    tf = np.float64(tfs[cur[t]])
+                    bound += ((weights[t] * tf) / (tf + norm)) * mults[t]
+                elif kinds[t] == OPTIONAL:
+                    bound += weights[t] * mults[t]
+            if java_key(bound * boost * BOUND_MARGIN) <= keys[0]:
                 continue
         excluded = False
         for t in range(n):

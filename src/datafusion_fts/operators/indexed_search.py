@@ -136,7 +136,7 @@ class IndexedSearch(ExecutionPlan):
                 rows, scores, sc, sk, total = conjunction_topk(
                     seg.rows, seg.tfs, seg.block_last_row, seg.post_offsets, seg.block_offsets, part_norms[i],
                     tids, kinds, weights_a, mults, boost, self.k, part.lo, part.hi, base,
-                    local_include, include is not None, part.deleted, self.pruning,
+                    local_include, include is not None, part.deleted, self.pruning, prune,
                 )
             else:
                 rows, scores, sc, sk, total = pruned_or_topk(
