@@ -600,7 +600,10 @@ class Database:
         join = start_tail(snapshot, index, gaps, lambda: f"tail-{next(self._tail_ids)}", wanted, seed)
         for meta in index.segments:
             self.segment(meta)  # meanwhile (loaded once, then cached)
-        tail = [InMemorySegment.of(seg) for seg in join()]
+        pieces = join()
+        if limit:  # kept for many queries: one part per gap costs less than one per piece
+            pieces = _merge_contiguous(pieces, lambda: f"tail-{next(self._tail_ids)}")
+        tail = [InMemorySegment.of(seg) for seg in pieces]
         info = TailInfo(gaps, (time.perf_counter() - start) * 1e3, False, terms_only=wanted is not None)
         if limit:
             with self._cache_lock:
@@ -635,6 +638,18 @@ class Database:
             while len(self._segment_sets) > SEGMENT_SET_CACHE:
                 self._segment_sets.pop(next(iter(self._segment_sets)))
         return made
+
+
+def _merge_contiguous(segments: list[Segment], new_id: Callable[[], str]) -> list[Segment]:
+    """``segments`` (ascending ranges) with each run of adjacent ranges merged into one
+    segment: the pieces a gap was tokenized in (in parallel) become one segment part."""
+    runs: list[list[Segment]] = []
+    for seg in segments:
+        if runs and seg.meta.lo == runs[-1][-1].meta.hi + 1:
+            runs[-1].append(seg)
+        else:
+            runs.append([seg])
+    return [run[0] if len(run) == 1 else merge_segments(new_id(), run) for run in runs]
 
 
 def _query_terms_only(query: Query, column: str, analyzer: Analyzer) -> tuple[Wanted, tuple[str, ...]]:

@@ -154,3 +154,21 @@ def test_hybrid_tail_in_parallel_pieces_matches_reference(case, cut, cache_entri
     with mock.patch.object(build_range, "TAIL_PIECE_ROWS", 2):
         t = engine_table(ref, "hybrid", [cut], db=db)
         check(t, ref, query, params)
+
+
+@pytest.mark.parametrize("cache_entries, parts", [(16, 1), (0, 2)])
+def test_a_cached_tail_is_one_segment_part_per_gap(cache_entries, parts):
+    """The tail is tokenized in parallel pieces; cached, they are merged into one segment
+    (every later query then runs one kernel per gap, not per piece)."""
+    db = fts.connect(config={"fts.tail_cache_entries": cache_entries})
+    t = db.create_table("docs", pa.table({"body": BODIES * 3}))
+    t.build_segment("body", (0, 5))  # rows 6..17 are the tail
+    query = Match("body", "alpha gamma")
+    with mock.patch.object(build_range, "TAIL_PIECE_ROWS", 2), mock.patch.object(build_range, "TAIL_WORKERS", 2):
+        plan, request = t.plan(query, limit=None)
+        assert request.choice == "hybrid"
+        hybrid = plan.children()[0]
+        tail_parts = [p for p in hybrid.child.sets["body"].parts if p.segment.meta.id.startswith("tail-")]
+        assert len(tail_parts) == parts
+        assert tail_parts[0].segment.meta.lo == 6
+        assert hits(t, query) == every_plan(t, query)["flat_scan"]
