@@ -27,15 +27,20 @@ def gallop(arr, lo, hi, target):
     while lo + step < hi and arr[lo + step] < target:
         prev = lo + step
         step <<= 1
-    a = prev + 1
-    b = min(lo + step, hi)
-    while a < b:
-        mid = (a + b) >> 1
+    return lower_bound(arr, prev + 1, min(lo + step, hi), target)
+
+
+@njit(cache=True, nogil=True, inline="always")
+def lower_bound(arr, lo, hi, target):
+    """The first index in [lo, hi) with ``arr[i] >= target`` (``hi`` if none), by binary
+    search (in line in the caller: it runs once per seek)."""
+    while lo < hi:
+        mid = (lo + hi) >> 1
         if arr[mid] < target:
-            a = mid + 1
+            lo = mid + 1
         else:
-            b = mid
-    return a
+            hi = mid
+    return lo
 
 
 @njit(cache=True, nogil=True)
@@ -45,7 +50,7 @@ def seek(rows, blk_last, start, end, blk0, cur, target, skip):
 
     The next few postings are tried first (in a dense list the target is usually among
     them); then whole blocks are passed by their last row and one block is searched.
-    One function without calls: this runs once per candidate row and list.
+    One function (its search in line): this runs once per candidate row and list.
     Returns (new cursor, blocks skipped unread); ``end`` when the list is exhausted.
     """
     if cur >= end or rows[cur] >= target:
@@ -72,15 +77,8 @@ def seek(rows, blk_last, start, end, blk0, cur, target, skip):
             return end, skipped
         blk = b
         cur = start + (b - blk0) * BLOCK_SIZE
-    lo = cur  # blk_last[blk] >= target: the answer is in [cur, the block's end)
-    hi = min(start + (blk - blk0 + 1) * BLOCK_SIZE, end)
-    while lo < hi:
-        mid = (lo + hi) >> 1
-        if rows[mid] < target:
-            lo = mid + 1
-        else:
-            hi = mid
-    return lo, skipped
+    # blk_last[blk] >= target: the answer is in [cur, the block's end)
+    return lower_bound(rows, cur, min(start + (blk - blk0 + 1) * BLOCK_SIZE, end), target), skipped
 
 
 # Postings a cursor steps through in line before it gallops (see step).
