@@ -33,7 +33,7 @@ import numpy as np
 from numba import njit
 
 from ..index.bm25 import BOUND_MARGIN
-from .posting_cursor import gallop, seek, slot_ranges, step
+from .posting_cursor import advance, gallop, seek, slot_ranges
 from .topk_heap import heap_drain, heap_push, java_key
 
 REQUIRED = 0
@@ -95,10 +95,8 @@ def conjunction_topk(
             n_excl += 1
     target = row_lo
     while k > 0:
-        p = step(rows, cur[lead], ends[lead], target)
-        if p < ends[lead] and rows[p] < target:
-            p, s = seek(rows, blk_last, starts[lead], ends[lead], blk0s[lead], p, target, skip)
-            skipped += s
+        p, s = advance(rows, blk_last, starts[lead], ends[lead], blk0s[lead], cur[lead], target, skip)
+        skipped += s
         cur[lead] = p
         if p >= ends[lead] or rows[p] >= row_hi:
             break
@@ -108,10 +106,8 @@ def conjunction_topk(
         target = d
         for i in range(1, n_req):
             t = order[i]
-            q = step(rows, cur[t], ends[t], d)
-            if q < ends[t] and rows[q] < d:
-                q, s = seek(rows, blk_last, starts[t], ends[t], blk0s[t], q, d, skip)
-                skipped += s
+            q, s = advance(rows, blk_last, starts[t], ends[t], blk0s[t], cur[t], d, skip)
+            skipped += s
             cur[t] = q
             if q >= ends[t]:
                 target = row_hi
@@ -145,10 +141,8 @@ def conjunction_topk(
         excluded = False
         for t in range(n):
             if kinds[t] == EXCLUDED:
-                q = step(rows, cur[t], ends[t], d)
-                if q < ends[t] and rows[q] < d:
-                    q, s = seek(rows, blk_last, starts[t], ends[t], blk0s[t], q, d, skip)
-                    skipped += s
+                q, s = advance(rows, blk_last, starts[t], ends[t], blk0s[t], cur[t], d, skip)
+                skipped += s
                 cur[t] = q
                 if q < ends[t] and rows[q] == d:
                     excluded = True

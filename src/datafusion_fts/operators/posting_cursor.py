@@ -90,11 +90,21 @@ def step(rows, cur, end, target):
     """Move ``cur`` forward at most STEP_POSTINGS postings towards the first row >=
     ``target``, in line in the caller: in a dense list the target is usually that near,
     and a call per candidate row would cost more than the steps. Callers continue with
-    :func:`seek` when the row reached is still below the target."""
+    :func:`seek` when the row reached is still below the target (:func:`advance`)."""
     stop = min(cur + STEP_POSTINGS, end)
     while cur < stop and rows[cur] < target:
         cur += 1
     return cur
+
+
+@njit(cache=True, nogil=True, inline="always")
+def advance(rows, blk_last, start, end, blk0, cur, target, skip):
+    """:func:`step`, then :func:`seek` if the target is further: how a conjunction moves
+    a list to a candidate row. Returns (new cursor, blocks skipped unread)."""
+    q = step(rows, cur, end, target)
+    if q < end and rows[q] < target:
+        return seek(rows, blk_last, start, end, blk0, q, target, skip)
+    return q, 0
 
 
 @njit(cache=True, nogil=True)
