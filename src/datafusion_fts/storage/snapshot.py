@@ -30,6 +30,10 @@ class TableSnapshot:
     store: Store
     fresh: tuple[pa.RecordBatch, ...] = ()
     fresh_segments: Mapping[str, tuple["Segment", ...]] = field(default_factory=dict, repr=False)
+    # covered() per column: the planner's gates and the hybrid tail all ask for it.
+    _covered: dict[str, tuple[tuple[int, int], ...]] = field(
+        default_factory=dict, init=False, repr=False, compare=False
+    )
 
     @property
     def name(self) -> str:
@@ -48,9 +52,15 @@ class TableSnapshot:
         """Row ids handed out and visible to this snapshot: 0 .. row_count - 1."""
         return self.meta.next_rowid + sum(b.num_rows for b in self.fresh)
 
-    def covered(self, column: str) -> list[tuple[int, int]]:
+    def covered(self, column: str) -> tuple[tuple[int, int], ...]:
         """Inclusive row-id ranges some segment of ``column``'s index holds (persisted or
-        fresh), merged, ascending."""
+        fresh), merged, ascending (computed once per snapshot and column)."""
+        hit = self._covered.get(column)
+        if hit is None:
+            hit = self._covered[column] = self._merged_spans(column)
+        return hit
+
+    def _merged_spans(self, column: str) -> tuple[tuple[int, int], ...]:
         index = self.meta.indexes.get(column)
         spans = [(s.base, s.base + s.count - 1) for s in index.segments if s.count] if index else []
         spans += [(s.meta.base, s.meta.base + s.meta.count - 1) for s in self.fresh_segments.get(column, ())]
@@ -60,7 +70,7 @@ class TableSnapshot:
                 merged[-1] = (merged[-1][0], max(merged[-1][1], hi))
             else:
                 merged.append((lo, hi))
-        return merged
+        return tuple(merged)
 
     def uncovered(self, column: str) -> list[tuple[int, int]]:
         """Inclusive row-id ranges of this snapshot that no segment of ``column`` holds."""
