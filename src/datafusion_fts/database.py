@@ -102,6 +102,10 @@ class Database:
         self._tails: dict[tuple, tuple[SegmentSet, TailInfo]] = {}
         self._tail_ids = itertools.count()
         self._cache_lock = threading.Lock()
+        # Per table: the last snapshot handed out, with the (immutable) state it was made
+        # of; the next query on an unchanged table gets the same one, and with it the
+        # memos kept on it (coverage, segment sets).
+        self._snapshots: dict[str, tuple[TableMeta, tuple[FreshRun, ...], TableSnapshot]] = {}
         # Per table: the TableMeta whose fragments (dataset) and deleted ids (whether any)
         # are registered on ctx.
         self._registered: dict[str, tuple[TableMeta, Any, bool]] = {}
@@ -150,7 +154,12 @@ class Database:
             if meta is None:
                 raise CatalogError(f"no table named {name!r}; tables: {self.table_names()}")
             runs = self._fresh.get(name, ())
-        return TableSnapshot(meta, self.store, fresh_batches(runs), fresh_segments(runs))
+            last = self._snapshots.get(name)
+            if last is not None and last[0] is meta and last[1] is runs:
+                return last[2]
+            snap = TableSnapshot(meta, self.store, fresh_batches(runs), fresh_segments(runs))
+            self._snapshots[name] = (meta, runs, snap)
+        return snap
 
     # -- the fresh tier (DESIGN §5.5) -----------------------------------------------------
     def _log(self, name: str) -> WriteAheadLog | None:
@@ -248,6 +257,9 @@ class Database:
         fresh = {name: runs for name, runs in fresh.items() if runs and name in manifest.tables}
         with self._state_lock:
             self._manifest, self._fresh = manifest, fresh
+            self._snapshots = {
+                name: last for name, last in self._snapshots.items() if manifest.tables.get(name) is last[0]
+            }
         for name in set(old.tables) - set(manifest.tables):
             self._deregister(name)
         for name, meta in manifest.tables.items():  # (against what is registered: a failed
@@ -580,11 +592,23 @@ class Database:
         and prefix leaves: all a query can read). Either way the tail is tokenized in
         parallel pieces while the persisted segments are loaded.
         """
+        limit = self.settings.get("fts.tail_cache_entries")
+        if limit:  # the same for every query on this snapshot
+            hit = snapshot.memo.get(("hybrid_set", column))
+            if hit is None:
+                made = self._hybrid_set(snapshot, column, query, limit)
+                snapshot.memo[("hybrid_set", column)] = (made[0], replace(made[1], cached=True))
+                return made
+            return hit
+        return self._hybrid_set(snapshot, column, query, limit)
+
+    def _hybrid_set(
+        self, snapshot: TableSnapshot, column: str, query: Query | None, limit: int
+    ) -> tuple[SegmentSet, TailInfo]:
         index = snapshot.meta.indexes[column]
         gaps = tuple(snapshot.uncovered(column))
         deletes = tuple(f.deletes for f in snapshot.meta.fragments if f.deletes)
         key = (snapshot.name, column, gaps, index.analyzer, index.positions, deletes)
-        limit = self.settings.get("fts.tail_cache_entries")
         with self._cache_lock:
             hit = self._tails.pop(key, None)
             if hit is not None:
@@ -616,7 +640,10 @@ class Database:
         """The (cached) searchable view of a column's index in ``snapshot``: its persisted
         segments and the fresh tier's segments, as parts of one set (exact statistics over
         both, DESIGN §5.1)."""
-        return self._cached_set(snapshot, column, [])
+        made = snapshot.memo.get(("segment_set", column))
+        if made is None:
+            made = snapshot.memo[("segment_set", column)] = self._cached_set(snapshot, column, [])
+        return made
 
     def _cached_set(self, snapshot: TableSnapshot, column: str, extra: list[Segment]) -> SegmentSet:
         index = snapshot.meta.indexes[column]

@@ -153,6 +153,30 @@ def test_an_unindexed_tail_sends_the_search_to_the_hybrid_plan():
     assert decide(request(db, Match("body", "alpha"))).choice == "indexed"
 
 
+def test_a_choice_is_made_once_per_snapshot_and_again_when_the_table_changes():
+    """The snapshot (and the choice memoized on it) is shared by the queries of one table
+    version; a write makes a new snapshot, and every setting the choice reads is part of
+    its key."""
+    db = make_db({"body": {}})
+    t = db.table("docs")
+    snap = db.snapshot("docs")
+    assert db.snapshot("docs") is snap
+    assert decide(request(db, Match("body", "alpha"))).choice == "indexed"
+    assert decide(request(db, Match("body", "alpha"), force_plan="flat_scan")).choice == "flat_scan"
+    assert decide(request(db, Phrase("body", "alpha beta"))).choice == "flat_scan"  # no positions
+    assert decide(request(db, Match("body", "alpha"))).choice == "indexed"
+    t.build_segment("title", (0, 2))  # title: indexed up to row 2 of 5
+    assert db.snapshot("docs") is not snap
+    assert decide(request(db, Match("title", "alpha"))).choice == "hybrid"
+    assert decide(request(db, Match("title", "alpha"), residual_row_limit=2)).choice == "flat_scan"
+    t.insert(pa.table({"id": pa.array([6], pa.int64()), "title": ["x"], "body": ["alpha"]}))
+    snap = db.snapshot("docs")
+    assert snap.row_count == 7 and decide(request(db, Match("body", "alpha"))).choice == "indexed"
+    t.delete("id = 6")
+    assert db.snapshot("docs") is not snap
+    assert sorted(t.search(Match("body", "alpha"), limit=None, columns=[])["_rowid"].to_pylist()) == [0, 2, 4]
+
+
 def test_forced_flat_scan_is_always_possible():
     req = decide(request(make_db({"body": {}}), Match("body", "alpha"), force_plan="flat_scan"))
     assert (req.choice, req.reasons) == ("flat_scan", ("forced",))

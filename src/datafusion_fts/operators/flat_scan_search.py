@@ -149,7 +149,10 @@ class FlatScanSearch(ExecutionPlan):
     CHOSEN_BECAUSE = "scan"
 
     @staticmethod
-    def unmet(table: object, query: Query, columns: tuple[str, ...], residual_row_limit: int = 0) -> list[str]:
+    def unmet(
+        table: object, columns: tuple[str, ...], phrase_columns: frozenset[str] = frozenset(),
+        residual_row_limit: int = 0,
+    ) -> list[str]:
         """Nothing: a scan answers every query shape on any table."""
         return []
 

@@ -15,7 +15,6 @@ from typing import Iterator
 
 import pyarrow as pa
 
-from ..query.tree import Phrase, Query, leaves
 from ..storage.snapshot import TableSnapshot
 from .base import ExecutionPlan
 
@@ -55,7 +54,10 @@ class HybridResidualSearch(ExecutionPlan):
         self.tails = tails
 
     @staticmethod
-    def unmet(table: object, query: Query, columns: tuple[str, ...], residual_row_limit: int = 0) -> list[str]:
+    def unmet(
+        table: object, columns: tuple[str, ...], phrase_columns: frozenset[str] = frozenset(),
+        residual_row_limit: int = 0,
+    ) -> list[str]:
         """Needs a managed table whose query columns are indexed (with positions for
         phrases) up to a tail of at most ``fts.residual_row_limit`` rows."""
         if not isinstance(table, TableSnapshot):
@@ -63,7 +65,6 @@ class HybridResidualSearch(ExecutionPlan):
         if not columns:
             return ["the query reads no column"]
         out = []
-        phrase_columns = {leaf.column for leaf in leaves(query) if isinstance(leaf, Phrase)}
         for column in columns:
             index = table.meta.indexes.get(column)
             if index is None:

@@ -12,7 +12,6 @@ from ..index.bm25 import ColumnStats
 from ..index.segment_set import SegmentSet
 from ..index.term_postings import TermPostings
 from ..query.bound import BoundQuery
-from ..query.tree import Phrase, Query, leaves
 from ..storage.snapshot import TableSnapshot
 from .base import ExecutionPlan, search_batch
 from .conjunction_kernel import REQUIRED, conjunction_topk
@@ -49,15 +48,17 @@ class IndexedSearch(ExecutionPlan):
     CHOSEN_BECAUSE = "every column's index covers every committed row"
 
     @staticmethod
-    def unmet(table: object, query: Query, columns: tuple[str, ...], residual_row_limit: int = 0) -> list[str]:
-        """What keeps this operator from answering ``query`` on ``table`` exactly: it
-        needs, per column, an index covering every committed row, with positions for
-        phrases."""
+    def unmet(
+        table: object, columns: tuple[str, ...], phrase_columns: frozenset[str] = frozenset(),
+        residual_row_limit: int = 0,
+    ) -> list[str]:
+        """What keeps this operator from answering a query on ``columns`` of ``table``
+        exactly: it needs, per column, an index covering every committed row, with
+        positions for the ``phrase_columns``."""
         if not isinstance(table, TableSnapshot):
             return [f"{getattr(table, 'name', table)} is not a managed table"]
         out = []
         last = table.row_count - 1
-        phrase_columns = {leaf.column for leaf in leaves(query) if isinstance(leaf, Phrase)}
         for column in columns:
             index = table.meta.indexes.get(column)
             if index is None:

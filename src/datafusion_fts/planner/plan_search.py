@@ -21,7 +21,7 @@ from ..operators.global_topk import GlobalTopK
 from ..operators.hybrid_residual_search import HybridResidualSearch, TailInfo
 from ..operators.indexed_search import IndexedSearch
 from ..query.bound import query_terms
-from ..query.tree import Query, leaves
+from ..query.tree import Phrase, Query, leaves
 from ..storage.manifest import IndexMeta
 from ..storage.foreign import ForeignTable
 from ..storage.snapshot import TableSnapshot
@@ -48,6 +48,7 @@ class SearchRequest(NamedTuple):
     residual_row_limit: int = 100_000
     executor: str = "local"
     columns: tuple[str, ...] = ()
+    phrase_columns: frozenset[str] = frozenset()
     choice: str = ""
     reasons: tuple[str, ...] = ()
 
@@ -84,14 +85,18 @@ def _text_columns(schema: pa.Schema) -> frozenset[str]:
 
 
 def check_columns(req: SearchRequest) -> SearchRequest:
-    """Every leaf names an existing text column of the table."""
+    """Every leaf names an existing text column of the table; records the columns read,
+    and those phrases read (what the operators' requirements depend on)."""
     names: dict[str, None] = {}
+    phrases: set[str] = set()
     schema = req.snapshot.schema
     text = _text_columns(schema)
     for leaf in leaves(req.query):
         column = leaf.column
         if column is None:
             raise PlanError(f"{type(leaf).__name__} leaf {leaf!r} is bound to no column")
+        if isinstance(leaf, Phrase):
+            phrases.add(column)
         if column in names:
             continue
         if column not in text:
@@ -100,7 +105,7 @@ def check_columns(req: SearchRequest) -> SearchRequest:
             ftype = schema.field(column).type
             raise InvalidArgument(f"column {column!r} is {ftype}, not text: it cannot be searched")
         names[column] = None
-    return _evolve(req, columns=tuple(names))
+    return _evolve(req, columns=tuple(names), phrase_columns=frozenset(phrases))
 
 
 # The search operators in order of preference; each declares what it cannot do
@@ -116,9 +121,22 @@ CANDIDATES: tuple[tuple[str, Any], ...] = (
 def choose_search_operator(req: SearchRequest) -> SearchRequest:
     """The first operator whose requirements the table and query meet, with the reasons
     the better ones were passed over; or the forced one (a PlanError if impossible).
-    Operators after the chosen one are not consulted."""
+    Operators after the chosen one are not consulted. The choice depends on the snapshot
+    only through its coverage, so it is made once per snapshot and query columns."""
+    snap = req.snapshot
+    if not isinstance(snap, TableSnapshot):
+        return _choose(req)
+    key = ("plan", (req.force_plan, req.columns, req.phrase_columns, req.residual_row_limit))
+    hit = snap.memo.get(key)
+    if hit is None:
+        chosen = _choose(req)
+        hit = snap.memo[key] = (chosen.choice, chosen.reasons)
+    return _evolve(req, choice=hit[0], reasons=hit[1])
+
+
+def _choose(req: SearchRequest) -> SearchRequest:
     def unmet(op: Any) -> list[str]:
-        return op.unmet(req.snapshot, req.query, req.columns, req.residual_row_limit)
+        return op.unmet(req.snapshot, req.columns, req.phrase_columns, req.residual_row_limit)
 
     if req.force_plan != "auto":
         forced = dict(CANDIDATES).get(req.force_plan)
@@ -163,8 +181,13 @@ def _index(snapshot: TableSnapshot | ForeignTable, column: str) -> IndexMeta | N
 
 
 def column_analyzer(snapshot: TableSnapshot | ForeignTable, column: str) -> Analyzer:
-    index = _index(snapshot, column)
-    return analyzer_for(index.analyzer if index else DEFAULT_ANALYZER)
+    if isinstance(snapshot, TableSnapshot):
+        hit = snapshot.memo.get(("analyzer", column))
+        if hit is None:
+            index = snapshot.meta.indexes.get(column)
+            hit = snapshot.memo[("analyzer", column)] = analyzer_for(index.analyzer if index else DEFAULT_ANALYZER)
+        return hit
+    return analyzer_for(DEFAULT_ANALYZER)
 
 
 def column_params(index: IndexMeta | None) -> tuple[float, float]:

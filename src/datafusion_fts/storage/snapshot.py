@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from functools import cached_property
-from typing import TYPE_CHECKING, Iterator, Mapping
+from typing import TYPE_CHECKING, Any, Iterator, Mapping
 
 import numpy as np
 import pyarrow as pa
@@ -30,10 +30,10 @@ class TableSnapshot:
     store: Store
     fresh: tuple[pa.RecordBatch, ...] = ()
     fresh_segments: Mapping[str, tuple["Segment", ...]] = field(default_factory=dict, repr=False)
-    # covered() per column: the planner's gates and the hybrid tail all ask for it.
-    _covered: dict[str, tuple[tuple[int, int], ...]] = field(
-        default_factory=dict, init=False, repr=False, compare=False
-    )
+    # What is derived from the snapshot alone and asked for by every query on it (a
+    # column's coverage, its segment set), computed once: a Database hands the same
+    # snapshot to every query until the table changes.
+    memo: dict[tuple[str, str], Any] = field(default_factory=dict, init=False, repr=False, compare=False)
 
     @property
     def name(self) -> str:
@@ -55,9 +55,9 @@ class TableSnapshot:
     def covered(self, column: str) -> tuple[tuple[int, int], ...]:
         """Inclusive row-id ranges some segment of ``column``'s index holds (persisted or
         fresh), merged, ascending (computed once per snapshot and column)."""
-        hit = self._covered.get(column)
+        hit = self.memo.get(("covered", column))
         if hit is None:
-            hit = self._covered[column] = self._merged_spans(column)
+            hit = self.memo[("covered", column)] = self._merged_spans(column)
         return hit
 
     def _merged_spans(self, column: str) -> tuple[tuple[int, int], ...]:
