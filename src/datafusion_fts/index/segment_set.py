@@ -122,7 +122,9 @@ class SegmentSet:
             tid = p.segment.term_id(term)
             if tid >= 0:
                 a, b = p.posting_range(tid)
-                total += b - a - len(p.dropped(p.segment.rows[a:b]))
+                total += b - a
+                if len(p.deleted):
+                    total -= len(p.dropped(p.segment.rows[a:b]))
         return total
 
     def part_norms(self, stats: ColumnStats) -> list[np.ndarray]:

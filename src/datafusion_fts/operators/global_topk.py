@@ -37,7 +37,10 @@ class GlobalTopK(ExecutionPlan):
             start = time.perf_counter()
             batches = list(self.inputs[0].execute())
             if len(batches) == 1:
-                out = [batches[0].slice(self.offset, self.k)]
+                batch = batches[0]
+                if self.offset or (self.k is not None and batch.num_rows > self.k):
+                    batch = batch.slice(self.offset, self.k)
+                out = [batch]
             else:
                 table = pa.Table.from_batches(batches, schema=self.schema)
                 out = table.slice(self.offset, self.k).to_batches()

@@ -85,11 +85,23 @@ def term_slots(node: BoundQuery) -> TermSlots | None:
     return _slots(column, tuple(terms), kinds, mults, 1.0, bool(node.must))
 
 
+# The slot arrays of the common shapes (every multiplier 1.0), per (kinds, boost):
+# queries repeat a few shapes, and making two small arrays costs more than the rest of
+# this module. The kernels never write to them.
+_SHARED: dict[tuple[tuple[int, ...], float], tuple[np.ndarray, np.ndarray, bool]] = {}
+_SHARED_MAX = 256
+
+
 def _slots(
     column: str, terms: tuple[str, ...], kinds: list[int], mults: list[float], boost: float, conjunctive: bool
 ) -> TermSlots:
-    prunable = all(m * boost > 0 for m, kind in zip(mults, kinds) if kind != EXCLUDED)
-    return TermSlots(
-        column, terms, np.array(kinds, dtype=np.int64), np.array(mults, dtype=np.float64), boost, conjunctive,
-        prunable,
-    )
+    shared = mults.count(1.0) == len(mults)
+    hit = _SHARED.get((tuple(kinds), boost)) if shared else None
+    if hit is None:
+        prunable = all(m * boost > 0 for m, kind in zip(mults, kinds) if kind != EXCLUDED)
+        hit = (np.array(kinds, dtype=np.int64), np.array(mults, dtype=np.float64), prunable)
+        if shared:
+            if len(_SHARED) >= _SHARED_MAX:
+                _SHARED.clear()
+            _SHARED[(tuple(kinds), boost)] = hit
+    return TermSlots(column, terms, hit[0], hit[1], boost, conjunctive, hit[2])

@@ -207,6 +207,7 @@ def leaves(node: Query) -> Iterator[Match | Prefix | Phrase]:
         node = node.expand()
     if isinstance(node, LEAF_TYPES):
         yield node
+        return
     for child in children(node):
         yield from leaves(child)
 
