@@ -10,7 +10,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import datafusion_fts as fts
-from datafusion_fts.query import Match
+from datafusion_fts.query import Boolean, Match
 
 WORDS = ["a", "b", "c", "d", "e", "f", "g", "h"]
 
@@ -62,6 +62,49 @@ def test_pruning_is_invisible(seed, vocab, zipf, k, terms, boost, segments, dele
     pruned = results(t, query, k, include)
     db.settings.set("fts.pruning", False)
     assert pruned == results(t, query, k, include)
+
+
+def shaped(shape: str, terms: list[str], boost: float):
+    """The conjunctive shapes the kernels answer, over ``terms`` (at least two)."""
+    first, rest = Match("body", terms[0], boost=boost), [Match("body", t) for t in terms[1:]]
+    if shape == "and":
+        return Match("body", " ".join(terms), operator="and", boost=boost)
+    if shape == "must_should":
+        return Boolean(must=(first,), should=tuple(rest))
+    return Boolean(must=(first,), must_not=tuple(rest))
+
+
+@settings(max_examples=25, deadline=None)
+@given(
+    seed=st.integers(0, 10_000),
+    vocab=st.integers(2, 8),
+    k=st.sampled_from([1, 3, 10, 50]),
+    terms=st.lists(st.sampled_from(WORDS), min_size=2, max_size=3, unique=True),
+    shape=st.sampled_from(["and", "must_should", "must_not"]),
+    boost=st.sampled_from([1.0, 0.5, 3.0]),
+    segments=st.integers(2, 4),
+    delete_every=st.sampled_from([0, 7]),
+)
+def test_pruning_is_invisible_on_conjunctions_over_several_segments(
+    seed, vocab, k, terms, shape, boost, segments, delete_every
+):
+    """Later segments start from the k-th score earlier ones returned (their rows win
+    ties): the results are those of exhaustive scoring and of one segment."""
+    n = 3000
+    db = fts.connect()
+    t = db.create_table("docs", corpus(seed, n, vocab, zipf=True))
+    cuts = np.linspace(0, n, segments + 1).astype(int)
+    for lo, hi in zip(cuts, cuts[1:]):
+        t.build_segment("body", (int(lo), int(hi) - 1))
+    if delete_every:
+        t.delete(f"_rowid % {delete_every} = 0")
+    query = shaped(shape, terms, boost)
+    pruned = results(t, query, k)
+    db.settings.set("fts.pruning", False)
+    assert pruned == results(t, query, k)
+    t.optimize()  # one segment
+    db.settings.set("fts.pruning", True)
+    assert pruned == results(t, query, k)
 
 
 def test_pruning_skips_blocks_on_a_frequent_term():

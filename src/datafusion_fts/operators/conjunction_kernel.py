@@ -25,6 +25,8 @@ beat the k-th score cannot enter (a tie has a larger row id, so it ranks below, 
 §5.2), so no excluded list is sought for it: exclusions are checked only for rows that
 may enter. (Testing before the required lists are sought would cost more than it saves:
 the test reads the row's norm, a cache miss, and most candidates fail the intersection.)
+The threshold may also come from earlier parts of the segment set (``floor``, see
+:mod:`.pruned_or_kernel`): their rows rank first on ties, so only rows beating it enter.
 """
 
 from __future__ import annotations
@@ -34,7 +36,7 @@ from numba import njit
 
 from ..index.bm25 import BOUND_MARGIN
 from .posting_cursor import advance, gallop, seek, slot_ranges
-from .topk_heap import heap_drain, heap_push, java_key
+from .topk_heap import NO_KEY, heap_drain, heap_push, java_key
 
 REQUIRED = 0
 OPTIONAL = 1
@@ -44,10 +46,11 @@ EXCLUDED = 2
 @njit(cache=True, nogil=True)
 def conjunction_topk(
     rows, tfs, blk_last, post_offsets, block_offsets, norms, tids, kinds, weights, mults,
-    boost, k, row_lo, row_hi, base, include, use_include, deleted, skip, prune,
+    boost, k, row_lo, row_hi, base, include, use_include, deleted, skip, prune, floor,
 ):
     """Top ``k`` rows among local rows [row_lo, row_hi) of the conjunction, best first, as
-    row ids (local row + ``base``).
+    row ids (local row + ``base``), among those scoring above ``floor`` (-inf: all; only
+    with ``prune``).
 
     ``rows/tfs``, ``blk_last``, ``post_offsets/block_offsets`` are the segment's postings,
     block last rows and per-term offsets; slot t reads term ``tids[t]`` (-1: absent from
@@ -89,6 +92,7 @@ def conjunction_topk(
     ic = 0
     dc = 0
     lead = order[0]
+    floor_key = java_key(floor) if floor > -np.inf else NO_KEY  # what a row must beat
     n_excl = 0
     for t in range(n):
         if kinds[t] == EXCLUDED:
@@ -127,7 +131,7 @@ def conjunction_topk(
             dc = gallop(deleted, dc, n_del, d)
             if dc < n_del and deleted[dc] == d:
                 continue
-        if n_excl and prune and size == k:
+        if n_excl and prune and (size == k or floor_key != NO_KEY):
             norm = norms[d]
             bound = 0.0
             for t in range(n):
@@ -136,7 +140,7 @@ def conjunction_topk(
                     bound += ((weights[t] * tf) / (tf + norm)) * mults[t]
                 elif kinds[t] == OPTIONAL:
                     bound += weights[t] * mults[t]
-            if java_key(bound * boost * BOUND_MARGIN) <= keys[0]:
+            if java_key(bound * boost * BOUND_MARGIN) <= (keys[0] if size == k else floor_key):
                 continue
         excluded = False
         for t in range(n):
@@ -165,7 +169,9 @@ def conjunction_topk(
             acc = acc + ((weights[t] * tf) / (tf + norm)) * mults[t]
             scored += 1
         score = acc * boost
-        size = heap_push(keys, out_rows, out_scores, size, java_key(score), d, score)
+        key = java_key(score)
+        if key > floor_key:
+            size = heap_push(keys, out_rows, out_scores, size, key, d, score)
     heap_drain(keys, out_rows, out_scores, size)
     for i in range(size):
         out_rows[i] += base

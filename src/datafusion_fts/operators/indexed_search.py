@@ -104,7 +104,12 @@ class IndexedSearch(ExecutionPlan):
     def _term_kernels(self, slots: TermSlots) -> tuple[np.ndarray, np.ndarray]:
         """Per segment part, the document-at-a-time top-k of the term slots (DESIGN §5.4:
         each segment is asked for k rows); the merge keeps the global top-k. Returns rows
-        and scores in the total order."""
+        and scores in the total order.
+
+        Parts are disjoint row ranges in ascending order, so with pruning a part needs
+        only rows beating the best k-th score an earlier part returned (``floor``): those
+        parts' rows win ties. A tail or fresh segment after a large one then skips most of
+        its postings."""
         assert self.k is not None
         column, terms, kinds, mults, boost, conjunctive, prunable = slots
         stats = self.stats
@@ -122,6 +127,7 @@ class IndexedSearch(ExecutionPlan):
         include = self.include
         out: list[tuple[np.ndarray, np.ndarray]] = []
         n_total = n_scored = n_skipped = n_parts_skipped = 0
+        floor = -np.inf
         for i, part in enumerate(segment_set.parts):
             seg = part.segment
             base = seg.meta.base
@@ -137,20 +143,22 @@ class IndexedSearch(ExecutionPlan):
                 rows, scores, sc, sk, total = conjunction_topk(
                     seg.rows, seg.tfs, seg.block_last_row, seg.post_offsets, seg.block_offsets, part_norms[i],
                     tids, kinds, weights_a, mults, boost, self.k, part.lo, part.hi, base,
-                    local_include, include is not None, part.deleted, self.pruning, prune,
+                    local_include, include is not None, part.deleted, self.pruning, prune, floor,
                 )
             else:
                 rows, scores, sc, sk, total = pruned_or_topk(
                     seg.rows, seg.tfs, seg.block_last_row, seg.post_offsets, seg.block_offsets,
                     _NO_SCORES if bounds is None else bounds[i], part_norms[i],
                     tids, kinds, weights_a, mults, boost, self.k, part.lo, part.hi, base,
-                    local_include, include is not None, part.deleted, prune,
+                    local_include, include is not None, part.deleted, prune, floor,
                 )
             n_total += total
             n_scored += sc
             n_skipped += sk
             if len(rows):
                 out.append((rows, scores))
+                if prune and len(rows) == self.k and scores[-1] > floor:
+                    floor = float(scores[-1])
         metrics = self.metrics
         metrics.add("postings_total", n_total)
         metrics.add("postings_scored", n_scored)

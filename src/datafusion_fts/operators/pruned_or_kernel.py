@@ -13,6 +13,12 @@ cannot lift a row into the top k alone, so only rows of the other ("essential") 
 candidates, and the rest are probed at those rows. Per-block bounds skip whole blocks
 whose rows cannot beat the threshold.
 
+The threshold may start above -inf: ``floor``, the k-th score earlier parts of the
+segment set already hold. Parts are disjoint row ranges visited in ascending order, so
+every row here has a larger row id than theirs, and a row that does not beat ``floor``
+cannot be in the global top k (a tie ranks below, DESIGN §5.2); this part then prunes
+from its first posting instead of from its k-th row.
+
 Exactness: a row is skipped only if its upper bound is <= the threshold. Rows are visited
 in ascending row id, so a skipped row tying the k-th score has a larger row id than every
 kept row and ranks below them (DESIGN §5.2). Block bounds (``blk_bound``: the block's best
@@ -48,10 +54,11 @@ def _excluded(rows, blk_last, kinds, starts, ends, blk0s, cur, d, skip):
 @njit(cache=True, nogil=True)
 def pruned_or_topk(
     rows, tfs, blk_last, post_offsets, block_offsets, blk_bound, norms, tids, kinds, weights, mults,
-    boost, k, row_lo, row_hi, base, include, use_include, deleted, prune,
+    boost, k, row_lo, row_hi, base, include, use_include, deleted, prune, floor,
 ):
     """Top ``k`` rows among local rows [row_lo, row_hi) of the disjunction, best first, as
-    row ids (local row + ``base``).
+    row ids (local row + ``base``), among those scoring above ``floor`` (-inf: all; only
+    with ``prune``).
 
     Arguments as in :func:`.conjunction_kernel.conjunction_topk`; ``blk_bound`` holds every
     block's bound factor, so slot t's block j is bounded by ``weights[t] * mults[t] *
@@ -84,11 +91,13 @@ def pruned_or_topk(
         size, scored, skipped = _single(
             rows, tfs, blk_last, blk_bound, norms, kinds, starts, ends, blk0s, weights, mults,
             boost, row_hi, include, use_include, deleted, prune, excludes, cur, single, keys, out_rows, out_scores,
+            floor,
         )
     else:
         size, scored, skipped = _maxscore(
             rows, tfs, blk_last, blk_bound, norms, kinds, starts, ends, blk0s, weights, mults,
             boost, row_hi, include, use_include, deleted, prune, excludes, cur, keys, out_rows, out_scores,
+            floor,
         )
     heap_drain(keys, out_rows, out_scores, size)
     for i in range(size):
@@ -99,14 +108,14 @@ def pruned_or_topk(
 @njit(cache=True, nogil=True)
 def _single(
     rows, tfs, blk_last, blk_bound, norms, kinds, starts, ends, blk0s, weights, mults,
-    boost, row_hi, include, use_include, deleted, prune, excludes, cur, t, keys, out_rows, out_scores,
+    boost, row_hi, include, use_include, deleted, prune, excludes, cur, t, keys, out_rows, out_scores, floor,
 ):
     """One scored slot: block at a time, skipping blocks whose bound cannot beat the threshold."""
     k = keys.shape[0]
     size = 0
     scored = 0
     skipped = 0
-    theta = -np.inf
+    theta = floor  # then the k-th score held, once k rows are (never below floor)
     n_inc = include.shape[0]
     n_del = deleted.shape[0]
     ic = 0
@@ -118,7 +127,7 @@ def _single(
     while i < end:
         blk = blk0 + (i - start) // BLOCK_SIZE
         block_end = min(start + (blk - blk0 + 1) * BLOCK_SIZE, end)
-        if prune and size == k and bound_w * blk_bound[blk] <= theta:
+        if prune and bound_w * blk_bound[blk] <= theta:
             skipped += 1
             i = block_end
             continue
@@ -145,7 +154,7 @@ def _single(
             tf = np.float64(tfs[i - 1])
             score = (0.0 + ((w * tf) / (tf + norms[d])) * m) * boost
             scored += 1
-            if not prune or size < k or score > theta:
+            if not prune or score > theta:
                 size = heap_push(keys, out_rows, out_scores, size, java_key(score), d, score)
                 if prune and size == k:
                     theta = out_scores[0]
@@ -155,7 +164,7 @@ def _single(
 @njit(cache=True, nogil=True)
 def _maxscore(
     rows, tfs, blk_last, blk_bound, norms, kinds, starts, ends, blk0s, weights, mults,
-    boost, row_hi, include, use_include, deleted, prune, excludes, cur, keys, out_rows, out_scores,
+    boost, row_hi, include, use_include, deleted, prune, excludes, cur, keys, out_rows, out_scores, floor,
 ):
     """Several scored slots: MaxScore over the essential slots, block bounds per candidate."""
     n = kinds.shape[0]
@@ -188,7 +197,10 @@ def _maxscore(
     essential = np.ones(n, dtype=np.uint8)
     ess_from = 0  # order[ess_from:] are essential
     size = 0
-    theta = -np.inf
+    theta = floor  # then the k-th score held, once k rows are (never below floor)
+    while prune and ess_from < n_scored and prefix[ess_from + 1] <= theta:
+        essential[order[ess_from]] = 0
+        ess_from += 1
     scored = 0
     skipped = 0
     n_inc = include.shape[0]
@@ -204,7 +216,7 @@ def _maxscore(
                 d = np.int64(rows[cur[t]])
         if d >= row_hi:
             break
-        if prune and size == k:
+        if prune and theta > -np.inf:
             # Bound every row up to the end of the essential slots' current blocks.
             ub = prefix[ess_from]
             skip_to = row_hi
@@ -250,7 +262,8 @@ def _maxscore(
                     acc = acc + ((weights[t] * tf) / (tf + norm)) * mults[t]
                     scored += 1
             score = acc * boost
-            size = heap_push(keys, out_rows, out_scores, size, java_key(score), d, score)
+            if not prune or score > theta:
+                size = heap_push(keys, out_rows, out_scores, size, java_key(score), d, score)
             if prune and size == k:
                 theta = out_scores[0]
                 while ess_from < n_scored and prefix[ess_from + 1] <= theta:

@@ -16,6 +16,8 @@ from numba.cpython.unsafe.numbers import viewer
 from numba.core import types
 
 _NAN_KEY = np.int64(0x7FF8000000000000)
+# Below every key (java_key(-inf) is above it): "no threshold".
+NO_KEY = np.int64(-0x8000000000000000)
 _FLIP = np.int64(0x7FFFFFFFFFFFFFFF)
 
 
