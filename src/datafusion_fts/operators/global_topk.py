@@ -41,10 +41,12 @@ class GlobalTopK(ExecutionPlan):
                 if self.offset or (self.k is not None and batch.num_rows > self.k):
                     batch = batch.slice(self.offset, self.k)
                 out = [batch]
+                rows_out = batch.num_rows
             else:
-                table = pa.Table.from_batches(batches, schema=self.schema)
-                out = table.slice(self.offset, self.k).to_batches()
-            self.metrics.add("rows_out", sum(b.num_rows for b in out))
+                table = pa.Table.from_batches(batches, schema=self.schema).slice(self.offset, self.k)
+                out = table.to_batches()
+                rows_out = table.num_rows
+            self.metrics.add("rows_out", rows_out)
             self.metrics.add("elapsed_ms", (time.perf_counter() - start) * 1e3)
             yield from out
             return

@@ -50,11 +50,10 @@ def _disjunctive(node: BoundTerms) -> bool:
 def term_slots(node: BoundQuery) -> TermSlots | None:
     """The slots of ``node``, or None when it is not a shape the kernels answer."""
     if isinstance(node, BoundTerms):
+        terms = tuple(node.terms())
         if _disjunctive(node):
-            terms = tuple(node.terms())
             return _slots(node.column, terms, [OPTIONAL] * len(terms), [1.0] * len(terms), node.boost, False)
-        if all(len(g) == 1 for g in node.groups):
-            terms = tuple(g[0] for g in node.groups)
+        if len(terms) == len(node.groups) and () not in node.groups:  # one term per group
             return _slots(node.column, terms, [REQUIRED] * len(terms), [1.0] * len(terms), node.boost, True)
         return None
     if not isinstance(node, BoundBoolean) or not (node.must or node.should):

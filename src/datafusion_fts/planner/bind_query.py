@@ -32,17 +32,13 @@ def _column(leaf: Match | Prefix | Phrase) -> str:
     return leaf.column
 
 
-def _distinct(terms: list[str]) -> list[str]:
-    return list(dict.fromkeys(terms))
-
-
 def bind(query: Query, ctx: BindContext) -> BoundQuery:
     """The bound form of ``query``; every leaf's column is checked first."""
     if isinstance(query, MultiMatch):
         return bind(query.expand(), ctx)
     if isinstance(query, Match):
         column = _column(query)
-        terms = _distinct(ctx.analyzer(column).terms(query.text))
+        terms = list(dict.fromkeys(ctx.analyzer(column).terms(query.text)))  # distinct, in order
         if query.fuzziness:
             groups = tuple(
                 tuple(t for _, t in ctx.fuzzy_candidates(
@@ -51,7 +47,7 @@ def bind(query: Query, ctx: BindContext) -> BoundQuery:
                 for term in terms
             )
         else:
-            groups = tuple((t,) for t in terms)
+            groups = tuple(zip(terms))  # one group of one term each
         return BoundTerms(column, groups, query.operator == "and", query.boost)
     if isinstance(query, Prefix):
         column = _column(query)
