@@ -78,6 +78,8 @@ class Segment:
 
 # A binary-search lookup costs about as much as putting this many terms in a dict.
 _LOOKUP_COST_IN_TERMS = 50
+# Searched-for terms an in-memory segment remembers (bounded: its dict costs less).
+_FOUND_MAX = 4096
 
 
 @dataclass
@@ -87,10 +89,13 @@ class InMemorySegment(Segment):
     Its term lookups binary-search the sorted terms until they have cost about what a
     dictionary of its vocabulary costs to build, then build one (a ski-rental rule: never
     more than twice the better of the two). A segment that few queries read never pays
-    for a dictionary of every term it holds."""
+    for a dictionary of every term it holds. Terms already searched for are remembered
+    (a query looks each of its terms up for its statistics, then for its postings; and
+    a cached tail sees the same frequent terms query after query)."""
 
     _buffers: tuple[np.ndarray, np.ndarray] | None = field(default=None, repr=False)
     _lookups: int = field(default=0, repr=False)
+    _found: dict[str, int] = field(default_factory=dict, repr=False)
 
     @classmethod
     def of(cls, segment: Segment) -> "InMemorySegment":
@@ -99,9 +104,15 @@ class InMemorySegment(Segment):
     def term_id(self, term: str) -> int:
         if self._lookup is not None:
             return self._lookup.get(term, -1)
+        found = self._found.get(term)
+        if found is not None:
+            return found
         self._lookups += 1
         if self._lookups * _LOOKUP_COST_IN_TERMS >= len(self.terms):
             return super().term_id(term)
         if self._buffers is None:
             self._buffers = term_buffers(self.terms)
-        return int(find_term(*self._buffers, np.frombuffer(term.encode("utf-8"), dtype=np.uint8)))
+        found = int(find_term(*self._buffers, np.frombuffer(term.encode("utf-8"), dtype=np.uint8)))
+        if len(self._found) < _FOUND_MAX:
+            self._found[term] = found
+        return found
