@@ -15,7 +15,7 @@ from hypothesis import strategies as st
 import datafusion_fts as fts
 from datafusion_fts.operators import indexed_search
 from datafusion_fts.operators.term_slots import term_slots
-from datafusion_fts.query import Boolean, Match, Phrase
+from datafusion_fts.query import Boolean, Boost, Match, Phrase
 from engine_tables import engine_table
 from reference import RefTable, ref_search
 
@@ -48,8 +48,12 @@ def one_term(draw) -> Match:
 
 @st.composite
 def kernel_queries(draw):
-    """A tree of a shape the kernels answer: a Match (or / and), or a Boolean of one-term
-    MUST / SHOULD clauses with MUST_NOT Matches."""
+    """A tree of a shape the kernels answer: a Match (or / and), a Boolean of one-term
+    MUST / SHOULD clauses with MUST_NOT Matches, or a Boost of one term by another (and
+    Boosts next to those shapes, which the evaluator answers)."""
+    if draw(st.integers(0, 4)) == 0:
+        negative = Match("body", draw(query_words), boost=draw(st.sampled_from((1.0, 1.0, 2.0))))
+        return Boost(one_term(draw), negative, draw(st.sampled_from((0.5, 0.0, -1.0, 2.0, 1e-300))))
     if draw(st.booleans()):
         text = " ".join(draw(st.lists(query_words, min_size=1, max_size=4)))
         return Match("body", text, operator=draw(st.sampled_from(("or", "and"))), boost=draw(st.sampled_from(BOOSTS)))

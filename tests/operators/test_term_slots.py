@@ -34,3 +34,15 @@ def test_clause_boosts_get_arrays_of_their_own_with_their_sign_bits():
 def test_prunable_follows_the_query_boost():
     assert term_slots(BoundTerms("body", (("x",),), False, 2.0)).prunable
     assert not term_slots(BoundTerms("body", (("x",),), False, -2.0)).prunable
+
+
+def test_a_one_term_boost_is_a_required_and_a_demoting_optional_slot():
+    from datafusion_fts.query.bound import BoundBoost
+
+    slots = term_slots(BoundBoost(leaf("x", 2.0), leaf("y"), 0.5))
+    assert slots.terms == ("x", "y") and slots.kinds.tolist() == [REQUIRED, OPTIONAL]
+    assert slots.mults.tolist() == [2.0, -0.5] and slots.conjunctive and not slots.prunable
+    # The evaluator answers what the one formula cannot reproduce bit for bit.
+    assert term_slots(BoundBoost(leaf("x"), leaf("y", 2.0), 0.5)) is None  # negative boost
+    assert term_slots(BoundBoost(leaf("x", -1.0), leaf("y"), 0.5)) is None  # 0.0 + (-0.0)
+    assert term_slots(BoundBoost(leaf("x"), BoundTerms("body", (("y",), ("z",)), False, 1.0), 0.5)) is None

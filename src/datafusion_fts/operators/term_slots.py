@@ -2,7 +2,8 @@
 combined as a disjunction or a conjunction, with exclusions.
 
 Those are the query shapes people type most (``alpha beta``, ``+alpha +beta``,
-``+alpha -beta``, ``alpha -beta``, ``Match(operator="and")``). Each is flattened into
+``+alpha -beta``, ``alpha -beta``, ``Match(operator="and")``), and a ``Boost`` demoting
+one term's rows that hold another. Each is flattened into
 *slots* (one per term, in the evaluator's canonical order) whose kind says how the term
 takes part and whose multiplier is the clause boost, so that the kernels' one formula
 (:mod:`.conjunction_kernel`) adds exactly the numbers :mod:`.evaluate` adds, in the same
@@ -11,11 +12,12 @@ order. Any other tree returns None and goes to the general evaluator.
 
 from __future__ import annotations
 
+import math
 from typing import NamedTuple
 
 import numpy as np
 
-from ..query.bound import BoundBoolean, BoundQuery, BoundTerms
+from ..query.bound import BoundBoolean, BoundBoost, BoundQuery, BoundTerms
 from .conjunction_kernel import EXCLUDED, OPTIONAL, REQUIRED
 
 
@@ -56,6 +58,8 @@ def term_slots(node: BoundQuery) -> TermSlots | None:
         if len(terms) == len(node.groups) and () not in node.groups:  # one term per group
             return _slots(node.column, terms, [REQUIRED] * len(terms), [1.0] * len(terms), node.boost, True)
         return None
+    if isinstance(node, BoundBoost):
+        return _boost_slots(node)
     if not isinstance(node, BoundBoolean) or not (node.must or node.should):
         return None
     first = (node.must or node.should)[0]
@@ -89,6 +93,22 @@ def term_slots(node: BoundQuery) -> TermSlots | None:
 # this module. The kernels never write to them.
 _SHARED: dict[tuple[tuple[int, ...], float], tuple[np.ndarray, np.ndarray, bool]] = {}
 _SHARED_MAX = 256
+
+
+def _boost_slots(node: BoundBoost) -> TermSlots | None:
+    """A one-term positive (boost > 0) demoted where a one-term negative (boost 1) holds
+    the row: the evaluator's ``s_p * b_p - nb * s_n`` is the kernels' ``(0.0 + s_p * b_p)
+    + s_n * -nb`` exactly (0.0 + x == x for x >= +0.0; negating a product is exact), with
+    the negative an OPTIONAL slot of multiplier ``-nb``. Other Boosts return None."""
+    positive, negative = node.positive, node.negative
+    if not (isinstance(positive, BoundTerms) and isinstance(negative, BoundTerms)):
+        return None
+    term_p = _single_term(positive, positive.column)
+    term_n = _single_term(negative, positive.column)
+    nb = node.negative_boost
+    if term_p is None or term_n is None or not positive.boost > 0 or negative.boost != 1.0 or not math.isfinite(nb):
+        return None
+    return _slots(positive.column, (term_p, term_n), [REQUIRED, OPTIONAL], [positive.boost, -nb], 1.0, True)
 
 
 def _slots(
