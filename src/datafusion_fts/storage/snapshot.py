@@ -33,7 +33,7 @@ class TableSnapshot:
     # What is derived from the snapshot alone and asked for by every query on it (a
     # column's coverage, its segment set), computed once: a Database hands the same
     # snapshot to every query until the table changes.
-    memo: dict[tuple[str, str], Any] = field(default_factory=dict, init=False, repr=False, compare=False)
+    memo: dict[tuple, Any] = field(default_factory=dict, init=False, repr=False, compare=False)
 
     @property
     def name(self) -> str:
