@@ -71,21 +71,8 @@ def bound_leaves(node: BoundQuery) -> Iterator[BoundTerms | BoundPhrase]:
 def query_terms(node: BoundQuery) -> dict[str, list[str]]:
     """Every (column, term) the query reads, distinct, in first-use order."""
     out: dict[str, dict[str, None]] = {}
-    _add_terms(node, out)
+    for leaf in bound_leaves(node):
+        seen = out.setdefault(leaf.column, {})
+        for term in leaf.terms() if isinstance(leaf, BoundTerms) else leaf.terms:
+            seen.setdefault(term, None)
     return {column: list(terms) for column, terms in out.items()}
-
-
-def _add_terms(node: BoundQuery, out: dict[str, dict[str, None]]) -> None:
-    # (recursion rather than bound_leaves: every query plans through here)
-    if isinstance(node, BoundTerms):
-        seen = out.setdefault(node.column, {})
-        for group in node.groups:
-            seen.update(dict.fromkeys(group))
-    elif isinstance(node, BoundPhrase):
-        out.setdefault(node.column, {}).update(dict.fromkeys(node.terms))
-    elif isinstance(node, BoundBoolean):
-        for child in node.must + node.should + node.must_not:
-            _add_terms(child, out)
-    else:
-        _add_terms(node.positive, out)
-        _add_terms(node.negative, out)
