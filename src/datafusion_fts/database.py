@@ -597,6 +597,7 @@ class Database:
             hit = snapshot.memo.get(("hybrid_set", column))
             if hit is None:
                 made = self._hybrid_set(snapshot, column, query, limit)
+                # (not derived(): this query reports its own build, later ones a cached tail)
                 snapshot.memo[("hybrid_set", column)] = (made[0], replace(made[1], cached=True))
                 return made
             return hit
@@ -640,10 +641,7 @@ class Database:
         """The (cached) searchable view of a column's index in ``snapshot``: its persisted
         segments and the fresh tier's segments, as parts of one set (exact statistics over
         both, DESIGN §5.1)."""
-        made = snapshot.memo.get(("segment_set", column))
-        if made is None:
-            made = snapshot.memo[("segment_set", column)] = self._cached_set(snapshot, column, [])
-        return made
+        return snapshot.derived(("segment_set", column), self._cached_set, snapshot, column, [])
 
     def _cached_set(self, snapshot: TableSnapshot, column: str, extra: list[Segment]) -> SegmentSet:
         index = snapshot.meta.indexes[column]

@@ -126,12 +126,14 @@ def choose_search_operator(req: SearchRequest) -> SearchRequest:
     snap = req.snapshot
     if not isinstance(snap, TableSnapshot):
         return _choose(req)
-    key = ("plan", (req.force_plan, req.columns, req.phrase_columns, req.residual_row_limit))
-    hit = snap.memo.get(key)
-    if hit is None:
-        chosen = _choose(req)
-        hit = snap.memo[key] = (chosen.choice, chosen.reasons)
-    return _evolve(req, choice=hit[0], reasons=hit[1])
+    key = ("plan", req.force_plan, req.columns, req.phrase_columns, req.residual_row_limit)
+    choice, reasons = snap.derived(key, _choice, req)
+    return _evolve(req, choice=choice, reasons=reasons)
+
+
+def _choice(req: SearchRequest) -> tuple[str, tuple[str, ...]]:
+    chosen = _choose(req)
+    return chosen.choice, chosen.reasons
 
 
 def _choose(req: SearchRequest) -> SearchRequest:
@@ -181,13 +183,13 @@ def _index(snapshot: TableSnapshot | ForeignTable, column: str) -> IndexMeta | N
 
 
 def column_analyzer(snapshot: TableSnapshot | ForeignTable, column: str) -> Analyzer:
-    if isinstance(snapshot, TableSnapshot):
-        hit = snapshot.memo.get(("analyzer", column))
-        if hit is None:
-            index = snapshot.meta.indexes.get(column)
-            hit = snapshot.memo[("analyzer", column)] = analyzer_for(index.analyzer if index else DEFAULT_ANALYZER)
-        return hit
-    return analyzer_for(DEFAULT_ANALYZER)
+    if isinstance(snapshot, TableSnapshot):  # (hashing the config per query costs more)
+        return snapshot.derived(("analyzer", column), _analyzer_of, snapshot.meta.indexes.get(column))
+    return _analyzer_of(None)
+
+
+def _analyzer_of(index: IndexMeta | None) -> Analyzer:
+    return analyzer_for(index.analyzer if index else DEFAULT_ANALYZER)
 
 
 def column_params(index: IndexMeta | None) -> tuple[float, float]:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from functools import cached_property
-from typing import TYPE_CHECKING, Any, Iterator, Mapping
+from typing import TYPE_CHECKING, Any, Callable, Iterator, Mapping, TypeVar
 
 import numpy as np
 import pyarrow as pa
@@ -16,6 +16,7 @@ if TYPE_CHECKING:
     from ..index.segment import Segment
 
 SCAN_BATCH_ROWS = 32_768
+T = TypeVar("T")
 
 
 @dataclass(frozen=True)
@@ -30,9 +31,7 @@ class TableSnapshot:
     store: Store
     fresh: tuple[pa.RecordBatch, ...] = ()
     fresh_segments: Mapping[str, tuple["Segment", ...]] = field(default_factory=dict, repr=False)
-    # What is derived from the snapshot alone and asked for by every query on it (a
-    # column's coverage, its segment set), computed once: a Database hands the same
-    # snapshot to every query until the table changes.
+    # See derived().
     memo: dict[tuple, Any] = field(default_factory=dict, init=False, repr=False, compare=False)
 
     @property
@@ -52,13 +51,20 @@ class TableSnapshot:
         """Row ids handed out and visible to this snapshot: 0 .. row_count - 1."""
         return self.meta.next_rowid + sum(b.num_rows for b in self.fresh)
 
+    def derived(self, key: tuple, make: Callable[..., T], *args: Any) -> T:
+        """``make(*args)``, computed once per snapshot under ``key``: for what depends on
+        the snapshot alone and every query on it asks for (a column's coverage, its
+        segment set, the planner's choice). A Database hands the same snapshot to every
+        query until the table changes, so these are computed once per table version."""
+        hit = self.memo.get(key)
+        if hit is None:
+            hit = self.memo[key] = make(*args)
+        return hit
+
     def covered(self, column: str) -> tuple[tuple[int, int], ...]:
         """Inclusive row-id ranges some segment of ``column``'s index holds (persisted or
         fresh), merged, ascending (computed once per snapshot and column)."""
-        hit = self.memo.get(("covered", column))
-        if hit is None:
-            hit = self.memo[("covered", column)] = self._merged_spans(column)
-        return hit
+        return self.derived(("covered", column), self._merged_spans, column)
 
     def _merged_spans(self, column: str) -> tuple[tuple[int, int], ...]:
         index = self.meta.indexes.get(column)
