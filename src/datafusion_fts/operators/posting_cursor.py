@@ -67,6 +67,13 @@ def seek(rows, blk_last, start, end, blk0, cur, target, skip):
         cur += 1
     if cur >= end:
         return end, 0
+    return seek_blocks(rows, blk_last, start, end, blk0, cur, target)
+
+
+@njit(cache=True, nogil=True, inline="always")
+def seek_blocks(rows, blk_last, start, end, blk0, cur, target):
+    """:func:`seek` past its first probes (``cur < end``): whole blocks passed by their
+    last row, then one block searched."""
     blk = blk0 + (cur - start) // BLOCK_SIZE
     skipped = 0
     if blk_last[blk] < target:
@@ -81,30 +88,32 @@ def seek(rows, blk_last, start, end, blk0, cur, target, skip):
     return lower_bound(rows, cur, min(start + (blk - blk0 + 1) * BLOCK_SIZE, end), target), skipped
 
 
-# Postings a cursor steps through in line before it gallops (see step).
+# Postings a cursor steps through in line before it seeks by blocks (see advance).
 STEP_POSTINGS = 8
 
 
 @njit(cache=True, nogil=True, inline="always")
-def step(rows, cur, end, target):
-    """Move ``cur`` forward at most STEP_POSTINGS postings towards the first row >=
-    ``target``, in line in the caller: in a dense list the target is usually that near,
-    and a call per candidate row would cost more than the steps. Callers continue with
-    :func:`seek` when the row reached is still below the target (:func:`advance`)."""
-    stop = min(cur + STEP_POSTINGS, end)
+def advance(rows, blk_last, start, end, blk0, cur, target, skip):
+    """Move ``cur`` to the first posting with row >= ``target``, as a conjunction moves a
+    list to a candidate row. In a dense list the target is usually a few postings on, so
+    those are stepped through in line (a call per candidate row would cost more); one
+    look at the posting STEP_POSTINGS on tells whether it is further, and then the blocks
+    are sought at once, without stepping (with skipping on). Returns (new cursor, blocks
+    skipped unread)."""
+    if cur >= end or rows[cur] >= target:
+        return cur, 0
+    far = cur + STEP_POSTINGS
+    cur += 1
+    if cur >= end or rows[cur] >= target:  # the next posting: the common case
+        return cur, 0
+    if skip and far < end and rows[far] < target:
+        return seek_blocks(rows, blk_last, start, end, blk0, far, target)
+    stop = min(far, end)
     while cur < stop and rows[cur] < target:
         cur += 1
-    return cur
-
-
-@njit(cache=True, nogil=True, inline="always")
-def advance(rows, blk_last, start, end, blk0, cur, target, skip):
-    """:func:`step`, then :func:`seek` if the target is further: how a conjunction moves
-    a list to a candidate row. Returns (new cursor, blocks skipped unread)."""
-    q = step(rows, cur, end, target)
-    if q < end and rows[q] < target:
-        return seek(rows, blk_last, start, end, blk0, q, target, skip)
-    return q, 0
+    if cur < end and rows[cur] < target:
+        return seek(rows, blk_last, start, end, blk0, cur, target, skip)
+    return cur, 0
 
 
 @njit(cache=True, nogil=True)
