@@ -112,3 +112,9 @@ class Settings:
 
     def get(self, name: str) -> Any:
         return self._values[name.lower()]
+
+    def search_options(self) -> tuple[str, bool, int, str]:
+        """(fts.force_plan, fts.pruning, fts.residual_row_limit, fts.executor): what every
+        search reads, in one call."""
+        values = self._values
+        return values["fts.force_plan"], values["fts.pruning"], values["fts.residual_row_limit"], values["fts.executor"]

@@ -357,11 +357,4 @@ class Table:
             if array.size and not np.issubdtype(array.dtype, np.integer):
                 raise InvalidArgument(f"include_row_ids must be integers, got {array.dtype} values")
             include = np.unique(array.astype(np.int64))
-        request = SearchRequest(
-            snap, query, limit, offset, include,
-            force_plan=self.db.settings.get("fts.force_plan"),
-            pruning=self.db.settings.get("fts.pruning"),
-            residual_row_limit=self.db.settings.get("fts.residual_row_limit"),
-            executor=self.db.settings.get("fts.executor"),
-        )
-        return plan_search(request, self.db)
+        return plan_search(SearchRequest(snap, query, limit, offset, include, *self.db.settings.search_options()), self.db)

@@ -213,6 +213,7 @@ class Analyzer:
 
     def __init__(self, config: AnalyzerConfig) -> None:
         self.config = config
+        self._filters = config.has_filters  # (read by every query's terms())
         self._stemmer: Any = None
         self._stop = pa.array(config.stop_words, pa.large_string()) if config.stop_words else None
 
@@ -292,7 +293,7 @@ class Analyzer:
         Without filters this calls the kernel on the text's bytes directly: query text is
         short, and building Arrow arrays around it would cost more than tokenizing it.
         """
-        if self.config.has_filters:
+        if self._filters:
             stream = self.analyze(pa.array([text], pa.large_string()))
             vocab = stream.vocab.to_pylist()
             return [vocab[t] for t in stream.term.tolist()]

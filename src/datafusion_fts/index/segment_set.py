@@ -38,7 +38,8 @@ class RankedPart:
         return self.lo == 0 and self.hi == self.segment.meta.count and not len(self.deleted)
 
     def posting_range(self, term_id: int) -> tuple[int, int]:
-        a, b = int(self.segment.post_offsets[term_id]), int(self.segment.post_offsets[term_id + 1])
+        offsets = self.segment.post_offsets  # (item() makes a Python int at half int()'s cost)
+        a, b = offsets.item(term_id), offsets.item(term_id + 1)
         if self.lo == 0 and self.hi == self.segment.meta.count:
             return a, b
         rows = self.segment.rows[a:b]

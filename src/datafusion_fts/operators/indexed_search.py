@@ -157,7 +157,7 @@ class IndexedSearch(ExecutionPlan):
             n_skipped += sk
             if len(rows):
                 out.append((rows, scores))
-                if prune and len(rows) == self.k and scores[-1] > floor:
+                if prune and len(rows) == self.k and i + 1 < len(segment_set.parts) and scores[-1] > floor:
                     floor = float(scores[-1])
         metrics = self.metrics
         metrics.add("postings_total", n_total)

@@ -228,11 +228,12 @@ def plan_search(req: SearchRequest, catalog: Catalog | None) -> tuple[ExecutionP
         if req.executor != "local":
             return plan_distributed(req, catalog.distributed_executor(), sets, tails, analyzers, k), req
         bound = bind(req.query, _IndexBindContext(analyzers, sets))
-        terms = query_terms(bound)
-        stats = QueryStats(
-            columns={c: sets[c].column_stats for c in req.columns},
-            df={(c, t): sets[c].df(t) for c in terms for t in terms[c]},
-        )
+        df = {}
+        for c, column_terms in query_terms(bound).items():  # (loops: comprehensions cost a frame each)
+            segment_set = sets[c]
+            for t in column_terms:
+                df[(c, t)] = segment_set.df(t)
+        stats = QueryStats({c: sets[c].column_stats for c in req.columns}, df)
         operator = IndexedSearch(
             bound, sets, stats, snap.live_rows, k, req.include, label=snap.name, pruning=req.pruning
         )

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
-from typing import Iterator, Union
+from typing import Union
 
 from ..errors import InvalidArgument
 
@@ -201,15 +201,14 @@ def children(node: Query) -> tuple[Query, ...]:
     return ()
 
 
-def leaves(node: Query) -> Iterator[Match | Prefix | Phrase]:
-    """Every leaf of the tree (MultiMatch expanded), depth first."""
-    if isinstance(node, MultiMatch):
-        node = node.expand()
+def leaves(node: Query) -> tuple[Match | Prefix | Phrase, ...]:
+    """Every leaf of the tree (MultiMatch expanded), depth first. (A tuple, not a
+    generator: every query asks, and most trees are one leaf.)"""
     if isinstance(node, LEAF_TYPES):
-        yield node
-        return
-    for child in children(node):
-        yield from leaves(child)
+        return (node,)
+    if isinstance(node, MultiMatch):
+        return leaves(node.expand())
+    return tuple(leaf for child in children(node) for leaf in leaves(child))
 
 
 def columns(node: Query) -> list[str]:
