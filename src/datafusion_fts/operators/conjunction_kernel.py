@@ -97,18 +97,31 @@ def conjunction_topk(
     for t in range(n):
         if kinds[t] == EXCLUDED:
             n_excl += 1
+    # The lead's and the second required list's cursors live in locals while the
+    # intersection runs (most of a conjunction's time: few candidates match), and are
+    # written back for scoring.
+    lead_start, lead_end, lead_blk0, lead_cur = starts[lead], ends[lead], blk0s[lead], cur[lead]
+    second = order[1] if n_req > 1 else lead
+    sec_start, sec_end, sec_blk0, sec_cur = starts[second], ends[second], blk0s[second], cur[second]
     target = row_lo
     while k > 0:
-        p, s = advance(rows, blk_last, starts[lead], ends[lead], blk0s[lead], cur[lead], target, skip)
+        lead_cur, s = advance(rows, blk_last, lead_start, lead_end, lead_blk0, lead_cur, target, skip)
         skipped += s
-        cur[lead] = p
-        if p >= ends[lead] or rows[p] >= row_hi:
+        if lead_cur >= lead_end or rows[lead_cur] >= row_hi:
             break
-        d = np.int64(rows[p])
+        d = np.int64(rows[lead_cur])
         # Every other required list (and the prefilter) must hold d; the first that
         # lands past it sets the next target.
         target = d
-        for i in range(1, n_req):
+        if n_req > 1:
+            sec_cur, s = advance(rows, blk_last, sec_start, sec_end, sec_blk0, sec_cur, d, skip)
+            skipped += s
+            if sec_cur >= sec_end:
+                break
+            if rows[sec_cur] != d:
+                target = np.int64(rows[sec_cur])
+                continue
+        for i in range(2, n_req):
             t = order[i]
             q, s = advance(rows, blk_last, starts[t], ends[t], blk0s[t], cur[t], d, skip)
             skipped += s
@@ -119,6 +132,8 @@ def conjunction_topk(
             if rows[q] != d:
                 target = np.int64(rows[q])
                 break
+        cur[second] = sec_cur  # (the lead's last: with one required list it is the second)
+        cur[lead] = lead_cur
         if target == d and use_include:
             ic = gallop(include, ic, n_inc, d)
             target = include[ic] if ic < n_inc else row_hi
