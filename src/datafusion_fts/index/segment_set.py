@@ -130,9 +130,6 @@ class SegmentSet:
 
     def part_norms(self, stats: ColumnStats) -> list[np.ndarray]:
         """Each part's per-row BM25 norms under ``stats`` (cached for one stats version)."""
-        return self._part_norms(stats)
-
-    def _part_norms(self, stats: ColumnStats) -> list[np.ndarray]:
         key = (stats.n_docs, stats.total_tokens)
         cached = self._norms.get(key)
         if cached is None:
@@ -156,7 +153,7 @@ class SegmentSet:
         """The term's live postings, only at rows of ``within`` (ascending) when given:
         probing a long posting list costs a binary search per candidate, not a pass."""
         pieces = []
-        for p, norm in zip(self.parts, self._part_norms(stats)):
+        for p, norm in zip(self.parts, self.part_norms(stats)):
             tid = p.segment.term_id(term)
             if tid >= 0:
                 a, b = p.posting_range(tid)

@@ -12,7 +12,7 @@ does not.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Protocol
+from typing import Protocol, Sequence
 
 import numpy as np
 
@@ -40,8 +40,14 @@ class QueryStats:
     df: dict[tuple[str, str], int]
 
     def weight(self, column: str, term: str) -> float:
+        return self.weights(column, (self.df[(column, term)],))[0]
+
+    def weights(self, column: str, dfs: Sequence[int]) -> list[float]:
+        """The BM25 weights ``idf * (k1 + 1)`` of terms of ``column`` with these document
+        frequencies: a query's terms in one call."""
         stats = self.columns[column]
-        return idf(stats.n_docs, self.df[(column, term)]) * (stats.k1 + 1.0)
+        n_docs, scale = stats.n_docs, stats.k1 + 1.0
+        return [idf(n_docs, df) * scale for df in dfs]
 
 
 @dataclass

@@ -113,12 +113,13 @@ class IndexedSearch(ExecutionPlan):
         assert self.k is not None
         column, terms, kinds, mults, boost, conjunctive, prunable = slots
         stats = self.stats
-        weights = []
+        dfs = []
         for term, kind in zip(terms, kinds.tolist()):
-            if stats.df.get((column, term), 0) == 0 and kind == REQUIRED:
+            df = stats.df.get((column, term), 0)
+            if df == 0 and kind == REQUIRED:
                 return _NONE, _NO_SCORES
-            weights.append(stats.weight(column, term))  # an absent term's is never used
-        weights_a = np.array(weights, dtype=np.float64)
+            dfs.append(df)
+        weights_a = np.array(stats.weights(column, dfs), dtype=np.float64)  # an absent term's is never used
         prune = self.pruning and prunable
         segment_set = self.sets[column]
         column_stats = stats.columns[column]
