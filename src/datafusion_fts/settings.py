@@ -117,4 +117,7 @@ class Settings:
         """(fts.force_plan, fts.pruning, fts.residual_row_limit, fts.executor): what every
         search reads, in one call."""
         values = self._values
-        return values["fts.force_plan"], values["fts.pruning"], values["fts.residual_row_limit"], values["fts.executor"]
+        return (
+            values["fts.force_plan"], values["fts.pruning"],
+            values["fts.residual_row_limit"], values["fts.executor"],
+        )

@@ -357,4 +357,5 @@ class Table:
             if array.size and not np.issubdtype(array.dtype, np.integer):
                 raise InvalidArgument(f"include_row_ids must be integers, got {array.dtype} values")
             include = np.unique(array.astype(np.int64))
-        return plan_search(SearchRequest(snap, query, limit, offset, include, *self.db.settings.search_options()), self.db)
+        options = self.db.settings.search_options()
+        return plan_search(SearchRequest(snap, query, limit, offset, include, *options), self.db)

@@ -105,7 +105,9 @@ def conjunction_topk(
     sec_start, sec_end, sec_blk0, sec_cur = starts[second], ends[second], blk0s[second], cur[second]
     target = row_lo
     while k > 0:
-        lead_cur, s = advance(rows, blk_last, lead_start, lead_end, lead_blk0, lead_cur, target, skip)
+        lead_cur, s = advance(
+            rows, blk_last, lead_start, lead_end, lead_blk0, lead_cur, target, skip
+        )
         skipped += s
         if lead_cur >= lead_end or rows[lead_cur] >= row_hi:
             break

@@ -119,7 +119,8 @@ class IndexedSearch(ExecutionPlan):
             if df == 0 and kind == REQUIRED:
                 return _NONE, _NO_SCORES
             dfs.append(df)
-        weights_a = np.array(stats.weights(column, dfs), dtype=np.float64)  # an absent term's is never used
+        # (an absent term's weight is never used)
+        weights_a = np.array(stats.weights(column, dfs), dtype=np.float64)
         prune = self.pruning and prunable
         segment_set = self.sets[column]
         column_stats = stats.columns[column]
@@ -129,6 +130,7 @@ class IndexedSearch(ExecutionPlan):
         out: list[tuple[np.ndarray, np.ndarray]] = []
         n_total = n_scored = n_skipped = n_parts_skipped = 0
         floor = -np.inf
+        last_part = len(segment_set.parts) - 1
         for i, part in enumerate(segment_set.parts):
             seg = part.segment
             base = seg.meta.base
@@ -158,7 +160,7 @@ class IndexedSearch(ExecutionPlan):
             n_skipped += sk
             if len(rows):
                 out.append((rows, scores))
-                if prune and len(rows) == self.k and i + 1 < len(segment_set.parts) and scores[-1] > floor:
+                if prune and len(rows) == self.k and i < last_part and scores[-1] > floor:
                     floor = float(scores[-1])
         metrics = self.metrics
         metrics.add("postings_total", n_total)

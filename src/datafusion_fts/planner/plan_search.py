@@ -229,7 +229,8 @@ def plan_search(req: SearchRequest, catalog: Catalog | None) -> tuple[ExecutionP
             return plan_distributed(req, catalog.distributed_executor(), sets, tails, analyzers, k), req
         bound = bind(req.query, _IndexBindContext(analyzers, sets))
         df = {}
-        for c, column_terms in query_terms(bound).items():  # (loops: comprehensions cost a frame each)
+        # (loops: comprehensions cost a frame each)
+        for c, column_terms in query_terms(bound).items():
             segment_set = sets[c]
             for t in column_terms:
                 df[(c, t)] = segment_set.df(t)

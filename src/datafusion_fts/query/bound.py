@@ -57,15 +57,15 @@ class BoundBoost:
 BoundQuery = Union[BoundTerms, BoundPhrase, BoundBoolean, BoundBoost]
 
 
-def bound_leaves(node: BoundQuery) -> Iterator[BoundTerms | BoundPhrase]:
+def bound_leaves(node: BoundQuery) -> tuple[BoundTerms | BoundPhrase, ...]:
+    """The leaves, depth first (a tuple, as :func:`..query.tree.leaves`)."""
     if isinstance(node, (BoundTerms, BoundPhrase)):
-        yield node
-    elif isinstance(node, BoundBoolean):
-        for child in node.must + node.should + node.must_not:
-            yield from bound_leaves(child)
+        return (node,)
+    if isinstance(node, BoundBoolean):
+        children = node.must + node.should + node.must_not
     else:
-        yield from bound_leaves(node.positive)
-        yield from bound_leaves(node.negative)
+        children = (node.positive, node.negative)
+    return tuple(leaf for child in children for leaf in bound_leaves(child))
 
 
 def query_terms(node: BoundQuery) -> dict[str, list[str]]:
