@@ -29,7 +29,12 @@ from .unicode_tables import simple_lower, word_and_lower_tables
 
 MAX_TOKEN_LENGTH_LIMIT = 1024
 _ONE_VALID = np.ones(1, dtype=np.bool_)
-_ASCII_WORD = re.compile(r"[a-z0-9]+")
+
+def _ascii_words(max_len: int) -> re.Pattern[str]:
+    """Whole ASCII words (lowercased text) of at most ``max_len`` characters: a longer
+    word is dropped, not cut, by the lookarounds."""
+    return re.compile(rf"(?<![a-z0-9])[a-z0-9]{{1,{max_len}}}(?![a-z0-9])")
+
 _NO_SEED_BYTES = np.zeros(0, dtype=np.uint8)
 _NO_SEED_OFFSETS = np.zeros(1, dtype=np.int64)
 
@@ -214,6 +219,7 @@ class Analyzer:
     def __init__(self, config: AnalyzerConfig) -> None:
         self.config = config
         self._filters = config.has_filters  # (read by every query's terms())
+        self._words = _ascii_words(config.max_token_length)
         self._stemmer: Any = None
         self._stop = pa.array(config.stop_words, pa.large_string()) if config.stop_words else None
 
@@ -299,8 +305,7 @@ class Analyzer:
             return [vocab[t] for t in stream.term.tolist()]
         if text.isascii():
             # In ASCII the word characters are exactly [A-Za-z0-9] and one byte each.
-            limit = self.config.max_token_length
-            return [t for t in _ASCII_WORD.findall(text.lower()) if len(t) <= limit]
+            return self._words.findall(text.lower())
         from .tokenizer_kernel import tokenize
 
         data = np.frombuffer(text.encode("utf-8"), dtype=np.uint8)
