@@ -164,9 +164,12 @@ RULES: tuple[Callable[[SearchRequest], SearchRequest], ...] = (check_columns, ch
 
 
 class _IndexBindContext:
+    """The query columns' analyzers and segment sets, and the sets' statistics."""
+
     def __init__(self, analyzers: dict[str, Analyzer], sets: dict[str, SegmentSet]) -> None:
         self.analyzers = analyzers
         self.sets = sets
+        self.column_stats = {c: s.column_stats for c, s in sets.items()}
 
     def analyzer(self, column: str) -> Analyzer:
         return self.analyzers[column]
@@ -192,6 +195,15 @@ def _analyzer_of(index: IndexMeta | None) -> Analyzer:
     return analyzer_for(index.analyzer if index else DEFAULT_ANALYZER)
 
 
+def _analyzers(snapshot: TableSnapshot | ForeignTable, columns: tuple[str, ...]) -> dict[str, Analyzer]:
+    return {c: column_analyzer(snapshot, c) for c in columns}
+
+
+def _index_context(snapshot: TableSnapshot, catalog: Catalog, columns: tuple[str, ...]) -> _IndexBindContext:
+    sets = {c: catalog.segment_set(snapshot, c) for c in columns}
+    return _IndexBindContext(_analyzers(snapshot, columns), sets)
+
+
 def column_params(index: IndexMeta | None) -> tuple[float, float]:
     return (index.k1, index.b) if index else (1.2, 0.75)
 
@@ -213,28 +225,31 @@ def plan_search(req: SearchRequest, catalog: Catalog | None) -> tuple[ExecutionP
     for rule in RULES:
         req = rule(req)
     snap = req.snapshot
-    analyzers = {c: column_analyzer(snap, c) for c in req.columns}
     k = None if req.k is None else req.k + req.offset
     operator: ExecutionPlan
     if req.choice in ("indexed", "hybrid"):
         assert isinstance(snap, TableSnapshot) and catalog is not None
         tails: dict[str, TailInfo] = {}
-        if req.choice == "indexed":
-            sets = {c: catalog.segment_set(snap, c) for c in req.columns}
+        if req.choice == "indexed":  # (the same for every query on these columns)
+            key = ("index_context", req.columns)
+            ctx = snap.derived(key, _index_context, snap, catalog, req.columns)
         else:
             sets = {}
             for c in req.columns:
                 sets[c], tails[c] = catalog.hybrid_segment_set(snap, c, req.query)
+            ctx = _IndexBindContext(_analyzers(snap, req.columns), sets)
+        sets = ctx.sets
         if req.executor != "local":
-            return plan_distributed(req, catalog.distributed_executor(), sets, tails, analyzers, k), req
-        bound = bind(req.query, _IndexBindContext(analyzers, sets))
+            executor = catalog.distributed_executor()
+            return plan_distributed(req, executor, sets, tails, ctx.analyzers, k), req
+        bound = bind(req.query, ctx)
         df = {}
         # (loops: comprehensions cost a frame each)
         for c, column_terms in query_terms(bound).items():
             segment_set = sets[c]
             for t in column_terms:
                 df[(c, t)] = segment_set.df(t)
-        stats = QueryStats({c: sets[c].column_stats for c in req.columns}, df)
+        stats = QueryStats(ctx.column_stats, df)
         operator = IndexedSearch(
             bound, sets, stats, snap.live_rows, k, req.include, label=snap.name, pruning=req.pruning
         )
@@ -244,7 +259,7 @@ def plan_search(req: SearchRequest, catalog: Catalog | None) -> tuple[ExecutionP
         operator = FlatScanSearch(
             req.query,
             snap.scan,
-            analyzers,
+            _analyzers(snap, req.columns),
             {c: column_params(_index(snap, c)) for c in req.columns},
             k,
             req.include,
