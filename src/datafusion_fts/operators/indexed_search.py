@@ -14,7 +14,7 @@ from ..index.term_postings import TermPostings
 from ..query.bound import BoundQuery
 from ..storage.snapshot import TableSnapshot
 from .base import ExecutionPlan, search_batch
-from .conjunction_kernel import REQUIRED, conjunction_topk
+from .conjunction_kernel import EXCLUDED, REQUIRED, conjunction_topk
 from .evaluate import Evaluator, Hits, QueryStats
 from .ordering import ordered
 from .pruned_or_kernel import pruned_or_topk
@@ -114,11 +114,15 @@ class IndexedSearch(ExecutionPlan):
         column, terms, kinds, mults, boost, conjunctive, prunable = slots
         stats = self.stats
         dfs = []
+        scored = False  # some term that adds to scores occurs: else no row matches
         for term, kind in zip(terms, kinds.tolist()):
             df = stats.df.get((column, term), 0)
             if df == 0 and kind == REQUIRED:
                 return _NONE, _NO_SCORES
+            scored = scored or (df > 0 and kind != EXCLUDED)
             dfs.append(df)
+        if not scored:
+            return _NONE, _NO_SCORES
         # (an absent term's weight is never used)
         weights_a = np.array(stats.weights(column, dfs), dtype=np.float64)
         prune = self.pruning and prunable
