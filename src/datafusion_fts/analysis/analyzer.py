@@ -29,14 +29,15 @@ from .unicode_tables import simple_lower, word_and_lower_tables
 
 MAX_TOKEN_LENGTH_LIMIT = 1024
 _ONE_VALID = np.ones(1, dtype=np.bool_)
+_NO_SEED_BYTES = np.zeros(0, dtype=np.uint8)
+_NO_SEED_OFFSETS = np.zeros(1, dtype=np.int64)
+
 
 def _ascii_words(max_len: int) -> re.Pattern[str]:
     """Whole ASCII words (lowercased text) of at most ``max_len`` characters: a longer
     word is dropped, not cut, by the lookarounds."""
     return re.compile(rf"(?<![a-z0-9])[a-z0-9]{{1,{max_len}}}(?![a-z0-9])")
 
-_NO_SEED_BYTES = np.zeros(0, dtype=np.uint8)
-_NO_SEED_OFFSETS = np.zeros(1, dtype=np.int64)
 
 # Characters NFKD does not decompose to ASCII, folded as Lucene's ASCIIFoldingFilter does.
 _FOLD_EXTRA = {

@@ -195,11 +195,15 @@ def _analyzer_of(index: IndexMeta | None) -> Analyzer:
     return analyzer_for(index.analyzer if index else DEFAULT_ANALYZER)
 
 
-def _analyzers(snapshot: TableSnapshot | ForeignTable, columns: tuple[str, ...]) -> dict[str, Analyzer]:
+def _analyzers(
+    snapshot: TableSnapshot | ForeignTable, columns: tuple[str, ...]
+) -> dict[str, Analyzer]:
     return {c: column_analyzer(snapshot, c) for c in columns}
 
 
-def _index_context(snapshot: TableSnapshot, catalog: Catalog, columns: tuple[str, ...]) -> _IndexBindContext:
+def _index_context(
+    snapshot: TableSnapshot, catalog: Catalog, columns: tuple[str, ...]
+) -> _IndexBindContext:
     sets = {c: catalog.segment_set(snapshot, c) for c in columns}
     return _IndexBindContext(_analyzers(snapshot, columns), sets)
 
