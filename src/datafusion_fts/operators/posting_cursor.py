@@ -111,7 +111,7 @@ def advance(rows, blk_last, start, end, blk0, cur, target, skip):
     stop = min(far, end)
     while cur < stop and rows[cur] < target:
         cur += 1
-    if cur < end and rows[cur] < target:
+    if cur < end and rows[cur] < target:  # (only without skipping: seek steps on)
         return seek(rows, blk_last, start, end, blk0, cur, target, skip)
     return cur, 0
 
