@@ -6,6 +6,7 @@ request with its decision (and reason) filled in, so EXPLAIN can show every choi
 
 from __future__ import annotations
 
+from functools import cached_property
 from typing import Any, Callable, NamedTuple, Protocol
 
 import numpy as np
@@ -13,6 +14,7 @@ import pyarrow as pa
 
 from ..analysis import Analyzer, AnalyzerConfig, analyzer_for
 from ..errors import CatalogError, InvalidArgument, PlanError
+from ..index.bm25 import ColumnStats
 from ..index.segment_set import SegmentSet
 from ..operators.base import ExecutionPlan
 from ..operators.evaluate import QueryStats
@@ -169,7 +171,11 @@ class _IndexBindContext:
     def __init__(self, analyzers: dict[str, Analyzer], sets: dict[str, SegmentSet]) -> None:
         self.analyzers = analyzers
         self.sets = sets
-        self.column_stats = {c: s.column_stats for c, s in sets.items()}
+
+    @cached_property
+    def column_stats(self) -> dict[str, ColumnStats]:
+        # (on first use: a distributed plan gathers global statistics instead)
+        return {c: s.column_stats for c, s in self.sets.items()}
 
     def analyzer(self, column: str) -> Analyzer:
         return self.analyzers[column]
