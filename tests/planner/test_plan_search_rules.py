@@ -12,6 +12,7 @@ from datafusion_fts.errors import CatalogError, InvalidArgument, PlanError
 from datafusion_fts.planner.plan_search import (
     RULES,
     SearchRequest,
+    apply_rules,
     check_columns,
     choose_search_operator,
     plan_search,
@@ -39,9 +40,13 @@ def request(db: fts.Database, query, **kwargs) -> SearchRequest:
 
 
 def decide(req: SearchRequest) -> SearchRequest:
+    """The rules' decisions as a search gets them (memoized per snapshot and query shape);
+    each is checked against the rules run one by one."""
+    decided = apply_rules(req)
     for rule in RULES:
         req = rule(req)
-    return req
+    assert decided == req
+    return decided
 
 
 def test_rules_run_column_checks_first():
@@ -175,6 +180,23 @@ def test_a_choice_is_made_once_per_snapshot_and_again_when_the_table_changes():
     t.delete("id = 6")
     assert db.snapshot("docs") is not snap
     assert sorted(t.search(Match("body", "alpha"), limit=None, columns=[])["_rowid"].to_pylist()) == [0, 2, 4]
+
+
+def test_the_decisions_are_kept_per_query_shape_not_per_text():
+    """A memoized decision serves queries differing only in their texts; anything the rules
+    read (a leaf's kind or column, a setting) makes a new one."""
+    db = make_db({"body": {}})
+    assert decide(request(db, Match("body", "alpha"))).choice == "indexed"
+    assert decide(request(db, Match("body", "beta gamma"))).choice == "indexed"
+    assert decide(request(db, Phrase("body", "alpha beta"))).choice == "flat_scan"  # no positions
+    assert decide(request(db, Match("title", "alpha"))).choice == "flat_scan"
+    both = Boolean(must=(Match("body", "alpha"),), should=(Match("title", "beta"),))
+    assert decide(request(db, both)).columns == ("body", "title")
+    assert decide(request(db, Boolean(must=(Match("body", "x"),), should=(Match("body", "y"),)))).columns == ("body",)
+    with pytest.raises(CatalogError):
+        decide(request(db, Match("nosuch", "alpha")))
+    memo = db.snapshot("docs").memo[("rules",)]
+    assert len(memo) == 5  # alpha and "beta gamma" share one; the error is not kept
 
 
 def test_forced_flat_scan_is_always_possible():

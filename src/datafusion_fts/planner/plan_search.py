@@ -23,7 +23,7 @@ from ..operators.global_topk import GlobalTopK
 from ..operators.hybrid_residual_search import HybridResidualSearch, TailInfo
 from ..operators.indexed_search import IndexedSearch
 from ..query.bound import query_terms
-from ..query.tree import Phrase, Query, leaves
+from ..query.tree import Phrase, Query, leaves, shape
 from ..storage.manifest import IndexMeta
 from ..storage.foreign import ForeignTable
 from ..storage.snapshot import TableSnapshot
@@ -56,6 +56,9 @@ class SearchRequest(NamedTuple):
 
 
 _FIELD_INDEX = {name: i for i, name in enumerate(SearchRequest._fields)}
+# The fields the rules fill are the last ones (a memoized decision is appended as is).
+_DECIDED = 4
+assert SearchRequest._fields[-_DECIDED:] == ("columns", "phrase_columns", "choice", "reasons")
 
 
 def _evolve(req: SearchRequest, **changes: Any) -> SearchRequest:
@@ -123,22 +126,7 @@ CANDIDATES: tuple[tuple[str, Any], ...] = (
 def choose_search_operator(req: SearchRequest) -> SearchRequest:
     """The first operator whose requirements the table and query meet, with the reasons
     the better ones were passed over; or the forced one (a PlanError if impossible).
-    Operators after the chosen one are not consulted. The choice depends on the snapshot
-    only through its coverage, so it is made once per snapshot and query columns."""
-    snap = req.snapshot
-    if not isinstance(snap, TableSnapshot):
-        return _choose(req)
-    key = ("plan", req.force_plan, req.columns, req.phrase_columns, req.residual_row_limit)
-    choice, reasons = snap.derived(key, _choice, req)
-    return _evolve(req, choice=choice, reasons=reasons)
-
-
-def _choice(req: SearchRequest) -> tuple[str, tuple[str, ...]]:
-    chosen = _choose(req)
-    return chosen.choice, chosen.reasons
-
-
-def _choose(req: SearchRequest) -> SearchRequest:
+    Operators after the chosen one are not consulted."""
     def unmet(op: Any) -> list[str]:
         return op.unmet(req.snapshot, req.columns, req.phrase_columns, req.residual_row_limit)
 
@@ -163,6 +151,37 @@ def _choose(req: SearchRequest) -> SearchRequest:
 
 
 RULES: tuple[Callable[[SearchRequest], SearchRequest], ...] = (check_columns, choose_search_operator)
+
+
+_SHAPES_PER_SNAPSHOT = 1024
+
+
+def apply_rules(req: SearchRequest) -> SearchRequest:
+    """``req`` through every rule. The rules read the query only through its shape (the
+    leaves' kinds and columns) and the snapshot only through its schema and coverage, so
+    on a managed table their decisions are made once per snapshot, query shape and the
+    settings they read."""
+    snap = req.snapshot
+    if not isinstance(snap, TableSnapshot):
+        return _decide(req)
+    memo = snap.derived(("rules",), dict)  # (bounded: shapes come from users)
+    key = (shape(req.query), req.force_plan, req.residual_row_limit)
+    decided = memo.get(key)
+    if decided is None:
+        if len(memo) >= _SHAPES_PER_SNAPSHOT:
+            memo.clear()
+        decided = memo[key] = _decisions(req)
+    return tuple.__new__(SearchRequest, req[:-_DECIDED] + decided)
+
+
+def _decide(req: SearchRequest) -> SearchRequest:
+    for rule in RULES:
+        req = rule(req)
+    return req
+
+
+def _decisions(req: SearchRequest) -> tuple[tuple[str, ...], frozenset[str], str, tuple[str, ...]]:
+    return _decide(req)[-_DECIDED:]
 
 
 class _IndexBindContext:
@@ -232,8 +251,7 @@ class Catalog(Protocol):
 
 def plan_search(req: SearchRequest, catalog: Catalog | None) -> tuple[ExecutionPlan, SearchRequest]:
     """The physical plan for ``req`` (a GlobalTopK over one search operator)."""
-    for rule in RULES:
-        req = rule(req)
+    req = apply_rules(req)
     snap = req.snapshot
     k = None if req.k is None else req.k + req.offset
     operator: ExecutionPlan

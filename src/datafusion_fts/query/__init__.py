@@ -12,6 +12,7 @@ from .tree import (
     children,
     columns,
     leaves,
+    shape,
 )
 
 __all__ = [
@@ -26,4 +27,5 @@ __all__ = [
     "columns",
     "leaves",
     "parse",
+    "shape",
 ]

@@ -218,3 +218,22 @@ def columns(node: Query) -> list[str]:
         if leaf.column is not None:
             seen.setdefault(leaf.column, None)
     return list(seen)
+
+
+def shape(node: Query) -> tuple:
+    """``node`` with its texts taken out: what a plan decided from the tree's structure
+    and columns alone can be kept under (queries repeat a few shapes with new words)."""
+    kind = type(node)
+    if isinstance(node, Match):
+        return (kind, node.column, node.operator, node.boost, node.fuzziness, node.prefix_length, node.max_expansions)
+    if isinstance(node, Boolean):
+        return (kind, tuple(map(shape, node.must)), tuple(map(shape, node.should)), tuple(map(shape, node.must_not)))
+    if isinstance(node, Boost):
+        return (kind, shape(node.positive), shape(node.negative), node.negative_boost)
+    if isinstance(node, Prefix):
+        return (kind, node.column, node.boost, node.max_expansions)
+    if isinstance(node, Phrase):
+        return (kind, node.column, node.slop, node.boost)
+    if isinstance(node, MultiMatch):
+        return (kind, node.columns, node.boosts, node.operator)
+    raise InvalidArgument(f"not a query: {node!r}")
