@@ -104,6 +104,7 @@ def test_kernels_match_evaluator_and_reference(case):
     for query in queries:
         expected = [(r, repr(s)) for r, s in ref_search(ref, query, limit=k, offset=offset, include_row_ids=include)]
         assert hits(t, query, k, offset, include) == expected
+        assert_statistics_are_the_evaluators(t, query, k)
         t.db.settings.set("fts.pruning", False)
         assert hits(t, query, k, offset, include) == expected
         t.db.settings.set("fts.pruning", True)
@@ -112,6 +113,19 @@ def test_kernels_match_evaluator_and_reference(case):
             assert hits(t, query, k, offset, include) == expected
         finally:
             indexed_search.TERM_KERNELS = True
+
+
+def assert_statistics_are_the_evaluators(t: fts.Table, query, k: int) -> None:
+    """The statistics the kernels gathered with their term lookups (what EXPLAIN shows)
+    are those the general evaluator computes for the bound query."""
+    plan, _ = t.plan(query, limit=k)
+    list(plan.execute())
+    pending = [plan]
+    while not isinstance(pending[0], indexed_search.IndexedSearch):
+        pending += pending.pop(0).children()
+    search = pending[0]
+    again = indexed_search.IndexedSearch(search.bound, search.sets, None, search.all_rows, search.k)
+    assert search.stats == again.stats
 
 
 @settings(deadline=None)

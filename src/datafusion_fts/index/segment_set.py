@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from functools import cached_property
+from typing import Sequence
 
 import numpy as np
 import pyarrow as pa
@@ -118,15 +119,26 @@ class SegmentSet:
         return ColumnStats(n_docs, total, self.k1, self.b)
 
     def df(self, term: str) -> int:
-        total = 0
+        return self.lookup((term,))[0][0]
+
+    def lookup(self, terms: Sequence[str]) -> tuple[list[int], list[np.ndarray]]:
+        """Each term's document frequency over the live rows of the parts, and per part
+        the terms' ids in its segment (-1: absent): a query's terms in one pass."""
+        dfs = [0] * len(terms)
+        ids = []
         for p in self.parts:
-            tid = p.segment.term_id(term)
-            if tid >= 0:
-                a, b = p.posting_range(tid)
-                total += b - a
-                if len(p.deleted):
-                    total -= len(p.dropped(p.segment.rows[a:b]))
-        return total
+            seg = p.segment
+            part_ids = []
+            for j, term in enumerate(terms):  # (loops: comprehensions cost a frame each)
+                tid = seg.term_id(term)
+                part_ids.append(tid)
+                if tid >= 0:
+                    a, b = p.posting_range(tid)
+                    dfs[j] += b - a
+                    if len(p.deleted):
+                        dfs[j] -= len(p.dropped(seg.rows[a:b]))
+            ids.append(np.array(part_ids, dtype=np.int64))
+        return dfs, ids
 
     def part_norms(self, stats: ColumnStats) -> list[np.ndarray]:
         """Each part's per-row BM25 norms under ``stats`` (cached for one stats version)."""

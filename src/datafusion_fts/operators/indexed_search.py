@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import time
+from functools import cached_property
 from typing import Callable, Iterator
 
 import numpy as np
@@ -11,7 +12,7 @@ import pyarrow as pa
 from ..index.bm25 import ColumnStats
 from ..index.segment_set import SegmentSet
 from ..index.term_postings import TermPostings
-from ..query.bound import BoundQuery
+from ..query.bound import BoundQuery, query_terms
 from ..storage.snapshot import TableSnapshot
 from .base import ExecutionPlan, search_batch
 from .conjunction_kernel import EXCLUDED, REQUIRED, conjunction_topk
@@ -73,7 +74,7 @@ class IndexedSearch(ExecutionPlan):
         self,
         bound: BoundQuery,
         sets: dict[str, SegmentSet],
-        stats: QueryStats,
+        stats: QueryStats | None,
         all_rows: Callable[[], np.ndarray],
         k: int | None,
         include: np.ndarray | None = None,
@@ -84,11 +85,22 @@ class IndexedSearch(ExecutionPlan):
         self.pruning = pruning
         self.bound = bound
         self.sets = sets
-        self.stats = stats
+        if stats is not None:  # (else exact over ``sets``, made when first needed)
+            self.stats = stats
         self.all_rows = all_rows
         self.k = k
         self.include = include
         self.label = label
+
+    @cached_property
+    def stats(self) -> QueryStats:
+        """The query's statistics over ``sets`` (unless given, as a distributed share is)."""
+        df = {}
+        for c, terms in query_terms(self.bound).items():
+            dfs, _ = self.sets[c].lookup(terms)
+            for t, d in zip(terms, dfs):
+                df[(c, t)] = d
+        return QueryStats({c: s.column_stats for c, s in self.sets.items()}, df)
 
     def display(self) -> str:
         limit = "all" if self.k is None else str(self.k)
@@ -112,21 +124,27 @@ class IndexedSearch(ExecutionPlan):
         its postings."""
         assert self.k is not None
         column, terms, kinds, mults, boost, conjunctive, prunable = slots
-        stats = self.stats
-        dfs = []
-        scored = False  # some term that adds to scores occurs: else no row matches
-        for term, kind in zip(terms, kinds.tolist()):
-            df = stats.df.get((column, term), 0)
-            if df == 0 and kind == REQUIRED:
+        segment_set = self.sets[column]
+        dfs, part_ids = segment_set.lookup(terms)
+        stats = self.__dict__.get("stats")
+        if stats is None:  # exact over the sets (the slots' terms are all the query's)
+            df = {}
+            for term, d in zip(terms, dfs):
+                df[(column, term)] = d
+            stats = self.stats = QueryStats({c: s.column_stats for c, s in self.sets.items()}, df)
+            global_dfs = dfs
+        else:
+            global_dfs = [stats.df.get((column, term), 0) for term in terms]
+        scored = False  # some term that adds to scores occurs here: else no row matches
+        for df_here, kind in zip(dfs, kinds.tolist()):
+            if df_here == 0 and kind == REQUIRED:
                 return _NONE, _NO_SCORES
-            scored = scored or (df > 0 and kind != EXCLUDED)
-            dfs.append(df)
+            scored = scored or (df_here > 0 and kind != EXCLUDED)
         if not scored:
             return _NONE, _NO_SCORES
         # (an absent term's weight is never used)
-        weights_a = np.array(stats.weights(column, dfs), dtype=np.float64)
+        weights_a = np.array(stats.weights(column, global_dfs), dtype=np.float64)
         prune = self.pruning and prunable
-        segment_set = self.sets[column]
         column_stats = stats.columns[column]
         part_norms = segment_set.part_norms(column_stats)
         bounds = segment_set.part_block_bounds(column_stats) if prune and not conjunctive else None
@@ -145,7 +163,7 @@ class IndexedSearch(ExecutionPlan):
                     n_parts_skipped += 1
                     continue
                 local_include = include[lo:hi] - base
-            tids = np.array([seg.term_id(term) for term in terms], dtype=np.int64)
+            tids = part_ids[i]
             if conjunctive:
                 rows, scores, sc, sk, total = conjunction_topk(
                     seg.rows, seg.tfs, seg.block_last_row, seg.post_offsets, seg.block_offsets, part_norms[i],

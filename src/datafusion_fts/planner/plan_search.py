@@ -6,7 +6,6 @@ request with its decision (and reason) filled in, so EXPLAIN can show every choi
 
 from __future__ import annotations
 
-from functools import cached_property
 from typing import Any, Callable, NamedTuple, Protocol
 
 import numpy as np
@@ -14,15 +13,12 @@ import pyarrow as pa
 
 from ..analysis import Analyzer, AnalyzerConfig, analyzer_for
 from ..errors import CatalogError, InvalidArgument, PlanError
-from ..index.bm25 import ColumnStats
 from ..index.segment_set import SegmentSet
 from ..operators.base import ExecutionPlan
-from ..operators.evaluate import QueryStats
 from ..operators.flat_scan_search import FlatScanSearch
 from ..operators.global_topk import GlobalTopK
 from ..operators.hybrid_residual_search import HybridResidualSearch, TailInfo
 from ..operators.indexed_search import IndexedSearch
-from ..query.bound import query_terms
 from ..query.tree import Phrase, Query, leaves, shape
 from ..storage.manifest import IndexMeta
 from ..storage.foreign import ForeignTable
@@ -185,16 +181,11 @@ def _decisions(req: SearchRequest) -> tuple[tuple[str, ...], frozenset[str], str
 
 
 class _IndexBindContext:
-    """The query columns' analyzers and segment sets, and the sets' statistics."""
+    """The query columns' analyzers and segment sets."""
 
     def __init__(self, analyzers: dict[str, Analyzer], sets: dict[str, SegmentSet]) -> None:
         self.analyzers = analyzers
         self.sets = sets
-
-    @cached_property
-    def column_stats(self) -> dict[str, ColumnStats]:
-        # (on first use: a distributed plan gathers global statistics instead)
-        return {c: s.column_stats for c, s in self.sets.items()}
 
     def analyzer(self, column: str) -> Analyzer:
         return self.analyzers[column]
@@ -270,16 +261,8 @@ def plan_search(req: SearchRequest, catalog: Catalog | None) -> tuple[ExecutionP
         if req.executor != "local":
             executor = catalog.distributed_executor()
             return plan_distributed(req, executor, sets, tails, ctx.analyzers, k), req
-        bound = bind(req.query, ctx)
-        df = {}
-        # (loops: comprehensions cost a frame each)
-        for c, column_terms in query_terms(bound).items():
-            segment_set = sets[c]
-            for t in column_terms:
-                df[(c, t)] = segment_set.df(t)
-        stats = QueryStats(ctx.column_stats, df)
         operator = IndexedSearch(
-            bound, sets, stats, snap.live_rows, k, req.include, label=snap.name, pruning=req.pruning
+            bind(req.query, ctx), sets, None, snap.live_rows, k, req.include, label=snap.name, pruning=req.pruning
         )
         if tails:
             operator = HybridResidualSearch(operator, tails)
