@@ -13,7 +13,8 @@ order. Any other tree returns None and goes to the general evaluator.
 from __future__ import annotations
 
 import math
-from typing import NamedTuple
+from itertools import chain
+from typing import NamedTuple, Sequence
 
 import numpy as np
 
@@ -26,7 +27,7 @@ class TermSlots(NamedTuple):
     score is the sum over present REQUIRED/OPTIONAL slots, in order, times ``boost``.
     ``conjunctive``: at least one REQUIRED slot (otherwise a row needs any OPTIONAL one).
     ``prunable``: block bounds may prune (they bound scores only when they grow with them).
-    (A named tuple: it is built for every query.)"""
+    (A named tuple, made with ``tuple.__new__``: it is built for every query.)"""
 
     column: str
     terms: tuple[str, ...]
@@ -52,11 +53,11 @@ def _disjunctive(node: BoundTerms) -> bool:
 def term_slots(node: BoundQuery) -> TermSlots | None:
     """The slots of ``node``, or None when it is not a shape the kernels answer."""
     if isinstance(node, BoundTerms):
-        terms = tuple(node.terms())
+        terms = tuple(chain.from_iterable(node.groups))
         if _disjunctive(node):
-            return _slots(node.column, terms, [OPTIONAL] * len(terms), [1.0] * len(terms), node.boost, False)
+            return _leaf_slots(node.column, terms, OPTIONAL, node.boost, False)
         if len(terms) == len(node.groups) and () not in node.groups:  # one term per group
-            return _slots(node.column, terms, [REQUIRED] * len(terms), [1.0] * len(terms), node.boost, True)
+            return _leaf_slots(node.column, terms, REQUIRED, node.boost, True)
         return None
     if isinstance(node, BoundBoost):
         return _boost_slots(node)
@@ -114,13 +115,31 @@ def _boost_slots(node: BoundBoost) -> TermSlots | None:
 def _slots(
     column: str, terms: tuple[str, ...], kinds: list[int], mults: list[float], boost: float, conjunctive: bool
 ) -> TermSlots:
-    shared = mults.count(1.0) == len(mults)
-    hit = _SHARED.get((tuple(kinds), boost)) if shared else None
+    if mults.count(1.0) == len(mults):
+        kinds_a, mults_a, prunable = _shared(tuple(kinds), boost)
+    else:
+        kinds_a, mults_a = np.array(kinds, dtype=np.int64), np.array(mults, dtype=np.float64)
+        prunable = _prunable(kinds, mults, boost)
+    return tuple.__new__(TermSlots, (column, terms, kinds_a, mults_a, boost, conjunctive, prunable))
+
+
+def _leaf_slots(column: str, terms: tuple[str, ...], kind: int, boost: float, conjunctive: bool) -> TermSlots:
+    """The slots of one leaf's terms, all of one kind (multiplier 1.0)."""
+    kinds_a, mults_a, prunable = _shared((kind,) * len(terms), boost)
+    return tuple.__new__(TermSlots, (column, terms, kinds_a, mults_a, boost, conjunctive, prunable))
+
+
+def _shared(kinds: tuple[int, ...], boost: float) -> tuple[np.ndarray, np.ndarray, bool]:
+    """The slot arrays of ``kinds``, every multiplier 1.0, shared (see ``_SHARED``)."""
+    hit = _SHARED.get((kinds, boost))
     if hit is None:
-        prunable = all(m * boost > 0 for m, kind in zip(mults, kinds) if kind != EXCLUDED)
-        hit = (np.array(kinds, dtype=np.int64), np.array(mults, dtype=np.float64), prunable)
-        if shared:
-            if len(_SHARED) >= _SHARED_MAX:
-                _SHARED.clear()
-            _SHARED[(tuple(kinds), boost)] = hit
-    return TermSlots(column, terms, hit[0], hit[1], boost, conjunctive, hit[2])
+        mults = [1.0] * len(kinds)
+        hit = (np.array(kinds, dtype=np.int64), np.array(mults, dtype=np.float64), _prunable(kinds, mults, boost))
+        if len(_SHARED) >= _SHARED_MAX:
+            _SHARED.clear()
+        _SHARED[(kinds, boost)] = hit
+    return hit
+
+
+def _prunable(kinds: Sequence[int], mults: Sequence[float], boost: float) -> bool:
+    return all(m * boost > 0 for m, kind in zip(mults, kinds) if kind != EXCLUDED)

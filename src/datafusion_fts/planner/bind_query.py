@@ -34,11 +34,9 @@ def _column(leaf: Match | Prefix | Phrase) -> str:
 
 def bind(query: Query, ctx: BindContext) -> BoundQuery:
     """The bound form of ``query``; every leaf's column is checked first."""
-    if isinstance(query, MultiMatch):
-        return bind(query.expand(), ctx)
-    if isinstance(query, Match):
+    if isinstance(query, Match):  # (first: most trees are one)
         column = _column(query)
-        terms = list(dict.fromkeys(ctx.analyzer(column).terms(query.text)))  # distinct, in order
+        terms = dict.fromkeys(ctx.analyzer(column).terms(query.text))  # distinct, in order
         if query.fuzziness:
             groups = tuple(
                 tuple(t for _, t in ctx.fuzzy_candidates(
@@ -49,6 +47,8 @@ def bind(query: Query, ctx: BindContext) -> BoundQuery:
         else:
             groups = tuple(zip(terms))  # one group of one term each
         return BoundTerms(column, groups, query.operator == "and", query.boost)
+    if isinstance(query, MultiMatch):
+        return bind(query.expand(), ctx)
     if isinstance(query, Prefix):
         column = _column(query)
         prefix = ctx.analyzer(column).normalize(query.prefix)
