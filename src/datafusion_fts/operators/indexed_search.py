@@ -15,15 +15,12 @@ from ..index.term_postings import TermPostings
 from ..query.bound import BoundQuery, query_terms
 from ..storage.snapshot import TableSnapshot
 from .base import ExecutionPlan, search_batch
-from .conjunction_kernel import EXCLUDED, REQUIRED, conjunction_topk
 from .evaluate import Evaluator, Hits, QueryStats
 from .ordering import ordered
-from .pruned_or_kernel import pruned_or_topk
 from .term_slots import TermSlots, term_slots
+from .term_topk import term_topk
 
 
-_NONE = np.zeros(0, dtype=np.int64)
-_NO_SCORES = np.zeros(0, dtype=np.float64)
 # Off only in tests, to compare the kernels with the general evaluator.
 TERM_KERNELS = True
 
@@ -114,16 +111,10 @@ class IndexedSearch(ExecutionPlan):
         return f"IndexedSearch: table={self.label}, k={limit}, segments={segs}"
 
     def _term_kernels(self, slots: TermSlots) -> tuple[np.ndarray, np.ndarray]:
-        """Per segment part, the document-at-a-time top-k of the term slots (DESIGN §5.4:
-        each segment is asked for k rows); the merge keeps the global top-k. Returns rows
-        and scores in the total order.
-
-        Parts are disjoint row ranges in ascending order, so with pruning a part needs
-        only rows beating the best k-th score an earlier part returned (``floor``): those
-        parts' rows win ties. A tail or fresh segment after a large one then skips most of
-        its postings."""
+        """The kernels' top-k of ``slots`` (:func:`.term_topk.term_topk`), with the
+        statistics gathered from their term lookups unless given."""
         assert self.k is not None
-        column, terms, kinds, mults, boost, conjunctive, prunable = slots
+        column, terms = slots.column, slots.terms
         segment_set = self.sets[column]
         dfs, part_ids = segment_set.lookup(terms)
         stats = self.__dict__.get("stats")
@@ -132,72 +123,13 @@ class IndexedSearch(ExecutionPlan):
             for term, d in zip(terms, dfs):
                 df[(column, term)] = d
             stats = self.stats = QueryStats({c: s.column_stats for c, s in self.sets.items()}, df)
-            global_dfs = dfs
+            weights = stats.weights(column, dfs)
         else:
-            global_dfs = [stats.df.get((column, term), 0) for term in terms]
-        scored = False  # some term that adds to scores occurs here: else no row matches
-        for df_here, kind in zip(dfs, kinds.tolist()):
-            if df_here == 0 and kind == REQUIRED:
-                return _NONE, _NO_SCORES
-            scored = scored or (df_here > 0 and kind != EXCLUDED)
-        if not scored:
-            return _NONE, _NO_SCORES
-        # (an absent term's weight is never used)
-        weights_a = np.array(stats.weights(column, global_dfs), dtype=np.float64)
-        prune = self.pruning and prunable
-        column_stats = stats.columns[column]
-        part_norms = segment_set.part_norms(column_stats)
-        bounds = segment_set.part_block_bounds(column_stats) if prune and not conjunctive else None
-        include = self.include
-        out: list[tuple[np.ndarray, np.ndarray]] = []
-        n_total = n_scored = n_skipped = n_parts_skipped = 0
-        floor = -np.inf
-        last_part = len(segment_set.parts) - 1
-        for i, part in enumerate(segment_set.parts):
-            seg = part.segment
-            base = seg.meta.base
-            local_include = _NONE
-            if include is not None:
-                lo, hi = np.searchsorted(include, (base + part.lo, base + part.hi))
-                if lo == hi:
-                    n_parts_skipped += 1
-                    continue
-                local_include = include[lo:hi] - base
-            tids = part_ids[i]
-            if conjunctive:
-                rows, scores, sc, sk, total = conjunction_topk(
-                    seg.rows, seg.tfs, seg.block_last_row, seg.post_offsets, seg.block_offsets, part_norms[i],
-                    tids, kinds, weights_a, mults, boost, self.k, part.lo, part.hi, base,
-                    local_include, include is not None, part.deleted, self.pruning, prune, floor,
-                )
-            else:
-                rows, scores, sc, sk, total = pruned_or_topk(
-                    seg.rows, seg.tfs, seg.block_last_row, seg.post_offsets, seg.block_offsets,
-                    _NO_SCORES if bounds is None else bounds[i], part_norms[i],
-                    tids, kinds, weights_a, mults, boost, self.k, part.lo, part.hi, base,
-                    local_include, include is not None, part.deleted, prune, floor,
-                )
-            n_total += total
-            n_scored += sc
-            n_skipped += sk
-            if len(rows):
-                out.append((rows, scores))
-                if prune and len(rows) == self.k and i < last_part and scores[-1] > floor:
-                    floor = float(scores[-1])
-        metrics = self.metrics
-        metrics.add("postings_total", n_total)
-        metrics.add("postings_scored", n_scored)
-        metrics.add("blocks_skipped", n_skipped)
-        if n_parts_skipped:
-            metrics.add("segments_skipped", n_parts_skipped)
-        if not out:
-            return _NONE, _NO_SCORES
-        if len(out) == 1:
-            return out[0]
-        rows = np.concatenate([r for r, _ in out])
-        scores = np.concatenate([s for _, s in out])
-        idx = ordered(rows, scores, self.k)
-        return rows[idx], scores[idx]
+            weights = stats.weights(column, [stats.df.get((column, term), 0) for term in terms])
+        return term_topk(
+            slots, segment_set, stats.columns[column], dfs, part_ids, weights, self.k, self.include,
+            self.pruning, self.metrics,
+        )
 
     def execute(self) -> Iterator[pa.RecordBatch]:
         start = time.perf_counter()

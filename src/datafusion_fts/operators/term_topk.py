@@ -1,0 +1,108 @@
+"""The top-k of one column's term slots over its segment parts, by the document-at-a-time
+kernels: what :class:`.indexed_search.IndexedSearch` runs for the shapes
+:func:`.term_slots.term_slots` recognizes, and what a prepared search runs without
+building the plan (:mod:`..planner.prepared_search`)."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..index.bm25 import ColumnStats
+from ..index.segment_set import SegmentSet
+from .base import Metrics
+from .conjunction_kernel import EXCLUDED, REQUIRED, conjunction_topk
+from .ordering import ordered
+from .pruned_or_kernel import pruned_or_topk
+from .term_slots import TermSlots
+
+NONE = np.zeros(0, dtype=np.int64)
+NO_SCORES = np.zeros(0, dtype=np.float64)
+
+
+def term_topk(
+    slots: TermSlots,
+    segment_set: SegmentSet,
+    column_stats: ColumnStats,
+    dfs: list[int],
+    part_ids: list[np.ndarray],
+    weights: list[float],
+    k: int,
+    include: np.ndarray | None,
+    pruning: bool,
+    metrics: Metrics | None,
+) -> tuple[np.ndarray, np.ndarray]:
+    """Per segment part, the top ``k`` rows of ``slots`` (DESIGN §5.4: each segment is
+    asked for k rows); the merge keeps the global top-k. Returns rows and scores in the
+    total order.
+
+    ``dfs`` and ``part_ids`` are the slots' terms looked up in ``segment_set``
+    (:meth:`.SegmentSet.lookup`); ``weights`` their BM25 weights under the statistics the
+    scores use, ``column_stats`` (those of the whole table, which a distributed share's
+    set is only part of). ``include``: ascending row ids a row must be among.
+
+    Parts are disjoint row ranges in ascending order, so with pruning a part needs only
+    rows beating the best k-th score an earlier part returned (``floor``): those parts'
+    rows win ties. A tail or fresh segment after a large one then skips most of its
+    postings."""
+    column, terms, kinds, mults, boost, conjunctive, prunable = slots
+    scored = False  # some term that adds to scores occurs here: else no row matches
+    for df, kind in zip(dfs, kinds.tolist()):
+        if df == 0 and kind == REQUIRED:
+            return NONE, NO_SCORES
+        scored = scored or (df > 0 and kind != EXCLUDED)
+    if not scored:
+        return NONE, NO_SCORES
+    # (an absent term's weight is never used)
+    weights_a = np.array(weights, dtype=np.float64)
+    prune = pruning and prunable
+    part_norms = segment_set.part_norms(column_stats)
+    bounds = segment_set.part_block_bounds(column_stats) if prune and not conjunctive else None
+    out: list[tuple[np.ndarray, np.ndarray]] = []
+    n_total = n_scored = n_skipped = n_parts_skipped = 0
+    floor = -np.inf
+    parts = segment_set.parts
+    last_part = len(parts) - 1
+    for i, part in enumerate(parts):
+        seg = part.segment
+        base = seg.meta.base
+        local_include = NONE
+        if include is not None:
+            lo, hi = np.searchsorted(include, (base + part.lo, base + part.hi))
+            if lo == hi:
+                n_parts_skipped += 1
+                continue
+            local_include = include[lo:hi] - base
+        if conjunctive:
+            rows, scores, sc, sk, total = conjunction_topk(
+                seg.rows, seg.tfs, seg.block_last_row, seg.post_offsets, seg.block_offsets, part_norms[i],
+                part_ids[i], kinds, weights_a, mults, boost, k, part.lo, part.hi, base,
+                local_include, include is not None, part.deleted, pruning, prune, floor,
+            )
+        else:
+            rows, scores, sc, sk, total = pruned_or_topk(
+                seg.rows, seg.tfs, seg.block_last_row, seg.post_offsets, seg.block_offsets,
+                NO_SCORES if bounds is None else bounds[i], part_norms[i],
+                part_ids[i], kinds, weights_a, mults, boost, k, part.lo, part.hi, base,
+                local_include, include is not None, part.deleted, prune, floor,
+            )
+        n_total += total
+        n_scored += sc
+        n_skipped += sk
+        if len(rows):
+            out.append((rows, scores))
+            if prune and len(rows) == k and i < last_part and scores[-1] > floor:
+                floor = float(scores[-1])
+    if metrics is not None:
+        metrics.add("postings_total", n_total)
+        metrics.add("postings_scored", n_scored)
+        metrics.add("blocks_skipped", n_skipped)
+        if n_parts_skipped:
+            metrics.add("segments_skipped", n_parts_skipped)
+    if not out:
+        return NONE, NO_SCORES
+    if len(out) == 1:
+        return out[0]
+    rows = np.concatenate([r for r, _ in out])
+    scores = np.concatenate([s for _, s in out])
+    idx = ordered(rows, scores, k)
+    return rows[idx], scores[idx]
