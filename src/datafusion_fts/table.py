@@ -14,8 +14,9 @@ from .index.build_range import MERGE_MAX_POSTINGS, build_range
 from .index.builder import merge_segments
 from .index.segment import Segment
 from .ingest import open_batches
-from .operators.base import SEARCH_SCHEMA
+from .operators.base import SEARCH_SCHEMA, search_table
 from .planner.plan_search import SearchRequest, plan_search
+from .planner.prepared_search import search_prepared
 from .query.tree import QUERY_TYPES, Query
 from .storage.manifest import ROWID, IndexMeta, Manifest, SegmentMeta, TableMeta
 from .storage.snapshot import TableSnapshot
@@ -310,8 +311,13 @@ class Table:
         """
 
         def read() -> pa.Table:
-            plan, request = self.plan(query, limit, offset, include_row_ids, default_columns)
-            result = pa.Table.from_batches(list(plan.execute()), schema=SEARCH_SCHEMA)
+            request = self._request(query, limit, offset, include_row_ids, default_columns)
+            found = search_prepared(request, self.db)
+            if found is None:
+                plan, request = plan_search(request, self.db)
+                result = pa.Table.from_batches(list(plan.execute()), schema=SEARCH_SCHEMA)
+            else:
+                result = search_table(*found)
             snap = request.snapshot  # the columns come from the search's own visibility cut
             wanted = snap.schema.names if columns is None else list(columns)
             for name in wanted:
@@ -334,6 +340,17 @@ class Table:
         default_columns: list[str] | None = None,
     ):
         """The physical plan ``search`` would run, and the planner's decisions."""
+        return plan_search(self._request(query, limit, offset, include_row_ids, default_columns), self.db)
+
+    def _request(
+        self,
+        query: Query | str,
+        limit: int | None,
+        offset: int,
+        include_row_ids: Iterable[int] | np.ndarray | None,
+        default_columns: list[str] | None,
+    ) -> SearchRequest:
+        """A search's arguments, checked, on the table's current snapshot."""
         if query is None:
             raise InvalidArgument("query must not be None")
         snap = self.snapshot()
@@ -358,4 +375,4 @@ class Table:
                 raise InvalidArgument(f"include_row_ids must be integers, got {array.dtype} values")
             include = np.unique(array.astype(np.int64))
         options = self.db.settings.search_options()
-        return plan_search(SearchRequest(snap, query, limit, offset, include, *options), self.db)
+        return SearchRequest(snap, query, limit, offset, include, *options)

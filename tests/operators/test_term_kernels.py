@@ -14,6 +14,7 @@ from hypothesis import strategies as st
 
 import datafusion_fts as fts
 from datafusion_fts.operators import indexed_search
+from datafusion_fts.operators.base import SEARCH_SCHEMA
 from datafusion_fts.operators.term_slots import term_slots
 from datafusion_fts.query import Boolean, Boost, Match, Phrase
 from engine_tables import engine_table
@@ -96,6 +97,13 @@ def hits(t: fts.Table, query, k: int, offset: int, include) -> list[tuple[int, s
     return list(zip(r.column(0).to_pylist(), map(repr, r.column(1).to_pylist())))
 
 
+def plan_hits(t: fts.Table, query, k: int, offset: int, include) -> list[tuple[int, str]]:
+    """``hits`` by the physical plan (``search`` runs a prepared search where it can)."""
+    plan, _ = t.plan(query, limit=k, offset=offset, include_row_ids=include)
+    r = pa.Table.from_batches(list(plan.execute()), schema=SEARCH_SCHEMA)
+    return list(zip(r.column(0).to_pylist(), map(repr, r.column(1).to_pylist())))
+
+
 @settings(deadline=None)
 @given(cases())
 def test_kernels_match_evaluator_and_reference(case):
@@ -104,6 +112,7 @@ def test_kernels_match_evaluator_and_reference(case):
     for query in queries:
         expected = [(r, repr(s)) for r, s in ref_search(ref, query, limit=k, offset=offset, include_row_ids=include)]
         assert hits(t, query, k, offset, include) == expected
+        assert plan_hits(t, query, k, offset, include) == expected
         assert_statistics_are_the_evaluators(t, query, k)
         t.db.settings.set("fts.pruning", False)
         assert hits(t, query, k, offset, include) == expected

@@ -22,6 +22,7 @@ def test_a_shape_is_the_tree_without_its_texts():
         Match("title", "alpha"),
         Match("body", "alpha", operator="and"),
         Match("body", "alpha", boost=2.0),
+        Match("body", "alpha", boost=-0.0),
         Match("body", "alpha", fuzziness=1),
         Match("body", "alpha", fuzziness=1, prefix_length=1),
         Match("body", "alpha", fuzziness=1, max_expansions=3),
@@ -35,6 +36,13 @@ def test_a_shape_is_the_tree_without_its_texts():
 )
 def test_anything_but_the_text_changes_the_shape(other):
     assert shape(other) != shape(Match("body", "alpha"))
+
+
+def test_a_zero_boost_keeps_its_sign():
+    assert shape(Match("body", "a", boost=0.0)) != shape(Match("body", "a", boost=-0.0))
+    assert shape(Boost(Match("body", "a"), Match("body", "b"), -0.0)) != shape(Boost(Match("body", "a"), Match("body", "b"), 0.0))
+    assert shape(MultiMatch("a", ("body",), (0.0,))) != shape(MultiMatch("a", ("body",), (-0.0,)))
+    assert shape(Phrase("body", "a", boost=-0.0)) != shape(Phrase("body", "a", boost=0.0))
 
 
 def test_the_shape_of_a_non_query_is_an_error():

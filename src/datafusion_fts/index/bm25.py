@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from typing import Sequence
 
 import numpy as np
 from numba import njit
@@ -20,6 +21,13 @@ from numba import njit
 def idf(n_docs: int, df: int) -> float:
     """Inverse document frequency; always > 0, so every term score is positive."""
     return math.log(1.0 + (n_docs - df + 0.5) / (df + 0.5))
+
+
+def term_weights(stats: ColumnStats, dfs: Sequence[int]) -> list[float]:
+    """The BM25 weights ``idf * (k1 + 1)`` of terms with these document frequencies
+    under ``stats``: a query's terms in one call."""
+    n_docs, scale = stats.n_docs, stats.k1 + 1.0
+    return [idf(n_docs, df) * scale for df in dfs]
 
 
 @dataclass(frozen=True)

@@ -65,6 +65,7 @@ class ExecutionPlan(ABC):
 _NO_ROWS = pa.RecordBatch.from_arrays(
     [pa.array([], pa.int64()), pa.array([], pa.float64())], schema=SEARCH_SCHEMA
 )
+_NO_ROWS_TABLE = pa.Table.from_batches([_NO_ROWS])
 
 
 def search_batch(rows: np.ndarray, scores: np.ndarray) -> pa.RecordBatch:
@@ -72,6 +73,15 @@ def search_batch(rows: np.ndarray, scores: np.ndarray) -> pa.RecordBatch:
     immutable, and making one costs a query that finds nothing a sixth of its time)."""
     if not len(rows):
         return _NO_ROWS
-    return pa.RecordBatch.from_arrays(
-        [pa.array(rows, pa.int64()), pa.array(scores, pa.float64())], schema=SEARCH_SCHEMA
-    )
+    return pa.RecordBatch.from_arrays(_search_columns(rows, scores), schema=SEARCH_SCHEMA)
+
+
+def search_table(rows: np.ndarray, scores: np.ndarray) -> pa.Table:
+    """``(_rowid, _score)`` as a table (as :func:`search_batch`, for a search's result)."""
+    if not len(rows):
+        return _NO_ROWS_TABLE
+    return pa.Table.from_arrays(_search_columns(rows, scores), schema=SEARCH_SCHEMA)
+
+
+def _search_columns(rows: np.ndarray, scores: np.ndarray) -> list[pa.Array]:
+    return [pa.array(rows, pa.int64()), pa.array(scores, pa.float64())]

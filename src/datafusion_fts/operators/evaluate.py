@@ -16,7 +16,7 @@ from typing import Protocol, Sequence
 
 import numpy as np
 
-from ..index.bm25 import ColumnStats, idf, term_scores
+from ..index.bm25 import ColumnStats, idf, term_scores, term_weights
 from ..index.term_postings import TermPostings, present
 from ..query.bound import BoundBoolean, BoundBoost, BoundPhrase, BoundQuery, BoundTerms
 from .merge_kernels import ADD_PRESENT, BOOST, SUBTRACT, UNION_ADD, merge, phrase_tf
@@ -43,11 +43,8 @@ class QueryStats:
         return self.weights(column, (self.df[(column, term)],))[0]
 
     def weights(self, column: str, dfs: Sequence[int]) -> list[float]:
-        """The BM25 weights ``idf * (k1 + 1)`` of terms of ``column`` with these document
-        frequencies: a query's terms in one call."""
-        stats = self.columns[column]
-        n_docs, scale = stats.n_docs, stats.k1 + 1.0
-        return [idf(n_docs, df) * scale for df in dfs]
+        """The BM25 weights of terms of ``column`` with these document frequencies."""
+        return term_weights(self.columns[column], dfs)
 
 
 @dataclass

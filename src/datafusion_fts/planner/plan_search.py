@@ -6,7 +6,7 @@ request with its decision (and reason) filled in, so EXPLAIN can show every choi
 
 from __future__ import annotations
 
-from typing import Any, Callable, NamedTuple, Protocol
+from typing import Any, Callable, Hashable, NamedTuple, Protocol, TypeVar
 
 import numpy as np
 import pyarrow as pa
@@ -152,22 +152,32 @@ RULES: tuple[Callable[[SearchRequest], SearchRequest], ...] = (check_columns, ch
 _SHAPES_PER_SNAPSHOT = 1024
 
 
-def apply_rules(req: SearchRequest) -> SearchRequest:
+def apply_rules(req: SearchRequest, query_shape: tuple | None = None) -> SearchRequest:
     """``req`` through every rule. The rules read the query only through its shape (the
     leaves' kinds and columns) and the snapshot only through its schema and coverage, so
-    on a managed table their decisions are made once per snapshot, query shape and the
-    settings they read."""
+    on a managed table their decisions are made once per snapshot, query shape
+    (``query_shape``, if the caller has it) and the settings they read."""
     snap = req.snapshot
     if not isinstance(snap, TableSnapshot):
         return _decide(req)
-    memo = snap.derived(("rules",), dict)  # (bounded: shapes come from users)
-    key = (shape(req.query), req.force_plan, req.residual_row_limit)
+    memo = snap.derived(("rules",), dict)
+    key = (shape(req.query) if query_shape is None else query_shape, req.force_plan, req.residual_row_limit)
     decided = memo.get(key)
     if decided is None:
-        if len(memo) >= _SHAPES_PER_SNAPSHOT:
-            memo.clear()
-        decided = memo[key] = _decisions(req)
+        decided = kept(memo, key, _decisions(req))
     return tuple.__new__(SearchRequest, req[:-_DECIDED] + decided)
+
+
+T = TypeVar("T")
+
+
+def kept(memo: dict, key: Hashable, value: T) -> T:
+    """``memo[key] = value`` in a per-snapshot memo keyed by query shapes, which come
+    from users: past ``_SHAPES_PER_SNAPSHOT`` entries it starts again."""
+    if len(memo) >= _SHAPES_PER_SNAPSHOT:
+        memo.clear()
+    memo[key] = value
+    return value
 
 
 def _decide(req: SearchRequest) -> SearchRequest:
@@ -180,7 +190,7 @@ def _decisions(req: SearchRequest) -> tuple[tuple[str, ...], frozenset[str], str
     return _decide(req)[-_DECIDED:]
 
 
-class _IndexBindContext:
+class IndexBindContext:
     """The query columns' analyzers and segment sets."""
 
     def __init__(self, analyzers: dict[str, Analyzer], sets: dict[str, SegmentSet]) -> None:
@@ -217,11 +227,11 @@ def _analyzers(
     return {c: column_analyzer(snapshot, c) for c in columns}
 
 
-def _index_context(
+def index_context(
     snapshot: TableSnapshot, catalog: Catalog, columns: tuple[str, ...]
-) -> _IndexBindContext:
+) -> IndexBindContext:
     sets = {c: catalog.segment_set(snapshot, c) for c in columns}
-    return _IndexBindContext(_analyzers(snapshot, columns), sets)
+    return IndexBindContext(_analyzers(snapshot, columns), sets)
 
 
 def column_params(index: IndexMeta | None) -> tuple[float, float]:
@@ -251,12 +261,12 @@ def plan_search(req: SearchRequest, catalog: Catalog | None) -> tuple[ExecutionP
         tails: dict[str, TailInfo] = {}
         if req.choice == "indexed":  # (the same for every query on these columns)
             key = ("index_context", req.columns)
-            ctx = snap.derived(key, _index_context, snap, catalog, req.columns)
+            ctx = snap.derived(key, index_context, snap, catalog, req.columns)
         else:
             sets = {}
             for c in req.columns:
                 sets[c], tails[c] = catalog.hybrid_segment_set(snap, c, req.query)
-            ctx = _IndexBindContext(_analyzers(snap, req.columns), sets)
+            ctx = IndexBindContext(_analyzers(snap, req.columns), sets)
         sets = ctx.sets
         if req.executor != "local":
             executor = catalog.distributed_executor()

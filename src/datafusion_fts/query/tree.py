@@ -222,18 +222,21 @@ def columns(node: Query) -> list[str]:
 
 def shape(node: Query) -> tuple:
     """``node`` with its texts taken out: what a plan decided from the tree's structure
-    and columns alone can be kept under (queries repeat a few shapes with new words)."""
+    and columns alone can be kept under (queries repeat a few shapes with new words).
+    Boosts keep the sign of a zero (-0.0 == 0.0, but a score times -0.0 ranks lower)."""
     kind = type(node)
     if isinstance(node, Match):
-        return (kind, node.column, node.operator, node.boost, node.fuzziness, node.prefix_length, node.max_expansions)
+        return (kind, node.column, node.operator, node.boost or str(node.boost), node.fuzziness,
+                node.prefix_length, node.max_expansions)
     if isinstance(node, Boolean):
         return (kind, tuple(map(shape, node.must)), tuple(map(shape, node.should)), tuple(map(shape, node.must_not)))
     if isinstance(node, Boost):
-        return (kind, shape(node.positive), shape(node.negative), node.negative_boost)
+        return (kind, shape(node.positive), shape(node.negative), node.negative_boost or str(node.negative_boost))
     if isinstance(node, Prefix):
-        return (kind, node.column, node.boost, node.max_expansions)
+        return (kind, node.column, node.boost or str(node.boost), node.max_expansions)
     if isinstance(node, Phrase):
-        return (kind, node.column, node.slop, node.boost)
+        return (kind, node.column, node.slop, node.boost or str(node.boost))
     if isinstance(node, MultiMatch):
-        return (kind, node.columns, node.boosts, node.operator)
+        boosts = node.boosts and tuple(b or str(b) for b in node.boosts)
+        return (kind, node.columns, boosts, node.operator)
     raise InvalidArgument(f"not a query: {node!r}")

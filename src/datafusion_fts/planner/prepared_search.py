@@ -1,0 +1,112 @@
+"""A prepared search: the indexed plan of one query shape on one snapshot, run with each
+query's words.
+
+Searches on a table version repeat a few shapes with new words (``Match(body, <text>,
+operator="and")``). When the rules choose the indexed plan for a shape whose leaves are
+plain (not fuzzy) Match leaves of one column, all the plan does but for the words is
+fixed: the column's analyzer and segment set, and, for each count of terms per leaf, the
+kernels' slot layout (:func:`..operators.term_slots.term_slots` of the bound tree). A
+prepared search keeps those per snapshot and shape. A search then analyzes its texts,
+looks the terms up and runs :func:`..operators.term_topk.term_topk`, which is what
+IndexedSearch under GlobalTopK runs, without binding the tree or building the plan (on
+a short query that is a third of the time). ``Table.plan``, EXPLAIN and SQL build the
+plan (:func:`.plan_search.plan_search`).
+"""
+
+from __future__ import annotations
+
+from itertools import chain
+import numpy as np
+
+from ..analysis import Analyzer
+from ..index.bm25 import term_weights
+from ..index.segment_set import SegmentSet
+from ..operators import indexed_search
+from ..operators.term_slots import TermSlots, term_slots
+from ..operators.term_topk import term_topk
+from ..query.tree import Match, leaves, shape
+from ..storage.snapshot import TableSnapshot
+from .bind_query import bind
+from .plan_search import Catalog, IndexBindContext, SearchRequest, apply_rules, index_context, kept
+
+# A layout: the slots but for the column and terms (kinds, mults, boost, conjunctive,
+# prunable), or None when the bound tree is no shape the kernels answer.
+Layout = tuple | None
+
+
+class PreparedSearch:
+    """What the indexed plan of one shape fixes on one snapshot (see the module)."""
+
+    __slots__ = ("column", "ctx", "analyzer", "segment_set", "layouts")
+
+    def __init__(self, column: str, ctx: IndexBindContext) -> None:
+        self.column = column
+        self.ctx = ctx
+        self.analyzer: Analyzer = ctx.analyzers[column]
+        self.segment_set: SegmentSet = ctx.sets[column]
+        # per count of distinct terms per leaf (a handful: bounded all the same)
+        self.layouts: dict[tuple[int, ...], Layout] = {}
+
+    def run(self, req: SearchRequest) -> tuple[np.ndarray, np.ndarray] | None:
+        """The rows ``[offset, offset + k)`` of ``req`` and their scores, in the total order;
+        None when its words make a tree the kernels do not answer (a MUST clause of two
+        words), which the plan's general evaluator then answers."""
+        analyzer = self.analyzer
+        found = []
+        for leaf in leaves(req.query):  # (bind keeps each leaf's distinct terms, in order)
+            found.append(tuple(dict.fromkeys(analyzer.terms(leaf.text))))
+        counts = tuple(map(len, found))
+        terms = tuple(chain.from_iterable(found))
+        layout = self.layouts.get(counts, False)
+        if layout is False:
+            layout = self._layout(req, counts, terms)
+        if layout is None:
+            return None
+        slots = tuple.__new__(TermSlots, (self.column, terms, *layout))
+        segment_set = self.segment_set
+        stats = segment_set.column_stats
+        dfs, part_ids = segment_set.lookup(terms)
+        k = req.k + req.offset
+        rows, scores = term_topk(
+            slots, segment_set, stats, dfs, part_ids, term_weights(stats, dfs), k, req.include, req.pruning, None
+        )
+        if req.offset:
+            return rows[req.offset :], scores[req.offset :]
+        return rows, scores
+
+    def _layout(self, req: SearchRequest, counts: tuple[int, ...], terms: tuple[str, ...]) -> Layout:
+        """The layout of the trees of ``req``'s shape with these term counts, from the
+        slots of ``req``'s bound tree (whose terms are the leaves' in order: else none)."""
+        slots = term_slots(bind(req.query, self.ctx))
+        layout = None if slots is None or slots.terms != terms else tuple(slots[2:])
+        kept(self.layouts, counts, layout)
+        return layout
+
+
+def search_prepared(req: SearchRequest, catalog: Catalog) -> tuple[np.ndarray, np.ndarray] | None:
+    """``req``'s rows and scores by its shape's prepared search; None when the search has
+    none (another plan, another executor, no limit, a shape the kernels do not answer):
+    then it is planned (:func:`.plan_search.plan_search`)."""
+    snap = req.snapshot
+    if req.k is None or req.executor != "local" or not indexed_search.TERM_KERNELS:
+        return None
+    if not isinstance(snap, TableSnapshot):
+        return None
+    key = shape(req.query)
+    req = apply_rules(req, key)
+    if req.choice != "indexed" or len(req.columns) != 1:
+        return None
+    memo = snap.derived(("prepared",), dict)
+    prepared = memo.get(key, False)
+    if prepared is False:
+        prepared = kept(memo, key, _prepare(req, catalog))
+    return None if prepared is None else prepared.run(req)
+
+
+def _prepare(req: SearchRequest, catalog: Catalog) -> PreparedSearch | None:
+    if not all(type(leaf) is Match and not leaf.fuzziness for leaf in leaves(req.query)):
+        return None  # (fuzzy, prefix and phrase leaves take their terms from the index)
+    snap = req.snapshot
+    (column,) = req.columns
+    ctx = snap.derived(("index_context", req.columns), index_context, snap, catalog, req.columns)
+    return PreparedSearch(column, ctx)
