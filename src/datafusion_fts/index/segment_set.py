@@ -34,7 +34,7 @@ class RankedPart:
     hi: int
     deleted: np.ndarray = field(default_factory=lambda: _NONE)
 
-    @property
+    @cached_property
     def whole(self) -> bool:
         return self.lo == 0 and self.hi == self.segment.meta.count and not len(self.deleted)
 
@@ -128,15 +128,18 @@ class SegmentSet:
         ids = []
         for p in self.parts:
             seg = p.segment
+            offsets, whole = seg.post_offsets, p.whole
             part_ids = []
             for j, term in enumerate(terms):  # (loops: comprehensions cost a frame each)
                 tid = seg.term_id(term)
                 part_ids.append(tid)
-                if tid >= 0:
+                if tid < 0:
+                    continue
+                if whole:  # (the common part, without a call per term)
+                    dfs[j] += offsets.item(tid + 1) - offsets.item(tid)
+                else:
                     a, b = p.posting_range(tid)
-                    dfs[j] += b - a
-                    if len(p.deleted):
-                        dfs[j] -= len(p.dropped(seg.rows[a:b]))
+                    dfs[j] += b - a - len(p.dropped(seg.rows[a:b]))
             ids.append(np.array(part_ids, dtype=np.int64))
         return dfs, ids
 

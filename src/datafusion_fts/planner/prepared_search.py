@@ -92,18 +92,19 @@ def search_prepared(req: SearchRequest, catalog: Catalog) -> tuple[np.ndarray, n
         return None
     if not isinstance(snap, TableSnapshot):
         return None
-    key = shape(req.query)
-    req = apply_rules(req, key)
-    if req.choice != "indexed" or len(req.columns) != 1:
-        return None
     memo = snap.derived(("prepared",), dict)
+    query_shape = shape(req.query)
+    key = (query_shape, req.force_plan, req.residual_row_limit)  # (what the rules read)
     prepared = memo.get(key, False)
     if prepared is False:
-        prepared = kept(memo, key, _prepare(req, catalog))
+        prepared = kept(memo, key, _prepare(apply_rules(req, query_shape), catalog))
     return None if prepared is None else prepared.run(req)
 
 
 def _prepare(req: SearchRequest, catalog: Catalog) -> PreparedSearch | None:
+    """The prepared search of ``req``'s shape (``req`` through the rules), if it has one."""
+    if req.choice != "indexed" or len(req.columns) != 1:
+        return None
     if not all(type(leaf) is Match and not leaf.fuzziness for leaf in leaves(req.query)):
         return None  # (fuzzy, prefix and phrase leaves take their terms from the index)
     snap = req.snapshot
