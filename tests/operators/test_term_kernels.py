@@ -149,6 +149,20 @@ def test_top_k1_is_a_prefix_of_top_k2(seed, vocab, data):
         assert hits(t, query, k, 0, None) == full[:k]
 
 
+@pytest.mark.parametrize("second", ["b", "b c"])  # like lengths: the lists step in line
+def test_a_conjunction_finds_the_first_and_last_rows_of_every_part(second):
+    """Rows 0, 4, 5 and 11 end or start a part (segments over [0, 4], [5, 11]) and only they
+    hold both terms; matches past a part's last row are never its candidates."""
+    words = ["a " + second if i in (0, 4, 5, 11) else ("a" if i % 2 else "b") for i in range(12)]
+    db = fts.connect()
+    t = db.create_table("docs", pa.table({"body": words}))
+    t.build_segment("body", (0, 4))
+    t.build_segment("body", (5, 11))
+    query = Match("body", "a b", operator="and")
+    assert sorted(r for r, _ in hits(t, query, 100, 0, None)) == [0, 4, 5, 11]
+    assert sorted(r for r, _ in hits(t, query, 100, 0, [4, 5, 6])) == [4, 5]
+
+
 def search_metrics(t: fts.Table, query, k: int = 10) -> dict:
     plan, _ = t.plan(query, limit=k)
     list(plan.execute())

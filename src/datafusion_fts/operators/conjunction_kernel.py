@@ -14,8 +14,11 @@ general evaluator (:mod:`.evaluate`).
 
 The shortest required list leads: its next row is the candidate, every other required
 list seeks it (:func:`.posting_cursor.seek`, skipping whole blocks by their last row), and
-a list landing past it makes that row the next target. Only rows in every required list
-are ever scored.
+a list landing past it makes that row the next target. When the second shortest is at
+most ``STEP_BOTH_RATIO`` times as long, the two step through each other instead
+(:func:`meet`): a seek per candidate would cost more than the few postings it passes
+(2 medium terms: 133k instructions a query down to 72k). Only rows in every required
+list are ever scored.
 
 Pruning (``prune``: every scored slot's ``m_t * boost`` is positive): once k rows are
 held, the score of a row every required list holds is bounded by its required terms'
@@ -35,12 +38,34 @@ import numpy as np
 from numba import njit
 
 from ..index.bm25 import BOUND_MARGIN
-from .posting_cursor import advance, gallop, seek, slot_ranges
+from .posting_cursor import advance, gallop, lower_bound, seek, slot_ranges
 from .topk_heap import NO_KEY, heap_drain, heap_push, java_key
 
 REQUIRED = 0
 OPTIONAL = 1
 EXCLUDED = 2
+# The second required list steps with the first when at most this many times as long.
+STEP_BOTH_RATIO = 8
+
+
+@njit(cache=True, nogil=True)
+def meet(rows, blk_last, a_start, a_stop, a_blk0, a_cur, b_start, b_stop, b_blk0, b_cur, target, skip):
+    """Move two lists' cursors to their first common row >= ``target`` by stepping
+    through each other (the lists end at ``a_stop``/``b_stop``: a cursor there means no
+    such row). Returns (cursor a, cursor b, blocks skipped unread). Not in line: it runs
+    once per common row, and the conjunction's seeking loop stays small."""
+    a_cur, s = advance(rows, blk_last, a_start, a_stop, a_blk0, a_cur, target, skip)
+    b_cur, t = advance(rows, blk_last, b_start, b_stop, b_blk0, b_cur, target, skip)
+    while a_cur < a_stop and b_cur < b_stop:
+        a = rows[a_cur]
+        b = rows[b_cur]
+        if a < b:
+            a_cur += 1
+        elif b < a:
+            b_cur += 1
+        else:
+            break
+    return a_cur, b_cur, s + t
 
 
 @njit(cache=True, nogil=True)
@@ -103,26 +128,42 @@ def conjunction_topk(
     lead_start, lead_end, lead_blk0, lead_cur = starts[lead], ends[lead], blk0s[lead], cur[lead]
     second = order[1] if n_req > 1 else lead
     sec_start, sec_end, sec_blk0, sec_cur = starts[second], ends[second], blk0s[second], cur[second]
+    # Two lists of like length step through each other (see the module).
+    step_both = n_req > 1 and sec_end - sec_start <= STEP_BOTH_RATIO * (lead_end - lead_start)
+    lead_stop, sec_stop = lead_end, sec_end  # (when stepping both: not past the part's rows)
+    if step_both:
+        lead_stop = lower_bound(rows, lead_cur, lead_end, row_hi)
+        sec_stop = lower_bound(rows, sec_cur, sec_end, row_hi)
     target = row_lo
     while k > 0:
-        lead_cur, s = advance(
-            rows, blk_last, lead_start, lead_end, lead_blk0, lead_cur, target, skip
-        )
-        skipped += s
-        if lead_cur >= lead_end or rows[lead_cur] >= row_hi:
-            break
-        d = np.int64(rows[lead_cur])
+        if step_both:
+            lead_cur, sec_cur, s = meet(
+                rows, blk_last, lead_start, lead_stop, lead_blk0, lead_cur,
+                sec_start, sec_stop, sec_blk0, sec_cur, target, skip,
+            )
+            skipped += s
+            if lead_cur >= lead_stop or sec_cur >= sec_stop:
+                break
+            d = np.int64(rows[lead_cur])
+        else:
+            lead_cur, s = advance(
+                rows, blk_last, lead_start, lead_end, lead_blk0, lead_cur, target, skip
+            )
+            skipped += s
+            if lead_cur >= lead_end or rows[lead_cur] >= row_hi:
+                break
+            d = np.int64(rows[lead_cur])
+            if n_req > 1:
+                sec_cur, s = advance(rows, blk_last, sec_start, sec_end, sec_blk0, sec_cur, d, skip)
+                skipped += s
+                if sec_cur >= sec_end:
+                    break
+                if rows[sec_cur] != d:
+                    target = np.int64(rows[sec_cur])
+                    continue
         # Every other required list (and the prefilter) must hold d; the first that
         # lands past it sets the next target.
         target = d
-        if n_req > 1:
-            sec_cur, s = advance(rows, blk_last, sec_start, sec_end, sec_blk0, sec_cur, d, skip)
-            skipped += s
-            if sec_cur >= sec_end:
-                break
-            if rows[sec_cur] != d:
-                target = np.int64(rows[sec_cur])
-                continue
         for i in range(2, n_req):
             t = order[i]
             q, s = advance(rows, blk_last, starts[t], ends[t], blk0s[t], cur[t], d, skip)
