@@ -579,6 +579,9 @@ class Database:
                 seg = self._segments.setdefault(meta.id, seg)
         return seg
 
+    def caches_tails(self) -> bool:
+        return bool(self.settings.get("fts.tail_cache_entries"))
+
     def hybrid_segment_set(
         self, snapshot: TableSnapshot, column: str, query: Query | None = None
     ) -> tuple[SegmentSet, TailInfo]:
@@ -593,7 +596,7 @@ class Database:
         parallel pieces while the persisted segments are loaded.
         """
         limit = self.settings.get("fts.tail_cache_entries")
-        if limit:  # the same for every query on this snapshot
+        if limit:  # the same for every query on this snapshot (see caches_tails)
             hit = snapshot.memo.get(("hybrid_set", column))
             if hit is None:
                 made = self._hybrid_set(snapshot, column, query, limit)

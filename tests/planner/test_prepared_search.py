@@ -107,3 +107,21 @@ def test_a_new_snapshot_prepares_again(table):
     table.insert(pa.table({"title": ["z"], "body": ["a a a"]}))
     REF2 = RefTable(rows={**REF.rows, 8: {"title": "z", "body": "a a a"}})
     assert searched(table, query) == [(r, repr(s)) for r, s in ref_search(REF2, query, limit=10)]
+
+
+def test_the_hybrid_plan_is_prepared_while_the_tail_cache_holds_the_tail():
+    """Rows 5-7 are an unindexed tail: the hybrid plan's set is the same for every query
+    of the snapshot only while the tail cache keeps the tail's index."""
+    db = fts.connect()
+    t = db.create_table("docs", pa.table({"title": TITLES, "body": BODIES}))
+    t.build_segment("body", (0, 4))
+    query = Match("body", "a b", operator="and")
+    plan, req = t.plan(query, limit=10)
+    assert req.choice == "hybrid"
+    assert prepared(t, query) is not None
+    assert prepared(t, Match("body", "c a")) is not None
+    for q in (query, Match("body", "c a"), Boolean(must=(Match("body", "b"),), must_not=(Match("body", "c"),))):
+        assert searched(t, q) == planned(t, q, limit=10) == expected(q, limit=10)
+    db.settings.set("fts.tail_cache_entries", 0)
+    assert prepared(t, query) is None
+    assert searched(t, query) == expected(query, limit=10)

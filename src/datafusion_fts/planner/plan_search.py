@@ -247,6 +247,10 @@ class Catalog(Protocol):
         self, snapshot: TableSnapshot, column: str, query: Query | None = None
     ) -> tuple[SegmentSet, TailInfo]: ...
 
+    def caches_tails(self) -> bool:
+        """Whether an unindexed tail's index is kept per snapshot (the tail cache is on)."""
+        ...
+
     def distributed_executor(self) -> DistributedExecutor: ...
 
 

@@ -3,8 +3,8 @@ query's words.
 
 Searches on a table version repeat a few shapes with new words (``Match(body, <text>,
 operator="and")``). When the rules choose the indexed plan for a shape whose leaves are
-plain (not fuzzy) Match leaves of one column, all the plan does but for the words is
-fixed: the column's analyzer and segment set, and, for each count of terms per leaf, the
+plain (not fuzzy) Match leaves of one column (or the hybrid plan, while the tail cache
+keeps the tail's index), all the plan does but for the words is fixed: the column's analyzer and segment set, and, for each count of terms per leaf, the
 kernels' slot layout (:func:`..operators.term_slots.term_slots` of the bound tree). A
 prepared search keeps those per snapshot and shape. A search then analyzes its texts,
 looks the terms up and runs :func:`..operators.term_topk.term_topk`, which is what
@@ -27,7 +27,9 @@ from ..operators.term_topk import term_topk
 from ..query.tree import Match, leaves, shape
 from ..storage.snapshot import TableSnapshot
 from .bind_query import bind
-from .plan_search import Catalog, IndexBindContext, SearchRequest, apply_rules, index_context, kept
+from .plan_search import (
+    Catalog, IndexBindContext, SearchRequest, apply_rules, column_analyzer, index_context, kept,
+)
 
 # A layout: the slots but for the column and terms (kinds, mults, boost, conjunctive,
 # prunable), or None when the bound tree is no shape the kernels answer.
@@ -37,11 +39,12 @@ Layout = tuple | None
 class PreparedSearch:
     """What the indexed plan of one shape fixes on one snapshot (see the module)."""
 
-    __slots__ = ("column", "ctx", "analyzer", "segment_set", "layouts")
+    __slots__ = ("column", "ctx", "tail", "analyzer", "segment_set", "layouts")
 
-    def __init__(self, column: str, ctx: IndexBindContext) -> None:
+    def __init__(self, column: str, ctx: IndexBindContext, tail: bool) -> None:
         self.column = column
         self.ctx = ctx
+        self.tail = tail  # the set holds the cached index of an unindexed tail
         self.analyzer: Analyzer = ctx.analyzers[column]
         self.segment_set: SegmentSet = ctx.sets[column]
         # per count of distinct terms per leaf (a handful: bounded all the same)
@@ -98,16 +101,26 @@ def search_prepared(req: SearchRequest, catalog: Catalog) -> tuple[np.ndarray, n
     prepared = memo.get(key, False)
     if prepared is False:
         prepared = kept(memo, key, _prepare(apply_rules(req, query_shape), catalog))
-    return None if prepared is None else prepared.run(req)
+    if prepared is None or (prepared.tail and not catalog.caches_tails()):
+        return None
+    return prepared.run(req)
 
 
 def _prepare(req: SearchRequest, catalog: Catalog) -> PreparedSearch | None:
-    """The prepared search of ``req``'s shape (``req`` through the rules), if it has one."""
-    if req.choice != "indexed" or len(req.columns) != 1:
+    """The prepared search of ``req``'s shape (``req`` through the rules), if it has one:
+    on the indexed plan, or on the hybrid one while the tail cache keeps the tail's index
+    (then the set is the same for every query on the snapshot)."""
+    if req.choice not in ("indexed", "hybrid") or len(req.columns) != 1:
         return None
     if not all(type(leaf) is Match and not leaf.fuzziness for leaf in leaves(req.query)):
         return None  # (fuzzy, prefix and phrase leaves take their terms from the index)
     snap = req.snapshot
     (column,) = req.columns
-    ctx = snap.derived(("index_context", req.columns), index_context, snap, catalog, req.columns)
-    return PreparedSearch(column, ctx)
+    if req.choice == "indexed":
+        ctx = snap.derived(("index_context", req.columns), index_context, snap, catalog, req.columns)
+    elif catalog.caches_tails():
+        segment_set, _ = catalog.hybrid_segment_set(snap, column, req.query)
+        ctx = IndexBindContext({column: column_analyzer(snap, column)}, {column: segment_set})
+    else:
+        return None
+    return PreparedSearch(column, ctx, req.choice == "hybrid")
