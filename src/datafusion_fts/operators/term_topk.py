@@ -45,13 +45,14 @@ def term_topk(
     rows win ties. A tail or fresh segment after a large one then skips most of its
     postings."""
     column, terms, kinds, mults, boost, conjunctive, prunable = slots
-    scored = False  # some term that adds to scores occurs here: else no row matches
-    for df, kind in zip(dfs, kinds.tolist()):
-        if df == 0 and kind == REQUIRED:
+    if not dfs or 0 in dfs:  # (else every slot's term occurs, and one adds to scores)
+        scored = False  # some term that adds to scores occurs here: else no row matches
+        for df, kind in zip(dfs, kinds.tolist()):
+            if df == 0 and kind == REQUIRED:
+                return NONE, NO_SCORES
+            scored = scored or (df > 0 and kind != EXCLUDED)
+        if not scored:
             return NONE, NO_SCORES
-        scored = scored or (df > 0 and kind != EXCLUDED)
-    if not scored:
-        return NONE, NO_SCORES
     # (an absent term's weight is never used)
     weights_a = np.array(weights, dtype=np.float64)
     prune = pruning and prunable
