@@ -97,6 +97,9 @@ class IndexedSearch(ExecutionPlan):
             dfs, _ = self.sets[c].lookup(terms)
             for t, d in zip(terms, dfs):
                 df[(c, t)] = d
+        return self._exact_stats(df)
+
+    def _exact_stats(self, df: dict[tuple[str, str], int]) -> QueryStats:
         return QueryStats({c: s.column_stats for c, s in self.sets.items()}, df)
 
     def display(self) -> str:
@@ -122,7 +125,7 @@ class IndexedSearch(ExecutionPlan):
             df = {}
             for term, d in zip(terms, dfs):
                 df[(column, term)] = d
-            stats = self.stats = QueryStats({c: s.column_stats for c, s in self.sets.items()}, df)
+            stats = self.stats = self._exact_stats(df)
             weights = stats.weights(column, dfs)
         else:
             weights = stats.weights(column, [stats.df.get((column, term), 0) for term in terms])

@@ -1,21 +1,23 @@
-"""A prepared search: the indexed plan of one query shape on one snapshot, run with each
-query's words.
+"""A prepared search: the plan of one query shape on one snapshot, run with each query's
+words.
 
 Searches on a table version repeat a few shapes with new words (``Match(body, <text>,
 operator="and")``). When the rules choose the indexed plan for a shape whose leaves are
 plain (not fuzzy) Match leaves of one column (or the hybrid plan, while the tail cache
-keeps the tail's index), all the plan does but for the words is fixed: the column's analyzer and segment set, and, for each count of terms per leaf, the
-kernels' slot layout (:func:`..operators.term_slots.term_slots` of the bound tree). A
-prepared search keeps those per snapshot and shape. A search then analyzes its texts,
-looks the terms up and runs :func:`..operators.term_topk.term_topk`, which is what
-IndexedSearch under GlobalTopK runs, without binding the tree or building the plan (on
-a short query that is a third of the time). ``Table.plan``, EXPLAIN and SQL build the
-plan (:func:`.plan_search.plan_search`).
+keeps the tail's index), all the plan does but for the words is fixed: the column's
+analyzer and segment set, and, for each count of terms per leaf, the kernels' slot
+layout (:func:`..operators.term_slots.term_slots` of the bound tree). A prepared search
+keeps those per snapshot and shape. A search then analyzes its texts, looks the terms
+up and runs :func:`..operators.term_topk.term_topk`, which is what IndexedSearch under
+GlobalTopK runs, without binding the tree or building the plan (on a short query that
+is a third of the time). ``Table.plan``, EXPLAIN and SQL build the plan
+(:func:`.plan_search.plan_search`).
 """
 
 from __future__ import annotations
 
 from itertools import chain
+
 import numpy as np
 
 from ..analysis import Analyzer
@@ -37,7 +39,7 @@ Layout = tuple | None
 
 
 class PreparedSearch:
-    """What the indexed plan of one shape fixes on one snapshot (see the module)."""
+    """What the plan of one shape fixes on one snapshot (see the module)."""
 
     __slots__ = ("column", "ctx", "tail", "analyzer", "segment_set", "layouts")
 
