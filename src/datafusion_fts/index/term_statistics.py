@@ -60,7 +60,10 @@ def collect(sets: dict[str, SegmentSet], request: StatsRequest) -> StatsReply:
     for c, s in sets.items():
         stats = s.column_stats
         columns[c] = (stats.n_docs, stats.total_tokens)
-    df = {(c, t): sets[c].df(t) for c, terms in request.terms.items() for t in terms}
+    df = {}
+    for c, terms in request.terms.items():
+        for t, d in zip(terms, sets[c].lookup(terms)[0]):
+            df[(c, t)] = d
     expansions = tuple(
         tuple((d, t, sets[e.column].df(t)) for d, t in _candidates(sets[e.column], e)) for e in request.expansions
     )

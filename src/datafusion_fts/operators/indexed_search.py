@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import time
 from functools import cached_property
-from typing import Callable, Iterator
+from typing import Callable, Iterator, Sequence
 
 import numpy as np
 import pyarrow as pa
@@ -92,14 +92,15 @@ class IndexedSearch(ExecutionPlan):
     @cached_property
     def stats(self) -> QueryStats:
         """The query's statistics over ``sets`` (unless given, as a distributed share is)."""
+        found = {c: (terms, self.sets[c].lookup(terms)[0]) for c, terms in query_terms(self.bound).items()}
+        return self._exact_stats(found)
+
+    def _exact_stats(self, found: dict[str, tuple[Sequence[str], list[int]]]) -> QueryStats:
+        """The statistics over ``sets`` of each column's terms with their frequencies there."""
         df = {}
-        for c, terms in query_terms(self.bound).items():
-            dfs, _ = self.sets[c].lookup(terms)
+        for c, (terms, dfs) in found.items():
             for t, d in zip(terms, dfs):
                 df[(c, t)] = d
-        return self._exact_stats(df)
-
-    def _exact_stats(self, df: dict[tuple[str, str], int]) -> QueryStats:
         return QueryStats({c: s.column_stats for c, s in self.sets.items()}, df)
 
     def display(self) -> str:
@@ -122,10 +123,7 @@ class IndexedSearch(ExecutionPlan):
         dfs, part_ids = segment_set.lookup(terms)
         stats = self.__dict__.get("stats")
         if stats is None:  # exact over the sets (the slots' terms are all the query's)
-            df = {}
-            for term, d in zip(terms, dfs):
-                df[(column, term)] = d
-            stats = self.stats = self._exact_stats(df)
+            stats = self.stats = self._exact_stats({column: (terms, dfs)})
             weights = stats.weights(column, dfs)
         else:
             weights = stats.weights(column, [stats.df.get((column, term), 0) for term in terms])
