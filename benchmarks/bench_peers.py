@@ -60,9 +60,16 @@ KS = bc.KS
 CLASSES = tuple(bc.CLASS_DOC)
 K1, B = 1.2, 0.75
 BUILDS = ("ours", "tantivy", "sqlite", "bm25s", "lance", "duckdb")
-SEARCHERS = ("ours", "ours_sql", "tantivy", "sqlite", "bm25s", "lance", "duckdb")
+SEARCHERS = ("ours", "ours_sql", "tantivy", "sqlite", "bm25s", "lance", "duckdb",
+             "ours_rows", "ours_sql_rows", "lance_rows")
 LABEL = {"ours": "datafusion-fts", "ours_sql": "datafusion-fts SQL", "tantivy": "Tantivy",
-         "sqlite": "SQLite FTS5", "bm25s": "bm25s", "lance": "Lance", "duckdb": "DuckDB fts"}
+         "sqlite": "SQLite FTS5", "bm25s": "bm25s", "lance": "Lance", "duckdb": "DuckDB fts",
+         "ours_rows": "datafusion-fts rows", "ours_sql_rows": "datafusion-fts SQL rows", "lance_rows": "Lance rows"}
+# Searchers that return every column of the top k (id, title, body) with their scores, and the
+# opened system each shares (the same index, the same process state).
+ROWS = {"ours_rows": "ours", "ours_sql_rows": "ours", "lance_rows": "lance"}
+SHARES = {"ours_sql": "ours", **ROWS}
+ROW_COLUMNS = ("id", "title", "body")
 COUNT_CHECKS_PER_CLASS = 5
 BUSY_CORES = 0.25  # other processes' CPU (in cores) above which the report warns that timings are inflated
 AGREEMENT_PER_CLASS = 5
@@ -130,7 +137,8 @@ def _duckdb_connect(path: str, read_only: bool = False):
 def _probe(system: str) -> str | None:
     """None if the system can run here, else the exact error that stops it."""
     try:
-        if system in ("ours", "ours_sql"):
+        system = SHARES.get(system, system)
+        if system == "ours":
             import datafusion_fts  # noqa: F401
         elif system == "bm25s":
             import bm25s  # noqa: F401
@@ -331,6 +339,28 @@ class OursSql(Ours):
         return None
 
 
+class OursRows(Ours):
+    name = "ours_rows"
+    api = "`t.search(tree, limit=k)` (returns `_rowid`, `_score` and every column: id, title, body)"
+
+    def search(self, q, k):
+        return self.table.search(q, limit=k)
+
+
+class OursSqlRows(OursSql):
+    name = "ours_sql_rows"
+    api = ("`db.sql(\"SELECT _rowid, id, title, body, score() FROM docs WHERE MATCH(body, '<q>') "
+           "ORDER BY score() DESC LIMIT k\").to_arrow_table()`")
+
+    def search(self, q, k):
+        return self.db.sql(f"SELECT _rowid, {', '.join(ROW_COLUMNS)}, score() AS s FROM docs "
+                           f"WHERE MATCH(body, '{q}') ORDER BY score() DESC LIMIT {k}").to_arrow_table()
+
+    def top(self, q, k):
+        res = self.search(q, k)
+        return res.column(0).to_pylist(), res.column("s").to_pylist()
+
+
 class Tantivy(Peer):
     name = "tantivy"
     api = "`searcher.search(index.parse_query(q, ['body']), k, count=False)` (top-k only, like the others)"
@@ -454,6 +484,15 @@ class Lance(Peer):
                                 disable_scoring_autoprojection=True).num_rows
 
 
+class LanceRows(Lance):
+    name = "lance_rows"
+    api = ("`ds.to_table(full_text_query=..., limit=k, columns=['id', 'title', 'body', '_score'], "
+           "with_row_id=True)`")
+
+    def search(self, q, k):
+        return self.ds.to_table(full_text_query=q, limit=k, columns=[*ROW_COLUMNS, "_score"], with_row_id=True)
+
+
 class DuckDb(Peer):
     name = "duckdb"
     slow = True  # every match_bm25 call joins the whole postings table: ~0.1-0.3 s at 100k rows
@@ -493,7 +532,8 @@ class DuckDb(Peer):
         return self.con.execute(q["count"], q["params"]).fetchone()[0]
 
 
-PEERS: dict[str, type[Peer]] = {p.name: p for p in (Ours, OursSql, Tantivy, Sqlite, Bm25s, Lance, DuckDb)}
+PEERS: dict[str, type[Peer]] = {p.name: p for p in (Ours, OursSql, Tantivy, Sqlite, Bm25s, Lance, DuckDb,
+                                                     OursRows, OursSqlRows, LanceRows)}
 
 
 def _prepare(peer: Peer, sets: dict, slow_queries: int) -> tuple[dict, dict[str, str]]:
@@ -542,8 +582,8 @@ def _search_bench(n_rows: int, systems: list[str], n_queries: int, repeats: int,
     peers: dict[str, Peer] = {}
     for name in systems:
         peer = PEERS[name]()
-        if name == "ours_sql" and "ours" in peers:  # one connection serves both of our APIs
-            peer.db, peer.table = peers["ours"].db, peers["ours"].table
+        if SHARES.get(name) in peers:  # one connection serves all of a system's APIs
+            vars(peer).update(vars(peers[SHARES[name]]))
         else:
             t0 = time.perf_counter()
             peer.open(paths, n_rows)
@@ -565,7 +605,7 @@ def _search_bench(n_rows: int, systems: list[str], n_queries: int, repeats: int,
     counts: dict[str, dict[str, list[list[int]]]] = {}
     agreement: dict[str, dict[str, list[dict]]] = {}
     for name, peer in peers.items():
-        if name == "ours":
+        if name == "ours" or name in ROWS:  # (the rows variants run the same searches)
             continue
         for cls, qs in queries[name].items():
             for j, q in enumerate(qs[:COUNT_CHECKS_PER_CLASS]):
@@ -789,7 +829,7 @@ def _report(res: dict) -> str:
                 cells.append("n/a" if "na" in r else f"{F(r['p50'])} / {F(r['p95'])}")
             add(f"| {bc.CLASS_DOC[cls][0]} | {k} | {bc._pct(cnt, 50):,.0f} | " + " | ".join(cells) + " |")
     add("")
-    others = [x for x in names if x != "ours"]
+    others = [x for x in names if x != "ours" and x not in ROWS]
     add("**p50 ratio ours ÷ peer** (> 1: datafusion-fts `t.search` is slower; < 1: faster):")
     add("")
     add("| class | k | " + " | ".join(LABEL[x] for x in others) + " |")
@@ -819,6 +859,7 @@ def _report(res: dict) -> str:
     add("![Latency by class and k](img/peers-latency.png)")
     add("")
 
+    lines += _rows_report(s, names)
     add("### Memory")
     add("")
     add("Query memory: each system opened in a fresh subprocess that then runs every query of every class once "
@@ -876,6 +917,32 @@ def _report(res: dict) -> str:
         "merges near-ties).")
     add("")
     return "\n".join(lines)
+
+
+def _rows_report(s: dict, names: list[str]) -> list[str]:
+    """What a real query costs: the top k with every column (id, title, body), beside Lance
+    returning the same columns and beside each system's ids-only call."""
+    if not {"ours_rows", "lance_rows"} <= set(names):
+        return []
+    out = ["### Returning the rows (issue 17)", "",
+           "The top k with their columns (id, title, body) and scores, as an application asks for them, "
+           "beside the ids-only calls above. p50 in ms; ratios ours ÷ Lance returning the same columns "
+           "(lower is better; ≤ 1.00 meets issue 17's target).", "",
+           "| class | k | ours ids | ours rows | ours SQL rows | Lance ids | Lance rows | "
+           "**rows ÷ Lance rows** | **SQL rows ÷ Lance rows** |",
+           "|---|---:|---:|---:|---:|---:|---:|---:|---:|"]
+    worst = 0.0
+    for cls in CLASSES:
+        for k in KS:
+            row = s["latency"][f"{cls}@{k}"]
+            p = {x: row[x].get("p50") if x in row else None for x in ("ours", "ours_rows", "ours_sql_rows", "lance", "lance_rows")}
+            lance = p["lance_rows"]
+            ratios = [p[x] / lance if p[x] and lance else None for x in ("ours_rows", "ours_sql_rows")]
+            worst = max([worst, *[r for r in ratios if r]])
+            cells = [F(p[x]) if p[x] else "n/a" for x in p] + [f"**{r:.2f}x**" if r else "n/a" for r in ratios]
+            out.append(f"| {bc.CLASS_DOC[cls][0]} | {k} | " + " | ".join(cells) + " |")
+    out += ["", f"Worst ratio: {worst:.2f}x.", ""]
+    return out
 
 
 # -- main ---------------------------------------------------------------------------------------
@@ -939,7 +1006,7 @@ def main(argv: list[str] | None = None) -> None:
     paths = _paths(n_rows)
     env = {"date": _dt.datetime.now().astimezone().strftime("%Y-%m-%d %H:%M %Z"), "machine": bc._machine(),
            "load_start": common.loadavg(), "versions": _versions(), "duckdb_note": _duckdb_note()}
-    unavailable = {x: err for x in wanted if x != "ours_sql" and (err := _probe(x))}
+    unavailable = {x: err for x in wanted if (err := _probe(x))}
     for x, err in unavailable.items():
         _log(f"{x} cannot run here: {err}")
     systems = [x for x in wanted if x not in unavailable]

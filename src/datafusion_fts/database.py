@@ -38,7 +38,7 @@ from .operators.hybrid_residual_search import TailInfo
 from .query.tree import Query
 from .ingest import check_new_schema, conform, open_batches
 from .settings import Settings
-from .storage.manifest import ROWID, FragmentMeta, IndexMeta, Manifest, SegmentMeta, TableMeta
+from .storage.manifest import PAGED_LAYOUT, ROWID, FragmentMeta, IndexMeta, Manifest, SegmentMeta, TableMeta
 from .storage.snapshot import TableSnapshot
 from .storage.store import DirectoryStore, MemoryStore, Store
 from .storage.wal import Replay, WriteAheadLog
@@ -473,7 +473,7 @@ class Database:
                     yield pa.RecordBatch.from_arrays([ids, *batch.columns], schema=file_schema)
 
             rows = self.store.write_fragment(frag_id, file_schema, with_rowids())
-            fragments.append(FragmentMeta(frag_id, row_lo, rows))
+            fragments.append(FragmentMeta(frag_id, row_lo, rows, layout=PAGED_LAYOUT))
             next_rowid += rows
             pending, pending_rows = [], 0
 

@@ -18,8 +18,8 @@ from .operators.base import SEARCH_SCHEMA, search_table
 from .planner.plan_search import SearchRequest, plan_search
 from .planner.prepared_search import search_prepared
 from .query.tree import QUERY_TYPES, Query
-from .storage.manifest import ROWID, IndexMeta, Manifest, SegmentMeta, TableMeta
-from .storage.snapshot import TableSnapshot
+from .storage.manifest import PAGED_LAYOUT, ROWID, IndexMeta, Manifest, SegmentMeta, TableMeta
+from .storage.snapshot import SCAN_BATCH_ROWS, TableSnapshot
 
 if TYPE_CHECKING:
     from .database import Database
@@ -248,11 +248,36 @@ class Table:
         """Bring every index up to date without a full rebuild (results never change):
         segments holding deleted rows are rewritten over the same range without them, the
         unindexed tail gets a new segment, and disjoint segments are merged while the
-        merged one stays under the merge budget."""
+        merged one stays under the merge budget. Data files of an earlier layout (a
+        database made by an earlier version) are rewritten in the current one."""
         with self.db._writing():
             self.flush()
+            self._upgrade_fragments()
             for column in list(self.snapshot().meta.indexes):
                 self._optimize_index(column, progress)
+
+    def _upgrade_fragments(self) -> None:
+        """Rewrite the data fragments of an earlier layout (format 1: fetching a row
+        decodes its whole row group) in the paged one; their rows, row ids and deletion
+        vectors stay as they are, so indexes stay valid."""
+        meta = self.snapshot().meta
+        if all(f.layout == PAGED_LAYOUT for f in meta.fragments):
+            return
+        manifest = self.db.manifest
+        file_schema = pa.schema([pa.field(ROWID, pa.int64(), False), *meta.schema])
+        fragments = []
+        try:
+            for frag in meta.fragments:
+                if frag.layout != PAGED_LAYOUT:
+                    frag_id, manifest = manifest.file_id("frag")
+                    batches = self.db.store.iter_fragment(frag.id, file_schema.names, SCAN_BATCH_ROWS)
+                    self.db.store.write_fragment(frag_id, file_schema, batches)
+                    frag = replace(frag, id=frag_id, layout=PAGED_LAYOUT)
+                fragments.append(frag)
+        except BaseException:
+            self.db._discard_uncommitted()
+            raise
+        self.db.commit(manifest.with_table(replace(manifest.tables[self.name], fragments=tuple(fragments))))
 
     def _optimize_index(self, column: str, progress: Progress | None) -> None:
         snap = self.snapshot()

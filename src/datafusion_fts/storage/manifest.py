@@ -22,8 +22,15 @@ import pyarrow as pa
 
 from ..analysis import AnalyzerConfig
 
-FORMAT_VERSION = 1
+# The manifest's format, and what each one changed (a database of an earlier format
+# opens; a newer one is refused, see store.DirectoryStore.load_manifest):
+# 1 - data fragments of 16,384-row row groups, read whole to fetch a row.
+# 2 - data fragments with small pages and an offset index (FragmentMeta.layout 2),
+#     fetched page by page; OPTIMIZE rewrites fragments of layout 1.
+FORMAT_VERSION = 2
 ROWID = "_rowid"
+# FragmentMeta.layout of the files written now (earlier: 1, see FORMAT_VERSION).
+PAGED_LAYOUT = 2
 
 
 @dataclass(frozen=True)
@@ -31,7 +38,8 @@ class FragmentMeta:
     """A Parquet file of rows ``row_lo .. row_lo + rows - 1`` (dense row ids).
 
     ``deletes`` names the fragment's deletion vector (the sorted ids of its deleted rows,
-    ``deleted`` of them); fragments are never rewritten to delete a row.
+    ``deleted`` of them); fragments are never rewritten to delete a row. ``layout`` says
+    how the file is laid out (see FORMAT_VERSION): 1 in a database of format 1.
     """
 
     id: str
@@ -39,6 +47,7 @@ class FragmentMeta:
     rows: int
     deletes: str | None = None
     deleted: int = 0
+    layout: int = 1
 
     @property
     def row_hi(self) -> int:
@@ -166,7 +175,7 @@ class Manifest:
 
     @classmethod
     def from_json(cls, data: dict[str, Any]) -> "Manifest":
-        if data.get("format") != FORMAT_VERSION:
+        if data.get("format") not in range(1, FORMAT_VERSION + 1):
             raise ValueError(f"unsupported manifest format {data.get('format')!r}")
         return cls(
             version=int(data["version"]),

@@ -1,0 +1,453 @@
+"""Rows of a Parquet file by position, reading only the pages they sit in.
+
+A search returns k row ids; their columns must come back in time proportional to k.
+pyarrow reads whole row groups, so a fetch of 10 rows would decode 10 row groups of
+every column (milliseconds each). This reader uses the file's offset index (written
+with ``write_page_index=True``: each data page's offset and first row) to read, per
+wanted column, only the pages holding the wanted rows, with one ``pread`` each (no
+memory map: pages read for one query are not kept in this process's memory),
+decompresses them and picks the values out with compiled loops
+(:mod:`.parquet_values`). A page's CRC, where the writer stored one, is checked first.
+
+Data files written by :class:`.store.DirectoryStore` have small pages (a few kilobytes
+of values, see ``store.PAGE_BYTES``), so a row costs one small page per column. Other
+Parquet files work too, at the cost of their page size. Columns this reader cannot
+decode page by page (nested or unusual types, encodings other than PLAIN / RLE /
+dictionary, files without an offset index) are read by row group through pyarrow.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import threading
+import weakref
+import zlib
+from collections import OrderedDict
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Callable
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.parquet as pq
+import zstandard
+
+from ..errors import StorageError
+from .parquet_thrift import (
+    DATA_PAGE,
+    DATA_PAGE_V2,
+    DICTIONARY_PAGE,
+    H_COMPRESSED,
+    H_CRC,
+    H_CSIZE,
+    H_DEF_BYTES,
+    H_DEF_ENCODING,
+    H_ENCODING,
+    H_FIELDS,
+    H_HAS_CRC,
+    H_LEN,
+    H_REP_BYTES,
+    H_TYPE,
+    H_USIZE,
+    H_VALUES,
+    offset_index_locations,
+    page_headers,
+    page_locations,
+)
+from .parquet_values import (
+    BOOLEAN,
+    BYTES,
+    FIXED,
+    PLAIN,
+    PLAIN_DICTIONARY,
+    RLE,
+    RLE_DICTIONARY,
+    gather_bytes,
+    gather_fixed,
+    plain_entries,
+    select_values,
+)
+
+_DECODABLE = frozenset({"PLAIN", "RLE", "RLE_DICTIONARY", "PLAIN_DICTIONARY"})
+_CODECS = {"ZSTD", "UNCOMPRESSED", "SNAPPY", "GZIP", "BROTLI", "LZ4_RAW"}
+_UNITS = {"milliseconds": "ms", "microseconds": "us", "nanoseconds": "ns"}
+_NONE = np.zeros(0, dtype=np.int64)
+
+
+@dataclass(frozen=True)
+class _Column:
+    """How one flat column decodes: its leaf index in the file, physical kind and width,
+    whether it has definition levels, and how its physical values become its Arrow type."""
+
+    name: str
+    leaf: int
+    kind: int
+    width: int
+    max_def: int
+    arrow_type: pa.DataType
+    physical: pa.DataType  # what the decoded bytes are, before ``arrow_type``
+    codecs: tuple[str, ...]  # per row group
+
+
+@dataclass(frozen=True)
+class _Pages:
+    """A column's data pages over the whole file, in row order."""
+
+    offsets: np.ndarray
+    sizes: np.ndarray  # header included
+    first_rows: np.ndarray  # file-local
+    groups: np.ndarray  # each page's row group
+
+
+@dataclass(frozen=True)
+class _Dictionary:
+    """A row group's dictionary page of one column, decompressed: its PLAIN values and,
+    for byte arrays, where each entry starts and how long it is."""
+
+    data: bytes
+    n: int
+    starts: np.ndarray
+    lens: np.ndarray
+
+
+def _physical(field: pa.Field, column: pq.ColumnSchema) -> tuple[int, int, pa.DataType] | None:
+    """(kind, width, decoded type) of a flat column whose stored values read back as
+    ``field.type`` bit for bit (or by a lossless cast), else None."""
+    t, ptype = field.type, column.physical_type
+    if ptype == "BOOLEAN" and pa.types.is_boolean(t):
+        return BOOLEAN, 0, pa.bool_()
+    if ptype == "BYTE_ARRAY" and (pa.types.is_string(t) or pa.types.is_large_string(t)
+                                  or pa.types.is_binary(t) or pa.types.is_large_binary(t)):
+        return BYTES, 0, t
+    if ptype == "INT32" and (pa.types.is_integer(t) and t.bit_width <= 32 or pa.types.is_date32(t)):
+        return FIXED, 4, pa.uint32() if t == pa.uint32() else (t if t.bit_width == 32 else pa.int32())
+    if ptype == "INT64" and t in (pa.int64(), pa.uint64()):
+        return FIXED, 8, t
+    if ptype == "INT64" and pa.types.is_timestamp(t):
+        logical = json.loads(column.logical_type.to_json() or "{}")
+        if _UNITS.get(logical.get("timeUnit")) == t.unit:
+            return FIXED, 8, t
+    if ptype == "FLOAT" and t == pa.float32():
+        return FIXED, 4, t
+    if ptype == "DOUBLE" and t == pa.float64():
+        return FIXED, 8, t
+    return None
+
+
+class PageReader:
+    """Random access to the rows of one Parquet file (see the module docstring).
+
+    Safe to share between threads: pages are read with ``pread``, each thread has its
+    own decompressor, and the few cached structures are filled under a lock."""
+
+    def __init__(self, path: Path, fallback: Callable[[int, list[str]], pa.Table]) -> None:
+        """``fallback(row_group, columns)`` reads whole row groups for the columns not
+        read page by page (the store's cached pyarrow reads)."""
+        self.path = path
+        try:
+            self._file = pq.ParquetFile(path)
+            self._fd = os.open(path, os.O_RDONLY)
+        except FileNotFoundError:
+            raise
+        except (OSError, pa.ArrowException) as exc:
+            raise StorageError(f"cannot read data file {path}: {exc}") from exc
+        weakref.finalize(self, os.close, self._fd)
+        meta = self._file.metadata
+        self.schema = self._file.schema_arrow
+        self.num_rows = meta.num_rows
+        sizes = [meta.row_group(g).num_rows for g in range(meta.num_row_groups)]
+        self.group_starts = np.concatenate([[0], np.cumsum(sizes)]).astype(np.int64)
+        self._fallback = fallback
+        self._lock = threading.Lock()
+        self._local = threading.local()
+        self._columns: dict[str, _Column | None] = {}
+        self._pages: dict[int, _Pages | None] = {}
+        self._dicts: OrderedDict[tuple[int, int], _Dictionary] = OrderedDict()
+        self._dict_bytes = 0
+        self._index_locations: tuple[np.ndarray, np.ndarray] | None = None
+
+    # -- what can be read page by page ----------------------------------------------------
+    def _column(self, name: str) -> _Column | None:
+        with self._lock:
+            if name in self._columns:
+                return self._columns[name]
+        found = self._plan_column(name)
+        with self._lock:
+            self._columns[name] = found
+        return found
+
+    def _plan_column(self, name: str) -> _Column | None:
+        meta = self._file.metadata
+        schema = self._file.schema
+        leaves = [i for i in range(len(schema)) if schema.column(i).path == name]
+        if len(leaves) != 1 or self.schema.get_field_index(name) < 0:
+            return None
+        leaf = leaves[0]
+        column = schema.column(leaf)
+        if column.max_repetition_level != 0 or column.max_definition_level > 1:
+            return None
+        physical = _physical(self.schema.field(name), column)
+        if physical is None:
+            return None
+        chunks = [meta.row_group(g).column(leaf) for g in range(meta.num_row_groups)]
+        if any(c.compression not in _CODECS or not set(c.encodings) <= _DECODABLE for c in chunks):
+            return None
+        if self._pages_of(leaf) is None:
+            return None
+        kind, width, decoded = physical
+        return _Column(
+            name, leaf, kind, width, column.max_definition_level, self.schema.field(name).type, decoded,
+            tuple(c.compression for c in chunks),
+        )
+
+    def _pages_of(self, leaf: int) -> _Pages | None:
+        """The column's data pages from the offset index (None without one)."""
+        with self._lock:
+            if leaf in self._pages:
+                return self._pages[leaf]
+        found = self._read_offset_index(leaf)
+        with self._lock:
+            self._pages[leaf] = found
+        return found
+
+    def _locations(self) -> tuple[np.ndarray, np.ndarray]:
+        """Each row group's and column's offset-index position and length (-1: none),
+        read from the footer once."""
+        if self._index_locations is None:
+            meta = self._file.metadata
+            size = os.fstat(self._fd).st_size
+            footer = meta.serialized_size
+            buf = np.frombuffer(self._pread(size - 8 - footer, footer), dtype=np.uint8)
+            offsets = np.empty((meta.num_row_groups, meta.num_columns), dtype=np.int64)
+            lengths = np.empty_like(offsets)
+            if not offset_index_locations(buf, meta.num_row_groups, meta.num_columns, offsets, lengths):
+                raise StorageError(f"damaged data file {self.path}: its footer does not parse")
+            self._index_locations = (offsets, lengths)
+        return self._index_locations
+
+    def _read_offset_index(self, leaf: int) -> _Pages | None:
+        offsets, lengths = self._locations()
+        parts: list[tuple[np.ndarray, ...]] = []
+        for g in range(offsets.shape[0]):
+            at, length = int(offsets[g, leaf]), int(lengths[g, leaf])
+            if at < 0 or length <= 0:
+                return None
+            buf = np.frombuffer(self._pread(at, length), dtype=np.uint8)
+            page_at, page_sizes, firsts = page_locations(buf, 0, len(buf))
+            if len(page_sizes) and page_sizes[0] < 0:
+                raise StorageError(f"damaged data file {self.path}: offset index of row group {g} does not parse")
+            parts.append((page_at, page_sizes, firsts + self.group_starts[g], np.full(len(firsts), g)))
+        if not parts:
+            return _Pages(_NONE, _NONE, _NONE, _NONE)
+        return _Pages(*(np.concatenate([p[i] for p in parts]) for i in range(4)))
+
+    # -- reading --------------------------------------------------------------------------
+    def _pread(self, offset: int, size: int) -> bytes:
+        data = os.pread(self._fd, size, offset)
+        if len(data) != size:
+            raise StorageError(f"damaged data file {self.path}: {size} bytes wanted at {offset}, {len(data)} there")
+        return data
+
+    def _decompress(self, codec: str, data: bytes | memoryview, size: int) -> bytes:
+        if codec == "UNCOMPRESSED":
+            return bytes(data)
+        if codec == "ZSTD":
+            return self._decompress_pages(bytes(data), np.array(["ZSTD"]), np.zeros(1, np.int64),
+                                          np.array([len(data)]), np.array([size]))[0]
+        try:
+            out = pa.Codec(codec.lower()).decompress(data, decompressed_size=size).to_pybytes()
+        except (pa.ArrowException, ValueError) as exc:
+            raise StorageError(f"damaged data file {self.path}: a page does not decompress ({exc})") from None
+        if len(out) != size:
+            raise StorageError(f"damaged data file {self.path}: a page decompresses to {len(out)} bytes, not {size}")
+        return out
+
+    def _headers(self, raw: bytes, starts: np.ndarray, ends: np.ndarray, what: str) -> np.ndarray:
+        """Parse the header of each page ``raw[starts[i]:ends[i]]`` and check its CRC."""
+        out = np.empty((len(starts), H_FIELDS), dtype=np.int64)
+        if page_headers(np.frombuffer(raw, dtype=np.uint8), starts, ends, out) >= 0:
+            raise StorageError(f"damaged data file {self.path}: a page header of {what} does not parse")
+        checked = np.flatnonzero(out[:, H_HAS_CRC])
+        if len(checked):
+            view = memoryview(raw)
+            body = starts[checked] + out[checked, H_LEN]
+            spans = zip(body.tolist(), (body + out[checked, H_CSIZE]).tolist(), out[checked, H_CRC].tolist())
+            if any(zlib.crc32(view[a:b]) != crc for a, b, crc in spans):
+                raise StorageError(f"damaged data file {self.path}: checksum mismatch in a page of {what}")
+        return out
+
+    def _dictionary(self, leaf: int, group: int, first_page_at: int, codec: str) -> _Dictionary:
+        key = (leaf, group)
+        with self._lock:
+            hit = self._dicts.get(key)
+            if hit is not None:
+                self._dicts.move_to_end(key)
+                return hit
+        chunk = self._file.metadata.row_group(group).column(leaf)
+        at = chunk.dictionary_page_offset
+        if not chunk.has_dictionary_page or at is None or not 0 < first_page_at - at:
+            raise StorageError(f"damaged data file {self.path}: row group {group} has no dictionary page")
+        raw = self._pread(at, first_page_at - at)
+        what = f"column {chunk.path_in_schema}"
+        head = self._headers(raw, np.zeros(1, np.int64), np.array([len(raw)]), what)[0]
+        if head[H_TYPE] != DICTIONARY_PAGE or head[H_ENCODING] not in (PLAIN, PLAIN_DICTIONARY):
+            raise StorageError(f"damaged data file {self.path}: no PLAIN dictionary page in {what}")
+        data = self._decompress(codec, memoryview(raw)[head[H_LEN] : head[H_LEN] + head[H_CSIZE]], int(head[H_USIZE]))
+        n = int(head[H_VALUES])
+        starts, lens = _NONE, _NONE
+        width = {"INT32": 4, "FLOAT": 4, "INT64": 8, "DOUBLE": 8}.get(self._file.schema.column(leaf).physical_type, 0)
+        if n < 0 or len(data) < n * width:
+            raise StorageError(f"damaged data file {self.path}: a dictionary page of {what} is truncated")
+        if self._file.schema.column(leaf).physical_type == "BYTE_ARRAY":
+            starts, lens, ok = plain_entries(np.frombuffer(data, dtype=np.uint8), 0, len(data), n)
+            if not ok:
+                raise StorageError(f"damaged data file {self.path}: a dictionary page of {what} is truncated")
+        found = _Dictionary(data, n, starts, lens)
+        with self._lock:
+            self._dicts[key] = found
+            self._dict_bytes += len(data)
+            while self._dict_bytes > _DICTIONARY_CACHE_BYTES and len(self._dicts) > 1:
+                _, old = self._dicts.popitem(last=False)
+                self._dict_bytes -= len(old.data)
+        return found
+
+    def take(self, rows: np.ndarray, names: list[str]) -> pa.Table:
+        """The ``names`` columns of file-local ``rows`` (ascending, distinct)."""
+        if len(rows) and not 0 <= rows[0] <= rows[-1] < self.num_rows:
+            raise StorageError(f"rows {rows[0]}..{rows[-1]} asked of data file {self.path} of {self.num_rows} rows")
+        arrays: dict[str, pa.Array] = {}
+        slow = []
+        for name in names:
+            column = self._column(name)
+            if column is None:
+                slow.append(name)
+            else:
+                arrays[name] = self._take_column(column, rows)
+        if slow:
+            arrays.update(zip(slow, self._take_by_group(rows, slow).columns))
+        return pa.table([arrays[n] for n in names], schema=pa.schema([self.schema.field(n) for n in names]))
+
+    def _take_by_group(self, rows: np.ndarray, names: list[str]) -> pa.Table:
+        groups = np.searchsorted(self.group_starts, rows, side="right") - 1
+        parts = []
+        for group in np.unique(groups).tolist():
+            sel = rows[groups == group] - self.group_starts[group]
+            parts.append(self._fallback(group, names).take(pa.array(sel)))
+        if not parts:
+            return self.schema.empty_table().select(names)
+        return pa.concat_tables(parts)
+
+    def _take_column(self, column: _Column, rows: np.ndarray) -> pa.Array:
+        pages = self._pages_of(column.leaf)
+        assert pages is not None
+        page_of = np.searchsorted(pages.first_rows, rows, side="right") - 1
+        used, page_of = np.unique(page_of, return_inverse=True)
+        wanted = rows - pages.first_rows[used][page_of]
+        what = f"column {column.name!r}"
+        raw = b"".join([self._pread(o, z) for o, z in zip(pages.offsets[used].tolist(), pages.sizes[used].tolist())])
+        ends = np.cumsum(pages.sizes[used])
+        heads = self._headers(raw, ends - pages.sizes[used], ends, what)
+        v2 = heads[:, H_TYPE] == DATA_PAGE_V2
+        levels = heads[:, H_DEF_BYTES] + heads[:, H_REP_BYTES]
+        if not np.all(v2 | (heads[:, H_TYPE] == DATA_PAGE)) or heads[:, H_REP_BYTES].any():
+            raise StorageError(f"damaged data file {self.path}: a page of flat {what} is not a flat data page")
+        if column.max_def and not np.all(v2 | (heads[:, H_DEF_ENCODING] == RLE)):
+            raise StorageError(f"damaged data file {self.path}: {what} has levels encoded otherwise than RLE")
+        body = ends - pages.sizes[used] + heads[:, H_LEN]
+        lev_lo = np.where(v2, body, -1)
+        lev_hi = np.where(v2, body + levels, -1)
+        val_lo = np.where(v2, body + levels, body)
+        val_hi = body + heads[:, H_CSIZE]
+        # Decompress each page's values after the raw pages, where val_lo/val_hi then point.
+        groups = pages.groups[used]
+        codecs = np.array(column.codecs)[groups]
+        packed = np.flatnonzero((codecs != "UNCOMPRESSED") & (~v2 | (heads[:, H_COMPRESSED] != 0)))
+        parts = [raw]
+        filled = len(raw)
+        if len(packed):
+            values = self._decompress_pages(
+                raw, codecs[packed], val_lo[packed], val_hi[packed], (heads[:, H_USIZE] - levels)[packed]
+            )
+            sizes = np.array([len(v) for v in values], dtype=np.int64)
+            val_lo[packed] = filled + np.cumsum(sizes) - sizes
+            val_hi[packed] = val_lo[packed] + sizes
+            parts += values
+            filled += int(sizes.sum())
+        m = len(used)
+        dict_lo, dict_n, dict_entry0 = np.zeros(m, np.int64), np.zeros(m, np.int64), np.zeros(m, np.int64)
+        dict_starts, dict_lens = [_NONE], [_NONE]
+        coded = np.isin(heads[:, H_ENCODING], (RLE_DICTIONARY, PLAIN_DICTIONARY))
+        entries = 0
+        for group in np.unique(groups[coded]).tolist():  # (a dictionary per row group)
+            first_page = int(pages.offsets[np.searchsorted(pages.groups, group)])
+            d = self._dictionary(column.leaf, group, first_page, column.codecs[group])
+            mine = coded & (groups == group)
+            dict_lo[mine], dict_n[mine], dict_entry0[mine] = filled, d.n, entries
+            dict_starts.append(d.starts + filled)
+            dict_lens.append(d.lens)
+            entries += len(d.starts)
+            parts.append(d.data)
+            filled += len(d.data)
+        buf = np.frombuffer(b"".join(parts) if len(parts) > 1 else raw, dtype=np.uint8)
+        n = len(rows)
+        valid = np.empty(n, dtype=np.bool_)
+        a = np.zeros(n, dtype=np.int64)
+        b = np.zeros(n, dtype=np.int64)
+        bad = select_values(
+            buf, ~v2, lev_lo, lev_hi, val_lo, val_hi, heads[:, H_VALUES].copy(), heads[:, H_ENCODING].copy(),
+            dict_lo, dict_n, dict_entry0, np.concatenate(dict_starts), np.concatenate(dict_lens),
+            page_of.astype(np.int64), wanted, column.kind, column.width, column.max_def, valid, a, b,
+        )
+        if bad >= 0:
+            raise StorageError(f"damaged data file {self.path}: a page of {what} does not decode")
+        return _arrow(column, buf, valid, a, b)
+
+    def _decompress_pages(
+        self, raw: bytes, codecs: np.ndarray, lo: np.ndarray, hi: np.ndarray, sizes: np.ndarray
+    ) -> list[bytes]:
+        """``raw[lo[i]:hi[i]]`` decompressed to ``sizes[i]`` bytes each."""
+        view = memoryview(raw)
+        spans = zip(lo.tolist(), hi.tolist(), sizes.tolist())
+        try:
+            if np.all(codecs == "ZSTD"):  # (the common case in one tight loop)
+                dctx = getattr(self._local, "zstd", None)
+                if dctx is None:
+                    dctx = self._local.zstd = zstandard.ZstdDecompressor()
+                out = [dctx.decompress(view[a:b], max_output_size=z) for a, b, z in spans]
+            else:
+                out = [self._decompress(codec, view[a:b], z) for codec, (a, b, z) in zip(codecs.tolist(), spans)]
+        except (zstandard.ZstdError, pa.ArrowException, ValueError) as exc:
+            raise StorageError(f"damaged data file {self.path}: a page does not decompress ({exc})") from None
+        if any(len(v) != z for v, z in zip(out, sizes.tolist())):
+            raise StorageError(f"damaged data file {self.path}: a page decompresses to the wrong size")
+        return out
+
+
+def _arrow(column: _Column, buf: np.ndarray, valid: np.ndarray, a: np.ndarray, b: np.ndarray) -> pa.Array:
+    """The picked values as an array of the column's type."""
+    n = len(valid)
+    nulls = int(n - np.count_nonzero(valid))
+    mask = None if not nulls else pa.py_buffer(np.packbits(valid, bitorder="little"))
+    if column.kind == BOOLEAN:
+        bits = pa.py_buffer(np.packbits((a != 0) & valid, bitorder="little"))
+        return pa.Array.from_buffers(pa.bool_(), n, [mask, bits], null_count=nulls)
+    if column.kind == FIXED:
+        data = np.empty(n * column.width, dtype=np.uint8)
+        gather_fixed(buf, a, valid, column.width, data)
+        array = pa.Array.from_buffers(column.physical, n, [mask, pa.py_buffer(data)], null_count=nulls)
+        return array if column.physical == column.arrow_type else array.cast(column.arrow_type)
+    lens = np.where(valid, b, 0)
+    large = pa.types.is_large_string(column.arrow_type) or pa.types.is_large_binary(column.arrow_type)
+    offsets = np.zeros(n + 1, dtype=np.int64)
+    np.cumsum(lens, out=offsets[1:])
+    if not large and offsets[-1] >= 2**31:
+        raise StorageError("a fetch of more than 2 GiB of one string column: fetch fewer rows at a time")
+    data = np.empty(int(offsets[-1]), dtype=np.uint8)
+    gather_bytes(buf, a, lens, offsets, data)
+    buffers = [mask, pa.py_buffer(offsets if large else offsets.astype(np.int32)), pa.py_buffer(data)]
+    return pa.Array.from_buffers(column.arrow_type, n, buffers, null_count=nulls)
+
+
+# Decompressed dictionary pages a reader keeps (a row group's, per column).
+_DICTIONARY_CACHE_BYTES = 32 << 20

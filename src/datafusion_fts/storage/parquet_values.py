@@ -1,0 +1,274 @@
+"""Picking some values out of decoded Parquet pages: the compiled half of a row fetch.
+
+A fetch gathers, per column, the pages its rows sit in (their decompressed bytes laid
+end to end in one buffer) and asks :func:`select_values` for the wanted positions of
+each page. Flat columns only (definition levels 0 or 1, no repetition); the encodings
+are those Arrow's writer uses for them: PLAIN, RLE (booleans, levels) and the
+dictionary encodings. Each page is walked once, front to back, up to its last wanted
+value; bit-packed runs are read at the wanted offsets without unpacking the rest.
+
+Every offset is checked against the page's bounds before it is read: damaged bytes
+give an error code (the index of the page), never a read outside the buffer.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numba import njit
+
+# Physical kinds a column decodes as.
+BOOLEAN, FIXED, BYTES = 0, 1, 2
+# Value encodings (parquet.thrift ``Encoding``).
+PLAIN, PLAIN_DICTIONARY, RLE, RLE_DICTIONARY = 0, 2, 3, 8
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _u32(buf, pos):
+    return (np.int64(buf[pos]) | (np.int64(buf[pos + 1]) << 8) | (np.int64(buf[pos + 2]) << 16)
+            | (np.int64(buf[pos + 3]) << 24))
+
+
+@njit(cache=True, nogil=True)
+def _bits(buf, bit, width):
+    """The ``width``-bit value (LSB first, width <= 32) starting at bit ``bit``; the
+    caller has checked that its bytes are in the buffer."""
+    if width == 0:
+        return np.int64(0)
+    first = bit >> 3
+    last = (bit + width - 1) >> 3
+    word = np.int64(0)
+    for j in range(last - first + 1):
+        word |= np.int64(buf[first + j]) << (8 * j)
+    return (word >> (bit & 7)) & ((np.int64(1) << width) - 1)
+
+
+@njit(cache=True, nogil=True)
+def _run(buf, pos, end, width):
+    """The next run of an RLE / bit-packed hybrid stream at ``pos``: (packed, count,
+    value (an RLE run) or first byte (a packed run), next position); position -1 if
+    damaged."""
+    header = np.int64(0)
+    shift = 0
+    while True:
+        if pos >= end or shift > 35:
+            return False, 0, 0, -1
+        b = np.int64(buf[pos])
+        pos += 1
+        header |= (b & 0x7F) << shift
+        if b < 0x80:
+            break
+        shift += 7
+    if header & 1:
+        count = (header >> 1) * 8
+        size = (header >> 1) * width
+        if size > end - pos:
+            return False, 0, 0, -1
+        return True, count, pos, pos + size
+    size = (width + 7) >> 3
+    if size > end - pos:
+        return False, 0, 0, -1
+    value = np.int64(0)
+    for j in range(size):
+        value |= np.int64(buf[pos + j]) << (8 * j)
+    return False, header >> 1, value, pos + size
+
+
+@njit(cache=True, nogil=True)
+def _levels(buf, lo, hi, width, max_def, n_values, wanted, w0, w1, valid, index):
+    """Definition levels of one page: for each wanted position ``wanted[w0:w1]``
+    (ascending), whether it holds a value and which non-null value it is."""
+    base = 0
+    nonnull = 0
+    w = w0
+    pos = lo
+    while w < w1:
+        packed, count, x, pos = _run(buf, pos, hi, width)
+        if pos < 0:
+            return False
+        stop = min(base + count, n_values)  # (a packed run pads to a multiple of 8)
+        if not packed:
+            full = x == max_def
+            while w < w1 and wanted[w] < stop:
+                valid[w] = full
+                index[w] = nonnull + wanted[w] - base if full else -1
+                w += 1
+            if full:
+                nonnull += stop - base
+        else:
+            for i in range(base, stop):
+                present = _bits(buf, x * 8 + (i - base) * width, width) == max_def
+                if i == wanted[w]:
+                    valid[w] = present
+                    index[w] = nonnull if present else -1
+                    w += 1
+                    if w == w1:
+                        break
+                nonnull += present
+        base = stop
+        if base >= n_values and w < w1:
+            return False
+    return True
+
+
+@njit(cache=True, nogil=True)
+def _pick(buf, lo, hi, width, valid, index, w0, w1, out):
+    """Values ``index[w]`` (ascending over valid w) of a hybrid stream into ``out[w]``."""
+    base = 0
+    pos = lo
+    w = w0
+    while w < w1:
+        if not valid[w]:
+            w += 1
+            continue
+        packed, count, x, pos = _run(buf, pos, hi, width)
+        if pos < 0:
+            return False
+        stop = base + count
+        while w < w1 and (not valid[w] or index[w] < stop):
+            if valid[w]:
+                out[w] = _bits(buf, x * 8 + (index[w] - base) * width, width) if packed else x
+            w += 1
+        base = stop
+    return True
+
+
+@njit(cache=True, nogil=True)
+def select_values(
+    buf, v1, lev_lo, lev_hi, val_lo, val_hi, n_values, encoding, dict_lo, dict_n, dict_entry0,
+    dict_starts, dict_lens, page_of, wanted, kind, width, max_def, valid, a, b,
+):
+    """The wanted values of a column's pages. Page p's definition levels are
+    ``buf[lev_lo[p]:lev_hi[p]]`` (a data page v2's; with ``v1[p]`` they open the values
+    region, behind their 4-byte length) and its values ``buf[val_lo[p]:val_hi[p]]``;
+    dictionary pages' entries start at ``dict_lo[p]`` (``dict_n[p]`` of them; byte
+    arrays: ``dict_starts/dict_lens`` from ``dict_entry0[p]``).
+
+    Wanted row w is position ``wanted[w]`` of page ``page_of[w]`` (ascending). Out:
+    ``valid[w]``, and its value as ``a[w]`` (BOOLEAN: 0/1; FIXED: the byte offset of its
+    ``width`` bytes; BYTES: the offset of its bytes) and ``b[w]`` (BYTES: their length).
+    Returns -1, or the index of the first damaged page."""
+    n = wanted.shape[0]
+    index = np.empty(n, dtype=np.int64)
+    level_width = 1 if max_def > 0 else 0
+    w0 = 0
+    while w0 < n:
+        p = page_of[w0]
+        w1 = w0
+        while w1 < n and page_of[w1] == p:
+            w1 += 1
+        lo, hi = val_lo[p], val_hi[p]
+        if wanted[w1 - 1] >= n_values[p] or lo < 0 or hi > buf.shape[0] or lo > hi:
+            return p
+        if max_def > 0:
+            l_lo, l_hi = lev_lo[p], lev_hi[p]
+            if v1[p]:  # levels inside the values region, behind their length
+                if hi - lo < 4:
+                    return p
+                l_lo = lo + 4
+                l_hi = l_lo + _u32(buf, lo)
+                lo = l_hi
+                if l_hi > hi:
+                    return p
+            if not _levels(buf, l_lo, l_hi, level_width, max_def, n_values[p], wanted, w0, w1, valid, index):
+                return p
+        else:
+            for w in range(w0, w1):
+                valid[w] = True
+                index[w] = wanted[w]
+        enc = encoding[p]
+        if enc == PLAIN_DICTIONARY or enc == RLE_DICTIONARY:
+            if lo >= hi or buf[lo] > 32:
+                return p
+            if not _pick(buf, lo + 1, hi, np.int64(buf[lo]), valid, index, w0, w1, a):
+                return p
+            for w in range(w0, w1):
+                if not valid[w]:
+                    continue
+                entry = a[w]
+                if entry < 0 or entry >= dict_n[p]:
+                    return p
+                if kind == FIXED:
+                    a[w] = dict_lo[p] + entry * width
+                elif kind == BYTES:
+                    a[w] = dict_starts[dict_entry0[p] + entry]
+                    b[w] = dict_lens[dict_entry0[p] + entry]
+                else:
+                    return p  # (no writer dictionary-encodes booleans)
+        elif enc == RLE and kind == BOOLEAN:
+            if hi - lo < 4 or _u32(buf, lo) > hi - lo - 4:
+                return p
+            if not _pick(buf, lo + 4, lo + 4 + _u32(buf, lo), 1, valid, index, w0, w1, a):
+                return p
+        elif enc != PLAIN:
+            return p
+        elif kind == BOOLEAN:
+            for w in range(w0, w1):
+                if valid[w]:
+                    at = lo + (index[w] >> 3)
+                    if at >= hi:
+                        return p
+                    a[w] = (buf[at] >> (index[w] & 7)) & 1
+        elif kind == FIXED:
+            for w in range(w0, w1):
+                if valid[w]:
+                    a[w] = lo + index[w] * width
+                    if a[w] + width > hi:
+                        return p
+        else:
+            pos = lo
+            i = 0
+            for w in range(w0, w1):
+                if not valid[w]:
+                    continue
+                while i < index[w]:  # step over the values before it
+                    if hi - pos < 4:
+                        return p
+                    pos += 4 + _u32(buf, pos)
+                    i += 1
+                if hi - pos < 4 or _u32(buf, pos) > hi - pos - 4:
+                    return p
+                a[w] = pos + 4
+                b[w] = _u32(buf, pos)
+        w0 = w1
+    return -1
+
+
+@njit(cache=True, nogil=True)
+def plain_entries(buf, lo, hi, n):
+    """Offsets and lengths of the ``n`` PLAIN byte arrays in ``buf[lo:hi]`` (a
+    dictionary page); ok False if they do not fit."""
+    starts = np.empty(n, dtype=np.int64)
+    lens = np.empty(n, dtype=np.int64)
+    pos = lo
+    for i in range(n):
+        if hi - pos < 4 or _u32(buf, pos) > hi - pos - 4:
+            return starts, lens, False
+        starts[i] = pos + 4
+        lens[i] = _u32(buf, pos)
+        pos += 4 + lens[i]
+    return starts, lens, True
+
+
+@njit(cache=True, nogil=True)
+def gather_bytes(buf, starts, lens, offsets, out):
+    """Copy value i's ``lens[i]`` bytes from ``buf[starts[i]:]`` to ``out[offsets[i]:]``."""
+    for i in range(starts.shape[0]):
+        s = starts[i]
+        o = offsets[i]
+        for j in range(lens[i]):
+            out[o + j] = buf[s + j]
+
+
+@njit(cache=True, nogil=True)
+def gather_fixed(buf, starts, valid, width, out):
+    """Copy the ``width`` bytes of each valid value to its slot of ``out`` (zeros for
+    nulls)."""
+    for i in range(starts.shape[0]):
+        o = i * width
+        if valid[i]:
+            s = starts[i]
+            for j in range(width):
+                out[o + j] = buf[s + j]
+        else:
+            for j in range(width):
+                out[o + j] = 0
