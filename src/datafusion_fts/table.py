@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import replace
-from typing import TYPE_CHECKING, Any, Callable, Iterable
+from typing import TYPE_CHECKING, Any, Callable, Iterable, Iterator
 
 import numpy as np
 import pyarrow as pa
@@ -336,25 +336,60 @@ class Table:
         """
 
         def read() -> pa.Table:
-            request = self._request(query, limit, offset, include_row_ids, default_columns)
-            found = search_prepared(request, self.db)
-            if found is None:
-                plan, request = plan_search(request, self.db)
-                result = pa.Table.from_batches(list(plan.execute()), schema=SEARCH_SCHEMA)
-            else:
-                result = search_table(*found)
-            snap = request.snapshot  # the columns come from the search's own visibility cut
-            wanted = snap.schema.names if columns is None else list(columns)
-            for name in wanted:
-                if name not in snap.schema.names:
-                    raise CatalogError(f"table {self.name!r} has no column {name!r}")
-            if wanted:
-                values = snap.take(result.column(0).to_numpy(), wanted)
-                for name in wanted:
-                    result = result.append_column(snap.schema.field(name), values.column(name))
-            return result
+            found, snap, wanted = self._find(query, limit, offset, include_row_ids, columns, default_columns)
+            return _with_columns(found, snap, wanted)
 
         return self.db.retrying(read)
+
+    def search_stream(
+        self,
+        query: Query | str,
+        limit: int | None = None,
+        offset: int = 0,
+        include_row_ids: Iterable[int] | np.ndarray | None = None,
+        columns: list[str] | None = None,
+        default_columns: list[str] | None = None,
+        batch_rows: int = 8192,
+    ) -> pa.RecordBatchReader:
+        """:meth:`search` as a stream of batches of at most ``batch_rows`` rows, for
+        results too large to hold at once (by default every matching row): the rows'
+        columns are fetched one batch at a time, as the reader is read, so memory is
+        bounded by the batch size (and 16 bytes a row for the ranked ids and scores)."""
+        if isinstance(batch_rows, bool) or not isinstance(batch_rows, int) or batch_rows <= 0:
+            raise InvalidArgument(f"batch_rows must be a positive integer, got {batch_rows!r}")
+        found, snap, wanted = self.db.retrying(
+            lambda: self._find(query, limit, offset, include_row_ids, columns, default_columns)
+        )
+        schema = pa.schema([*SEARCH_SCHEMA, *(snap.schema.field(name) for name in wanted)])
+
+        def batches() -> Iterator[pa.RecordBatch]:
+            for start in range(0, found.num_rows, batch_rows):
+                yield from _with_columns(found.slice(start, batch_rows), snap, wanted).combine_chunks().to_batches()
+
+        return pa.RecordBatchReader.from_batches(schema, batches())
+
+    def _find(
+        self,
+        query: Query | str,
+        limit: int | None,
+        offset: int,
+        include_row_ids: Iterable[int] | np.ndarray | None,
+        columns: list[str] | None,
+        default_columns: list[str] | None,
+    ) -> tuple[pa.Table, TableSnapshot, list[str]]:
+        """The ranked ``_rowid`` and ``_score`` of a search, the snapshot it read (its
+        rows' columns must come from the same visibility cut) and the columns wanted."""
+        request = self._request(query, limit, offset, include_row_ids, default_columns)
+        snap = request.snapshot
+        wanted = snap.schema.names if columns is None else list(columns)
+        for name in wanted:
+            if name not in snap.schema.names:
+                raise CatalogError(f"table {self.name!r} has no column {name!r}")
+        found = search_prepared(request, self.db)
+        if found is None:
+            plan, request = plan_search(request, self.db)
+            return pa.Table.from_batches(list(plan.execute()), schema=SEARCH_SCHEMA), snap, wanted
+        return search_table(*found), snap, wanted
 
     def plan(
         self,
@@ -401,3 +436,13 @@ class Table:
             include = np.unique(array.astype(np.int64))
         options = self.db.settings.search_options()
         return SearchRequest(snap, query, limit, offset, include, *options)
+
+
+def _with_columns(found: pa.Table, snap: TableSnapshot, wanted: list[str]) -> pa.Table:
+    """``found`` (ranked ``_rowid``, ``_score``) with the ``wanted`` columns of its rows."""
+    if not wanted:
+        return found
+    values = snap.take(found.column(0).to_numpy(), wanted)
+    for name in wanted:
+        found = found.append_column(snap.schema.field(name), values.column(name))
+    return found

@@ -24,6 +24,7 @@ import threading
 import weakref
 import zlib
 from collections import OrderedDict
+from concurrent.futures import Executor
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable
@@ -312,21 +313,45 @@ class PageReader:
                 self._dict_bytes -= len(old.data)
         return found
 
-    def take(self, rows: np.ndarray, names: list[str]) -> pa.Table:
-        """The ``names`` columns of file-local ``rows`` (ascending, distinct)."""
+    def take(self, rows: np.ndarray, names: list[str], pool: Executor | None = None) -> pa.Table:
+        """The ``names`` columns of file-local ``rows`` (ascending, distinct).
+
+        Each column's rows are read in pieces of at most ``CHUNK_PAGES`` pages (so what a
+        large fetch holds at once is bounded), run on ``pool`` when there are several:
+        reads, decompression and the compiled loops release the GIL."""
         if len(rows) and not 0 <= rows[0] <= rows[-1] < self.num_rows:
             raise StorageError(f"rows {rows[0]}..{rows[-1]} asked of data file {self.path} of {self.num_rows} rows")
-        arrays: dict[str, pa.Array] = {}
+        pieces: dict[str, list] = {}
+        tasks = []
         slow = []
         for name in names:
             column = self._column(name)
             if column is None:
                 slow.append(name)
-            else:
-                arrays[name] = self._take_column(column, rows)
+                continue
+            pieces[name] = []
+            for chunk in self._chunks(column, rows):
+                tasks.append((name, column, chunk))
+        if pool is not None and len(tasks) > 1:
+            arrays = list(pool.map(lambda task: self._take_pages(task[1], task[2]), tasks))
+        else:
+            arrays = [self._take_pages(column, chunk) for _, column, chunk in tasks]
+        for (name, _, _), array in zip(tasks, arrays):
+            pieces[name].append(array)
         if slow:
-            arrays.update(zip(slow, self._take_by_group(rows, slow).columns))
-        return pa.table([arrays[n] for n in names], schema=pa.schema([self.schema.field(n) for n in names]))
+            pieces.update((name, col.chunks) for name, col in zip(slow, self._take_by_group(rows, slow).columns))
+        fields = [self.schema.field(n) for n in names]
+        return pa.table([pa.chunked_array(pieces[f.name], f.type) for f in fields], schema=pa.schema(fields))
+
+    def _chunks(self, column: _Column, rows: np.ndarray) -> list[np.ndarray]:
+        """``rows`` cut where every ``CHUNK_PAGES``-th page of the column starts."""
+        pages = self._pages_of(column.leaf)
+        assert pages is not None
+        if len(rows) <= CHUNK_PAGES:
+            return [rows]
+        page_of = np.searchsorted(pages.first_rows, rows, side="right")
+        starts = np.flatnonzero(np.diff(page_of, prepend=-1))
+        return np.split(rows, starts[CHUNK_PAGES::CHUNK_PAGES])
 
     def _take_by_group(self, rows: np.ndarray, names: list[str]) -> pa.Table:
         groups = np.searchsorted(self.group_starts, rows, side="right") - 1
@@ -338,7 +363,7 @@ class PageReader:
             return self.schema.empty_table().select(names)
         return pa.concat_tables(parts)
 
-    def _take_column(self, column: _Column, rows: np.ndarray) -> pa.Array:
+    def _take_pages(self, column: _Column, rows: np.ndarray) -> pa.Array:
         pages = self._pages_of(column.leaf)
         assert pages is not None
         page_of = np.searchsorted(pages.first_rows, rows, side="right") - 1
@@ -451,3 +476,5 @@ def _arrow(column: _Column, buf: np.ndarray, valid: np.ndarray, a: np.ndarray, b
 
 # Decompressed dictionary pages a reader keeps (a row group's, per column).
 _DICTIONARY_CACHE_BYTES = 32 << 20
+# Pages of one column a fetch decodes at once (a few hundred KiB of small pages).
+CHUNK_PAGES = 64

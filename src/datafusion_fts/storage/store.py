@@ -24,6 +24,7 @@ import threading
 import time
 import weakref
 from collections import OrderedDict
+from concurrent.futures import ThreadPoolExecutor
 from contextlib import AbstractContextManager, contextmanager
 from pathlib import Path
 from typing import Iterable, Iterator, Protocol
@@ -211,6 +212,7 @@ class DirectoryStore:
         self._exclusive = False  # the writer lock is held, for writing or for a moment
         self._files: dict[str, pq.ParquetFile] = {}
         self._readers: dict[str, PageReader] = {}
+        self._pool: ThreadPoolExecutor | None = None
         self._read_lock = threading.Lock()
         self._group_starts: dict[str, np.ndarray] = {}
         self._cache = _RowGroupCache()
@@ -373,6 +375,13 @@ class DirectoryStore:
                 reader = self._readers.setdefault(frag_id, reader)
         return reader
 
+    def _fetch_pool(self) -> ThreadPoolExecutor:
+        """Threads a row fetch spreads its pages over (made on first use)."""
+        with self._lock:
+            if self._pool is None:
+                self._pool = ThreadPoolExecutor(max_workers=os.cpu_count() or 1, thread_name_prefix="fts-fetch")
+            return self._pool
+
     def _open_fragment(self, frag_id: str) -> pq.ParquetFile:
         try:
             return pq.ParquetFile(self._fragment_path(frag_id))
@@ -414,7 +423,7 @@ class DirectoryStore:
     def take_fragment_rows(self, frag_id: str, local_rows: np.ndarray, columns: list[str]) -> pa.Table:
         """Rows by local index, in the order given, reading only the pages they sit in."""
         rows, inverse = np.unique(local_rows, return_inverse=True)
-        table = self._pages(frag_id).take(rows, columns)
+        table = self._pages(frag_id).take(rows, columns, self._fetch_pool())
         return table if np.array_equal(rows, local_rows) else table.take(pa.array(inverse))
 
     def fragment_dataset(self, frag_ids: list[str], schema: pa.Schema) -> ds.Dataset:
