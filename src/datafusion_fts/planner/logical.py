@@ -45,9 +45,11 @@ class LogicalSearch:
 
     @property
     def carries_rows(self) -> bool:
-        """Whether the search result holds the table's columns too (a bounded top-k, or a
-        foreign table), instead of being joined back to the table by ``_rowid``."""
-        return not self.managed or (self.k is not None and self.join == "inner")
+        """Whether the search result holds the columns the statement reads (every search
+        of an inner join, and of a foreign table), instead of being joined back to the
+        table by ``_rowid``: the found rows are fetched by row id, page by page, at a cost
+        proportional to their number, where a join would scan the whole table."""
+        return not self.managed or self.join == "inner"
 
     def display(self) -> str:
         parts = [f"table={self.table}", f"alias={self.alias}", f"tree={self.tree!r}"]

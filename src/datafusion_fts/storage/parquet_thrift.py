@@ -26,7 +26,7 @@ DATA_PAGE, INDEX_PAGE, DICTIONARY_PAGE, DATA_PAGE_V2 = 0, 1, 2, 3
 
 
 @njit(cache=True, nogil=True)
-def _varint(buf, pos, end):
+def uvarint(buf, pos, end):
     """(value, next position) of the unsigned LEB128 at ``pos``; position -1 if damaged."""
     value = np.int64(0)
     shift = 0
@@ -41,7 +41,7 @@ def _varint(buf, pos, end):
 
 
 @njit(cache=True, nogil=True)
-def _zigzag(v):
+def zigzag(v):
     return ((v >> 1) & 0x7FFFFFFFFFFFFFFF) ^ -(v & 1)
 
 
@@ -58,8 +58,8 @@ def _field_header(buf, pos, end, last_id):
     delta = b >> 4
     if delta:
         return last_id + delta, ftype, pos
-    v, pos = _varint(buf, pos, end)
-    return _zigzag(v), ftype, pos
+    v, pos = uvarint(buf, pos, end)
+    return zigzag(v), ftype, pos
 
 
 @njit(cache=True, nogil=True)
@@ -71,7 +71,7 @@ def _list_header(buf, pos, end):
     pos += 1
     size = b >> 4
     if size == 15:
-        size, pos = _varint(buf, pos, end)
+        size, pos = uvarint(buf, pos, end)
     return size, b & 0x0F, pos
 
 
@@ -100,7 +100,7 @@ def _skip(buf, pos, end, ctype, depth):
             if t == _STRUCT:
                 kind[top], left[top] = _IN_STRUCT, 0
             elif t == _MAP:
-                n, pos = _varint(buf, pos, end)
+                n, pos = uvarint(buf, pos, end)
                 kind[top], left[top] = _IN_MAP, 2 * n
                 if n > 0:
                     if pos < 0 or pos >= end:
@@ -116,11 +116,11 @@ def _skip(buf, pos, end, ctype, depth):
         elif t == _BYTE or t == _ELEMENT_BOOL:
             pos = pos + 1 if pos + 1 <= end else -1
         elif t == _I16 or t == _I32 or t == _I64:
-            pos = _varint(buf, pos, end)[1]
+            pos = uvarint(buf, pos, end)[1]
         elif t == _DOUBLE:
             pos = pos + 8 if pos + 8 <= end else -1
         elif t == _BINARY:
-            n, pos = _varint(buf, pos, end)
+            n, pos = uvarint(buf, pos, end)
             pos = pos + n if pos >= 0 and 0 <= n <= end - pos else -1
         else:
             return -1
@@ -162,8 +162,8 @@ def _int_fields(buf, pos, end, out):
         if pos < 0 or ftype == 0:
             return pos
         if 0 < fid < out.shape[0] and (ftype == _I16 or ftype == _I32 or ftype == _I64):
-            v, pos = _varint(buf, pos, end)
-            out[fid] = _zigzag(v)
+            v, pos = uvarint(buf, pos, end)
+            out[fid] = zigzag(v)
         elif 0 < fid < out.shape[0] and (ftype == _TRUE or ftype == _FALSE):
             out[fid] = 1 if ftype == _TRUE else 0
         else:
@@ -194,8 +194,8 @@ def page_headers(buf, starts, ends, out):
             if pos < 0 or ftype == 0:
                 break
             if 1 <= fid <= 4 and ftype == _I32:
-                v, pos = _varint(buf, pos, end)
-                top[fid] = _zigzag(v)
+                v, pos = uvarint(buf, pos, end)
+                top[fid] = zigzag(v)
                 has_crc |= fid == 4
             elif ftype == _STRUCT and (fid == 5 or fid == 7 or fid == 8):
                 sub[:] = -1
@@ -274,11 +274,11 @@ def offset_index_locations(buf, n_groups, n_columns, offsets, lengths):
                         if cft == 0:
                             break
                         if (cfid == 4 or cfid == 5) and (cft == _I64 or cft == _I32):
-                            v, pos = _varint(buf, pos, end)
+                            v, pos = uvarint(buf, pos, end)
                             if cfid == 4:
-                                offsets[g, c] = _zigzag(v)
+                                offsets[g, c] = zigzag(v)
                             else:
-                                lengths[g, c] = _zigzag(v)
+                                lengths[g, c] = zigzag(v)
                         else:
                             pos = _skip(buf, pos, end, cft, 2)
 
@@ -321,3 +321,52 @@ def page_locations(buf, pos, end):
     if not found:
         return bad, bad, bad
     return offsets, sizes, firsts
+
+
+# Columns of the span table :func:`page_spans` fills: where each page's definition levels
+# and values lie in the buffer of raw pages, whether its values are compressed (and to
+# how many bytes), what its CRC covers, and its header's counts.
+(S_LEV_LO, S_LEV_HI, S_VAL_LO, S_VAL_HI, S_USIZE, S_PACKED, S_V1, S_VALUES, S_ENCODING,
+ S_HAS_CRC, S_CRC, S_CRC_LO, S_CRC_HI) = range(13)
+S_FIELDS = 13
+# Why a page cannot be read (the second value :func:`page_spans` returns).
+BAD_HEADER, NOT_DATA, LEVELS_NOT_RLE = 1, 2, 3
+_RLE = 3
+
+
+@njit(cache=True, nogil=True)
+def page_spans(buf, sizes, compressed, max_def, out):
+    """Parse the pages laid end to end in ``buf`` (``sizes[i]`` bytes each, header
+    included) into row i of ``out`` (columns ``S_*``); ``compressed[i]``: whether page
+    i's column chunk has a codec. Flat columns only: data pages (v1 or v2) without
+    repetition levels. Returns (-1, 0), or (the first bad page, why: ``BAD_HEADER``,
+    ``NOT_DATA``, ``LEVELS_NOT_RLE``)."""
+    n = sizes.shape[0]
+    ends = np.cumsum(sizes)
+    starts = ends - sizes
+    heads = np.empty((n, H_FIELDS), dtype=np.int64)
+    bad = page_headers(buf, starts, ends, heads)
+    if bad >= 0:
+        return bad, BAD_HEADER
+    for i in range(n):
+        v2 = heads[i, H_TYPE] == DATA_PAGE_V2
+        if not (v2 or heads[i, H_TYPE] == DATA_PAGE) or heads[i, H_REP_BYTES] != 0:
+            return i, NOT_DATA
+        if max_def > 0 and not v2 and heads[i, H_DEF_ENCODING] != _RLE:
+            return i, LEVELS_NOT_RLE
+        body = starts[i] + heads[i, H_LEN]
+        levels = heads[i, H_DEF_BYTES] if v2 else 0
+        out[i, S_LEV_LO] = body if v2 else -1
+        out[i, S_LEV_HI] = body + levels if v2 else -1
+        out[i, S_VAL_LO] = body + levels
+        out[i, S_VAL_HI] = body + heads[i, H_CSIZE]
+        out[i, S_USIZE] = heads[i, H_USIZE] - levels
+        out[i, S_PACKED] = compressed[i] and (not v2 or heads[i, H_COMPRESSED] != 0)
+        out[i, S_V1] = not v2
+        out[i, S_VALUES] = heads[i, H_VALUES]
+        out[i, S_ENCODING] = heads[i, H_ENCODING]
+        out[i, S_HAS_CRC] = heads[i, H_HAS_CRC]
+        out[i, S_CRC] = heads[i, H_CRC]
+        out[i, S_CRC_LO] = body
+        out[i, S_CRC_HI] = body + heads[i, H_CSIZE]
+    return -1, 0

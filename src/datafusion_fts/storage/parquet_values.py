@@ -16,10 +16,12 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
+from .parquet_thrift import S_ENCODING, S_LEV_HI, S_LEV_LO, S_V1, S_VAL_HI, S_VAL_LO, S_VALUES, uvarint, zigzag
+
 # Physical kinds a column decodes as.
 BOOLEAN, FIXED, BYTES = 0, 1, 2
 # Value encodings (parquet.thrift ``Encoding``).
-PLAIN, PLAIN_DICTIONARY, RLE, RLE_DICTIONARY = 0, 2, 3, 8
+PLAIN, PLAIN_DICTIONARY, RLE, DELTA_BINARY_PACKED, RLE_DICTIONARY = 0, 2, 3, 5, 8
 
 
 @njit(cache=True, nogil=True, inline="always")
@@ -40,6 +42,85 @@ def _bits(buf, bit, width):
     for j in range(last - first + 1):
         word |= np.int64(buf[first + j]) << (8 * j)
     return (word >> (bit & 7)) & ((np.int64(1) << width) - 1)
+
+
+@njit(cache=True, nogil=True)
+def _le(buf, pos, width):
+    """The ``width``-byte little-endian value at ``pos``, as int64 bits."""
+    value = np.uint64(0)
+    for j in range(width):
+        value |= np.uint64(buf[pos + j]) << np.uint64(8 * j)
+    return np.int64(value)
+
+
+@njit(cache=True, nogil=True)
+def _bits64(buf, bit, width):
+    """The ``width``-bit value (LSB first, width <= 64) at bit ``bit``, as int64 bits;
+    the caller has checked its bytes are in the buffer."""
+    if width == 0:
+        return np.int64(0)
+    first = bit >> 3
+    shift = np.uint64(bit & 7)
+    n = ((bit + width - 1) >> 3) - first + 1  # bytes it spans: at most 9
+    word = np.uint64(0)
+    for j in range(min(n, 8)):
+        word |= np.uint64(buf[first + j]) << np.uint64(8 * j)
+    word >>= shift
+    if n == 9:
+        word |= np.uint64(buf[first + 8]) << (np.uint64(64) - shift)
+    if width < 64:
+        word &= (np.uint64(1) << np.uint64(width)) - np.uint64(1)
+    return np.int64(word)
+
+
+@njit(cache=True, nogil=True)
+def _delta_pick(buf, lo, hi, valid, index, w0, w1, out):
+    """Values ``index[w]`` (ascending over valid w) of a DELTA_BINARY_PACKED stream into
+    ``out[w]``, decoding up to the last one (int64 arithmetic, wrapping as the writer's)."""
+    block, pos = uvarint(buf, lo, hi)
+    minis, pos = uvarint(buf, pos, hi)
+    _, pos = uvarint(buf, pos, hi)  # (the count: the page header's bounds the wanted)
+    first, pos = uvarint(buf, pos, hi)
+    if pos < 0 or block <= 0 or minis <= 0 or block % minis != 0 or (block // minis) % 8 != 0:
+        return False
+    per_mini = block // minis
+    value = zigzag(first)
+    i = 0
+    w = w0
+    while w < w1 and (not valid[w] or index[w] == 0):
+        if valid[w]:
+            out[w] = value
+        w += 1
+    while w < w1:
+        min_delta, pos = uvarint(buf, pos, hi)
+        if pos < 0 or minis > hi - pos:
+            return False
+        min_delta = zigzag(min_delta)
+        widths = pos
+        pos += minis
+        for m in range(minis):
+            width = np.int64(buf[widths + m])
+            size = per_mini * width // 8
+            if width > 64 or size > hi - pos:
+                return False
+            if w >= w1:
+                return True
+            if width == 0 and index[w] > i + per_mini:  # (every delta is min_delta: skip it)
+                value += per_mini * min_delta
+                i += per_mini
+                pos += size
+                continue
+            for j in range(per_mini):
+                value = value + min_delta + _bits64(buf, pos * 8 + j * width, width)
+                i += 1
+                while w < w1 and (not valid[w] or index[w] == i):
+                    if valid[w]:
+                        out[w] = value
+                    w += 1
+                if w >= w1:
+                    return True
+            pos += size
+    return True
 
 
 @njit(cache=True, nogil=True)
@@ -134,18 +215,19 @@ def _pick(buf, lo, hi, width, valid, index, w0, w1, out):
 
 @njit(cache=True, nogil=True)
 def select_values(
-    buf, v1, lev_lo, lev_hi, val_lo, val_hi, n_values, encoding, dict_lo, dict_n, dict_entry0,
-    dict_starts, dict_lens, page_of, wanted, kind, width, max_def, valid, a, b,
+    buf, spans, dict_lo, dict_n, dict_entry0, dict_starts, dict_lens, page_of, wanted, kind, width, max_def,
+    valid, a, b,
 ):
     """The wanted values of a column's pages. Page p's definition levels are
-    ``buf[lev_lo[p]:lev_hi[p]]`` (a data page v2's; with ``v1[p]`` they open the values
-    region, behind their 4-byte length) and its values ``buf[val_lo[p]:val_hi[p]]``;
-    dictionary pages' entries start at ``dict_lo[p]`` (``dict_n[p]`` of them; byte
-    arrays: ``dict_starts/dict_lens`` from ``dict_entry0[p]``).
+    ``buf[spans[p, S_LEV_LO]:spans[p, S_LEV_HI]]`` (a data page v2's; a v1 page's open
+    its values region, behind their 4-byte length) and its values ``buf[spans[p,
+    S_VAL_LO]:spans[p, S_VAL_HI]]`` (see :func:`.parquet_thrift.page_spans`); a
+    dictionary-encoded page's entries start at ``dict_lo[p]`` (``dict_n[p]`` of them;
+    byte arrays: ``dict_starts/dict_lens`` from ``dict_entry0[p]``).
 
     Wanted row w is position ``wanted[w]`` of page ``page_of[w]`` (ascending). Out:
-    ``valid[w]``, and its value as ``a[w]`` (BOOLEAN: 0/1; FIXED: the byte offset of its
-    ``width`` bytes; BYTES: the offset of its bytes) and ``b[w]`` (BYTES: their length).
+    ``valid[w]``, and its value as ``a[w]`` (BOOLEAN: 0/1; FIXED: its ``width`` bytes'
+    value as int64 bits; BYTES: the offset of its bytes) and ``b[w]`` (BYTES: their length).
     Returns -1, or the index of the first damaged page."""
     n = wanted.shape[0]
     index = np.empty(n, dtype=np.int64)
@@ -156,12 +238,12 @@ def select_values(
         w1 = w0
         while w1 < n and page_of[w1] == p:
             w1 += 1
-        lo, hi = val_lo[p], val_hi[p]
-        if wanted[w1 - 1] >= n_values[p] or lo < 0 or hi > buf.shape[0] or lo > hi:
+        lo, hi, n_values = spans[p, S_VAL_LO], spans[p, S_VAL_HI], spans[p, S_VALUES]
+        if wanted[w1 - 1] >= n_values or lo < 0 or hi > buf.shape[0] or lo > hi:
             return p
         if max_def > 0:
-            l_lo, l_hi = lev_lo[p], lev_hi[p]
-            if v1[p]:  # levels inside the values region, behind their length
+            l_lo, l_hi = spans[p, S_LEV_LO], spans[p, S_LEV_HI]
+            if spans[p, S_V1]:  # levels inside the values region, behind their length
                 if hi - lo < 4:
                     return p
                 l_lo = lo + 4
@@ -169,13 +251,13 @@ def select_values(
                 lo = l_hi
                 if l_hi > hi:
                     return p
-            if not _levels(buf, l_lo, l_hi, level_width, max_def, n_values[p], wanted, w0, w1, valid, index):
+            if not _levels(buf, l_lo, l_hi, level_width, max_def, n_values, wanted, w0, w1, valid, index):
                 return p
         else:
             for w in range(w0, w1):
                 valid[w] = True
                 index[w] = wanted[w]
-        enc = encoding[p]
+        enc = spans[p, S_ENCODING]
         if enc == PLAIN_DICTIONARY or enc == RLE_DICTIONARY:
             if lo >= hi or buf[lo] > 32:
                 return p
@@ -188,12 +270,15 @@ def select_values(
                 if entry < 0 or entry >= dict_n[p]:
                     return p
                 if kind == FIXED:
-                    a[w] = dict_lo[p] + entry * width
+                    a[w] = _le(buf, dict_lo[p] + entry * width, width)
                 elif kind == BYTES:
                     a[w] = dict_starts[dict_entry0[p] + entry]
                     b[w] = dict_lens[dict_entry0[p] + entry]
                 else:
                     return p  # (no writer dictionary-encodes booleans)
+        elif enc == DELTA_BINARY_PACKED and kind == FIXED:
+            if not _delta_pick(buf, lo, hi, valid, index, w0, w1, a):
+                return p
         elif enc == RLE and kind == BOOLEAN:
             if hi - lo < 4 or _u32(buf, lo) > hi - lo - 4:
                 return p
@@ -211,9 +296,10 @@ def select_values(
         elif kind == FIXED:
             for w in range(w0, w1):
                 if valid[w]:
-                    a[w] = lo + index[w] * width
-                    if a[w] + width > hi:
+                    at = lo + index[w] * width
+                    if at + width > hi:
                         return p
+                    a[w] = _le(buf, at, width)
         else:
             pos = lo
             i = 0
@@ -253,22 +339,5 @@ def plain_entries(buf, lo, hi, n):
 def gather_bytes(buf, starts, lens, offsets, out):
     """Copy value i's ``lens[i]`` bytes from ``buf[starts[i]:]`` to ``out[offsets[i]:]``."""
     for i in range(starts.shape[0]):
-        s = starts[i]
-        o = offsets[i]
-        for j in range(lens[i]):
-            out[o + j] = buf[s + j]
-
-
-@njit(cache=True, nogil=True)
-def gather_fixed(buf, starts, valid, width, out):
-    """Copy the ``width`` bytes of each valid value to its slot of ``out`` (zeros for
-    nulls)."""
-    for i in range(starts.shape[0]):
-        o = i * width
-        if valid[i]:
-            s = starts[i]
-            for j in range(width):
-                out[o + j] = buf[s + j]
-        else:
-            for j in range(width):
-                out[o + j] = 0
+        s, o, n = starts[i], offsets[i], lens[i]
+        out[o : o + n] = buf[s : s + n]  # (a slice copies several times faster than a byte loop)

@@ -150,29 +150,26 @@ class TableSnapshot:
         return rows
 
     def take(self, row_ids: np.ndarray, columns: list[str]) -> pa.Table:
-        """The ``columns`` of ``row_ids``, in the order given."""
+        """The ``columns`` of ``row_ids`` (live rows of this snapshot, in any order,
+        repeats allowed), in the order given. Each fragment is asked once for its rows,
+        ascending: it reads only the pages they sit in."""
         columns = [c for c in columns if c != ROWID]
         schema = pa.schema([self.schema.field(c) for c in columns])
         if not len(row_ids) or not columns:
             return pa.Table.from_batches([], schema=schema) if not len(row_ids) else _no_columns(len(row_ids))
-        starts = np.array([f.row_lo for f in self.meta.fragments], dtype=np.int64)
-        fresh = row_ids >= self.meta.next_rowid
-        which = np.searchsorted(starts, row_ids, side="right") - 1
-        parts, order = [], []
-        for f_index in np.unique(which[~fresh]):
-            sel = np.flatnonzero((which == f_index) & ~fresh)
-            frag = self.meta.fragments[int(f_index)]
-            parts.append(self.store.take_fragment_rows(frag.id, row_ids[sel] - frag.row_lo, columns))
-            order.append(sel)
-        if fresh.any():
-            sel = np.flatnonzero(fresh)
-            rows = pa.Table.from_batches(self.fresh).select(columns)
-            parts.append(rows.take(pa.array(row_ids[sel] - self.meta.next_rowid)))
-            order.append(sel)
-        table = pa.concat_tables(parts)
-        inverse = np.empty(len(row_ids), dtype=np.int64)
-        inverse[np.concatenate(order)] = np.arange(len(row_ids))
-        return table.take(pa.array(inverse))
+        rows, inverse = np.unique(row_ids, return_inverse=True)
+        # Fragments hold ascending, disjoint ranges and fresh rows follow them all, so each
+        # one's rows are a slice of ``rows``.
+        bounds = np.searchsorted(rows, [f.row_lo for f in self.meta.fragments] + [self.meta.next_rowid])
+        parts = [
+            self.store.take_fragment_rows(frag.id, rows[lo:hi] - frag.row_lo, columns)
+            for frag, lo, hi in zip(self.meta.fragments, bounds[:-1].tolist(), bounds[1:].tolist()) if lo < hi
+        ]
+        if bounds[-1] < len(rows):
+            fresh = pa.Table.from_batches(self.fresh).select(columns)
+            parts.append(fresh.take(pa.array(rows[bounds[-1]:] - self.meta.next_rowid)))
+        table = parts[0] if len(parts) == 1 else pa.concat_tables(parts)
+        return table if np.array_equal(rows, row_ids) else table.take(pa.array(inverse))
 
 
 def _no_columns(n_rows: int) -> pa.Table:
