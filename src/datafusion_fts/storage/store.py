@@ -423,7 +423,12 @@ class DirectoryStore:
         self, frag_id: str, columns: list[str], batch_rows: int, local_range: tuple[int, int] | None = None
     ) -> Iterator[pa.RecordBatch]:
         """The fragment's rows in batches; with ``local_range`` (inclusive local rows) only
-        the row groups that overlap it (so at most one group's worth of rows each side)."""
+        those (paged files), or the row groups that overlap it (others)."""
+        pages = self._pages(frag_id)
+        if pages.readable(columns):
+            lo, hi = local_range if local_range is not None else (0, pages.num_rows - 1)
+            yield from pages.scan(columns, batch_rows, lo, hi, self._fetch_pool())
+            return
         # A reader of its own per scan: concurrent scans never share pyarrow state, and
         # without memory mapping the scanned pages are not charged to this process's RSS.
         reader = self._open_fragment(frag_id)
