@@ -303,7 +303,10 @@ class SqlSession:
         plan, request = table.plan(search.tree, limit=search.k, include_row_ids=include)
         result = pa.Table.from_batches(list(plan.execute()), schema=SEARCH_SCHEMA)
         if search.carries_rows:
-            snap = table.snapshot()
+            # In row-id order: each fragment's pages are read in file order and the rows
+            # need no reordering copy (the statement orders them, by score or otherwise).
+            result = result.take(pa.array(np.argsort(result.column(0).to_numpy(), kind="stable")))
+            snap = request.snapshot  # (the search's own visibility cut)
             fields = [snap.schema.field(c) for c in search.columns]
             values = snap.take(result.column(0).to_numpy(), list(search.columns))
             rows = pa.table({"_rowid": result.column(0)})
