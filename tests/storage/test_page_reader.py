@@ -15,7 +15,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from datafusion_fts.errors import StorageError
-from datafusion_fts.storage.page_reader import PageReader
+from datafusion_fts.storage.page_reader import PageReader, RowGroupCache
 
 # Types read page by page, and types the reader leaves to pyarrow's row-group reads.
 PAGED = {
@@ -69,7 +69,7 @@ def _table(seed: int, n: int, types: dict[str, pa.DataType]) -> pa.Table:
 
 
 def _reader(path: Path) -> PageReader:
-    return PageReader(path, lambda g, cols: pq.ParquetFile(path).read_row_group(g, columns=cols))
+    return PageReader(path, RowGroupCache())
 
 
 WRITERS = st.fixed_dictionaries({

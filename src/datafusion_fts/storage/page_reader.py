@@ -150,15 +150,43 @@ def _physical(field: pa.Field, column: pq.ColumnSchema) -> tuple[int, int, pa.Da
     return None
 
 
+class RowGroupCache:
+    """Decoded Parquet row groups, least recently used evicted past ``max_bytes``: the
+    columns of files a :class:`PageReader` cannot read page by page (a database of format
+    1, a user's file without an offset index) are read a row group at a time, and
+    repeated searches over the same region reuse them."""
+
+    def __init__(self, max_bytes: int = 256 << 20) -> None:
+        self.max_bytes = max_bytes
+        self._items: OrderedDict[tuple, pa.Table] = OrderedDict()
+        self._bytes = 0
+        self._lock = threading.Lock()
+
+    def get(self, key: tuple, load) -> pa.Table:  # type: ignore[no-untyped-def]
+        with self._lock:
+            hit = self._items.get(key)
+            if hit is not None:
+                self._items.move_to_end(key)
+                return hit
+        table = load()
+        with self._lock:
+            if key not in self._items:
+                self._items[key] = table
+                self._bytes += table.nbytes
+                while self._bytes > self.max_bytes and len(self._items) > 1:
+                    _, old = self._items.popitem(last=False)
+                    self._bytes -= old.nbytes
+        return table
+
+
 class PageReader:
     """Random access to the rows of one Parquet file (see the module docstring).
 
     Safe to share between threads: pages are read with ``pread``, each thread has its
     own decompressor, and the few cached structures are filled under a lock."""
 
-    def __init__(self, path: Path, fallback: Callable[[int, list[str]], pa.Table]) -> None:
-        """``fallback(row_group, columns)`` reads whole row groups for the columns not
-        read page by page (the store's cached pyarrow reads)."""
+    def __init__(self, path: Path, cache: RowGroupCache) -> None:
+        """``cache`` keeps the row groups read for the columns not read page by page."""
         self.path = path
         try:
             self._file = pq.ParquetFile(path)
@@ -173,7 +201,8 @@ class PageReader:
         self.num_rows = meta.num_rows
         sizes = [meta.row_group(g).num_rows for g in range(meta.num_row_groups)]
         self.group_starts = np.concatenate([[0], np.cumsum(sizes)]).astype(np.int64)
-        self._fallback = fallback
+        self._cache = cache
+        self._file_lock = threading.Lock()  # (a ParquetFile is not safe to share between threads)
         self._lock = threading.Lock()
         self._local = threading.local()
         self._columns: dict[str, _Column | None] = {}
@@ -353,10 +382,17 @@ class PageReader:
         parts = []
         for group in np.unique(groups).tolist():
             sel = rows[groups == group] - self.group_starts[group]
-            parts.append(self._fallback(group, names).take(pa.array(sel)))
+            parts.append(self._row_group(group, names).take(pa.array(sel)))
         if not parts:
             return self.schema.empty_table().select(names)
         return pa.concat_tables(parts)
+
+    def _row_group(self, group: int, names: list[str]) -> pa.Table:
+        def read() -> pa.Table:
+            with self._file_lock:
+                return self._file.read_row_group(group, columns=names)
+
+        return self._cache.get((str(self.path), group, tuple(names)), read)
 
     def _take_pages(self, column: _Column, rows: np.ndarray) -> pa.Array:
         """The column's values at ``rows`` (ascending, distinct), from the pages they sit in."""

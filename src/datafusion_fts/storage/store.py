@@ -23,7 +23,6 @@ import struct
 import threading
 import time
 import weakref
-from collections import OrderedDict
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import AbstractContextManager, contextmanager
 from pathlib import Path
@@ -37,7 +36,7 @@ import pyarrow.parquet as pq
 
 from ..errors import StaleSnapshotError, StorageError
 from .manifest import FORMAT_VERSION, Manifest
-from .page_reader import PageReader
+from .page_reader import PageReader, RowGroupCache
 
 ROW_GROUP_ROWS = 65_536
 # A data page closes once its values pass PAGE_BYTES, checked every ``write_batch_size``
@@ -146,36 +145,6 @@ class _ChangeCounters:
         _COUNTERS.pack_into(self._map, 0, done + commits, changes + 1)
 
 
-class _RowGroupCache:
-    """Decoded Parquet row groups, least recently used evicted past ``max_bytes``.
-
-    Fetching the columns of a top-k result touches a handful of row groups; decoding one
-    costs milliseconds, so repeated searches over the same region reuse them.
-    """
-
-    def __init__(self, max_bytes: int = 256 << 20) -> None:
-        self.max_bytes = max_bytes
-        self._items: OrderedDict[tuple, pa.Table] = OrderedDict()
-        self._bytes = 0
-        self._lock = threading.Lock()
-
-    def get(self, key: tuple, load) -> pa.Table:  # type: ignore[no-untyped-def]
-        with self._lock:
-            hit = self._items.get(key)
-            if hit is not None:
-                self._items.move_to_end(key)
-                return hit
-        table = load()
-        with self._lock:
-            if key not in self._items:
-                self._items[key] = table
-                self._bytes += table.nbytes
-                while self._bytes > self.max_bytes and len(self._items) > 1:
-                    _, old = self._items.popitem(last=False)
-                    self._bytes -= old.nbytes
-        return table
-
-
 def _writer_options(schema: pa.Schema, sample: pa.RecordBatch | None) -> dict:
     """ParquetWriter options for a data fragment whose first batch is ``sample``: small
     pages with an offset index and CRCs (see the module docstring).
@@ -241,12 +210,10 @@ class DirectoryStore:
             raise StorageError(f"cannot create database directory {self.root}: {exc}") from exc
         self._lock_fd: int | None = None
         self._exclusive = False  # the writer lock is held, for writing or for a moment
-        self._files: dict[str, pq.ParquetFile] = {}
         self._readers: dict[str, PageReader] = {}
         self._pool: ThreadPoolExecutor | None = None
-        self._read_lock = threading.Lock()
         self._group_starts: dict[str, np.ndarray] = {}
-        self._cache = _RowGroupCache()
+        self._cache = RowGroupCache()
         self._lock = threading.Lock()
 
     # -- the writer lock ----------------------------------------------------------------
@@ -383,23 +350,13 @@ class DirectoryStore:
         fsync_path(path.parent)  # the new name itself must survive a power loss
         return rows
 
-    def _parquet(self, frag_id: str) -> pq.ParquetFile:
-        """The shared reader of a fragment, for row-group reads under ``_read_lock``
-        (a ParquetFile is not safe to use from several threads at once)."""
-        with self._lock:
-            pf = self._files.get(frag_id)
-            if pf is None:
-                pf = self._files[frag_id] = self._open_fragment(frag_id)
-            return pf
-
     def _pages(self, frag_id: str) -> PageReader:
         """The fragment's page reader (opened once: it keeps its offset index)."""
         with self._lock:
             reader = self._readers.get(frag_id)
         if reader is None:
             try:
-                reader = PageReader(self._fragment_path(frag_id), lambda g, cols: self._cache.get(
-                    (frag_id, g, tuple(cols)), lambda: self._read_group(self._parquet(frag_id), g, cols)))
+                reader = PageReader(self._fragment_path(frag_id), self._cache)
             except FileNotFoundError:
                 raise _gone(self.root, "data fragment", frag_id) from None
             with self._lock:
@@ -445,16 +402,10 @@ class DirectoryStore:
         with self._lock:
             starts = self._group_starts.get(frag_id)
         if starts is None:
-            meta = self._parquet(frag_id).metadata
-            sizes = [meta.row_group(i).num_rows for i in range(meta.num_row_groups)]
-            starts = np.concatenate([[0], np.cumsum(sizes)[:-1]]).astype(np.int64)
+            starts = self._pages(frag_id).group_starts[:-1]
             with self._lock:
                 self._group_starts[frag_id] = starts
         return starts
-
-    def _read_group(self, pf: pq.ParquetFile, group: int, columns: list[str]) -> pa.Table:
-        with self._read_lock:
-            return pf.read_row_group(group, columns=columns)
 
     def take_fragment_rows(self, frag_id: str, local_rows: np.ndarray, columns: list[str]) -> pa.Table:
         """Rows by local index (ascending, distinct), reading only the pages they sit in."""
@@ -546,7 +497,6 @@ class DirectoryStore:
             match = _FRAGMENT_FILE.match(path.name)
             if match and match.group(1) not in keep:
                 with self._lock:
-                    self._files.pop(match.group(1), None)
                     self._readers.pop(match.group(1), None)
                     self._group_starts.pop(match.group(1), None)
                 _remove(path)
