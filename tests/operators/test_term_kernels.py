@@ -247,7 +247,7 @@ def test_disjunction_prunes_blocks(skewed):
     Boolean(must=(Match("body", "a b", boost=-1.0),)),  # a multi-term clause, its boost negative
     Boolean(must=(Match("body", "a"), Match("title", "b"))),  # two columns
     Boolean(must_not=(Match("body", "a"),)),  # every row but ...
-    Boolean(must=(Boolean(must=(Match("body", "a"),)),)),  # nested
+    Boolean(must=(Match("body", "a"), Boolean(must=(Match("body", "b"), Match("body", "a"))))),  # nested, second
 ])
 def test_other_shapes_go_to_the_general_evaluator(query):
     db = fts.connect()
