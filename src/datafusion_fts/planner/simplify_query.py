@@ -51,8 +51,11 @@ from __future__ import annotations
 
 import math
 from itertools import chain
+from operator import is_
 
 from ..query.tree import LEAF_TYPES, Boolean, Boost, MultiMatch, Query
+
+_LEAVES = frozenset(LEAF_TYPES)
 
 
 def simplify_query(query: Query) -> Query:
@@ -64,6 +67,8 @@ def simplify_query(query: Query) -> Query:
 def _simplify(node: Query, signed: bool) -> Query:
     """``node`` simplified; ``signed``: whether the sign of a zero score of ``node`` can be
     seen (at the root and under a Boost), else it is added to a sum (rule 3)."""
+    if type(node) in _LEAVES:  # (first, and by type: every search asks, most trees are leaves)
+        return node
     if isinstance(node, Boolean):
         return _boolean(node, signed)
     if isinstance(node, Boost):
@@ -78,17 +83,21 @@ def _simplify(node: Query, signed: bool) -> Query:
 
 def _boolean(node: Boolean, signed: bool) -> Query:
     """``node`` with its clauses simplified, then the Boolean rewrites of the module."""
-    must = tuple(_simplify(c, False) for c in node.must)
-    should = tuple(_simplify(c, False) for c in node.should)
-    must_not = tuple(chain.from_iterable(_excluded(_simplify(c, False)) for c in node.must_not))
+    must = _clauses(node.must)
+    should = _clauses(node.should)
+    must_not = _clauses(node.must_not)
+    if not _LEAVES.issuperset(map(type, must_not)):
+        excluded = tuple(chain.from_iterable(map(_excluded, must_not)))
+        must_not = must_not if _same(excluded, must_not) else excluded
     if len(must) + len(should) == 1:
         (clause,) = must + should
         inner = clause.expand() if isinstance(clause, MultiMatch) else clause
         if isinstance(inner, Boolean):
-            return Boolean(inner.must, inner.should, inner.must_not + must_not) if must_not else inner
+            return _new_boolean(inner.must, inner.should, inner.must_not + must_not) if must_not else inner
         if not must_not and not (signed and _may_score_negative_zero(clause)):
             return clause
-        must, should = (), (clause,)
+        if must:
+            must, should = (), must
     elif must:
         conjunction = _conjunction(must[0])
         if conjunction is not None:
@@ -98,13 +107,33 @@ def _boolean(node: Boolean, signed: bool) -> Query:
         disjunction = _disjunction(should[0])
         if disjunction is not None:
             should = disjunction.should + should[1:]
-    if _same(must, node.must) and _same(should, node.should) and _same(must_not, node.must_not):
+    if must is node.must and should is node.should and must_not is node.must_not:
         return node  # (unchanged: callers see by identity that no rewrite applied)
-    return Boolean(must, should, must_not)
+    return _new_boolean(must, should, must_not)
+
+
+def _new_boolean(must: tuple[Query, ...], should: tuple[Query, ...], must_not: tuple[Query, ...]) -> Boolean:
+    """A Boolean of clauses taken from checked nodes, built without re-checking them: its
+    checks cost ~3 us, more than the rest of the rule on a small tree."""
+    node = object.__new__(Boolean)
+    setattr_ = object.__setattr__  # (frozen)
+    setattr_(node, "must", must)
+    setattr_(node, "should", should)
+    setattr_(node, "must_not", must_not)
+    return node
+
+
+def _clauses(clauses: tuple[Query, ...]) -> tuple[Query, ...]:
+    """The clauses simplified in a sum (or under MUST_NOT, where only rows count); the
+    same tuple when none changed."""
+    if _LEAVES.issuperset(map(type, clauses)):  # (the common case, tested in C)
+        return clauses
+    out = tuple([_simplify(c, False) for c in clauses])
+    return clauses if _same(out, clauses) else out
 
 
 def _same(a: tuple[Query, ...], b: tuple[Query, ...]) -> bool:
-    return len(a) == len(b) and all(x is y for x, y in zip(a, b))
+    return len(a) == len(b) and all(map(is_, a, b))
 
 
 def _conjunction(node: Query) -> Boolean | None:
