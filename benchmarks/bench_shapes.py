@@ -163,24 +163,29 @@ def _bench(n_rows: int, n_queries: int, repeats: int, only: set[str] | None) -> 
         if record:
             samples.setdefault(key, []).append((time.perf_counter_ns() - a) / 1e6)
 
-    def run_pass(record: bool) -> None:
+    def run_pass(parity: int, record: bool) -> None:
+        # The two sides alternate which runs first (the second finds the postings in the
+        # CPU caches), by query and by pass.
         for s in shapes:
-            for terms in sets[s.terms]:
-                trees = (s.tree(terms), s.equivalent(terms))
+            for i, terms in enumerate(sets[s.terms]):
+                sides = ("shape", "simplest") if (i + parity) % 2 == 0 else ("simplest", "shape")
+                trees = {"shape": s.tree(terms), "simplest": s.equivalent(terms)}
                 for k in KS:
-                    for side, tree in zip(("shape", "simplest"), trees):
+                    for side in sides:
+                        tree = trees[side]
                         timed((s.name, "search", k, side), lambda: table.search(tree, limit=k, columns=[]), record)
                 if s.sql is not None and s.sql_equivalent is not None:
-                    for side, where in (("shape", s.sql(terms)), ("simplest", s.sql_equivalent(terms))):
-                        text = _sql(where, SQL_K)
+                    wheres = {"shape": s.sql(terms), "simplest": s.sql_equivalent(terms)}
+                    for side in sides:
+                        text = _sql(wheres[side], SQL_K)
                         timed((s.name, "sql", SQL_K, side), lambda: db.sql(text).to_arrow_table(), record)
 
     bc._log("shapes: warm-up pass ...")
-    run_pass(record=False)
+    run_pass(0, record=False)
     for r in range(repeats):
         bc._log(f"shapes: timed pass {r + 1}/{repeats} ...")
         gc.collect()
-        run_pass(record=True)
+        run_pass(r + 1, record=True)
     p50 = {key: bc._pct(xs, 50) for key, xs in samples.items()}
     return {"shapes": shapes, "p50": p50, "paths": paths, "mismatches": mismatches}
 
@@ -196,8 +201,8 @@ def _report(args: argparse.Namespace, n_rows: int, result: dict, env: dict) -> s
     add("")
     add(f"Each shape beside its simplest equivalent (same rows, bit-identical scores: checked on every "
         f"query before timing), {args.queries} queries per shape with terms from `corpus.query_terms` "
-        "(f = frequent band, m = medium band, as in bench_core's classes), interleaved query by query; "
-        f"one warm-up pass, then {args.repeats} timed pass(es). `t.search(tree, limit=k, columns=[])` at "
+        "(f = frequent band, m = medium band, as in bench_core's classes), interleaved query by query: "
+        f"the two sides take turns running first (by query and by pass); one warm-up pass, then {args.repeats} timed pass(es). `t.search(tree, limit=k, columns=[])` at "
         f"k = {', '.join(map(str, KS))}, and `db.sql(\"SELECT _rowid, score() AS s FROM docs WHERE ... "
         f"ORDER BY s DESC LIMIT {SQL_K}\").to_arrow_table()` where SQL can write the shape. p50 in ms; "
         f"**ratio** = shape / simplest equivalent, lower is better (target <= {TARGET}x). *path*: "
@@ -226,8 +231,8 @@ def _report(args: argparse.Namespace, n_rows: int, result: dict, env: dict) -> s
     add("")
     bad = {name: n for name, n in result["mismatches"].items() if n}
     add(f"Exactness: {'every shape returned the same rows and score bits as its equivalent' if not bad else 'MISMATCHES: ' + repr(bad)}. "
-        f"Worst ratio {max(worst):.2f}x; target <= {TARGET}x "
-        f"{'met' if max(worst) <= TARGET else 'not met'} on {sum(r <= TARGET for r in worst)} of {len(worst)}.")
+        f"Ratios within the {TARGET}x target: {sum(r <= TARGET for r in worst)} of {len(worst)} "
+        f"(worst {max(worst):.2f}x).")
     add("")
     return "\n".join(lines)
 
