@@ -20,7 +20,8 @@ In IEEE 754 float64 arithmetic (round to nearest):
    positive). A Boost's score is ``-0.0`` only where its positive's is.
 3. A clause score in a MUST or SHOULD list is added to a sum that is never ``-0.0`` (1 and 2),
    and ``a + (-0.0) == a + (+0.0)`` bit for bit when ``a`` is not ``-0.0``: there the sign of
-   a zero clause score is never seen. Only at the root and under a Boost is it.
+   a zero clause score is never seen (under MUST_NOT no score is read at all). Only at the
+   root and under a Boost is it.
 
 The rewrites (children first):
 
