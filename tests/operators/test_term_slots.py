@@ -27,7 +27,7 @@ def test_clause_boosts_get_arrays_of_their_own_with_their_sign_bits():
     assert neg.mults is not pos.mults
     assert np.signbit(neg.mults).tolist() == [True, False] and np.signbit(pos.mults).tolist() == [False, False]
     assert neg.kinds.tolist() == [OPTIONAL, OPTIONAL] and not neg.prunable and not pos.prunable
-    nan = term_slots(BoundBoolean((), (leaf("x", float("nan")),), ()))
+    nan = term_slots(BoundBoolean((), (leaf("x", float("nan")), leaf("y")), ()))
     assert np.isnan(nan.mults[0]) and not nan.prunable
 
 

@@ -5,7 +5,8 @@ Rows are visited in row order (DAAT). A row's score is the conjunction kernel's 
 for each present slot in query order, times ``boost``. That is the evaluator's order for
 ``Match(operator="or")`` (m_t = 1; every term score is positive, so ``0.0 + s == s``) and
 for a ``Boolean`` of one-term SHOULD clauses (m_t = the clause boosts). EXCLUDED slots
-(MUST_NOT terms), deleted rows and a prefilter remove rows.
+(MUST_NOT terms), deleted rows and a prefilter remove rows; the exclusions are sought only
+for a row that would enter the top k (the others cannot, excluded or not).
 
 Pruning (when every slot's ``m_t * boost`` is positive): slots are split by their score
 upper bounds: those whose bounds sum to at most the current k-th score (the threshold)
@@ -41,14 +42,18 @@ EXCLUDED = 2  # as in .conjunction_kernel; any other kind is a scored (optional)
 
 @njit(cache=True, nogil=True)
 def _excluded(rows, blk_last, kinds, starts, ends, blk0s, cur, d, skip):
-    """Row d is in an EXCLUDED slot (moving those cursors to d)."""
+    """(Row d is in an EXCLUDED slot, blocks skipped moving those cursors to d). Asked only
+    for a row that would enter the top k: an exclusion list is sought per row asked (a
+    call, ~100 ns), so asking every row costs more than scoring it."""
+    skipped = 0
     for t in range(kinds.shape[0]):
         if kinds[t] == EXCLUDED:
-            q, _ = seek(rows, blk_last, starts[t], ends[t], blk0s[t], cur[t], d, skip)
+            q, s = seek(rows, blk_last, starts[t], ends[t], blk0s[t], cur[t], d, skip)
             cur[t] = q
+            skipped += s
             if q < ends[t] and rows[q] == d:
-                return True
-    return False
+                return True, skipped
+    return False, skipped
 
 
 @njit(cache=True, nogil=True)
@@ -149,15 +154,19 @@ def _single(
                     i += 1
                     continue
             i += 1
-            if excludes and _excluded(rows, blk_last, kinds, starts, ends, blk0s, cur, d, prune):
-                continue
             tf = np.float64(tfs[i - 1])
             score = (0.0 + ((w * tf) / (tf + norms[d])) * m) * boost
             scored += 1
-            if not prune or score > theta:
-                size = heap_push(keys, out_rows, out_scores, size, java_key(score), d, score)
-                if prune and size == k:
-                    theta = out_scores[0]
+            if prune and not score > theta:
+                continue
+            if excludes:
+                out, s = _excluded(rows, blk_last, kinds, starts, ends, blk0s, cur, d, prune)
+                skipped += s
+                if out:
+                    continue
+            size = heap_push(keys, out_rows, out_scores, size, java_key(score), d, score)
+            if prune and size == k:
+                theta = out_scores[0]
     return size, scored, skipped
 
 
@@ -245,8 +254,6 @@ def _maxscore(
         if candidate and n_del:
             dc = gallop(deleted, dc, n_del, d)
             candidate = dc >= n_del or deleted[dc] != d
-        if candidate and excludes and _excluded(rows, blk_last, kinds, starts, ends, blk0s, cur, d, prune):
-            candidate = False
         if candidate:
             # Exact score, canonical order over slots.
             acc = 0.0
@@ -263,7 +270,12 @@ def _maxscore(
                     scored += 1
             score = acc * boost
             if not prune or score > theta:
-                size = heap_push(keys, out_rows, out_scores, size, java_key(score), d, score)
+                out = False
+                if excludes:
+                    out, s = _excluded(rows, blk_last, kinds, starts, ends, blk0s, cur, d, prune)
+                    skipped += s
+                if not out:
+                    size = heap_push(keys, out_rows, out_scores, size, java_key(score), d, score)
             if prune and size == k:
                 theta = out_scores[0]
                 while ess_from < n_scored and prefix[ess_from + 1] <= theta:

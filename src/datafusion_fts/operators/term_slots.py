@@ -2,8 +2,9 @@
 combined as a disjunction or a conjunction, with exclusions.
 
 Those are the query shapes people type most (``alpha beta``, ``+alpha +beta``,
-``+alpha -beta``, ``alpha -beta``, ``Match(operator="and")``), and a ``Boost`` demoting
-one term's rows that hold another. Each is flattened into
+``+alpha -beta``, ``alpha -beta``, ``Match(operator="and")``), one such leaf beside
+exclusions (``a b -c``), and a ``Boost`` demoting one term's rows that hold another.
+Each is flattened into
 *slots* (one per term, in the evaluator's canonical order) whose kind says how the term
 takes part and whose multiplier is the clause boost, so that the kernels' one formula
 (:mod:`.conjunction_kernel`) adds exactly the numbers :mod:`.evaluate` adds, in the same
@@ -63,6 +64,10 @@ def term_slots(node: BoundQuery) -> TermSlots | None:
         return _boost_slots(node)
     if not isinstance(node, BoundBoolean) or not (node.must or node.should):
         return None
+    if len(node.must) + len(node.should) == 1:
+        slots = _one_clause_slots(node)
+        if slots is not None:
+            return slots
     first = (node.must or node.should)[0]
     if not isinstance(first, BoundTerms):
         return None
@@ -79,14 +84,43 @@ def term_slots(node: BoundQuery) -> TermSlots | None:
             terms.append(term)
             kinds.append(kind)
             mults.append(clause.boost)
+    excluded = _excluded_terms(node, column)
+    if excluded is None:
+        return None
+    terms += excluded
+    kinds += [EXCLUDED] * len(excluded)
+    mults += [1.0] * len(excluded)
+    return _slots(column, tuple(terms), kinds, mults, 1.0, bool(node.must))
+
+
+def _excluded_terms(node: BoundBoolean, column: str) -> list[str] | None:
+    """The terms of ``node``'s MUST_NOT clauses, if each is a disjunctive leaf on ``column``."""
+    terms: list[str] = []
     for clause in node.must_not:
         if not (isinstance(clause, BoundTerms) and clause.column == column and _disjunctive(clause)):
             return None
-        for term in clause.terms():
-            terms.append(term)
-            kinds.append(EXCLUDED)
-            mults.append(1.0)
-    return _slots(column, tuple(terms), kinds, mults, 1.0, bool(node.must))
+        terms.extend(clause.terms())
+    return terms
+
+
+def _one_clause_slots(node: BoundBoolean) -> TermSlots | None:
+    """A Boolean whose one MUST or SHOULD clause is a leaf the kernels answer (``a b``, ``+a
+    +b``), beside exclusions: the leaf's slots, then an EXCLUDED slot per excluded term.
+    The Boolean scores ``0.0 + x`` for the leaf's ``x``, which is ``x`` exactly unless ``x``
+    is -0.0; a leaf boost without a sign bit never makes one (term scores are positive).
+    So ``+a`` and ``+a -b`` reach the pruned disjunction as ``a`` and ``a -b`` do."""
+    (clause,) = node.must + node.should
+    if not isinstance(clause, BoundTerms) or math.copysign(1.0, clause.boost) < 0:
+        return None
+    leaf = term_slots(clause)
+    excluded = _excluded_terms(node, clause.column)
+    if leaf is None or excluded is None:
+        return None
+    if not excluded:
+        return leaf
+    kinds = leaf.kinds.tolist() + [EXCLUDED] * len(excluded)
+    terms = leaf.terms + tuple(excluded)
+    return _slots(clause.column, terms, kinds, [1.0] * len(kinds), clause.boost, leaf.conjunctive)
 
 
 # The slot arrays of the common shapes (every multiplier 1.0), per (kinds, boost):

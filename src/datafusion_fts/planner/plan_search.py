@@ -25,6 +25,7 @@ from ..storage.foreign import ForeignTable
 from ..storage.snapshot import TableSnapshot
 from .bind_query import bind
 from .plan_distributed import DistributedExecutor, plan_distributed
+from .simplify_query import simplify_query
 
 DEFAULT_ANALYZER = AnalyzerConfig()
 
@@ -254,9 +255,19 @@ class Catalog(Protocol):
     def distributed_executor(self) -> DistributedExecutor: ...
 
 
+def simplified(req: SearchRequest) -> SearchRequest:
+    """``req`` with its tree simplified (:func:`.simplify_query.simplify_query`: the same
+    rows and scores): the first step of every search, planned here or prepared
+    (:mod:`.prepared_search`), so the rules, their per-shape memo and the kernels all see
+    the simplified tree. ``req`` itself when no rewrite applies."""
+    query = simplify_query(req.query)
+    return req if query is req.query else _evolve(req, query=query)
+
+
 def plan_search(req: SearchRequest, catalog: Catalog | None) -> tuple[ExecutionPlan, SearchRequest]:
-    """The physical plan for ``req`` (a GlobalTopK over one search operator)."""
-    req = apply_rules(req)
+    """The physical plan for ``req`` (a GlobalTopK over one search operator); the request
+    returned carries the simplified tree the plan answers."""
+    req = apply_rules(simplified(req))
     snap = req.snapshot
     k = None if req.k is None else req.k + req.offset
     operator: ExecutionPlan

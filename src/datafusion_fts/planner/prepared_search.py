@@ -30,7 +30,7 @@ from ..query.tree import Match, leaves, shape
 from ..storage.snapshot import TableSnapshot
 from .bind_query import bind
 from .plan_search import (
-    Catalog, IndexBindContext, SearchRequest, apply_rules, column_analyzer, index_context, kept,
+    Catalog, IndexBindContext, SearchRequest, apply_rules, column_analyzer, index_context, kept, simplified,
 )
 
 # A layout: the slots but for the column and terms (kinds, mults, boost, conjunctive,
@@ -97,6 +97,7 @@ def search_prepared(req: SearchRequest, catalog: Catalog) -> tuple[np.ndarray, n
         return None
     if not isinstance(snap, TableSnapshot):
         return None
+    req = simplified(req)  # (as plan_search does: the shapes kept are the simplified trees')
     memo = snap.derived(("prepared",), dict)
     query_shape = shape(req.query)
     key = (query_shape, req.force_plan, req.residual_row_limit)  # (what the rules read)

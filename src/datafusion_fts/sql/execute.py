@@ -364,7 +364,9 @@ class SqlSession:
             logical, physical = [], []
             for item in lowered:
                 logical.append(item.search.display())
-                result, plan, _ = self._run_search(item)
+                result, plan, request = self._run_search(item)
+                if request is not None and request.query is not item.search.tree:
+                    logical.append(f"  simplify_query: tree={request.query!r}")
                 if plan is not None:
                     physical.append(_explain_plan(plan, bool(statement.args.get("analyze"))))
                 self._register_result(item.result_table, result)
