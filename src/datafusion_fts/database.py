@@ -39,6 +39,7 @@ from .query.tree import Query
 from .ingest import check_new_schema, conform, open_batches
 from .settings import Settings
 from .storage.manifest import PAGED_LAYOUT, ROWID, FragmentMeta, IndexMeta, Manifest, SegmentMeta, TableMeta
+from .sql.statement_cache import StatementCache
 from .storage.snapshot import TableSnapshot
 from .storage.store import DirectoryStore, MemoryStore, Store
 from .storage.wal import Replay, WriteAheadLog
@@ -101,6 +102,7 @@ class Database:
         self._segment_sets: dict[tuple, SegmentSet] = {}
         self._tails: dict[tuple, tuple[SegmentSet, TailInfo]] = {}
         self._tail_ids = itertools.count()
+        self.statements = StatementCache()  # SQL search statements by shape (sql/statement_cache.py)
         self._cache_lock = threading.Lock()
         # Per table: the last snapshot handed out, with the (immutable) state it was made
         # of; the next query on an unchanged table gets the same one, and with it the

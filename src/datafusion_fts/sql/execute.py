@@ -20,13 +20,19 @@ from ..planner.plan_search import SearchRequest, column_analyzer, plan_search
 from ..storage.foreign import ForeignTable
 from ..udfs.error_bridge import TranslatingDataFrame, call
 from .dialect import CreateFulltextIndex, Explain, Fts, FtsMatch, FtsScore, FtsScoreExplain, Optimize, identifier, parse_sql
-from .lower_select import Lowered, expand_stars, lower_statement
+from .lower_select import Lowered, expand_stars, lower_statement, parse_match
+from .statement_cache import Shape, Template, shape_of, slot_leaf
 from .text_functions import rewrite_text_functions
 
 if TYPE_CHECKING:
     from ..database import Database
 
 _names = itertools.count()
+
+
+def _fresh_name() -> str:
+    """A name no other search result has (results are registered while a statement runs)."""
+    return f"__fts_result_{next(_names)}"
 
 
 def _statement_texts(sql: str, count: int) -> list[str]:
@@ -65,6 +71,7 @@ class SqlSession:
     def __init__(self, db: "Database") -> None:
         self.db = db
         self._text = ""
+        self._shape: Shape | None = None  # the statement's shape, while it may be cached
 
     @property
     def ctx(self) -> datafusion.SessionContext:
@@ -74,11 +81,16 @@ class SqlSession:
         return self.ctx.from_pydict({"status": [message]})
 
     def sql(self, text: str) -> datafusion.DataFrame:
+        self._text = text  # error positions point into the whole text
+        self._shape = shape_of(text)
+        if self._shape is not None:
+            template = self.db.statements.get(text, self._shape, self._schema_of)
+            if template is not None:  # a search of a known shape: no parsing, no lowering
+                return TranslatingDataFrame(call(self._run_template, template, self._shape).df)
         statements = parse_sql(text)
         if not statements:
             raise SqlError("no statement to run", text, 0)
         result = None
-        self._text = text  # error positions point into the whole text
         for statement, source in zip(statements, _statement_texts(text, len(statements))):
             if isinstance(statement, exp.Semicolon):  # only a comment after the last ';'
                 continue
@@ -91,6 +103,7 @@ class SqlSession:
     # -- dispatch -------------------------------------------------------------------------
     def _execute(self, statement: exp.Expression, source: str) -> datafusion.DataFrame:
         if statement.find(exp.Anonymous) is not None:
+            self._shape = None  # (text functions rewrite the statement: not a cached shape)
             statement = statement.copy()
             if rewrite_text_functions(self._text, statement, self._schema_of, self._index_analyzer):
                 source = statement.sql(dialect=Fts)
@@ -274,7 +287,7 @@ class SqlSession:
 
     def _plan(self, statement: exp.Expression, source: str) -> tuple[exp.Expression, list[Lowered]]:
         statement = statement.copy()
-        lowered = lower_statement(self._text, statement, self._schema_of, lambda: f"__fts_result_{next(_names)}")
+        lowered = lower_statement(self._text, statement, self._schema_of, _fresh_name)
         return statement, lowered
 
     def _run_search(self, item: Lowered) -> tuple[pa.Table, Any, SearchRequest | None]:
@@ -321,7 +334,49 @@ class SqlSession:
         self.ctx.register_record_batches(name, [batches])
 
     def _search_query(self, statement: exp.Expression, source: str) -> datafusion.DataFrame:
+        template = self._template(statement, self._shape) if self._shape is not None else None
+        if template is not None:
+            self.db.statements.put(self._shape, template)
+            return self._run_template(template, self._shape)
         rewritten, lowered = self._plan(statement, source)
+        return self._run_lowered(rewritten.sql(dialect="postgres"), lowered)
+
+    def _template(self, statement: exp.Expression, shape: Shape) -> Template | None:
+        """The statement lowered with its MATCH leaves as slots (see
+        :mod:`.statement_cache`), or None if a MATCH's query is not one of its literals."""
+        starts = {lo: i for i, (lo, _) in enumerate(shape.spans)}
+        slot_of: dict[int, int] = {}
+        slots, columns = [], []
+        rewritten = statement.copy()  # (lowered in place)
+        for match in rewritten.find_all(FtsMatch):
+            literal = match.args.get("query")
+            if not (isinstance(literal, exp.Literal) and literal.is_string and literal.meta):
+                return None
+            i = starts.get(literal.meta.get("start"))
+            if i is None or not all(isinstance(c, exp.Column) for c in match.expressions):
+                return None
+            slot_of[id(match)] = len(slots)
+            slots.append(i)
+            columns.append(tuple(identifier(c) for c in match.expressions))
+        seen: dict[str, Any] = {}
+
+        def schema_of(name: str) -> tuple[pa.Schema, bool] | None:
+            seen[name] = found = self._schema_of(name)
+            return found
+
+        lowered = lower_statement(
+            self._text, rewritten, schema_of, _fresh_name, leaf=lambda m: slot_leaf(slot_of[id(m)])
+        )
+        fixed = tuple((i, shape.literal(self._text, i)) for i in range(len(shape.spans)) if i not in set(slots))
+        return Template(tuple(slots), tuple(columns), fixed, tuple(seen.items()), rewritten.sql(dialect="postgres"),
+                        tuple(lowered))
+
+    def _run_template(self, template: Template, shape: Shape) -> datafusion.DataFrame:
+        text, lowered = template.bind(self._text, shape, parse_match, _fresh_name)
+        return self._run_lowered(text, lowered)
+
+    def _run_lowered(self, text: str, lowered: list[Lowered]) -> datafusion.DataFrame:
+        """Run the searches of a lowered statement, then its SQL ``text`` over their results."""
         registered = []
         explained = []
         try:
@@ -331,7 +386,7 @@ class SqlSession:
                 registered.append(item.result_table)
                 if item.explain:
                     explained.append((item, plan, request))
-            df = self.ctx.sql(rewritten.sql(dialect="postgres"))
+            df = self.ctx.sql(text)
             if not explained:
                 return df
             # score_explain(): run the statement, then explain only the rows it returns.

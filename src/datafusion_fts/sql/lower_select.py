@@ -66,6 +66,21 @@ def _has_match(node: exp.Expression) -> bool:
     return node.find(FtsMatch) is not None
 
 
+def parse_match(sql: str, start: int | None, text: str, columns: tuple[str, ...]) -> Query:
+    """The leaf of a MATCH over ``columns`` whose query literal, ``text``, starts at
+    ``start`` in ``sql``: a syntax error in it points into the SQL (past the opening
+    quote, counting each '' escape as two)."""
+    try:
+        return parse(text, list(columns))
+    except QuerySyntaxError as err:
+        if start is None:
+            raise
+        raw = start + 1 + err.offset + text[: err.offset].count("'")
+        raise QuerySyntaxError(
+            f"{err.message} (offset {err.offset} in the MATCH query)", sql, raw, err.length
+        ) from None
+
+
 class _Lowering:
     """State for lowering one SELECT."""
 
@@ -75,12 +90,14 @@ class _Lowering:
         select: exp.Select,
         schemas: Callable[[str], tuple[pa.Schema, bool] | None],
         outermost: bool = False,
+        leaf: Callable[[FtsMatch], Query] | None = None,
     ) -> None:
         self.sql = sql
         self.select = select
         self.schemas = schemas
         self.outermost = outermost
         self.managed: dict[str, bool] = {}
+        self._leaf_of = leaf or self._leaf
 
     # -- sources ------------------------------------------------------------------------
     def _sources(self) -> dict[str, tuple[exp.Table, pa.Schema]]:
@@ -134,23 +151,14 @@ class _Lowering:
         literal = m.args["query"]
         if not (isinstance(literal, exp.Literal) and literal.is_string):
             raise self._error("the query of MATCH must be a string literal", literal)
-        try:
-            return parse(literal.this, [identifier(c) for c in m.expressions])
-        except QuerySyntaxError as err:
-            start = _start(literal, self.sql)
-            if start is None:
-                raise
-            # Point into the SQL: past the opening quote, counting each '' escape as two.
-            raw = start + 1 + err.offset + literal.this[: err.offset].count("'")
-            raise QuerySyntaxError(
-                f"{err.message} (offset {err.offset} in the MATCH query)", self.sql, raw, err.length
-            ) from None
+        columns = tuple(identifier(c) for c in m.expressions)
+        return parse_match(self.sql, _start(literal, self.sql), literal.this, columns)
 
     def _tree(self, node: exp.Expression) -> Query:
         """AND / OR / NOT over MATCH predicates -> one Boolean tree (DESIGN §3.2)."""
         node = node.unnest()
         if isinstance(node, FtsMatch):
-            return self._leaf(node)
+            return self._leaf_of(node)
         if isinstance(node, exp.Not):
             return Boolean(must_not=(self._tree(node.this),))
         if isinstance(node, exp.And):
@@ -432,11 +440,13 @@ def lower_statement(
     statement: exp.Expression,
     schemas: Callable[[str], tuple[pa.Schema, bool] | None],
     fresh_name: Callable[[], str],
+    leaf: Callable[[FtsMatch], Query] | None = None,
 ) -> list[Lowered]:
-    """Lower every SELECT of ``statement`` that searches, innermost first (in place)."""
+    """Lower every SELECT of ``statement`` that searches, innermost first (in place).
+    ``leaf`` makes each MATCH's leaf of the tree (by default: its query text parsed)."""
     lowered = []
     for select in reversed(list(statement.find_all(exp.Select, bfs=False))):
-        result = _Lowering(sql, select, schemas, outermost=select is statement).lower(fresh_name)
+        result = _Lowering(sql, select, schemas, outermost=select is statement, leaf=leaf).lower(fresh_name)
         if result is not None:
             lowered.append(result)
         else:

@@ -1,0 +1,150 @@
+"""Search statements remembered by shape, so a repeated shape skips parsing and lowering.
+
+An application sends the same SELECT again and again with other query texts:
+``... WHERE MATCH(body, 'alpha beta') ...``, then ``'gamma'``. Parsing, lowering and
+generating the SQL DataFusion runs cost about as much as the search itself, and none of
+it depends on the query text: the MATCH predicates leave the statement when it is
+lowered, and their texts only become the leaves of the search tree.
+
+So a statement's *shape* is its text with every string literal masked. The first time a
+shape is seen it is lowered as usual, but with each MATCH's leaf left as a numbered slot;
+the template keeps the lowered searches, the SQL for DataFusion and what it was lowered
+against (the tables' schemas, the other literals). A later statement of the same shape
+fills the slots with its own MATCH texts, parsed as the MATCH would parse them, and runs.
+Anything unusual about the text (comments, quoted identifiers, escapes, several
+statements) is simply not cached.
+"""
+
+from __future__ import annotations
+
+import re
+import threading
+from collections import OrderedDict
+from dataclasses import dataclass, replace
+from typing import Any, Callable
+
+from ..query.tree import Boolean, Match, Query
+from .lower_select import Lowered
+
+_LITERAL = re.compile(r"'(?:[^']|'')*'")
+# Text that makes a statement's shape unsafe to take from its masked text: comments,
+# quoted identifiers, dollar quotes and escapes (literals the regex would misread), a
+# second statement, and the mask itself.
+_UNSAFE = re.compile(r"--|/\*|[\"$\\;\x00']")
+_MASK = "\x00"
+# Shapes a database remembers (least recently used forgotten first).
+CAPACITY = 256
+# The column of a slot leaf in a template tree: a name no table can have.
+_SLOT = "\x00slot"
+
+
+@dataclass(frozen=True)
+class Shape:
+    """A statement's text with its string literals masked, and where the literals are."""
+
+    key: str
+    spans: tuple[tuple[int, int], ...]
+
+    def literal(self, sql: str, i: int) -> str:
+        """The value of literal ``i`` of ``sql`` (quotes removed, '' unescaped)."""
+        lo, hi = self.spans[i]
+        return sql[lo + 1 : hi - 1].replace("''", "'")
+
+
+def shape_of(sql: str) -> Shape | None:
+    """The shape of a one-statement ``sql``, or None if it is not one to cache."""
+    spans = tuple(m.span() for m in _LITERAL.finditer(sql))
+    key = _LITERAL.sub(_MASK, sql)
+    if _UNSAFE.search(key.replace(_MASK, "")) or "\\" in sql or not key.strip():
+        return None  # (a backslash may escape a quote inside a literal, depending on the dialect)
+    if any(lo and (sql[lo - 1].isalnum() or sql[lo - 1] in "_&") for lo, _ in spans):
+        return None  # a prefixed literal (E'..', X'..', U&'..') reads otherwise
+    return Shape(key, spans)
+
+
+def slot_leaf(slot: int) -> Match:
+    """The placeholder leaf of MATCH number ``slot`` in a template tree."""
+    return Match(f"{_SLOT}{slot}", "")
+
+
+def fill(tree: Query, leaves: list[Query]) -> Query:
+    """``tree`` with each slot leaf replaced by its MATCH's own leaf (lowering builds only
+    Booleans around the leaves)."""
+    if isinstance(tree, Match) and tree.column is not None and tree.column.startswith(_SLOT):
+        return leaves[int(tree.column[len(_SLOT):])]
+    if isinstance(tree, Boolean):
+        return Boolean(
+            must=tuple(fill(c, leaves) for c in tree.must),
+            should=tuple(fill(c, leaves) for c in tree.should),
+            must_not=tuple(fill(c, leaves) for c in tree.must_not),
+        )
+    return tree
+
+
+@dataclass(frozen=True)
+class Template:
+    """A lowered search statement with its MATCH leaves as slots.
+
+    ``slots[j]``: the literal index of MATCH j's query text, with ``starts``/``columns``
+    the MATCH's literal start in the statement and the columns it searches; ``fixed``: the
+    other literals' values, which a statement must repeat to use the template; ``tables``:
+    each table the lowering looked up and what it found; ``sql``: the SQL DataFusion runs,
+    naming each search's result table as in ``lowered``."""
+
+    slots: tuple[int, ...]
+    columns: tuple[tuple[str, ...], ...]
+    fixed: tuple[tuple[int, str], ...]
+    tables: tuple[tuple[str, Any], ...]
+    sql: str
+    lowered: tuple[Lowered, ...]
+
+    def bind(
+        self, sql: str, shape: Shape, parse_leaf: Callable[[str, int, str, tuple[str, ...]], Query],
+        new_name: Callable[[], str],
+    ) -> tuple[str, list[Lowered]]:
+        """The SQL and searches of statement ``sql`` (of this shape): each MATCH text
+        parsed by ``parse_leaf(sql, literal start, text, columns)``, each search result
+        given a name of its own (the template may run in several threads at once)."""
+        leaves = [
+            parse_leaf(sql, shape.spans[i][0], shape.literal(sql, i), columns)
+            for i, columns in zip(self.slots, self.columns)
+        ]
+        text = self.sql
+        lowered = []
+        for item in self.lowered:
+            name = new_name()
+            text = text.replace(item.result_table, name)
+            lowered.append(replace(item, result_table=name, search=replace(item.search, tree=fill(item.search.tree, leaves))))
+        return text, lowered
+
+
+class StatementCache:
+    """Templates by shape, at most :data:`CAPACITY` of them (thread-safe)."""
+
+    def __init__(self) -> None:
+        self._items: OrderedDict[str, Template] = OrderedDict()
+        self._lock = threading.Lock()
+
+    def get(self, sql: str, shape: Shape, schema_of: Callable[[str], Any]) -> Template | None:
+        """The template of ``sql``'s shape, if its other literals and the tables it read
+        are as they were."""
+        with self._lock:
+            found = self._items.get(shape.key)
+            if found is not None:
+                self._items.move_to_end(shape.key)
+        if found is None or len(shape.spans) != len(found.slots) + len(found.fixed):
+            return None
+        if any(shape.literal(sql, i) != value for i, value in found.fixed):
+            return None
+        for name, seen in found.tables:
+            now = schema_of(name)
+            if (now is None) != (seen is None) or (now is not None and (now[1] != seen[1] or not now[0].equals(seen[0]))):
+                return None
+        return found
+
+    def put(self, shape: Shape, template: Template) -> None:
+        with self._lock:
+            self._items[shape.key] = template
+            self._items.move_to_end(shape.key)
+            while len(self._items) > CAPACITY:
+                self._items.popitem(last=False)
