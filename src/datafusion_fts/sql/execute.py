@@ -21,7 +21,7 @@ from ..storage.foreign import ForeignTable
 from ..udfs.error_bridge import TranslatingDataFrame, call
 from .dialect import CreateFulltextIndex, Explain, Fts, FtsMatch, FtsScore, FtsScoreExplain, Optimize, identifier, parse_sql
 from .lower_select import Lowered, expand_stars, lower_statement, parse_match
-from .statement_cache import Shape, Template, shape_of, slot_leaf
+from .statement_cache import Shape, Template, direct, shape_of, slot_leaf
 from .text_functions import rewrite_text_functions
 
 if TYPE_CHECKING:
@@ -290,7 +290,10 @@ class SqlSession:
         lowered = lower_statement(self._text, statement, self._schema_of, _fresh_name)
         return statement, lowered
 
-    def _run_search(self, item: Lowered) -> tuple[pa.Table, Any, SearchRequest | None]:
+    def _run_search(self, item: Lowered, in_order: bool = False) -> tuple[pa.Table, Any, SearchRequest | None]:
+        """A search's result: ``_rowid``, the columns the statement reads when the result
+        carries them, and ``_score``; in the search's order if ``in_order``, else carried
+        rows come in row-id order (fetched in file order: the statement orders them)."""
         search = item.search
         if not search.managed:
             foreign = ForeignTable(self.ctx, search.table)
@@ -316,9 +319,8 @@ class SqlSession:
         plan, request = table.plan(search.tree, limit=search.k, include_row_ids=include)
         result = pa.Table.from_batches(list(plan.execute()), schema=SEARCH_SCHEMA)
         if search.carries_rows:
-            # In row-id order: each fragment's pages are read in file order and the rows
-            # need no reordering copy (the statement orders them, by score or otherwise).
-            result = result.take(pa.array(np.argsort(result.column(0).to_numpy(), kind="stable")))
+            if not in_order:  # (no reordering copy of the fetched rows)
+                result = result.take(pa.array(np.argsort(result.column(0).to_numpy(), kind="stable")))
             snap = request.snapshot  # (the search's own visibility cut)
             fields = [snap.schema.field(c) for c in search.columns]
             values = snap.take(result.column(0).to_numpy(), list(search.columns))
@@ -369,10 +371,13 @@ class SqlSession:
         )
         fixed = tuple((i, shape.literal(self._text, i)) for i in range(len(shape.spans)) if i not in set(slots))
         return Template(tuple(slots), tuple(columns), fixed, tuple(seen.items()), rewritten.sql(dialect="postgres"),
-                        tuple(lowered))
+                        tuple(lowered), direct(rewritten, lowered))
 
     def _run_template(self, template: Template, shape: Shape) -> datafusion.DataFrame:
         text, lowered = template.bind(self._text, shape, parse_match, _fresh_name)
+        if template.direct is not None:  # the search's result is the answer
+            result, _, _ = self.db.retrying(partial(self._run_search, lowered[0], in_order=True))
+            return self.ctx.from_arrow(template.direct.apply(result))
         return self._run_lowered(text, lowered)
 
     def _run_lowered(self, text: str, lowered: list[Lowered]) -> datafusion.DataFrame:

@@ -338,9 +338,9 @@ class _Lowering:
             return None
         if s.args.get("order") is not None and not order_by_score:
             return None
-        count = _int_literal(limit.expression)
+        count = int_literal(limit.expression)
         offset = s.args.get("offset")
-        skip = 0 if offset is None else _int_literal(offset.expression)
+        skip = 0 if offset is None else int_literal(offset.expression)
         if count is None or skip is None:
             return None
         return count + skip
@@ -412,7 +412,7 @@ def expand_stars(
     return changed
 
 
-def _int_literal(node: exp.Expression | None) -> int | None:
+def int_literal(node: exp.Expression | None) -> int | None:
     if isinstance(node, exp.Literal) and not node.is_string and node.this.isdigit():
         return int(node.this)
     return None

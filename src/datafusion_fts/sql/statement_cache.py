@@ -23,8 +23,12 @@ from collections import OrderedDict
 from dataclasses import dataclass, replace
 from typing import Any, Callable
 
+import pyarrow as pa
+from sqlglot import exp
+
 from ..query.tree import Boolean, Match, Query
-from .lower_select import Lowered
+from .dialect import identifier
+from .lower_select import ROWID, SCORE, Lowered, int_literal
 
 _LITERAL = re.compile(r"'(?:[^']|'')*'")
 # Text that makes a statement's shape unsafe to take from its masked text: comments,
@@ -82,6 +86,57 @@ def fill(tree: Query, leaves: list[Query]) -> Query:
 
 
 @dataclass(frozen=True)
+class Direct:
+    """A statement that only picks columns of its one search's result, in the search's own
+    order, and pages it: its answer is that result, sliced and renamed, without
+    DataFusion planning and sorting what is already in order (about 0.7 ms a statement)."""
+
+    columns: tuple[tuple[str, str], ...]  # (result column, output name)
+    offset: int
+    limit: int | None
+
+    def apply(self, result: pa.Table) -> pa.Table:
+        rows = result.slice(self.offset, self.limit)
+        return pa.table([rows.column(c) for c, _ in self.columns], names=[n for _, n in self.columns])
+
+
+def direct(statement: exp.Expression, lowered: list[Lowered]) -> Direct | None:
+    """The :class:`Direct` form of a lowered statement, or None if DataFusion must run it."""
+    if len(lowered) != 1 or lowered[0].explain or not isinstance(statement, exp.Select):
+        return None
+    search, alias = lowered[0].search, lowered[0].search.alias
+    if not (search.managed and search.carries_rows):
+        return None
+    if any(statement.args.get(k) for k in ("joins", "where", "group", "having", "distinct", "qualify", "windows", "with")):
+        return None
+    source = statement.args.get("from_")
+    if source is None or not isinstance(source.this, exp.Table) or source.this.name != lowered[0].result_table:
+        return None
+    columns = []
+    named = {}
+    for item in statement.expressions:
+        inner = item.this if isinstance(item, exp.Alias) else item
+        if not isinstance(inner, exp.Column) or inner.table not in ("", alias) or isinstance(inner.this, exp.Star):
+            return None
+        name = identifier(item.args["alias"]) if isinstance(item, exp.Alias) else identifier(inner)
+        columns.append((identifier(inner), name))
+        named[name] = identifier(inner)
+    order = statement.args.get("order")
+    if order is not None:
+        keys = [(named.get(k.this.name, k.this.name) if isinstance(k.this, exp.Column) and not k.this.table
+                 else identifier(k.this) if isinstance(k.this, exp.Column) else None, bool(k.args.get("desc")))
+                for k in order.expressions]
+        if keys != [(SCORE, True), (ROWID, False)]:
+            return None
+    limit, offset = statement.args.get("limit"), statement.args.get("offset")
+    count = None if limit is None else int_literal(limit.expression)
+    skip = 0 if offset is None else int_literal(offset.expression)
+    if (limit is not None and count is None) or skip is None:
+        return None
+    return Direct(tuple(columns), skip, count)
+
+
+@dataclass(frozen=True)
 class Template:
     """A lowered search statement with its MATCH leaves as slots.
 
@@ -97,6 +152,7 @@ class Template:
     tables: tuple[tuple[str, Any], ...]
     sql: str
     lowered: tuple[Lowered, ...]
+    direct: Direct | None = None
 
     def bind(
         self, sql: str, shape: Shape, parse_leaf: Callable[[str, int, str, tuple[str, ...]], Query],
