@@ -377,19 +377,28 @@ class Table:
         columns: list[str] | None,
         default_columns: list[str] | None,
     ) -> tuple[pa.Table, TableSnapshot, list[str]]:
-        """The ranked ``_rowid`` and ``_score`` of a search, the snapshot it read (its
-        rows' columns must come from the same visibility cut) and the columns wanted."""
+        """:meth:`find`, and the columns wanted (checked against the snapshot's)."""
         request = self._request(query, limit, offset, include_row_ids, default_columns)
         snap = request.snapshot
         wanted = snap.schema.names if columns is None else list(columns)
         for name in wanted:
             if name not in snap.schema.names:
                 raise CatalogError(f"table {self.name!r} has no column {name!r}")
-        found = search_prepared(request, self.db)
-        if found is None:
-            plan, request = plan_search(request, self.db)
-            return pa.Table.from_batches(list(plan.execute()), schema=SEARCH_SCHEMA), snap, wanted
-        return search_table(*found), snap, wanted
+        return _ranked(request, self.db), snap, wanted
+
+    def find(
+        self,
+        query: Query | str,
+        limit: int | None = 10,
+        offset: int = 0,
+        include_row_ids: Iterable[int] | np.ndarray | None = None,
+        default_columns: list[str] | None = None,
+    ) -> tuple[pa.Table, TableSnapshot]:
+        """The ranked ``_rowid`` and ``_score`` of a search (``search`` without columns)
+        and the snapshot it read: columns fetched for those rows must come from that
+        snapshot, the search's visibility cut (DESIGN §5.5). SQL's searches run this."""
+        request = self._request(query, limit, offset, include_row_ids, default_columns)
+        return _ranked(request, self.db), request.snapshot
 
     def plan(
         self,
@@ -446,3 +455,12 @@ def _with_columns(found: pa.Table, snap: TableSnapshot, wanted: list[str]) -> pa
     for name in wanted:
         found = found.append_column(snap.schema.field(name), values.column(name))
     return found
+
+
+def _ranked(request: SearchRequest, db: "Database") -> pa.Table:
+    """The rows and scores of a search: its prepared form when it has one, else its plan."""
+    found = search_prepared(request, db)
+    if found is None:
+        plan, request = plan_search(request, db)
+        return pa.Table.from_batches(list(plan.execute()), schema=SEARCH_SCHEMA)
+    return search_table(*found)

@@ -290,10 +290,14 @@ class SqlSession:
         lowered = lower_statement(self._text, statement, self._schema_of, _fresh_name)
         return statement, lowered
 
-    def _run_search(self, item: Lowered, in_order: bool = False) -> tuple[pa.Table, Any, SearchRequest | None]:
+    def _run_search(
+        self, item: Lowered, in_order: bool = False, planned: bool = True
+    ) -> tuple[pa.Table, Any, SearchRequest | None]:
         """A search's result: ``_rowid``, the columns the statement reads when the result
         carries them, and ``_score``; in the search's order if ``in_order``, else carried
-        rows come in row-id order (fetched in file order: the statement orders them)."""
+        rows come in row-id order (fetched in file order: the statement orders them).
+        With ``planned`` (EXPLAIN, score_explain()) also its plan and request, else the
+        search runs as ``Table.search`` runs it (prepared, when it can be)."""
         search = item.search
         if not search.managed:
             foreign = ForeignTable(self.ctx, search.table)
@@ -316,12 +320,16 @@ class SqlSession:
                 fields = [table.schema.field(c) for c in search.columns]
                 empty = pa.schema([SEARCH_SCHEMA.field(0), *fields, SEARCH_SCHEMA.field(1)]).empty_table()
             return empty, None, None
-        plan, request = table.plan(search.tree, limit=search.k, include_row_ids=include)
-        result = pa.Table.from_batches(list(plan.execute()), schema=SEARCH_SCHEMA)
+        plan = request = None
+        if planned:
+            plan, request = table.plan(search.tree, limit=search.k, include_row_ids=include)
+            result = pa.Table.from_batches(list(plan.execute()), schema=SEARCH_SCHEMA)
+            snap = request.snapshot
+        else:
+            result, snap = table.find(search.tree, limit=search.k, include_row_ids=include)
         if search.carries_rows:
             if not in_order:  # (no reordering copy of the fetched rows)
                 result = result.take(pa.array(np.argsort(result.column(0).to_numpy(), kind="stable")))
-            snap = request.snapshot  # (the search's own visibility cut)
             fields = [snap.schema.field(c) for c in search.columns]
             values = snap.take(result.column(0).to_numpy(), list(search.columns))
             rows = pa.table({"_rowid": result.column(0)})
@@ -376,7 +384,7 @@ class SqlSession:
     def _run_template(self, template: Template, shape: Shape) -> datafusion.DataFrame:
         text, lowered = template.bind(self._text, shape, parse_match, _fresh_name)
         if template.direct is not None:  # the search's result is the answer
-            result, _, _ = self.db.retrying(partial(self._run_search, lowered[0], in_order=True))
+            result, _, _ = self.db.retrying(partial(self._run_search, lowered[0], in_order=True, planned=False))
             return self.ctx.from_arrow(template.direct.apply(result))
         return self._run_lowered(text, lowered)
 
@@ -386,7 +394,7 @@ class SqlSession:
         explained = []
         try:
             for item in lowered:
-                result, plan, request = self.db.retrying(partial(self._run_search, item))
+                result, plan, request = self.db.retrying(partial(self._run_search, item, planned=bool(item.explain)))
                 self._register_result(item.result_table, result)
                 registered.append(item.result_table)
                 if item.explain:
