@@ -24,26 +24,6 @@ BOOLEAN, FIXED, BYTES = 0, 1, 2
 PLAIN, PLAIN_DICTIONARY, RLE, DELTA_BINARY_PACKED, RLE_DICTIONARY = 0, 2, 3, 5, 8
 
 
-@njit(cache=True, nogil=True, inline="always")
-def _u32(buf, pos):
-    return (np.int64(buf[pos]) | (np.int64(buf[pos + 1]) << 8) | (np.int64(buf[pos + 2]) << 16)
-            | (np.int64(buf[pos + 3]) << 24))
-
-
-@njit(cache=True, nogil=True)
-def _bits(buf, bit, width):
-    """The ``width``-bit value (LSB first, width <= 32) starting at bit ``bit``; the
-    caller has checked that its bytes are in the buffer."""
-    if width == 0:
-        return np.int64(0)
-    first = bit >> 3
-    last = (bit + width - 1) >> 3
-    word = np.int64(0)
-    for j in range(last - first + 1):
-        word |= np.int64(buf[first + j]) << (8 * j)
-    return (word >> (bit & 7)) & ((np.int64(1) << width) - 1)
-
-
 @njit(cache=True, nogil=True)
 def _le(buf, pos, width):
     """The ``width``-byte little-endian value at ``pos``, as int64 bits."""
@@ -177,7 +157,7 @@ def _levels(buf, lo, hi, width, max_def, n_values, wanted, w0, w1, valid, index)
                 nonnull += stop - base
         else:
             for i in range(base, stop):
-                present = _bits(buf, x * 8 + (i - base) * width, width) == max_def
+                present = _bits64(buf, x * 8 + (i - base) * width, width) == max_def
                 if i == wanted[w]:
                     valid[w] = present
                     index[w] = nonnull if present else -1
@@ -207,7 +187,7 @@ def _pick(buf, lo, hi, width, valid, index, w0, w1, out):
         stop = base + count
         while w < w1 and (not valid[w] or index[w] < stop):
             if valid[w]:
-                out[w] = _bits(buf, x * 8 + (index[w] - base) * width, width) if packed else x
+                out[w] = _bits64(buf, x * 8 + (index[w] - base) * width, width) if packed else x
             w += 1
         base = stop
     return True
@@ -247,7 +227,7 @@ def select_values(
                 if hi - lo < 4:
                     return p
                 l_lo = lo + 4
-                l_hi = l_lo + _u32(buf, lo)
+                l_hi = l_lo + _le(buf, lo, 4)
                 lo = l_hi
                 if l_hi > hi:
                     return p
@@ -280,9 +260,9 @@ def select_values(
             if not _delta_pick(buf, lo, hi, valid, index, w0, w1, a):
                 return p
         elif enc == RLE and kind == BOOLEAN:
-            if hi - lo < 4 or _u32(buf, lo) > hi - lo - 4:
+            if hi - lo < 4 or _le(buf, lo, 4) > hi - lo - 4:
                 return p
-            if not _pick(buf, lo + 4, lo + 4 + _u32(buf, lo), 1, valid, index, w0, w1, a):
+            if not _pick(buf, lo + 4, lo + 4 + _le(buf, lo, 4), 1, valid, index, w0, w1, a):
                 return p
         elif enc != PLAIN:
             return p
@@ -309,12 +289,12 @@ def select_values(
                 while i < index[w]:  # step over the values before it
                     if hi - pos < 4:
                         return p
-                    pos += 4 + _u32(buf, pos)
+                    pos += 4 + _le(buf, pos, 4)
                     i += 1
-                if hi - pos < 4 or _u32(buf, pos) > hi - pos - 4:
+                if hi - pos < 4 or _le(buf, pos, 4) > hi - pos - 4:
                     return p
                 a[w] = pos + 4
-                b[w] = _u32(buf, pos)
+                b[w] = _le(buf, pos, 4)
         w0 = w1
     return -1
 
@@ -327,10 +307,10 @@ def plain_entries(buf, lo, hi, n):
     lens = np.empty(n, dtype=np.int64)
     pos = lo
     for i in range(n):
-        if hi - pos < 4 or _u32(buf, pos) > hi - pos - 4:
+        if hi - pos < 4 or _le(buf, pos, 4) > hi - pos - 4:
             return starts, lens, False
         starts[i] = pos + 4
-        lens[i] = _u32(buf, pos)
+        lens[i] = _le(buf, pos, 4)
         pos += 4 + lens[i]
     return starts, lens, True
 
