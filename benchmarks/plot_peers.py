@@ -3,8 +3,9 @@
     python benchmarks/plot_peers.py [docs/img/peers.json] [--out docs/img]
 
 Writes ``peers-build.png`` (build docs/s), ``peers-latency.png`` (p50 by query class and k,
-log scale, p95 as whiskers), ``peers-memory.png`` (peak RSS building and querying) and
-``peers-size.png`` (on-disk size) into the output directory (default: the JSON's).
+log scale, p95 as whiskers), ``peers-rows.png`` (the same for searches returning the rows'
+columns), ``peers-memory.png`` (peak RSS building and querying) and ``peers-size.png``
+(on-disk size) into the output directory (default: the JSON's).
 """
 
 from __future__ import annotations
@@ -21,8 +22,10 @@ matplotlib.use("Agg")  # files only, no display
 import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 
-ORDER = ("ours", "ours_sql", "tantivy", "sqlite", "bm25s", "lance", "duckdb")
+ORDER = ("ours", "ours_sql", "tantivy", "sqlite", "bm25s", "lance", "duckdb", "ours_rows", "ours_sql_rows",
+         "lance_rows")
 COLORS = dict(zip(ORDER, plt.get_cmap("tab10").colors))
+ROWS = ("ours_rows", "ours_sql_rows", "lance_rows")  # searches that return the rows' columns
 DPI = 110
 
 
@@ -73,10 +76,14 @@ def _build(res: dict, out: Path) -> Path:
     return _save(fig, out, "peers-build.png")
 
 
-def _latency(res: dict, out: Path) -> Path:
+def _latency(res: dict, out: Path, rows: bool = False) -> Path | None:
+    """p50 (p95 whiskers) per class and k: of the ids-only searches, or with ``rows`` of
+    the searches that return the rows' columns."""
     meta, lat = res["meta"], res["search"]["latency"]
     classes = list(meta["classes"])
-    names = [x for x in ORDER if x in res["search"]["first_ms"]]
+    names = [x for x in ORDER if x in res["search"]["first_ms"] and (x in ROWS) == rows]
+    if not names:
+        return None
     ks = meta["ks"]
     fig, axes = plt.subplots(len(ks), 1, figsize=(12, 4.2 * len(ks)), sharey=True)
     width = 0.8 / len(names)
@@ -98,10 +105,11 @@ def _latency(res: dict, out: Path) -> Path:
         ax.set_ylabel(f"k={k}: ms per query (p50, whisker p95)")
         ax.grid(axis="y", which="both", alpha=0.25)
     np.atleast_1d(axes)[0].legend(ncol=len(names), fontsize=8, loc="lower center", bbox_to_anchor=(0.5, 1.0))
-    fig.suptitle("Query latency by class (log scale, lower is better)", fontsize=12)
+    what = "returning id, title and body" if rows else "ids and scores"
+    fig.suptitle(f"Query latency by class, {what} (log scale, lower is better)", fontsize=12)
     fig.tight_layout()
     _footer(fig, meta, "the latency run", "other_search")
-    return _save(fig, out, "peers-latency.png")
+    return _save(fig, out, "peers-rows.png" if rows else "peers-latency.png")
 
 
 def _memory(res: dict, out: Path) -> Path:
@@ -145,7 +153,9 @@ def _size(res: dict, out: Path) -> Path:
 def plot(results: dict, out: Path) -> list[Path]:
     """Draw every plot of ``results`` into ``out``; returns the files written."""
     out.mkdir(parents=True, exist_ok=True)
-    return [f(results, out) for f in (_build, _latency, _memory, _size)]
+    written = [_build(results, out), _latency(results, out), _latency(results, out, rows=True),
+               _memory(results, out), _size(results, out)]
+    return [p for p in written if p is not None]
 
 
 def main(argv: list[str] | None = None) -> None:
