@@ -5,7 +5,7 @@ Splitting is sequential by nature (each byte's meaning depends on the previous o
 this is a numba kernel rather than a chain of pyarrow calls (``split_pattern_regex`` plus
 ``dictionary_encode`` measured ~12 s for 60M tokens; this kernel ~0.5 s per 6M tokens).
 Interning happens in the same pass with an open-addressing hash table over the token bytes
-(compared byte for byte, so ids are exact). Callers feed it pieces of ~100k rows: the
+(compared byte for byte, so ids are exact). Callers feed it pieces of at most 65,536 rows: the
 per-token cost grows with the size of one call, and pieces run in parallel threads.
 """
 

@@ -2,12 +2,15 @@
 
 The search part (the MATCH tree, its prefilter and its top-k) is planned by this system;
 everything else — projections, joins, aggregates, ORDER BY/LIMIT of the rest — is left
-to DataFusion, over a derived table that joins the search result back by ``_rowid``:
+to DataFusion, over the search result, which carries the columns the statement reads
+(fetched by row id):
 
     FROM docs AS d WHERE MATCH(body, 'q') AND year > 2000 ORDER BY score() DESC LIMIT 10
     ->  LogicalSearch(docs, tree=parse('q', [body]), prefilter="year > 2000", k=10)
-    ->  FROM (SELECT d.*, s._score FROM docs AS d JOIN <result> AS s ON d._rowid = s._rowid) AS d
-        WHERE year > 2000 ORDER BY d._score DESC, d._rowid ASC LIMIT 10
+    ->  FROM <result> AS d WHERE year > 2000 ORDER BY d._score DESC, d._rowid ASC LIMIT 10
+
+A MATCH under OR beside other predicates lets rows that do not match qualify too: its
+result is joined back to the table by ``_rowid`` (a derived table, see ``_derived``).
 """
 
 from __future__ import annotations

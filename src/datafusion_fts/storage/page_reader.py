@@ -7,7 +7,8 @@ with ``write_page_index=True``: each data page's offset and first row) to read, 
 wanted column, only the pages holding the wanted rows, with one ``pread`` each (no
 memory map: pages read for one query are not kept in this process's memory),
 decompresses them and picks the values out with compiled loops
-(:mod:`.parquet_values`). A page's CRC, where the writer stored one, is checked first.
+(:mod:`.parquet_values`: PLAIN, RLE and dictionary encodings, and DELTA_BINARY_PACKED
+integers). A page's CRC, where the writer stored one, is checked first.
 
 Data files written by :class:`.store.DirectoryStore` have small pages (a few kilobytes
 of values, see ``store.PAGE_BYTES``), so a row costs one small page per column. Other
