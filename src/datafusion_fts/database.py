@@ -294,7 +294,9 @@ class Database:
 
     def _recover(self, manifest: Manifest) -> None:
         """With the writer lock held, undo what a crashed writer left half done: cut torn
-        log tails, delete files that never committed (DESIGN §7)."""
+        log tails, delete files that never committed (DESIGN §7). A directory with files
+        but no manifest is refused first (they are not leftovers)."""
+        self.store.check_manifest()
         for name in manifest.tables:
             log = self._log(name)
             if log is not None:

@@ -509,3 +509,16 @@ def test_large_parquet_file_is_streamed_in(path, tmp_path):
         db.ctx.sql("SELECT count(*) AS c, max(_rowid) AS m FROM big").to_arrow_table().to_pylist()
     )
     assert total == [{"c": 2 * n, "m": 2 * n - 1}]
+
+
+def test_a_directory_with_data_but_no_manifest_is_refused_and_kept(path):
+    """(Opened as empty, its files would look like leftovers to garbage collection.)"""
+    build(path)
+    gc.collect()
+    files = sorted(p.relative_to(path) for p in path.rglob("*") if p.is_file() and p.name != "LOCK")
+    (path / "manifest.json").unlink()
+    for _ in range(2):
+        with pytest.raises(fts.StorageError, match="no manifest.json"):
+            fts.connect(path)
+    kept = sorted(p.relative_to(path) for p in path.rglob("*") if p.is_file() and p.name != "LOCK")
+    assert kept == [f for f in files if f.name != "manifest.json"]

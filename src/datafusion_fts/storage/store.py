@@ -64,6 +64,7 @@ _SEGMENT_DIR = re.compile(r"^(seg-\d{8})(\.tmp)?$")
 
 class Store(Protocol):
     def load_manifest(self) -> Manifest: ...
+    def check_manifest(self) -> None: ...
     def changes(self) -> tuple[int, int]: ...
     def announce(self) -> None: ...
     def commit(self, manifest: Manifest) -> None: ...
@@ -297,6 +298,22 @@ class DirectoryStore:
         except (ValueError, KeyError, TypeError, AttributeError, pa.ArrowException) as exc:
             raise StorageError(f"unreadable manifest {path}: {exc}") from exc
 
+    def check_manifest(self) -> None:
+        """Refuse a directory that holds data or index files but no manifest (called with
+        the writer lock, when nobody is writing): opened as empty, its files would be
+        garbage to collect. (While another Database writes its first commit, that is
+        what the directory looks like: then it is not called.)"""
+        if (self.root / MANIFEST).exists():
+            return
+        ours = sorted(p.name for d in ("data", "index") for p in (self.root / d).iterdir()
+                      if _FRAGMENT_FILE.match(p.name) or _SEGMENT_DIR.match(p.name))
+        if ours:
+            raise StorageError(
+                f"{self.root} holds {len(ours)} data and index files (such as {ours[0]}) but no {MANIFEST}: "
+                f"it was lost, or the database's first commit never finished. Nothing was changed; restore "
+                f"{MANIFEST} from a backup, or remove the directory to start over"
+            )
+
     def changes(self) -> tuple[int, int]:
         """(commits, changes) made in this directory so far, by any process (see
         :class:`_ChangeCounters`): a reader compares them with what it last read."""
@@ -517,6 +534,9 @@ class MemoryStore:
 
     def load_manifest(self) -> Manifest:
         return self._manifest
+
+    def check_manifest(self) -> None:
+        pass  # (memory is never without its manifest)
 
     def changes(self) -> tuple[int, int]:
         return (0, 0)  # no one else can reach this memory
