@@ -15,7 +15,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from datafusion_fts.errors import StorageError
-from datafusion_fts.storage.page_reader import PageReader, RowGroupCache
+from datafusion_fts.storage.page_reader import PageReader, DecodedCache
 
 # Types read page by page, and types the reader leaves to pyarrow's row-group reads.
 PAGED = {
@@ -69,7 +69,7 @@ def _table(seed: int, n: int, types: dict[str, pa.DataType]) -> pa.Table:
 
 
 def _reader(path: Path) -> PageReader:
-    return PageReader(path, RowGroupCache())
+    return PageReader(path, DecodedCache())
 
 
 WRITERS = st.fixed_dictionaries({

@@ -28,7 +28,7 @@ from collections import OrderedDict
 from concurrent.futures import Executor
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable, Iterator
+from typing import Any, Callable, Iterator, TypeVar
 
 import numpy as np
 import pyarrow as pa
@@ -86,6 +86,7 @@ _CODECS = {"ZSTD": "zstd", "UNCOMPRESSED": None, "SNAPPY": "snappy", "GZIP": "gz
            "LZ4": "lz4_raw"}
 _UNITS = {"milliseconds": "ms", "microseconds": "us", "nanoseconds": "ns"}
 _NONE = np.zeros(0, dtype=np.int64)
+T = TypeVar("T")
 _WHY = {BAD_HEADER: "has a header that does not parse", NOT_DATA: "is not a flat data page",
         LEVELS_NOT_RLE: "has definition levels encoded otherwise than RLE"}
 
@@ -105,6 +106,7 @@ class _Column:
     codecs: np.ndarray  # per row group, as pyarrow names them
     compressed: np.ndarray  # per row group: whether its codec compresses
     mixed: bool  # whether row groups differ in codec
+
 
 @dataclass(frozen=True)
 class _Pages:
@@ -151,33 +153,33 @@ def _physical(field: pa.Field, column: pq.ColumnSchema) -> tuple[int, int, pa.Da
     return None
 
 
-class RowGroupCache:
-    """Decoded Parquet row groups, least recently used evicted past ``max_bytes``: the
-    columns of files a :class:`PageReader` cannot read page by page (a database of format
-    1, a user's file without an offset index) are read a row group at a time, and
-    repeated searches over the same region reuse them."""
+class DecodedCache:
+    """What readers decoded and may need again, least recently used evicted past
+    ``max_bytes``: the row groups of columns a :class:`PageReader` cannot read page by page
+    (a database of format 1, a user's file without an offset index) and the dictionary
+    pages of dictionary-encoded columns. One per store, shared by its files' readers."""
 
     def __init__(self, max_bytes: int = 256 << 20) -> None:
         self.max_bytes = max_bytes
-        self._items: OrderedDict[tuple, pa.Table] = OrderedDict()
+        self._items: OrderedDict[tuple, tuple[Any, int]] = OrderedDict()
         self._bytes = 0
         self._lock = threading.Lock()
 
-    def get(self, key: tuple, load) -> pa.Table:  # type: ignore[no-untyped-def]
+    def get(self, key: tuple, load: Callable[[], T], size: Callable[[T], int]) -> T:
         with self._lock:
             hit = self._items.get(key)
             if hit is not None:
                 self._items.move_to_end(key)
-                return hit
-        table = load()
+                return hit[0]
+        value = load()
         with self._lock:
             if key not in self._items:
-                self._items[key] = table
-                self._bytes += table.nbytes
+                self._items[key] = (value, size(value))
+                self._bytes += size(value)
                 while self._bytes > self.max_bytes and len(self._items) > 1:
-                    _, old = self._items.popitem(last=False)
-                    self._bytes -= old.nbytes
-        return table
+                    _, (_, old) = self._items.popitem(last=False)
+                    self._bytes -= old
+        return value
 
 
 class PageReader:
@@ -186,8 +188,8 @@ class PageReader:
     Safe to share between threads: pages are read with ``pread``, each thread has its
     own decompressor, and the few cached structures are filled under a lock."""
 
-    def __init__(self, path: Path, cache: RowGroupCache) -> None:
-        """``cache`` keeps the row groups read for the columns not read page by page."""
+    def __init__(self, path: Path, cache: DecodedCache) -> None:
+        """``cache`` keeps the row groups and dictionaries this reader decodes."""
         self.path = path
         try:
             self._file = pq.ParquetFile(path)
@@ -208,8 +210,6 @@ class PageReader:
         self._local = threading.local()
         self._columns: dict[str, _Column | None] = {}
         self._pages: dict[int, _Pages | None] = {}
-        self._dicts: OrderedDict[tuple[int, int], _Dictionary] = OrderedDict()
-        self._dict_bytes = 0
         self._index_locations: tuple[np.ndarray, np.ndarray] | None = None
 
     # -- what can be read page by page ----------------------------------------------------
@@ -297,12 +297,13 @@ class PageReader:
         return data
 
     def _dictionary(self, leaf: int, group: int, first_page_at: int, codec: str) -> _Dictionary:
-        key = (leaf, group)
-        with self._lock:
-            hit = self._dicts.get(key)
-            if hit is not None:
-                self._dicts.move_to_end(key)
-                return hit
+        return self._cache.get(
+            (str(self.path), "dictionary", leaf, group),
+            lambda: self._read_dictionary(leaf, group, first_page_at, codec),
+            lambda d: len(d.data),
+        )
+
+    def _read_dictionary(self, leaf: int, group: int, first_page_at: int, codec: str) -> _Dictionary:
         chunk = self._file.metadata.row_group(group).column(leaf)
         at = chunk.dictionary_page_offset
         if not chunk.has_dictionary_page or at is None or not 0 < first_page_at - at:
@@ -329,14 +330,7 @@ class PageReader:
             starts, lens, ok = plain_entries(np.frombuffer(data, dtype=np.uint8), 0, len(data), n)
             if not ok:
                 raise StorageError(f"damaged data file {self.path}: a dictionary page of {what} is truncated")
-        found = _Dictionary(data, n, starts, lens)
-        with self._lock:
-            self._dicts[key] = found
-            self._dict_bytes += len(data)
-            while self._dict_bytes > _DICTIONARY_CACHE_BYTES and len(self._dicts) > 1:
-                _, old = self._dicts.popitem(last=False)
-                self._dict_bytes -= len(old.data)
-        return found
+        return _Dictionary(data, n, starts, lens)
 
     def take(self, rows: np.ndarray, names: list[str], pool: Executor | None = None) -> pa.Table:
         """The ``names`` columns of file-local ``rows`` (ascending, distinct).
@@ -393,7 +387,7 @@ class PageReader:
             with self._file_lock:
                 return self._file.read_row_group(group, columns=names)
 
-        return self._cache.get((str(self.path), group, tuple(names)), read)
+        return self._cache.get((str(self.path), "row group", group, tuple(names)), read, lambda t: t.nbytes)
 
     def _take_pages(self, column: _Column, rows: np.ndarray) -> pa.Array:
         """The column's values at ``rows`` (ascending, distinct), from the pages they sit in."""
@@ -565,7 +559,5 @@ def _arrow(column: _Column, buf: np.ndarray, valid: np.ndarray, a: np.ndarray, b
     return pa.Array.from_buffers(column.arrow_type, n, buffers, null_count=nulls)
 
 
-# Decompressed dictionary pages a reader keeps (a row group's, per column).
-_DICTIONARY_CACHE_BYTES = 32 << 20
 # Pages of one column a fetch decodes at once (a few hundred KiB of small pages).
 CHUNK_PAGES = 64

@@ -36,7 +36,7 @@ import pyarrow.parquet as pq
 
 from ..errors import StaleSnapshotError, StorageError
 from .manifest import FORMAT_VERSION, Manifest
-from .page_reader import PageReader, RowGroupCache
+from .page_reader import PageReader, DecodedCache
 
 ROW_GROUP_ROWS = 65_536
 # A data page closes once its values pass PAGE_BYTES, checked every ``write_batch_size``
@@ -214,7 +214,7 @@ class DirectoryStore:
         self._readers: dict[str, PageReader] = {}
         self._pool: ThreadPoolExecutor | None = None
         self._group_starts: dict[str, np.ndarray] = {}
-        self._cache = RowGroupCache()
+        self._cache = DecodedCache()
         self._lock = threading.Lock()
 
     # -- the writer lock ----------------------------------------------------------------
