@@ -351,7 +351,7 @@ class PageReader:
             pieces[name] = []
             for chunk in self._chunks(column, rows):
                 tasks.append((name, column, chunk))
-        if pool is not None and len(tasks) > 1:
+        if pool is not None and len(tasks) > 1 and len(rows) * len(tasks) >= POOL_MIN_ROWS:
             arrays = list(pool.map(lambda task: self._take_pages(task[1], task[2]), tasks))
         else:
             arrays = [self._take_pages(column, chunk) for _, column, chunk in tasks]
@@ -561,3 +561,6 @@ def _arrow(column: _Column, buf: np.ndarray, valid: np.ndarray, a: np.ndarray, b
 
 # Pages of one column a fetch decodes at once (a few hundred KiB of small pages).
 CHUNK_PAGES = 64
+# A fetch spreads its pieces over threads from this many (rows x pieces) on: below it,
+# waking a thread costs about what it saves.
+POOL_MIN_ROWS = 128
