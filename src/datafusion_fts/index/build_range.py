@@ -29,7 +29,7 @@ from .builder import build_segment, merge_segments
 from .segment import Segment
 
 # A build tokenizes at most this much text at once, then inverts it into a segment.
-BUILD_CHUNK_BYTES = 256 << 20
+BUILD_CHUNK_BYTES = 32 << 20
 # Chunk segments are merged while the merged segment stays under this many postings.
 MERGE_MAX_POSTINGS = 400_000_000
 # A tail is cut into at most one piece per worker, each of at least this many rows.
@@ -81,13 +81,23 @@ def build_range(
         build_chunk(chunk_lo, hi)
     else:
         chunks[-1] = replace(chunks[-1], meta=replace(chunks[-1].meta, hi=hi))
-    merged: list[Segment] = []
-    for seg in chunks:
-        if merged and merged[-1].meta.n_postings + seg.meta.n_postings <= MERGE_MAX_POSTINGS:
-            merged[-1] = merge_segments(new_id(), [merged[-1], seg])
+    return merge_runs(chunks, new_id)
+
+
+def merge_runs(segments: list[Segment], new_id: Callable[[], str]) -> list[Segment]:
+    """Neighbouring segments merged into as few as stay under ``MERGE_MAX_POSTINGS`` each,
+    each group in one k-way merge (merging them two at a time would copy the first ones
+    again at every step)."""
+    groups: list[list[Segment]] = []
+    total = 0
+    for seg in segments:
+        if groups and total + seg.meta.n_postings <= MERGE_MAX_POSTINGS:
+            groups[-1].append(seg)
+            total += seg.meta.n_postings
         else:
-            merged.append(seg)
-    return merged
+            groups.append([seg])
+            total = seg.meta.n_postings
+    return [group[0] if len(group) == 1 else merge_segments(new_id(), group) for group in groups]
 
 
 @functools.lru_cache(maxsize=1)

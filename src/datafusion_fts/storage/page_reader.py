@@ -78,6 +78,14 @@ from .parquet_values import (
     select_values,
 )
 
+# Pages of one column a fetch decodes at once (a few hundred KiB of small pages), and a
+# scan (a few MiB: batches of about 16k rows of the benchmark corpus).
+CHUNK_PAGES = 64
+SCAN_CHUNK_PAGES = 1024
+# A fetch spreads its pieces over threads from this many (rows x pieces) on: below it,
+# waking a thread costs about what it saves.
+POOL_MIN_ROWS = 128
+
 _DECODABLE = frozenset({"PLAIN", "RLE", "RLE_DICTIONARY", "PLAIN_DICTIONARY"})
 _DECODABLE_INTEGERS = _DECODABLE | {"DELTA_BINARY_PACKED"}
 # Codecs as pyarrow names them (its "LZ4" is Parquet's LZ4_RAW), and pyarrow's codec for each
@@ -332,10 +340,12 @@ class PageReader:
                 raise StorageError(f"damaged data file {self.path}: a dictionary page of {what} is truncated")
         return _Dictionary(data, n, starts, lens)
 
-    def take(self, rows: np.ndarray, names: list[str], pool: Executor | None = None) -> pa.Table:
+    def take(
+        self, rows: np.ndarray, names: list[str], pool: Executor | None = None, chunk_pages: int = CHUNK_PAGES
+    ) -> pa.Table:
         """The ``names`` columns of file-local ``rows`` (ascending, distinct).
 
-        Each column's rows are read in pieces of at most ``CHUNK_PAGES`` pages (so what a
+        Each column's rows are read in pieces of at most ``chunk_pages`` pages (so what a
         large fetch holds at once is bounded), run on ``pool`` when there are several:
         reads, decompression and the compiled loops release the GIL."""
         if len(rows) and not 0 <= rows[0] <= rows[-1] < self.num_rows:
@@ -349,7 +359,7 @@ class PageReader:
                 slow.append(name)
                 continue
             pieces[name] = []
-            for chunk in self._chunks(column, rows):
+            for chunk in self._chunks(column, rows, chunk_pages):
                 tasks.append((name, column, chunk))
         if pool is not None and len(tasks) > 1 and len(rows) * len(tasks) >= POOL_MIN_ROWS:
             arrays = list(pool.map(lambda task: self._take_pages(task[1], task[2]), tasks))
@@ -362,15 +372,15 @@ class PageReader:
         fields = [self.schema.field(n) for n in names]
         return pa.table([pa.chunked_array(pieces[f.name], f.type) for f in fields], schema=pa.schema(fields))
 
-    def _chunks(self, column: _Column, rows: np.ndarray) -> list[np.ndarray]:
-        """``rows`` cut where every ``CHUNK_PAGES``-th page of the column starts."""
+    def _chunks(self, column: _Column, rows: np.ndarray, chunk_pages: int) -> list[np.ndarray]:
+        """``rows`` cut where every ``chunk_pages``-th page of the column starts."""
         pages = self._pages_of(column.leaf)
         assert pages is not None
-        if len(rows) <= CHUNK_PAGES:
+        if len(rows) <= chunk_pages:
             return [rows]
         page_of = np.searchsorted(pages.first_rows, rows, side="right")
         starts = np.flatnonzero(np.diff(page_of, prepend=-1))
-        return np.split(rows, starts[CHUNK_PAGES::CHUNK_PAGES])
+        return np.split(rows, starts[chunk_pages::chunk_pages])
 
     def _take_by_group(self, rows: np.ndarray, names: list[str]) -> pa.Table:
         groups = np.searchsorted(self.group_starts, rows, side="right") - 1
@@ -451,15 +461,14 @@ class PageReader:
 
     def scan(self, names: list[str], batch_rows: int, lo: int, hi: int, pool: Executor | None = None
              ) -> Iterator[pa.RecordBatch]:
-        """Rows ``lo..hi`` (inclusive) of the ``names`` columns in batches of
+        """Rows ``lo..hi`` (inclusive) of the ``names`` columns in batches of at most
         ``batch_rows``, each page read and decompressed once, with one read per run of
         adjacent pages: what Arrow's reader does, without its costs per page (it makes a
         ZSTD context per page, ~6-30 us with the page faults of its allocation)."""
-        schema = pa.schema([self.schema.field(n) for n in names])
         for start in range(lo, hi + 1, batch_rows):
             rows = np.arange(start, min(start + batch_rows, hi + 1), dtype=np.int64)
-            table = self.take(rows, names, pool)
-            yield pa.RecordBatch.from_arrays([c.combine_chunks() for c in table.columns], schema=schema)
+            # (no copy: batches are cut where pieces of SCAN_CHUNK_PAGES pages end)
+            yield from self.take(rows, names, pool, SCAN_CHUNK_PAGES).to_batches()
 
     def _check_crcs(self, raw: bytes, spans: np.ndarray, column: _Column) -> None:
         checked = np.flatnonzero(spans[:, S_HAS_CRC])
@@ -557,10 +566,3 @@ def _arrow(column: _Column, buf: np.ndarray, valid: np.ndarray, a: np.ndarray, b
     gather_bytes(buf, a, lens, offsets, data)
     buffers = [mask, pa.py_buffer(offsets if large else offsets.astype(np.int32)), pa.py_buffer(data)]
     return pa.Array.from_buffers(column.arrow_type, n, buffers, null_count=nulls)
-
-
-# Pages of one column a fetch decodes at once (a few hundred KiB of small pages).
-CHUNK_PAGES = 64
-# A fetch spreads its pieces over threads from this many (rows x pieces) on: below it,
-# waking a thread costs about what it saves.
-POOL_MIN_ROWS = 128
