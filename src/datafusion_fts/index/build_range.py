@@ -1,8 +1,9 @@
 """Index the rows of a row-id range of a table snapshot.
 
 ``build_range`` works in bounded memory: rows are read in batches and tokenized a chunk
-(at most ``BUILD_CHUNK_BYTES`` of text) at a time; each chunk becomes a segment, and
-neighbouring chunk segments are merged while the merged segment stays under
+(at most ``BUILD_CHUNK_BYTES`` of text) at a time, in the background while the next chunk
+is read (``CHUNKS_IN_FLIGHT``); each chunk becomes a segment, and neighbouring chunk
+segments are merged, in one k-way merge per group, while the merged segment stays under
 ``MERGE_MAX_POSTINGS``. Index builds use it (segments then persisted).
 
 ``start_tail`` indexes a short unindexed tail for the hybrid plan (at most
@@ -15,7 +16,7 @@ from __future__ import annotations
 
 import functools
 import os
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import replace
 from typing import Callable, Sequence
 
@@ -30,6 +31,8 @@ from .segment import Segment
 
 # A build tokenizes at most this much text at once, then inverts it into a segment.
 BUILD_CHUNK_BYTES = 32 << 20
+# Chunks tokenized and inverted at once, in the background while the next is read.
+CHUNKS_IN_FLIGHT = 2
 # Chunk segments are merged while the merged segment stays under this many postings.
 MERGE_MAX_POSTINGS = 400_000_000
 # A tail is cut into at most one piece per worker, each of at least this many rows.
@@ -51,19 +54,28 @@ def build_range(
     total -= int(np.searchsorted(deleted, min(hi, last), side="right") - np.searchsorted(deleted, lo))
     done = 0
     chunks: list[Segment] = []
+    building: list[Future[Segment]] = []
     pending: list[pa.RecordBatch] = []
     pending_bytes = 0
 
     def build_chunk(chunk_lo: int, chunk_hi: int) -> None:
+        """Tokenize and invert the pending rows in the background while the next chunk is
+        read (at most ``CHUNKS_IN_FLIGHT`` at a time, which bounds the memory)."""
         nonlocal pending, pending_bytes
-        if pending:
-            table = pa.Table.from_batches(pending)
-            row_ids = table.column(0).to_numpy()
-            stream = analyzer.analyze(table.column(1))
-        else:
-            row_ids, stream = np.zeros(0, np.int64), None
-        covered = (chunk_lo, min(chunk_hi, last))
-        chunks.append(build_segment(new_id(), chunk_lo, chunk_hi, covered, row_ids, stream, index.positions))
+        seg_id, covered, batches = new_id(), (chunk_lo, min(chunk_hi, last)), pending
+
+        def build() -> Segment:
+            if batches:
+                table = pa.Table.from_batches(batches)
+                row_ids = table.column(0).to_numpy()
+                stream = analyzer.analyze(table.column(1))
+            else:
+                row_ids, stream = np.zeros(0, np.int64), None
+            return build_segment(seg_id, chunk_lo, chunk_hi, covered, row_ids, stream, index.positions)
+
+        if len(building) >= CHUNKS_IN_FLIGHT:
+            chunks.append(building.pop(0).result())
+        building.append(_build_pool().submit(build))
         pending, pending_bytes = [], 0
 
     chunk_lo = lo
@@ -77,9 +89,11 @@ def build_range(
             chunk_lo = last_id + 1
         if progress is not None:
             progress(done, total)
-    if pending or not chunks:
+    last_built = not pending and bool(chunks or building)  # (the last chunk then ends at hi)
+    if not last_built:
         build_chunk(chunk_lo, hi)
-    else:
+    chunks.extend(f.result() for f in building)
+    if last_built:
         chunks[-1] = replace(chunks[-1], meta=replace(chunks[-1].meta, hi=hi))
     return merge_runs(chunks, new_id)
 
@@ -98,6 +112,11 @@ def merge_runs(segments: list[Segment], new_id: Callable[[], str]) -> list[Segme
             groups.append([seg])
             total = seg.meta.n_postings
     return [group[0] if len(group) == 1 else merge_segments(new_id(), group) for group in groups]
+
+
+@functools.lru_cache(maxsize=1)
+def _build_pool() -> ThreadPoolExecutor:
+    return ThreadPoolExecutor(max_workers=CHUNKS_IN_FLIGHT, thread_name_prefix="fts-build")
 
 
 @functools.lru_cache(maxsize=1)
