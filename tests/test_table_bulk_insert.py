@@ -66,3 +66,26 @@ def test_bulk_insert_checks_the_columns(tmp_path: Path) -> None:
     with pytest.raises(InvalidArgument, match="do not match the table's columns"):
         docs.bulk_insert(pa.table({"id": [1]}))
     assert docs.count_rows() == 10
+
+
+def test_read_ahead_raises_the_source_error_where_it_happened_and_stops() -> None:
+    from datafusion_fts.ingest import prefetched
+
+    produced: list[int] = []
+
+    def source() -> Iterator[int]:
+        for i in range(100):
+            produced.append(i)
+            if i == 5:
+                raise pa.ArrowInvalid("a malformed block")
+            yield i
+
+    got = []
+    with pytest.raises(pa.ArrowInvalid, match="malformed"):
+        for item in prefetched(source()):
+            got.append(item)
+    assert got == [0, 1, 2, 3, 4]
+    stream = prefetched(iter(range(1000)), depth=2)
+    assert next(stream) == 0
+    stream.close()  # a consumer that stops early stops the producer
+    assert list(prefetched(iter([]))) == []

@@ -36,7 +36,7 @@ from .index.transient import find_terms, lookup_terms
 from .operators.flat_scan_search import expand, term_requests
 from .operators.hybrid_residual_search import TailInfo
 from .query.tree import Query
-from .ingest import check_new_schema, conform, open_batches
+from .ingest import check_new_schema, conform, open_batches, prefetched
 from .settings import Settings
 from .storage.manifest import PAGED_LAYOUT, ROWID, FragmentMeta, IndexMeta, Manifest, SegmentMeta, TableMeta
 from .sql.statement_cache import StatementCache
@@ -457,7 +457,7 @@ class Database:
     ) -> tuple[Manifest, TableMeta]:
         """Write ``batches`` as new fragments after the table's last row id; return the
         manifest and table that name them (not yet committed; the caller is writing)."""
-        stream = conform(batches, source_schema, meta.schema)
+        stream = prefetched(conform(batches, source_schema, meta.schema))
         fragments = list(meta.fragments)
         next_rowid = meta.next_rowid
         pending: list[pa.RecordBatch] = []

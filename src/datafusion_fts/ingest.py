@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import os
+import queue
+import threading
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any, Iterator, TypeVar
 
 import pyarrow as pa
 import pyarrow.parquet as pq
@@ -13,6 +15,9 @@ from .errors import InvalidArgument
 from .storage.manifest import ROWID
 
 READ_BATCH_ROWS = 65_536
+# Batches a load reads ahead of the writer (see prefetched).
+READ_AHEAD = 2
+T = TypeVar("T")
 
 
 def open_batches(data: Any) -> tuple[pa.Schema, Iterator[pa.RecordBatch]]:
@@ -73,3 +78,42 @@ def conform(batches: Iterator[pa.RecordBatch], source: pa.Schema, target: pa.Sch
             except (pa.ArrowInvalid, pa.ArrowNotImplementedError) as exc:
                 raise InvalidArgument(f"column {name!r}: {exc}") from None
         yield pa.RecordBatch.from_arrays(cols, schema=target)
+
+
+def prefetched(items: Iterator[T], depth: int = READ_AHEAD) -> Iterator[T]:
+    """``items``, produced by a thread of its own up to ``depth`` ahead: a load reads and
+    decodes its source while the previous batches are compressed and written (both
+    release the GIL), so it takes about the longer of the two, not their sum. An error
+    of the source is raised here, where the item would have come; a consumer that stops
+    early stops the producer."""
+    box: queue.Queue[tuple[bool, Any]] = queue.Queue(maxsize=depth)
+    stop = threading.Event()
+    done = object()
+
+    def produce() -> None:
+        try:
+            for item in items:
+                while not stop.is_set():
+                    try:
+                        box.put((True, item), timeout=0.1)
+                        break
+                    except queue.Full:
+                        continue
+                if stop.is_set():
+                    return
+            box.put((True, done))
+        except BaseException as exc:  # (raised in the consumer's thread instead)
+            box.put((False, exc))
+
+    thread = threading.Thread(target=produce, name="fts-read-ahead", daemon=True)
+    thread.start()
+    try:
+        while True:
+            ok, item = box.get()
+            if not ok:
+                raise item
+            if item is done:
+                return
+            yield item
+    finally:
+        stop.set()

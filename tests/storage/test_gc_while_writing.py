@@ -8,7 +8,6 @@ files, and the database could no longer be opened.)
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from pathlib import Path
 
 import pyarrow as pa
@@ -16,6 +15,7 @@ import pytest
 
 import datafusion_fts as fts
 from datafusion_fts import database
+from datafusion_fts.storage.store import DirectoryStore
 
 SCHEMA = pa.schema([("body", pa.string())])
 
@@ -25,16 +25,19 @@ def test_a_reader_opening_mid_write_leaves_the_writers_files(tmp_path: Path, mon
     path = tmp_path / "db"
     writer = fts.connect(path)
     seen: list[list[str]] = []
+    write_fragment = DirectoryStore.write_fragment
 
-    def rows() -> Iterator[pa.RecordBatch]:
-        for i in range(3):
-            yield pa.record_batch([pa.array([f"row {i} {j}" for j in range(100)])], schema=SCHEMA)
-            if i == 1:  # two fragments written, nothing committed: another Database opens
-                reader = fts.connect(path)
-                seen.append(sorted(p.name for p in (path / "data").iterdir()))
-                del reader
+    def writing(store: DirectoryStore, frag_id: str, *args):  # type: ignore[no-untyped-def]
+        rows = write_fragment(store, frag_id, *args)
+        if frag_id == "frag-00000002":  # two fragments written, nothing committed: another Database opens
+            reader = fts.connect(path)
+            seen.append(sorted(p.name for p in (path / "data").iterdir()))
+            del reader
+        return rows
 
-    writer.create_table("docs", pa.RecordBatchReader.from_batches(SCHEMA, rows()))
+    monkeypatch.setattr(DirectoryStore, "write_fragment", writing)
+    batches = [pa.record_batch([pa.array([f"row {i} {j}" for j in range(100)])], schema=SCHEMA) for i in range(3)]
+    writer.create_table("docs", pa.RecordBatchReader.from_batches(SCHEMA, iter(batches)))
     assert seen == [["frag-00000001.parquet", "frag-00000002.parquet"]]
     assert writer.table("docs").count_rows() == 300
     del writer
