@@ -38,7 +38,7 @@ import numpy as np
 from numba import njit
 
 from ..index.bm25 import BOUND_MARGIN
-from .posting_cursor import advance, gallop, lower_bound, seek, slot_ranges
+from .posting_cursor import advance, cursors, gallop, row_at, seek, slot_ranges, tf_at
 from .topk_heap import NO_KEY, heap_drain, heap_push, java_key
 
 REQUIRED = 0
@@ -49,16 +49,16 @@ STEP_BOTH_RATIO = 8
 
 
 @njit(cache=True, nogil=True)
-def meet(rows, blk_last, a_start, a_stop, a_blk0, a_cur, b_start, b_stop, b_blk0, b_cur, target, skip):
-    """Move two lists' cursors to their first common row >= ``target`` by stepping
-    through each other (the lists end at ``a_stop``/``b_stop``: a cursor there means no
-    such row). Returns (cursor a, cursor b, blocks skipped unread). Not in line: it runs
-    once per common row, and the conjunction's seeking loop stays small."""
-    a_cur, s = advance(rows, blk_last, a_start, a_stop, a_blk0, a_cur, target, skip)
-    b_cur, t = advance(rows, blk_last, b_start, b_stop, b_blk0, b_cur, target, skip)
+def meet(src, cs, ta, a_start, a_end, a_stop, a_blk0, a_cur, tb, b_start, b_end, b_stop, b_blk0, b_cur, target, skip):
+    """Move slots ``ta`` and ``tb``'s cursors to their first common row >= ``target`` by
+    stepping through each other (the lists are read up to ``a_stop``/``b_stop``: a cursor
+    there means no such row). Returns (cursor a, cursor b, blocks skipped unread). Not in
+    line: it runs once per common row, and the conjunction's seeking loop stays small."""
+    a_cur, s = advance(src, cs, ta, a_start, a_end, a_blk0, a_cur, target, skip)
+    b_cur, t = advance(src, cs, tb, b_start, b_end, b_blk0, b_cur, target, skip)
     while a_cur < a_stop and b_cur < b_stop:
-        a = rows[a_cur]
-        b = rows[b_cur]
+        a = row_at(src, cs, ta, a_start, a_end, a_blk0, a_cur)
+        b = row_at(src, cs, tb, b_start, b_end, b_blk0, b_cur)
         if a == b:
             break
         # (no branch on which is smaller: at random rows it would be mispredicted half the time)
@@ -69,22 +69,25 @@ def meet(rows, blk_last, a_start, a_stop, a_blk0, a_cur, b_start, b_stop, b_blk0
 
 @njit(cache=True, nogil=True)
 def conjunction_topk(
-    rows, tfs, blk_last, post_offsets, block_offsets, norms, tids, kinds, weights, mults,
-    boost, k, row_lo, row_hi, base, include, use_include, deleted, skip, prune, floor,
+    words, block_words, block_bits, rows, tfs, blk_last, post_offsets, block_offsets, norms, tids, kinds,
+    weights, mults, boost, k, row_lo, row_hi, base, include, use_include, deleted, skip, prune, floor,
 ):
     """Top ``k`` rows among local rows [row_lo, row_hi) of the conjunction, best first, as
     row ids (local row + ``base``), among those scoring above ``floor`` (-inf: all; only
     with ``prune``).
 
-    ``rows/tfs``, ``blk_last``, ``post_offsets/block_offsets`` are the segment's postings,
-    block last rows and per-term offsets; slot t reads term ``tids[t]`` (-1: absent from
-    the segment) as ``kinds[t]`` (REQUIRED / OPTIONAL / EXCLUDED). ``include``
-    (ascending local rows, used when ``use_include``) must contain a row; ``deleted``
-    (ascending local rows) must not. ``skip``: pass blocks by their last row; ``prune``:
-    pass candidates by their score bound (above). Returns (row ids, scores, postings_scored,
-    blocks_skipped, postings of the slots' terms).
+    ``words, block_words, block_bits, rows, tfs, blk_last`` are the segment's postings in
+    either layout (a source of :mod:`..index.postings_codec`),
+    ``post_offsets/block_offsets`` its per-term offsets; slot t reads term ``tids[t]``
+    (-1: absent from the segment) as ``kinds[t]`` (REQUIRED / OPTIONAL / EXCLUDED).
+    ``include`` (ascending local rows, used when ``use_include``) must contain a row;
+    ``deleted`` (ascending local rows) must not. ``skip``: pass blocks by their last row;
+    ``prune``: pass candidates by their score bound (above). Returns (row ids, scores,
+    postings_scored, blocks_skipped, postings of the slots' terms).
     """
+    src = (words, block_words, block_bits, rows, tfs, blk_last)
     n = kinds.shape[0]
+    cs = cursors(n)
     starts, ends, blk0s = slot_ranges(post_offsets, block_offsets, tids)
     total = 0
     shortest = -1
@@ -130,49 +133,51 @@ def conjunction_topk(
     # Two lists of like length step through each other (see the module).
     step_both = n_req > 1 and sec_end - sec_start <= STEP_BOTH_RATIO * (lead_end - lead_start)
     lead_stop, sec_stop = lead_end, sec_end  # (when stepping both: not past the part's rows)
-    if step_both:
-        lead_stop = lower_bound(rows, lead_cur, lead_end, row_hi)
-        sec_stop = lower_bound(rows, sec_cur, sec_end, row_hi)
+    if step_both and k > 0:
+        lead_stop = seek(src, cs, lead, lead_start, lead_end, lead_blk0, lead_cur, row_hi, True)[0]
+        sec_stop = seek(src, cs, second, sec_start, sec_end, sec_blk0, sec_cur, row_hi, True)[0]
     target = row_lo
     while k > 0:
         if step_both:
             lead_cur, sec_cur, s = meet(
-                rows, blk_last, lead_start, lead_stop, lead_blk0, lead_cur,
-                sec_start, sec_stop, sec_blk0, sec_cur, target, skip,
+                src, cs, lead, lead_start, lead_end, lead_stop, lead_blk0, lead_cur,
+                second, sec_start, sec_end, sec_stop, sec_blk0, sec_cur, target, skip,
             )
             skipped += s
             if lead_cur >= lead_stop or sec_cur >= sec_stop:
                 break
-            d = np.int64(rows[lead_cur])
+            d = row_at(src, cs, lead, lead_start, lead_end, lead_blk0, lead_cur)
         else:
-            lead_cur, s = advance(
-                rows, blk_last, lead_start, lead_end, lead_blk0, lead_cur, target, skip
-            )
+            lead_cur, s = advance(src, cs, lead, lead_start, lead_end, lead_blk0, lead_cur, target, skip)
             skipped += s
-            if lead_cur >= lead_end or rows[lead_cur] >= row_hi:
+            if lead_cur >= lead_end:
                 break
-            d = np.int64(rows[lead_cur])
+            d = row_at(src, cs, lead, lead_start, lead_end, lead_blk0, lead_cur)
+            if d >= row_hi:
+                break
             if n_req > 1:
-                sec_cur, s = advance(rows, blk_last, sec_start, sec_end, sec_blk0, sec_cur, d, skip)
+                sec_cur, s = advance(src, cs, second, sec_start, sec_end, sec_blk0, sec_cur, d, skip)
                 skipped += s
                 if sec_cur >= sec_end:
                     break
-                if rows[sec_cur] != d:
-                    target = np.int64(rows[sec_cur])
+                r = row_at(src, cs, second, sec_start, sec_end, sec_blk0, sec_cur)
+                if r != d:
+                    target = r
                     continue
         # Every other required list (and the prefilter) must hold d; the first that
         # lands past it sets the next target.
         target = d
         for i in range(2, n_req):
             t = order[i]
-            q, s = advance(rows, blk_last, starts[t], ends[t], blk0s[t], cur[t], d, skip)
+            q, s = advance(src, cs, t, starts[t], ends[t], blk0s[t], cur[t], d, skip)
             skipped += s
             cur[t] = q
             if q >= ends[t]:
                 target = row_hi
                 break
-            if rows[q] != d:
-                target = np.int64(rows[q])
+            r = row_at(src, cs, t, starts[t], ends[t], blk0s[t], q)
+            if r != d:
+                target = r
                 break
         cur[second] = sec_cur  # (the lead's last: with one required list it is the second)
         cur[lead] = lead_cur
@@ -193,7 +198,7 @@ def conjunction_topk(
             bound = 0.0
             for t in range(n):
                 if kinds[t] == REQUIRED:
-                    tf = np.float64(tfs[cur[t]])
+                    tf = tf_at(src, cs, t, starts[t], ends[t], blk0s[t], cur[t])
                     bound += ((weights[t] * tf) / (tf + norm)) * mults[t]
                 elif kinds[t] == OPTIONAL:
                     bound += weights[t] * mults[t]
@@ -202,10 +207,10 @@ def conjunction_topk(
         excluded = False
         for t in range(n):
             if kinds[t] == EXCLUDED:
-                q, s = advance(rows, blk_last, starts[t], ends[t], blk0s[t], cur[t], d, skip)
+                q, s = advance(src, cs, t, starts[t], ends[t], blk0s[t], cur[t], d, skip)
                 skipped += s
                 cur[t] = q
-                if q < ends[t] and rows[q] == d:
+                if q < ends[t] and row_at(src, cs, t, starts[t], ends[t], blk0s[t], q) == d:
                     excluded = True
                     break
         if excluded:
@@ -217,12 +222,12 @@ def conjunction_topk(
             if kind == EXCLUDED:
                 continue
             if kind == OPTIONAL:
-                q, s = seek(rows, blk_last, starts[t], ends[t], blk0s[t], cur[t], d, skip)
+                q, s = seek(src, cs, t, starts[t], ends[t], blk0s[t], cur[t], d, skip)
                 cur[t] = q
                 skipped += s
-                if q >= ends[t] or rows[q] != d:
+                if q >= ends[t] or row_at(src, cs, t, starts[t], ends[t], blk0s[t], q) != d:
                     continue
-            tf = np.float64(tfs[cur[t]])
+            tf = tf_at(src, cs, t, starts[t], ends[t], blk0s[t], cur[t])
             acc = acc + ((weights[t] * tf) / (tf + norm)) * mults[t]
             scored += 1
         score = acc * boost

@@ -33,28 +33,28 @@ import numpy as np
 from numba import njit
 
 from ..index.postings_kernel import BLOCK_SIZE
-from .posting_cursor import gallop, seek, slot_ranges
+from .posting_cursor import cursors, gallop, row_at, seek, slot_ranges, tf_at
 from .topk_heap import heap_drain, heap_push, java_key
 
 EXCLUDED = 2  # as in .conjunction_kernel; any other kind is a scored (optional) slot
 
 
 @njit(cache=True, nogil=True)
-def _excluded(rows, blk_last, kinds, starts, ends, blk0s, cur, d, skip):
+def _excluded(src, cs, kinds, starts, ends, blk0s, cur, d, skip):
     """Row d is in an EXCLUDED slot (moving those cursors to d)."""
     for t in range(kinds.shape[0]):
         if kinds[t] == EXCLUDED:
-            q, _ = seek(rows, blk_last, starts[t], ends[t], blk0s[t], cur[t], d, skip)
+            q, _ = seek(src, cs, t, starts[t], ends[t], blk0s[t], cur[t], d, skip)
             cur[t] = q
-            if q < ends[t] and rows[q] == d:
+            if q < ends[t] and row_at(src, cs, t, starts[t], ends[t], blk0s[t], q) == d:
                 return True
     return False
 
 
 @njit(cache=True, nogil=True)
 def pruned_or_topk(
-    rows, tfs, blk_last, post_offsets, block_offsets, blk_bound, norms, tids, kinds, weights, mults,
-    boost, k, row_lo, row_hi, base, include, use_include, deleted, prune, floor,
+    words, block_words, block_bits, rows, tfs, blk_last, post_offsets, block_offsets, blk_bound, norms, tids,
+    kinds, weights, mults, boost, k, row_lo, row_hi, base, include, use_include, deleted, prune, floor,
 ):
     """Top ``k`` rows among local rows [row_lo, row_hi) of the disjunction, best first, as
     row ids (local row + ``base``), among those scoring above ``floor`` (-inf: all; only
@@ -65,7 +65,9 @@ def pruned_or_topk(
     blk_bound[j]``. ``prune`` requires ``mults[t] * boost > 0`` for every scored slot.
     Returns (row ids, scores, postings_scored, blocks_skipped, postings of the slots' terms).
     """
+    src = (words, block_words, block_bits, rows, tfs, blk_last)
     n = kinds.shape[0]
+    cs = cursors(n)
     starts, ends, cur = slot_ranges(post_offsets, block_offsets, tids)
     blk0s = cur.copy()
     total = 0
@@ -78,7 +80,7 @@ def pruned_or_topk(
             upper += ends[t] - starts[t]
             n_scored += 1
             single = t
-        cur[t], _ = seek(rows, blk_last, starts[t], ends[t], blk0s[t], starts[t], row_lo, True)
+        cur[t], _ = seek(src, cs, t, starts[t], ends[t], blk0s[t], starts[t], row_lo, True)
     excludes = n_scored < n
     k = min(k, upper)
     keys = np.empty(k, dtype=np.int64)
@@ -89,13 +91,13 @@ def pruned_or_topk(
         pass
     elif n_scored == 1:
         size, scored, skipped = _single(
-            rows, tfs, blk_last, blk_bound, norms, kinds, starts, ends, blk0s, weights, mults,
+            src, cs, blk_bound, norms, kinds, starts, ends, blk0s, weights, mults,
             boost, row_hi, include, use_include, deleted, prune, excludes, cur, single, keys, out_rows, out_scores,
             floor,
         )
     else:
         size, scored, skipped = _maxscore(
-            rows, tfs, blk_last, blk_bound, norms, kinds, starts, ends, blk0s, weights, mults,
+            src, cs, blk_bound, norms, kinds, starts, ends, blk0s, weights, mults,
             boost, row_hi, include, use_include, deleted, prune, excludes, cur, keys, out_rows, out_scores,
             floor,
         )
@@ -107,7 +109,7 @@ def pruned_or_topk(
 
 @njit(cache=True, nogil=True)
 def _single(
-    rows, tfs, blk_last, blk_bound, norms, kinds, starts, ends, blk0s, weights, mults,
+    src, cs, blk_bound, norms, kinds, starts, ends, blk0s, weights, mults,
     boost, row_hi, include, use_include, deleted, prune, excludes, cur, t, keys, out_rows, out_scores, floor,
 ):
     """One scored slot: block at a time, skipping blocks whose bound cannot beat the threshold."""
@@ -132,7 +134,7 @@ def _single(
             i = block_end
             continue
         while i < block_end:
-            d = np.int64(rows[i])
+            d = row_at(src, cs, t, start, end, blk0, i)
             if d >= row_hi:
                 return size, scored, skipped
             if use_include:
@@ -140,7 +142,7 @@ def _single(
                 if ic >= n_inc:
                     return size, scored, skipped
                 if include[ic] != d:
-                    i, s = seek(rows, blk_last, start, end, blk0, i, include[ic], True)
+                    i, s = seek(src, cs, t, start, end, blk0, i, include[ic], True)
                     skipped += s
                     break  # re-enter the block loop at the new position
             if n_del:
@@ -149,9 +151,9 @@ def _single(
                     i += 1
                     continue
             i += 1
-            if excludes and _excluded(rows, blk_last, kinds, starts, ends, blk0s, cur, d, prune):
+            if excludes and _excluded(src, cs, kinds, starts, ends, blk0s, cur, d, prune):
                 continue
-            tf = np.float64(tfs[i - 1])
+            tf = tf_at(src, cs, t, start, end, blk0, i - 1)
             score = (0.0 + ((w * tf) / (tf + norms[d])) * m) * boost
             scored += 1
             if not prune or score > theta:
@@ -163,10 +165,11 @@ def _single(
 
 @njit(cache=True, nogil=True)
 def _maxscore(
-    rows, tfs, blk_last, blk_bound, norms, kinds, starts, ends, blk0s, weights, mults,
+    src, cs, blk_bound, norms, kinds, starts, ends, blk0s, weights, mults,
     boost, row_hi, include, use_include, deleted, prune, excludes, cur, keys, out_rows, out_scores, floor,
 ):
     """Several scored slots: MaxScore over the essential slots, block bounds per candidate."""
+    blk_last = src[5]
     n = kinds.shape[0]
     k = keys.shape[0]
     # Scored slots by ascending upper bound: a prefix of them is non-essential.
@@ -212,8 +215,10 @@ def _maxscore(
         d = row_hi
         for i in range(ess_from, n_scored):
             t = order[i]
-            if cur[t] < ends[t] and rows[cur[t]] < d:
-                d = np.int64(rows[cur[t]])
+            if cur[t] < ends[t]:
+                r = row_at(src, cs, t, starts[t], ends[t], blk0s[t], cur[t])
+                if r < d:
+                    d = r
         if d >= row_hi:
             break
         if prune and theta > -np.inf:
@@ -230,7 +235,7 @@ def _maxscore(
             if ub <= theta:
                 for i in range(ess_from, n_scored):
                     t = order[i]
-                    cur[t], s = seek(rows, blk_last, starts[t], ends[t], blk0s[t], cur[t], skip_to + 1, True)
+                    cur[t], s = seek(src, cs, t, starts[t], ends[t], blk0s[t], cur[t], skip_to + 1, True)
                     skipped += s
                 continue
         target = d + 1  # where the essential cursors at d go next
@@ -245,7 +250,7 @@ def _maxscore(
         if candidate and n_del:
             dc = gallop(deleted, dc, n_del, d)
             candidate = dc >= n_del or deleted[dc] != d
-        if candidate and excludes and _excluded(rows, blk_last, kinds, starts, ends, blk0s, cur, d, prune):
+        if candidate and excludes and _excluded(src, cs, kinds, starts, ends, blk0s, cur, d, prune):
             candidate = False
         if candidate:
             # Exact score, canonical order over slots.
@@ -255,10 +260,10 @@ def _maxscore(
                 if kinds[t] == EXCLUDED:
                     continue
                 if essential[t] == 0:
-                    cur[t], _ = seek(rows, blk_last, starts[t], ends[t], blk0s[t], cur[t], d, True)
+                    cur[t], _ = seek(src, cs, t, starts[t], ends[t], blk0s[t], cur[t], d, True)
                 q = cur[t]
-                if q < ends[t] and rows[q] == d:
-                    tf = np.float64(tfs[q])
+                if q < ends[t] and row_at(src, cs, t, starts[t], ends[t], blk0s[t], q) == d:
+                    tf = tf_at(src, cs, t, starts[t], ends[t], blk0s[t], q)
                     acc = acc + ((weights[t] * tf) / (tf + norm)) * mults[t]
                     scored += 1
             score = acc * boost
@@ -271,10 +276,10 @@ def _maxscore(
                     ess_from += 1
         for i in range(ess_from, n_scored):
             t = order[i]
-            if cur[t] < ends[t] and rows[cur[t]] < target:
+            if cur[t] < ends[t] and row_at(src, cs, t, starts[t], ends[t], blk0s[t], cur[t]) < target:
                 if target == d + 1:
                     cur[t] += 1
                 else:
-                    cur[t], s = seek(rows, blk_last, starts[t], ends[t], blk0s[t], cur[t], target, True)
+                    cur[t], s = seek(src, cs, t, starts[t], ends[t], blk0s[t], cur[t], target, True)
                     skipped += s
     return size, scored, skipped

@@ -73,19 +73,20 @@ def term_topk(
                 n_parts_skipped += 1
                 continue
             local_include = include[lo:hi] - base
-        if conjunctive:
-            rows, scores, sc, sk, total = conjunction_topk(
-                seg.rows, seg.tfs, seg.block_last_row, seg.post_offsets, seg.block_offsets, part_norms[i],
-                part_ids[i], kinds, weights_a, mults, boost, k, part.lo, part.hi, base,
-                local_include, include is not None, part.deleted, pruning, prune, floor,
-            )
-        else:
-            rows, scores, sc, sk, total = pruned_or_topk(
-                seg.rows, seg.tfs, seg.block_last_row, seg.post_offsets, seg.block_offsets,
-                NO_SCORES if bounds is None else bounds[i], part_norms[i],
-                part_ids[i], kinds, weights_a, mults, boost, k, part.lo, part.hi, base,
-                local_include, include is not None, part.deleted, prune, floor,
-            )
+        with seg.reading():
+            if conjunctive:
+                rows, scores, sc, sk, total = conjunction_topk(
+                    *seg.source, seg.post_offsets, seg.block_offsets, part_norms[i],
+                    part_ids[i], kinds, weights_a, mults, boost, k, part.lo, part.hi, base,
+                    local_include, include is not None, part.deleted, pruning, prune, floor,
+                )
+            else:
+                rows, scores, sc, sk, total = pruned_or_topk(
+                    *seg.source, seg.post_offsets, seg.block_offsets,
+                    NO_SCORES if bounds is None else bounds[i], part_norms[i],
+                    part_ids[i], kinds, weights_a, mults, boost, k, part.lo, part.hi, base,
+                    local_include, include is not None, part.deleted, prune, floor,
+                )
         n_total += total
         n_scored += sc
         n_skipped += sk
