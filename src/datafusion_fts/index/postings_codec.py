@@ -82,11 +82,11 @@ def _put(words, at, width, i, value):
 
 
 @njit(cache=True, nogil=True, inline="always")
-def _get(words, at, mask, width, i):
-    """Value ``i`` of ``width`` bits (``mask`` = 2^width - 1) from word ``at``."""
-    bit = _U(i) * _U(width)
-    k = _U(at) + (bit >> _U(5))
-    return ((_U(words[k]) | (_U(words[k + _U(1)]) << _U(32))) >> (bit & _U(31))) & mask
+def _get(words, at, mask, bit):
+    """The value at bit ``bit`` (of as many bits as ``mask`` has) from word ``at``, as
+    uint64 (unsigned indices: numba checks signed ones for wrapping around)."""
+    k = _U(at) + (_U(bit) >> _U(5))
+    return ((_U(words[k]) | (_U(words[k + _U(1)]) << _U(32))) >> (_U(bit) & _U(31))) & mask
 
 
 # -- writing ---------------------------------------------------------------------------
@@ -173,33 +173,42 @@ def pack_positions(post_offsets, pos_offsets, positions, block_offsets):
 
 
 # -- reading one block -------------------------------------------------------------------
+# (No loader raises: a function that can raise makes numba count references to every
+# array it is given, on every call, and a cursor reads a row per call. A loader returns
+# whether the block was sound instead, and replaces rows it cannot trust by the block's
+# last row, which lies inside the segment; its caller raises once it is done.)
 @njit(cache=True, nogil=True, inline="always")
 def load_rows(src, blk0, b, s, n, out):
     """Rows of block ``b`` (``n`` postings from posting ``s``; ``blk0`` is the term's first
-    block) into ``out[:n]``."""
+    block) into ``out[:n]``; False if they do not end on the block's stored last row."""
     words, block_words, block_bits, rows, _, blk_last = src
     first = np.int64(blk_last[b - 1]) + 1 if b > blk0 else np.int64(0)
+    last = _U(blk_last[b])
+    ok = True
     if words.shape[0]:
-        width = block_bits[2 * b]
-        mask = (_U(1) << _U(width)) - _U(1)
+        width = _U(block_bits[2 * b])
+        mask = (_U(1) << width) - _U(1)
         at = block_words[b]
         row = _U(first)
-        last = _U(0)
+        got = _U(0)
+        bit = _U(0)
         for i in range(n):
-            last = row + _get(words, at, mask, width, i)
-            out[_U(i)] = np.uint32(last)
-            row = last + _U(1)
-        if last != _U(blk_last[b]):
-            raise DamagedPostings("a postings block does not decode to its stored last row")
+            got = row + _get(words, at, mask, bit)
+            out[_U(i)] = np.uint32(got)
+            row = got + _U(1)
+            bit += width
+        ok = got == last
     else:
-        ok = True
         for i in range(n):
             v = rows[s + i]
             ok &= np.int64(v) >= first
             first = np.int64(v) + 1
             out[_U(i)] = v
-        if not ok or out[n - 1] != blk_last[b]:
-            raise DamagedPostings("a postings block's rows are not ascending up to its stored last row")
+        ok &= _U(out[n - 1]) == last
+    if not ok:
+        for i in range(n):
+            out[_U(i)] = np.uint32(last)
+    return ok
 
 
 @njit(cache=True, nogil=True, inline="always")
@@ -207,56 +216,68 @@ def load_tfs(src, b, s, n, out):
     """Term frequencies of block ``b`` (``n`` postings from posting ``s``) into ``out[:n]``."""
     words, block_words, block_bits, _, tfs, _ = src
     if words.shape[0]:
-        width = block_bits[2 * b + 1]
-        if width == 0:
-            out[:n] = 1
+        width = _U(block_bits[2 * b + 1])
+        if width == 0:  # (every frequency 1: most blocks of most terms)
+            for i in range(n):
+                out[_U(i)] = 1
             return
-        mask = (_U(1) << _U(width)) - _U(1)
+        mask = (_U(1) << width) - _U(1)
         at = block_words[b] + _n_words(n, block_bits[2 * b])
+        bit = _U(0)
         for i in range(n):
-            out[_U(i)] = np.uint32(_get(words, at, mask, width, i) + _U(1))
+            out[_U(i)] = np.uint32(_get(words, at, mask, bit) + _U(1))
+            bit += width
     else:
-        out[:n] = tfs[s : s + n]
+        for i in range(n):
+            out[_U(i)] = tfs[s + i]
 
 
 @njit(cache=True, nogil=True)
 def load_positions(psrc, b, s, n, tfs, offsets, out):
     """Positions of block ``b`` (``n`` postings from posting ``s``, whose term frequencies
     are ``tfs[:n]``): posting i's are ``out[offsets[i] : offsets[i + 1]]`` (offsets from 0);
-    ``out`` is grown when too short. Returns ``out``."""
+    ``out`` is grown when too short. Returns ``(out, sound)``; positions that do not fit
+    the block's words are read as 0."""
     pos_words, block_pos_words, pos_offsets, positions = psrc
     offsets[0] = 0
+    ok = True
     if pos_words.shape[0]:
         for i in range(n):
             offsets[i + 1] = offsets[i] + np.int64(tfs[i])
     else:
         a, z = pos_offsets[s], pos_offsets[s + n]
-        if not 0 <= a <= z <= positions.shape[0]:
-            raise DamagedPositions("a block's position offsets lie outside its positions")
+        ok = 0 <= a <= z <= positions.shape[0]
         for i in range(n):
-            offsets[i + 1] = pos_offsets[s + i + 1] - a
-            if offsets[i + 1] < offsets[i] or offsets[i + 1] > z - a:
-                raise DamagedPositions("a block's position offsets are not ascending")
+            offsets[i + 1] = pos_offsets[s + i + 1] - a if ok else 0
+            ok &= offsets[i] <= offsets[i + 1] <= z - a
+        if not ok:
+            offsets[: n + 1] = 0
     count = offsets[n]
     if out.shape[0] < count:
         out = np.empty(max(count, 2 * out.shape[0]), dtype=np.uint32)
     if not pos_words.shape[0]:
-        out[:count] = positions[pos_offsets[s] : pos_offsets[s] + count]
-        return out
+        if count:
+            out[:count] = positions[pos_offsets[s] : pos_offsets[s] + count]
+        return out, ok
     at = block_pos_words[b]
     width = pos_words[at]
     if width > 32 or 1 + _n_words(count, np.int64(width)) > block_pos_words[b + 1] - at:
-        raise DamagedPositions("a block's positions do not fit its words")
+        out[:count] = 0
+        return out, False
     mask = (_U(1) << _U(width)) - _U(1)
     for i in range(n):
         p = np.uint32(0)
         for q in range(offsets[i], offsets[i + 1]):
-            p = np.uint32(p + np.uint32(_get(pos_words, at + 1, mask, width, q)))
+            p = np.uint32(p + np.uint32(_get(pos_words, at + 1, mask, _U(q) * _U(width))))
             out[q] = p
-    return out
+    return out, True
 
 
 # -- reading lists ----------------------------------------------------------------------
+_BAD_ROWS = "a postings block's rows do not run up to its stored last row"
+_BAD_POSITIONS = "a block's positions do not fit its words or its term frequencies"
+
+
 @njit(cache=True, nogil=True, inline="always")
 def _block(start, end, blk0, b):
     """First posting and length of block ``b`` of a term's postings [start, end)."""
@@ -280,7 +301,8 @@ def rank(src, start, end, blk0, row):
         return end
     s, n = _block(start, end, blk0, lo)
     buf = np.empty(BLOCK_SIZE, dtype=np.uint32)
-    load_rows(src, blk0, lo, s, n, buf)
+    if not load_rows(src, blk0, lo, s, n, buf):
+        raise DamagedPostings(_BAD_ROWS)
     i = 0
     while np.int64(buf[i]) < row:
         i += 1
@@ -310,6 +332,7 @@ def gather(src, psrc, start, end, blk0, a, z, within, use_within, drop, with_pos
     m = 0
     wi = 0
     di = 0
+    ok = True
     b = blk0 + (a - start) // BLOCK_SIZE
     last_block = blk0 + (z - 1 - start) // BLOCK_SIZE if z > a else b - 1
     while b <= last_block:
@@ -322,10 +345,12 @@ def gather(src, psrc, start, end, blk0, a, z, within, use_within, drop, with_pos
             if np.int64(within[wi]) > np.int64(blk_last[b]):
                 b += 1
                 continue
-        load_rows(src, blk0, b, s, n, brows)
+        ok &= load_rows(src, blk0, b, s, n, brows)
         load_tfs(src, b, s, n, btfs)
         if with_positions:
-            bpos = load_positions(psrc, b, s, n, btfs, boffs, bpos)
+            bpos, sound = load_positions(psrc, b, s, n, btfs, boffs, bpos)
+            if not sound:
+                raise DamagedPositions(_BAD_POSITIONS)
         for i in range(max(a - s, 0), min(z - s, n)):
             r = np.int64(brows[i])
             if use_within:
@@ -350,6 +375,8 @@ def gather(src, psrc, start, end, blk0, a, z, within, use_within, drop, with_pos
                 pos_offsets[m + 1] = at + k
             m += 1
         b += 1
+    if not ok:
+        raise DamagedPostings(_BAD_ROWS)
     if with_positions:
         return rows[:m], tfs[:m], pos_offsets[: m + 1], positions[: pos_offsets[m]]
     return rows[:m], tfs[:m], pos_offsets, positions
@@ -362,6 +389,7 @@ def live_counts(src, post_offsets, block_offsets, lo, hi, drop):
     n_terms = post_offsets.shape[0] - 1
     counts = np.zeros(n_terms, dtype=np.int64)
     buf = np.empty(BLOCK_SIZE, dtype=np.uint32)
+    ok = True
     for t in range(n_terms):
         start, end, blk0 = post_offsets[t], post_offsets[t + 1], block_offsets[t]
         di = 0
@@ -371,7 +399,7 @@ def live_counts(src, post_offsets, block_offsets, lo, hi, drop):
             if b > blk0 and np.int64(blk_last[b - 1]) >= hi - 1:
                 break
             s, n = _block(start, end, blk0, b)
-            load_rows(src, blk0, b, s, n, buf)
+            ok &= load_rows(src, blk0, b, s, n, buf)
             for i in range(n):
                 r = np.int64(buf[i])
                 if r < lo or r >= hi:
@@ -380,6 +408,8 @@ def live_counts(src, post_offsets, block_offsets, lo, hi, drop):
                     di += 1
                 if di == drop.shape[0] or np.int64(drop[di]) != r:
                     counts[t] += 1
+    if not ok:
+        raise DamagedPostings(_BAD_ROWS)
     return counts
 
 
@@ -391,6 +421,7 @@ def scatter_postings(src, post_offsets, block_offsets, gid, row_shift, dst_offse
     arrays."""
     n_terms = post_offsets.shape[0] - 1
     starts = np.empty(n_terms, dtype=np.int64)
+    ok = True
     for t in range(n_terms):
         g = gid[t]
         start, end, blk0 = post_offsets[t], post_offsets[t + 1], block_offsets[t]
@@ -399,11 +430,13 @@ def scatter_postings(src, post_offsets, block_offsets, gid, row_shift, dst_offse
         for b in range(blk0, block_offsets[t + 1]):
             s, n = _block(start, end, blk0, b)
             at = d + s - start
-            load_rows(src, blk0, b, s, n, dst_rows[at : at + n])
+            ok &= load_rows(src, blk0, b, s, n, dst_rows[at : at + n])
             load_tfs(src, b, s, n, dst_tfs[at : at + n])
             for i in range(at, at + n):
                 dst_rows[i] += np.uint32(row_shift)
         written[g] += end - start
+    if not ok:
+        raise DamagedPostings(_BAD_ROWS)
     return starts
 
 
@@ -419,11 +452,11 @@ def scatter_positions(src, psrc, post_offsets, block_offsets, starts, dst_pos_of
         for b in range(blk0, block_offsets[t + 1]):
             s, n = _block(start, end, blk0, b)
             load_tfs(src, b, s, n, tfs)
-            out = load_positions(psrc, b, s, n, tfs, offsets, out)
+            out, sound = load_positions(psrc, b, s, n, tfs, offsets, out)
             at = starts[t] + s - start
             d = dst_pos_offsets[at]
-            if dst_pos_offsets[at + n] - d != offsets[n]:
-                raise DamagedPositions("a block holds other than its term frequencies' count of positions")
+            if not sound or dst_pos_offsets[at + n] - d != offsets[n]:
+                raise DamagedPositions(_BAD_POSITIONS)
             dst_positions[d : d + offsets[n]] = out[: offsets[n]]
 
 

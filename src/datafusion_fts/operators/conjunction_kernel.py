@@ -38,7 +38,11 @@ import numpy as np
 from numba import njit
 
 from ..index.bm25 import BOUND_MARGIN
-from .posting_cursor import advance, cursors, gallop, row_at, seek, slot_ranges, tf_at
+from ..index.postings_codec import rank
+from ..index.postings_kernel import BLOCK_SIZE
+from .posting_cursor import (
+    _IN_BLOCK, advance, cursors, damaged, enter, gallop, no_refcounts, row, seek, slot_ranges, start_cursors, tf_at,
+)
 from .topk_heap import NO_KEY, heap_drain, heap_push, java_key
 
 REQUIRED = 0
@@ -48,7 +52,7 @@ EXCLUDED = 2
 STEP_BOTH_RATIO = 8
 
 
-@njit(cache=True, nogil=True)
+@no_refcounts
 def meet(src, cs, ta, a_start, a_end, a_stop, a_blk0, a_cur, tb, b_start, b_end, b_stop, b_blk0, b_cur, target, skip):
     """Move slots ``ta`` and ``tb``'s cursors to their first common row >= ``target`` by
     stepping through each other (the lists are read up to ``a_stop``/``b_stop``: a cursor
@@ -56,14 +60,29 @@ def meet(src, cs, ta, a_start, a_end, a_stop, a_blk0, a_cur, tb, b_start, b_end,
     line: it runs once per common row, and the conjunction's seeking loop stays small."""
     a_cur, s = advance(src, cs, ta, a_start, a_end, a_blk0, a_cur, target, skip)
     b_cur, t = advance(src, cs, tb, b_start, b_end, b_blk0, b_cur, target, skip)
-    while a_cur < a_stop and b_cur < b_stop:
-        a = row_at(src, cs, ta, a_start, a_end, a_blk0, a_cur)
-        b = row_at(src, cs, tb, b_start, b_end, b_blk0, b_cur)
+    if a_cur >= a_stop or b_cur >= b_stop:
+        return a_cur, b_cur, s + t
+    # Each list read from its decoded block: rows[cur - first posting of the block],
+    # until the block ends.
+    a_rows, b_rows = cs[0][ta], cs[0][tb]
+    a_first = a_cur - ((a_cur - a_start) & _IN_BLOCK)
+    b_first = b_cur - ((b_cur - b_start) & _IN_BLOCK)
+    while True:
+        a = a_rows[np.uint64(a_cur - a_first)]
+        b = b_rows[np.uint64(b_cur - b_first)]
         if a == b:
             break
         # (no branch on which is smaller: at random rows it would be mispredicted half the time)
         a_cur += np.int64(a < b)
         b_cur += np.int64(b < a)
+        if a_cur - a_first == BLOCK_SIZE and a_cur < a_end:
+            enter(src, cs, ta, a_start, a_end, a_blk0, a_cur)
+            a_first = a_cur
+        if b_cur - b_first == BLOCK_SIZE and b_cur < b_end:
+            enter(src, cs, tb, b_start, b_end, b_blk0, b_cur)
+            b_first = b_cur
+        if a_cur >= a_stop or b_cur >= b_stop:
+            break
     return a_cur, b_cur, s + t
 
 
@@ -87,8 +106,9 @@ def conjunction_topk(
     """
     src = (words, block_words, block_bits, rows, tfs, blk_last)
     n = kinds.shape[0]
-    cs = cursors(n)
     starts, ends, blk0s = slot_ranges(post_offsets, block_offsets, tids)
+    cs = cursors(n)
+    start_cursors(src, cs, starts, ends, blk0s)
     total = 0
     shortest = -1
     for t in range(n):
@@ -107,10 +127,40 @@ def conjunction_topk(
                 j -= 1
             order[j] = t
             n_req += 1
-    cur = starts.copy()
     keys = np.empty(k, dtype=np.int64)
     out_rows = np.empty(k, dtype=np.int64)
     out_scores = np.empty(k, dtype=np.float64)
+    # Two lists of like length step through each other (see the module), not past the
+    # part's rows.
+    lead, second = order[0], order[1] if n_req > 1 else order[0]
+    step_both = n_req > 1 and ends[second] - starts[second] <= STEP_BOTH_RATIO * (ends[lead] - starts[lead])
+    lead_stop, sec_stop = ends[lead], ends[second]
+    if step_both and k > 0:
+        lead_stop = rank(src, starts[lead], lead_stop, blk0s[lead], row_hi)
+        sec_stop = rank(src, starts[second], sec_stop, blk0s[second], row_hi)
+    size, scored, skipped = _intersect(
+        src, cs, norms, kinds, weights, mults, boost, k, row_lo, row_hi, include, use_include, deleted, skip,
+        prune, floor, starts, ends, blk0s, starts.copy(), order, n_req, step_both, lead_stop, sec_stop,
+        keys, out_rows, out_scores,
+    )
+    damaged(cs)
+    heap_drain(keys, out_rows, out_scores, size)
+    for i in range(size):
+        out_rows[i] += base
+    return out_rows[:size], out_scores[:size], scored, skipped, total
+
+
+@no_refcounts
+def _intersect(
+    src, cs, norms, kinds, weights, mults, boost, k, row_lo, row_hi, include, use_include, deleted, skip,
+    prune, floor, starts, ends, blk0s, cur, order, n_req, step_both, lead_stop, sec_stop, keys, out_rows, out_scores,
+):
+    """:func:`conjunction_topk`'s walk, over its slots' postings ``[starts[t], ends[t])``
+    (cursors ``cur``, at their starts) with the required slots in ``order`` (shortest
+    first; with ``step_both`` the first two step through each other, up to ``lead_stop``/
+    ``sec_stop``) and the top-k heap's arrays. Returns (heap size, postings scored, blocks
+    skipped)."""
+    n = kinds.shape[0]
     size = 0
     scored = 0
     skipped = 0
@@ -130,12 +180,6 @@ def conjunction_topk(
     lead_start, lead_end, lead_blk0, lead_cur = starts[lead], ends[lead], blk0s[lead], cur[lead]
     second = order[1] if n_req > 1 else lead
     sec_start, sec_end, sec_blk0, sec_cur = starts[second], ends[second], blk0s[second], cur[second]
-    # Two lists of like length step through each other (see the module).
-    step_both = n_req > 1 and sec_end - sec_start <= STEP_BOTH_RATIO * (lead_end - lead_start)
-    lead_stop, sec_stop = lead_end, sec_end  # (when stepping both: not past the part's rows)
-    if step_both and k > 0:
-        lead_stop = seek(src, cs, lead, lead_start, lead_end, lead_blk0, lead_cur, row_hi, True)[0]
-        sec_stop = seek(src, cs, second, sec_start, sec_end, sec_blk0, sec_cur, row_hi, True)[0]
     target = row_lo
     while k > 0:
         if step_both:
@@ -146,13 +190,13 @@ def conjunction_topk(
             skipped += s
             if lead_cur >= lead_stop or sec_cur >= sec_stop:
                 break
-            d = row_at(src, cs, lead, lead_start, lead_end, lead_blk0, lead_cur)
+            d = row(cs, lead, lead_start, lead_cur)
         else:
             lead_cur, s = advance(src, cs, lead, lead_start, lead_end, lead_blk0, lead_cur, target, skip)
             skipped += s
             if lead_cur >= lead_end:
                 break
-            d = row_at(src, cs, lead, lead_start, lead_end, lead_blk0, lead_cur)
+            d = row(cs, lead, lead_start, lead_cur)
             if d >= row_hi:
                 break
             if n_req > 1:
@@ -160,7 +204,7 @@ def conjunction_topk(
                 skipped += s
                 if sec_cur >= sec_end:
                     break
-                r = row_at(src, cs, second, sec_start, sec_end, sec_blk0, sec_cur)
+                r = row(cs, second, sec_start, sec_cur)
                 if r != d:
                     target = r
                     continue
@@ -175,7 +219,7 @@ def conjunction_topk(
             if q >= ends[t]:
                 target = row_hi
                 break
-            r = row_at(src, cs, t, starts[t], ends[t], blk0s[t], q)
+            r = row(cs, t, starts[t], q)
             if r != d:
                 target = r
                 break
@@ -198,8 +242,8 @@ def conjunction_topk(
             bound = 0.0
             for t in range(n):
                 if kinds[t] == REQUIRED:
-                    tf = tf_at(src, cs, t, starts[t], ends[t], blk0s[t], cur[t])
-                    bound += ((weights[t] * tf) / (tf + norm)) * mults[t]
+                    freq = tf_at(src, cs, t, starts[t], ends[t], blk0s[t], cur[t])
+                    bound += ((weights[t] * freq) / (freq + norm)) * mults[t]
                 elif kinds[t] == OPTIONAL:
                     bound += weights[t] * mults[t]
             if java_key(bound * boost * BOUND_MARGIN) <= (keys[0] if size == k else floor_key):
@@ -210,7 +254,7 @@ def conjunction_topk(
                 q, s = advance(src, cs, t, starts[t], ends[t], blk0s[t], cur[t], d, skip)
                 skipped += s
                 cur[t] = q
-                if q < ends[t] and row_at(src, cs, t, starts[t], ends[t], blk0s[t], q) == d:
+                if q < ends[t] and row(cs, t, starts[t], q) == d:
                     excluded = True
                     break
         if excluded:
@@ -225,16 +269,13 @@ def conjunction_topk(
                 q, s = seek(src, cs, t, starts[t], ends[t], blk0s[t], cur[t], d, skip)
                 cur[t] = q
                 skipped += s
-                if q >= ends[t] or row_at(src, cs, t, starts[t], ends[t], blk0s[t], q) != d:
+                if q >= ends[t] or row(cs, t, starts[t], q) != d:
                     continue
-            tf = tf_at(src, cs, t, starts[t], ends[t], blk0s[t], cur[t])
-            acc = acc + ((weights[t] * tf) / (tf + norm)) * mults[t]
+            freq = tf_at(src, cs, t, starts[t], ends[t], blk0s[t], cur[t])
+            acc = acc + ((weights[t] * freq) / (freq + norm)) * mults[t]
             scored += 1
         score = acc * boost
         key = java_key(score)
         if key > floor_key:
             size = heap_push(keys, out_rows, out_scores, size, key, d, score)
-    heap_drain(keys, out_rows, out_scores, size)
-    for i in range(size):
-        out_rows[i] += base
-    return out_rows[:size], out_scores[:size], scored, skipped, total
+    return size, scored, skipped

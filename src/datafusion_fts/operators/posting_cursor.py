@@ -7,14 +7,19 @@ first (one comparison per block passed, blocks between never read) and then sear
 one block. Without skipping (``fts.pruning`` off) it steps posting by posting: the
 exhaustive baseline the benchmarks compare against.
 
-Postings are read a block at a time (:mod:`..index.postings_codec`): each kernel slot
-``t`` has a buffer of one block's rows and one of its term frequencies (``cs = (rows
-buffers, tfs buffers, block in each rows buffer, block in each tfs buffer)``), filled
-when the cursor first reads a row (or a frequency) of another block, so blocks passed by
-their last row are never decoded, nor the frequencies of rows never scored. A cursor
-stays a posting index in the segment (``start <= cur <= end`` for a term's postings
-``[start, end)`` whose first block is ``blk0``), so positions and counts are those of
-the postings, whatever their layout.
+Postings are read a block at a time (:mod:`..index.postings_codec`): kernel slot ``t``
+has a buffer of one block's rows and one of its term frequencies (``cs = (rows buffers,
+tfs buffers, block in each rows buffer, block in each tfs buffer, [blocks that did not
+decode])``). A cursor is
+a posting index in the segment (``start <= cur <= end`` for a term's postings ``[start,
+end)`` whose first block is ``blk0``), and **the block of every cursor short of its end is
+decoded in its slot's rows buffer**: whatever moves a cursor (:func:`seek`,
+:func:`advance`, or a step followed by :func:`enter` on a block boundary) keeps that
+true, so reading a row (:func:`row`) is one load, and blocks passed by their last row are
+never decoded. Term frequencies are decoded when a row of their block is scored
+(:func:`tf_at`). (Reads take no branch, and what may decode a block is a call of
+its own: in numba, a small function that branches to a decoder makes every call count
+references to each array it is given, which costs more than the read.)
 """
 
 from __future__ import annotations
@@ -22,56 +27,77 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from ..index.postings_codec import load_rows, load_tfs
+from ..index.postings_codec import DamagedPostings, load_rows, load_tfs
 from ..index.postings_kernel import BLOCK_SIZE
+
+_IN_BLOCK = BLOCK_SIZE - 1  # (a posting's place in its block: index & _IN_BLOCK)
+
+# The functions a kernel calls per candidate row or per block are compiled without
+# numba's reference counting (``_nrt=False``: private, but numba's own tests and
+# benchmarks have used it for years). With it, a function given arrays counts a reference
+# to each on entry whenever its branches end their lives apart (a call that may decode a
+# block does that): ten arrays, a cursor's source and buffers, cost ~150 ns a call, more
+# than decoding a block. Such a function must not allocate arrays.
+no_refcounts = njit(cache=True, nogil=True, _nrt=False)
 
 
 @njit(cache=True, nogil=True)
 def cursors(n):
-    """Cursor state for ``n`` slots, no block loaded (see the module)."""
+    """Cursor state for ``n`` slots, no block decoded yet (see the module)."""
     return (
         np.empty((n, BLOCK_SIZE), dtype=np.uint32), np.empty((n, BLOCK_SIZE), dtype=np.uint32),
-        np.full(n, -1, dtype=np.int64), np.full(n, -1, dtype=np.int64),
+        np.full(n, -1, dtype=np.int64), np.full(n, -1, dtype=np.int64), np.zeros(1, dtype=np.int64),
     )
 
 
-@njit(cache=True, nogil=True, inline="always")
-def row_at(src, cs, t, start, end, blk0, cur):
-    """The row of posting ``cur`` of slot ``t`` (decoding its block on first use)."""
-    rbuf, _, rblk, _ = cs
+@no_refcounts
+def enter(src, cs, t, start, end, blk0, cur):
+    """Decode the rows of the block of slot ``t``'s posting ``cur`` (< ``end``)."""
     i = cur - start
     b = blk0 + i // BLOCK_SIZE
-    if rblk[t] != b:
-        s = cur - i % BLOCK_SIZE
-        load_rows(src, blk0, b, s, min(s + BLOCK_SIZE, end) - s, rbuf[t])
-        rblk[t] = b
-    return np.int64(rbuf[t, i % BLOCK_SIZE])
+    s = cur - (i & _IN_BLOCK)
+    if not load_rows(src, blk0, b, s, min(s + BLOCK_SIZE, end) - s, cs[0][t]):
+        cs[4][0] += 1
+    cs[2][t] = b
 
 
-@njit(cache=True, nogil=True, inline="always")
+@no_refcounts
 def tf_at(src, cs, t, start, end, blk0, cur):
-    """The term frequency of posting ``cur`` of slot ``t`` (as float64, as scores use it)."""
-    _, tbuf, _, tblk = cs
+    """The term frequency of slot ``t``'s posting ``cur`` (< ``end``), as float64, as
+    scores use it; a block's frequencies are decoded when the first of them is read."""
     i = cur - start
     b = blk0 + i // BLOCK_SIZE
-    if tblk[t] != b:
-        s = cur - i % BLOCK_SIZE
-        load_tfs(src, b, s, min(s + BLOCK_SIZE, end) - s, tbuf[t])
-        tblk[t] = b
-    return np.float64(tbuf[t, i % BLOCK_SIZE])
+    if cs[3][t] != b:
+        s = cur - (i & _IN_BLOCK)
+        load_tfs(src, b, s, min(s + BLOCK_SIZE, end) - s, cs[1][t])
+        cs[3][t] = b
+    return np.float64(cs[1][t, i & _IN_BLOCK])
 
 
-@njit(cache=True, nogil=True, inline="always")
-def before(src, cs, t, start, end, blk0, cur, target):
-    """Whether posting ``cur``'s row is below ``target``, without decoding its block when
-    the block's last row already says so."""
-    b = blk0 + (cur - start) // BLOCK_SIZE
-    if cs[2][t] != b and np.int64(src[5][b]) < target:
-        return True
-    return row_at(src, cs, t, start, end, blk0, cur) < target
+@no_refcounts
+def start_cursors(src, cs, starts, ends, blk0s):
+    """Decode the first block of every slot's postings (the cursors start there)."""
+    for t in range(starts.shape[0]):
+        if starts[t] < ends[t]:
+            enter(src, cs, t, starts[t], ends[t], blk0s[t], starts[t])
 
 
 @njit(cache=True, nogil=True)
+def damaged(cs):
+    """Raise if a block read through ``cs`` did not decode (the cursors read on with the
+    block's last row for its rows, inside the segment: raising where a block is decoded
+    would make every call of the functions that do it count references)."""
+    if cs[4][0]:
+        raise DamagedPostings("a postings block's rows do not run up to its stored last row")
+
+
+@njit(cache=True, nogil=True, inline="always")
+def row(cs, t, start, cur):
+    """The row of slot ``t``'s posting ``cur`` (its block decoded)."""
+    return np.int64(cs[0][np.uint64(t), np.uint64((cur - start) & _IN_BLOCK)])
+
+
+@no_refcounts
 def gallop(arr, lo, hi, target):
     """The first index in [lo, hi) with ``arr[i] >= target`` (``hi`` if none); the cost
     grows with the log of the distance moved, not with the list."""
@@ -98,26 +124,35 @@ def lower_bound(arr, lo, hi, target):
     return lo
 
 
-@njit(cache=True, nogil=True)
+@no_refcounts
 def seek(src, cs, t, start, end, blk0, cur, target, skip):
     """Move slot ``t``'s cursor ``cur`` (postings ``[start, end)``, its blocks from
     ``blk0``) to its first posting with row >= ``target``.
 
     The next few postings are tried first (in a dense list the target is usually among
     them); then whole blocks are passed by their last row and one block is searched.
-    One function (its search in line): this runs once per candidate row and list.
+    This runs once per candidate row and list.
     Returns (new cursor, blocks skipped unread); ``end`` when the list is exhausted.
     """
-    if cur >= end or row_at(src, cs, t, start, end, blk0, cur) >= target:
+    if cur >= end or row(cs, t, start, cur) >= target:
         return cur, 0
     if not skip:
-        while cur < end and row_at(src, cs, t, start, end, blk0, cur) < target:
+        cur += 1
+        while cur < end:
+            if (cur - start) & _IN_BLOCK == 0:
+                enter(src, cs, t, start, end, blk0, cur)
+            if row(cs, t, start, cur) >= target:
+                break
             cur += 1
         return cur, 0
     probe = min(cur + 4, end)
     cur += 1
     while cur < probe:
-        if not before(src, cs, t, start, end, blk0, cur, target):
+        if (cur - start) & _IN_BLOCK == 0:
+            if src[5][blk0 + (cur - start) // BLOCK_SIZE] < target:
+                break  # (the probes left are in a block wholly below target: seek past it)
+            enter(src, cs, t, start, end, blk0, cur)
+        if row(cs, t, start, cur) >= target:
             return cur, 0
         cur += 1
     if cur >= end:
@@ -125,7 +160,7 @@ def seek(src, cs, t, start, end, blk0, cur, target, skip):
     return seek_blocks(src, cs, t, start, end, blk0, cur, target)
 
 
-@njit(cache=True, nogil=True, inline="always")
+@no_refcounts
 def seek_blocks(src, cs, t, start, end, blk0, cur, target):
     """:func:`seek` past its first probes (``cur < end``): whole blocks passed by their
     last row, then one block searched."""
@@ -142,34 +177,46 @@ def seek_blocks(src, cs, t, start, end, blk0, cur, target):
         cur = start + (b - blk0) * BLOCK_SIZE
     # blk_last[blk] >= target: the answer is in [cur, the block's end)
     s = start + (blk - blk0) * BLOCK_SIZE
-    row_at(src, cs, t, start, end, blk0, s)  # (the block decoded)
+    if cs[2][t] != blk:
+        enter(src, cs, t, start, end, blk0, s)
     return s + lower_bound(cs[0][t], cur - s, min(BLOCK_SIZE, end - s), target), skipped
 
 
-# Postings a cursor steps through in line before it seeks by blocks (see advance).
+# Postings a cursor steps through before it seeks by blocks (see advance).
 STEP_POSTINGS = 8
 
 
-@njit(cache=True, nogil=True, inline="always")
+@no_refcounts
 def advance(src, cs, t, start, end, blk0, cur, target, skip):
     """Move ``cur`` to the first posting with row >= ``target``, as a conjunction moves a
     list to a candidate row. In a dense list the target is usually a few postings on, so
-    those are stepped through in line (a call per candidate row would cost more); one
-    look at the posting STEP_POSTINGS on tells whether it is further, and then the blocks
-    are sought at once, without stepping (with skipping on). Returns (new cursor, blocks
-    skipped unread)."""
-    if cur >= end or row_at(src, cs, t, start, end, blk0, cur) >= target:
+    those are stepped through; one look at the posting STEP_POSTINGS on tells whether it
+    is further (its block's last row, when that block is not the cursor's), and then the
+    blocks are sought at once, without stepping (with skipping on). Returns (new cursor,
+    blocks skipped unread)."""
+    if cur >= end or row(cs, t, start, cur) >= target:
         return cur, 0
     far = cur + STEP_POSTINGS
     cur += 1
-    if cur >= end or not before(src, cs, t, start, end, blk0, cur, target):  # the next posting: the common case
+    if cur >= end:
         return cur, 0
-    if skip and far < end and before(src, cs, t, start, end, blk0, far, target):
-        return seek_blocks(src, cs, t, start, end, blk0, far, target)
+    if (cur - start) & _IN_BLOCK == 0:
+        enter(src, cs, t, start, end, blk0, cur)
+    if row(cs, t, start, cur) >= target:  # the next posting: the common case
+        return cur, 0
+    if skip and far < end:
+        far_blk = blk0 + (far - start) // BLOCK_SIZE
+        if far_blk == cs[2][t]:
+            if row(cs, t, start, far) < target:
+                return seek_blocks(src, cs, t, start, end, blk0, far, target)
+        elif src[5][far_blk] < target:
+            return seek_blocks(src, cs, t, start, end, blk0, far, target)
     stop = min(far, end)
-    while cur < stop and row_at(src, cs, t, start, end, blk0, cur) < target:
+    while cur < stop and row(cs, t, start, cur) < target:
         cur += 1
-    if cur < end and row_at(src, cs, t, start, end, blk0, cur) < target:  # (only without skipping: seek steps on)
+        if cur < end and (cur - start) & _IN_BLOCK == 0:
+            enter(src, cs, t, start, end, blk0, cur)
+    if cur < end and row(cs, t, start, cur) < target:  # (past far: seek steps on)
         return seek(src, cs, t, start, end, blk0, cur, target, skip)
     return cur, 0
 

@@ -33,20 +33,22 @@ import numpy as np
 from numba import njit
 
 from ..index.postings_kernel import BLOCK_SIZE
-from .posting_cursor import cursors, gallop, row_at, seek, slot_ranges, tf_at
+from .posting_cursor import (
+    _IN_BLOCK, cursors, damaged, enter, gallop, no_refcounts, row, seek, slot_ranges, start_cursors, tf_at,
+)
 from .topk_heap import heap_drain, heap_push, java_key
 
 EXCLUDED = 2  # as in .conjunction_kernel; any other kind is a scored (optional) slot
 
 
-@njit(cache=True, nogil=True)
+@no_refcounts
 def _excluded(src, cs, kinds, starts, ends, blk0s, cur, d, skip):
     """Row d is in an EXCLUDED slot (moving those cursors to d)."""
     for t in range(kinds.shape[0]):
         if kinds[t] == EXCLUDED:
             q, _ = seek(src, cs, t, starts[t], ends[t], blk0s[t], cur[t], d, skip)
             cur[t] = q
-            if q < ends[t] and row_at(src, cs, t, starts[t], ends[t], blk0s[t], q) == d:
+            if q < ends[t] and row(cs, t, starts[t], q) == d:
                 return True
     return False
 
@@ -67,9 +69,10 @@ def pruned_or_topk(
     """
     src = (words, block_words, block_bits, rows, tfs, blk_last)
     n = kinds.shape[0]
-    cs = cursors(n)
     starts, ends, cur = slot_ranges(post_offsets, block_offsets, tids)
     blk0s = cur.copy()
+    cs = cursors(n)
+    start_cursors(src, cs, starts, ends, blk0s)
     total = 0
     n_scored = 0
     single = -1
@@ -96,18 +99,20 @@ def pruned_or_topk(
             floor,
         )
     else:
+        order, prefix, bound_w = _by_bound(blk_bound, kinds, starts, ends, blk0s, weights, mults, boost, n_scored)
         size, scored, skipped = _maxscore(
             src, cs, blk_bound, norms, kinds, starts, ends, blk0s, weights, mults,
             boost, row_hi, include, use_include, deleted, prune, excludes, cur, keys, out_rows, out_scores,
-            floor,
+            floor, order, prefix, bound_w, np.ones(n, dtype=np.uint8),
         )
+    damaged(cs)
     heap_drain(keys, out_rows, out_scores, size)
     for i in range(size):
         out_rows[i] += base
     return out_rows[:size], out_scores[:size], scored, skipped, total
 
 
-@njit(cache=True, nogil=True)
+@no_refcounts
 def _single(
     src, cs, blk_bound, norms, kinds, starts, ends, blk0s, weights, mults,
     boost, row_hi, include, use_include, deleted, prune, excludes, cur, t, keys, out_rows, out_scores, floor,
@@ -125,6 +130,7 @@ def _single(
     start, end, blk0 = starts[t], ends[t], blk0s[t]
     w, m = weights[t], mults[t]
     bound_w = w * m * boost
+    plain = not use_include and not n_del and not excludes  # (every row of the list is scored)
     i = cur[t]
     while i < end:
         blk = blk0 + (i - start) // BLOCK_SIZE
@@ -133,8 +139,26 @@ def _single(
             skipped += 1
             i = block_end
             continue
+        if cs[2][t] != blk:
+            enter(src, cs, t, start, end, blk0, i)
+        tf_at(src, cs, t, start, end, blk0, i)  # (the block's frequencies: its rows are all scored)
+        rows, tfs = cs[0][t], cs[1][t]
+        first = start + (blk - blk0) * BLOCK_SIZE
+        if plain and np.int64(src[5][blk]) < row_hi:
+            # Every row of the block is scored: one tight loop (most of a frequent term).
+            for j in range(i - first, block_end - first):
+                d = np.int64(rows[np.uint64(j)])
+                freq = np.float64(tfs[np.uint64(j)])
+                score = (0.0 + ((w * freq) / (freq + norms[d])) * m) * boost
+                if not prune or score > theta:
+                    size = heap_push(keys, out_rows, out_scores, size, java_key(score), d, score)
+                    if prune and size == k:
+                        theta = out_scores[0]
+            scored += block_end - i
+            i = block_end
+            continue
         while i < block_end:
-            d = row_at(src, cs, t, start, end, blk0, i)
+            d = np.int64(rows[np.uint64(i - first)])
             if d >= row_hi:
                 return size, scored, skipped
             if use_include:
@@ -153,8 +177,8 @@ def _single(
             i += 1
             if excludes and _excluded(src, cs, kinds, starts, ends, blk0s, cur, d, prune):
                 continue
-            tf = tf_at(src, cs, t, start, end, blk0, i - 1)
-            score = (0.0 + ((w * tf) / (tf + norms[d])) * m) * boost
+            freq = np.float64(tfs[np.uint64(i - 1 - first)])
+            score = (0.0 + ((w * freq) / (freq + norms[d])) * m) * boost
             scored += 1
             if not prune or score > theta:
                 size = heap_push(keys, out_rows, out_scores, size, java_key(score), d, score)
@@ -164,22 +188,15 @@ def _single(
 
 
 @njit(cache=True, nogil=True)
-def _maxscore(
-    src, cs, blk_bound, norms, kinds, starts, ends, blk0s, weights, mults,
-    boost, row_hi, include, use_include, deleted, prune, excludes, cur, keys, out_rows, out_scores, floor,
-):
-    """Several scored slots: MaxScore over the essential slots, block bounds per candidate."""
-    blk_last = src[5]
+def _by_bound(blk_bound, kinds, starts, ends, blk0s, weights, mults, boost, n_scored):
+    """The scored slots by ascending upper bound (a prefix of them is non-essential), the
+    running sums of their bounds, and each slot's bound weight ``w_t * m_t * boost``."""
     n = kinds.shape[0]
-    k = keys.shape[0]
-    # Scored slots by ascending upper bound: a prefix of them is non-essential.
     bound_w = np.zeros(n)
     term_ub = np.zeros(n)
-    n_scored = 0
     for t in range(n):
         if kinds[t] == EXCLUDED:
             continue
-        n_scored += 1
         bound_w[t] = weights[t] * mults[t] * boost
         nb = (ends[t] - starts[t] + BLOCK_SIZE - 1) // BLOCK_SIZE
         best = 0.0
@@ -197,7 +214,21 @@ def _maxscore(
     prefix = np.zeros(n_scored + 1)
     for i in range(n_scored):
         prefix[i + 1] = prefix[i] + term_ub[order[i]]
-    essential = np.ones(n, dtype=np.uint8)
+    return order, prefix, bound_w
+
+
+@no_refcounts
+def _maxscore(
+    src, cs, blk_bound, norms, kinds, starts, ends, blk0s, weights, mults,
+    boost, row_hi, include, use_include, deleted, prune, excludes, cur, keys, out_rows, out_scores, floor,
+    order, prefix, bound_w, essential,
+):
+    """Several scored slots: MaxScore over the essential slots (``order`` and ``prefix``
+    from :func:`_by_bound`; ``essential`` all ones), block bounds per candidate."""
+    blk_last = src[5]
+    n = kinds.shape[0]
+    k = keys.shape[0]
+    n_scored = order.shape[0]
     ess_from = 0  # order[ess_from:] are essential
     size = 0
     theta = floor  # then the k-th score held, once k rows are (never below floor)
@@ -216,7 +247,7 @@ def _maxscore(
         for i in range(ess_from, n_scored):
             t = order[i]
             if cur[t] < ends[t]:
-                r = row_at(src, cs, t, starts[t], ends[t], blk0s[t], cur[t])
+                r = row(cs, t, starts[t], cur[t])
                 if r < d:
                     d = r
         if d >= row_hi:
@@ -262,9 +293,9 @@ def _maxscore(
                 if essential[t] == 0:
                     cur[t], _ = seek(src, cs, t, starts[t], ends[t], blk0s[t], cur[t], d, True)
                 q = cur[t]
-                if q < ends[t] and row_at(src, cs, t, starts[t], ends[t], blk0s[t], q) == d:
-                    tf = tf_at(src, cs, t, starts[t], ends[t], blk0s[t], q)
-                    acc = acc + ((weights[t] * tf) / (tf + norm)) * mults[t]
+                if q < ends[t] and row(cs, t, starts[t], q) == d:
+                    freq = tf_at(src, cs, t, starts[t], ends[t], blk0s[t], q)
+                    acc = acc + ((weights[t] * freq) / (freq + norm)) * mults[t]
                     scored += 1
             score = acc * boost
             if not prune or score > theta:
@@ -276,9 +307,11 @@ def _maxscore(
                     ess_from += 1
         for i in range(ess_from, n_scored):
             t = order[i]
-            if cur[t] < ends[t] and row_at(src, cs, t, starts[t], ends[t], blk0s[t], cur[t]) < target:
+            if cur[t] < ends[t] and row(cs, t, starts[t], cur[t]) < target:
                 if target == d + 1:
                     cur[t] += 1
+                    if cur[t] < ends[t] and (cur[t] - starts[t]) & _IN_BLOCK == 0:
+                        enter(src, cs, t, starts[t], ends[t], blk0s[t], cur[t])
                 else:
                     cur[t], s = seek(src, cs, t, starts[t], ends[t], blk0s[t], cur[t], target, True)
                     skipped += s
