@@ -43,6 +43,14 @@ from .postings_kernel import BLOCK_SIZE
 # Zero words after the packed data: reading a value takes 64 bits from its first word.
 PAD = 2
 
+# Functions called per block (or per candidate row) that allocate nothing are compiled
+# without numba's reference counting (``_nrt=False``: private, but numba's own tests and
+# benchmarks have used it for years). With it, a function given arrays counts a reference
+# to each on entry whenever its branches end their lives apart (a call in a branch does
+# that): ten arrays, a cursor's source and buffers, cost ~150 ns a call, more than
+# decoding a block.
+no_refcounts = njit(cache=True, nogil=True, _nrt=False)
+
 _U = np.uint64
 
 
@@ -180,35 +188,81 @@ def pack_positions(post_offsets, pos_offsets, positions, block_offsets):
 @njit(cache=True, nogil=True, inline="always")
 def load_rows(src, blk0, b, s, n, out):
     """Rows of block ``b`` (``n`` postings from posting ``s``; ``blk0`` is the term's first
-    block) into ``out[:n]``; False if they do not end on the block's stored last row."""
-    words, block_words, block_bits, rows, _, blk_last = src
-    first = np.int64(blk_last[b - 1]) + 1 if b > blk0 else np.int64(0)
-    last = _U(blk_last[b])
-    ok = True
-    if words.shape[0]:
-        width = _U(block_bits[2 * b])
-        mask = (_U(1) << width) - _U(1)
-        at = block_words[b]
-        row = _U(first)
-        got = _U(0)
-        bit = _U(0)
-        for i in range(n):
-            got = row + _get(words, at, mask, bit)
-            out[_U(i)] = np.uint32(got)
-            row = got + _U(1)
-            bit += width
-        ok = got == last
+    block) into ``out[:n]``; False if they do not run up to the block's stored last row."""
+    return load_rows_from(src, blk0, b, s, n, out, 0, n - 1, 0)[1]
+
+
+@njit(cache=True, nogil=True, inline="always")
+def load_rows_from(src, blk0, b, s, n, out, i0, upto, target):
+    """Rows ``i0``.. of block ``b`` (as :func:`load_rows`; ``out[:i0]`` already decoded)
+    through index ``upto``, then on to the first row >= ``target`` or the block's end:
+    a cursor seeking a row decodes no further than it. Returns (rows decoded in all,
+    sound so far). Rows must not pass the block's stored last row (else they are all
+    read as it, inside the segment), and a block decoded to its end must end on it."""
+    blk_last = src[5]
+    if i0:
+        first = np.int64(out[i0 - 1]) + 1
     else:
-        for i in range(n):
-            v = rows[s + i]
-            ok &= np.int64(v) >= first
-            first = np.int64(v) + 1
-            out[_U(i)] = v
-        ok &= _U(out[n - 1]) == last
+        first = np.int64(blk_last[b - 1]) + 1 if b > blk0 else np.int64(0)
+    stop = min(upto + 1, n)
+    if src[0].shape[0]:
+        i, got, ok = _unpack_rows(src, b, n, out, i0, stop, target, _U(first))
+    else:
+        i, got, ok = _copy_rows(src, s, n, out, i0, stop, target, _U(first))
+    last = _U(blk_last[b])
+    ok &= got <= last and (i < n or i == i0 or got == last)
     if not ok:
-        for i in range(n):
-            out[_U(i)] = np.uint32(last)
-    return ok
+        for j in range(i):
+            out[_U(j)] = np.uint32(last)
+    return i, ok
+
+
+# (Each loop below is written as is, and called, not in line: other spellings of it ran
+# half as fast.)
+@no_refcounts
+def _unpack_rows(src, b, n, out, i0, stop, target, row):
+    """:func:`load_rows_from` for bit-packed blocks: (next index, last row, True)."""
+    words, block_words, block_bits = src[0], src[1], src[2]
+    width = _U(block_bits[2 * b])
+    mask = (_U(1) << width) - _U(1)
+    at = block_words[b]
+    bit = _U(i0) * width
+    got = row - _U(1)  # (the last row decoded: the largest, rows ascending)
+    for j in range(i0, stop):
+        got = row + _get(words, at, mask, bit)
+        out[_U(j)] = np.uint32(got)
+        row = got + _U(1)
+        bit += width
+    i = max(stop, i0)
+    while i < n and got < _U(target):
+        got = row + _get(words, at, mask, bit)
+        out[_U(i)] = np.uint32(got)
+        row = got + _U(1)
+        bit += width
+        i += 1
+    return i, got, True
+
+
+@no_refcounts
+def _copy_rows(src, s, n, out, i0, stop, target, row):
+    """:func:`load_rows_from` for blocks of one uint32 a row: (next index, last row,
+    whether they ascend)."""
+    rows = src[3]
+    got = row - _U(1)
+    ok = True
+    for j in range(i0, stop):
+        got = _U(rows[s + j])
+        ok &= got >= row
+        out[_U(j)] = np.uint32(got)
+        row = got + _U(1)
+    i = max(stop, i0)
+    while i < n and got < _U(target):
+        got = _U(rows[s + i])
+        ok &= got >= row
+        out[_U(i)] = np.uint32(got)
+        row = got + _U(1)
+        i += 1
+    return i, got, ok
 
 
 @njit(cache=True, nogil=True, inline="always")

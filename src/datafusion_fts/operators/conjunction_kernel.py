@@ -39,9 +39,9 @@ from numba import njit
 
 from ..index.bm25 import BOUND_MARGIN
 from ..index.postings_codec import rank
-from ..index.postings_kernel import BLOCK_SIZE
 from .posting_cursor import (
-    _IN_BLOCK, advance, cursors, damaged, enter, gallop, no_refcounts, row, seek, slot_ranges, start_cursors, tf_at,
+    _IN_BLOCK, _PAST, advance, cursors, damaged, gallop, no_refcounts, reach, row, seek, slot_ranges, start_cursors,
+    tf_at,
 )
 from .topk_heap import NO_KEY, heap_drain, heap_push, java_key
 
@@ -62,11 +62,12 @@ def meet(src, cs, ta, a_start, a_end, a_stop, a_blk0, a_cur, tb, b_start, b_end,
     b_cur, t = advance(src, cs, tb, b_start, b_end, b_blk0, b_cur, target, skip)
     if a_cur >= a_stop or b_cur >= b_stop:
         return a_cur, b_cur, s + t
-    # Each list read from its decoded block: rows[cur - first posting of the block],
-    # until the block ends.
+    # Each list read from its decoded rows: rows[cur - first posting of the block], up to
+    # the end of what is decoded (stepping on decodes the rest of the block).
     a_rows, b_rows = cs[0][ta], cs[0][tb]
     a_first = a_cur - ((a_cur - a_start) & _IN_BLOCK)
     b_first = b_cur - ((b_cur - b_start) & _IN_BLOCK)
+    a_done, b_done = cs[5][ta], cs[5][tb]
     while True:
         a = a_rows[np.uint64(a_cur - a_first)]
         b = b_rows[np.uint64(b_cur - b_first)]
@@ -75,12 +76,12 @@ def meet(src, cs, ta, a_start, a_end, a_stop, a_blk0, a_cur, tb, b_start, b_end,
         # (no branch on which is smaller: at random rows it would be mispredicted half the time)
         a_cur += np.int64(a < b)
         b_cur += np.int64(b < a)
-        if a_cur - a_first == BLOCK_SIZE and a_cur < a_end:
-            enter(src, cs, ta, a_start, a_end, a_blk0, a_cur)
-            a_first = a_cur
-        if b_cur - b_first == BLOCK_SIZE and b_cur < b_end:
-            enter(src, cs, tb, b_start, b_end, b_blk0, b_cur)
-            b_first = b_cur
+        if a_cur == a_done and a_cur < a_end:
+            reach(src, cs, ta, a_start, a_end, a_blk0, a_cur, _PAST)
+            a_first, a_done = a_cur - ((a_cur - a_start) & _IN_BLOCK), cs[5][ta]
+        if b_cur == b_done and b_cur < b_end:
+            reach(src, cs, tb, b_start, b_end, b_blk0, b_cur, _PAST)
+            b_first, b_done = b_cur - ((b_cur - b_start) & _IN_BLOCK), cs[5][tb]
         if a_cur >= a_stop or b_cur >= b_stop:
             break
     return a_cur, b_cur, s + t
@@ -108,7 +109,7 @@ def conjunction_topk(
     n = kinds.shape[0]
     starts, ends, blk0s = slot_ranges(post_offsets, block_offsets, tids)
     cs = cursors(n)
-    start_cursors(src, cs, starts, ends, blk0s)
+    start_cursors(src, cs, starts, ends, blk0s, row_lo)
     total = 0
     shortest = -1
     for t in range(n):

@@ -27,18 +27,10 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from ..index.postings_codec import DamagedPostings, load_rows, load_tfs
+from ..index.postings_codec import DamagedPostings, load_rows_from, load_tfs, no_refcounts
 from ..index.postings_kernel import BLOCK_SIZE
 
 _IN_BLOCK = BLOCK_SIZE - 1  # (a posting's place in its block: index & _IN_BLOCK)
-
-# The functions a kernel calls per candidate row or per block are compiled without
-# numba's reference counting (``_nrt=False``: private, but numba's own tests and
-# benchmarks have used it for years). With it, a function given arrays counts a reference
-# to each on entry whenever its branches end their lives apart (a call that may decode a
-# block does that): ten arrays, a cursor's source and buffers, cost ~150 ns a call, more
-# than decoding a block. Such a function must not allocate arrays.
-no_refcounts = njit(cache=True, nogil=True, _nrt=False)
 
 
 @njit(cache=True, nogil=True)
@@ -47,18 +39,33 @@ def cursors(n):
     return (
         np.empty((n, BLOCK_SIZE), dtype=np.uint32), np.empty((n, BLOCK_SIZE), dtype=np.uint32),
         np.full(n, -1, dtype=np.int64), np.full(n, -1, dtype=np.int64), np.zeros(1, dtype=np.int64),
+        np.zeros(n, dtype=np.int64),
     )
 
 
+# Rows decoded at a time at least: fewer decoding calls where a cursor steps on.
+DECODE_AT_LEAST = 32
+
+
 @no_refcounts
-def enter(src, cs, t, start, end, blk0, cur):
-    """Decode the rows of the block of slot ``t``'s posting ``cur`` (< ``end``)."""
+def reach(src, cs, t, start, end, blk0, cur, target):
+    """Decode slot ``t``'s rows through posting ``cur`` (< ``end``) and on, in its block, to
+    the first row >= ``target`` (a row past the list's rows: to the block's end). A cursor
+only moves forward, so its row is decoded exactly when it is below ``cs[5][t]``."""
     i = cur - start
     b = blk0 + i // BLOCK_SIZE
-    s = cur - (i & _IN_BLOCK)
-    if not load_rows(src, blk0, b, s, min(s + BLOCK_SIZE, end) - s, cs[0][t]):
+    first = cur - (i & _IN_BLOCK)
+    done = 0
+    if cs[2][t] == b:
+        done = cs[5][t] - first
+    n, ok = load_rows_from(
+        src, blk0, b, first, min(first + BLOCK_SIZE, end) - first, cs[0][t], done,
+        max(cur - first, done + DECODE_AT_LEAST - 1), target,
+    )
+    if not ok:
         cs[4][0] += 1
     cs[2][t] = b
+    cs[5][t] = first + n
 
 
 @no_refcounts
@@ -75,25 +82,26 @@ def tf_at(src, cs, t, start, end, blk0, cur):
 
 
 @no_refcounts
-def start_cursors(src, cs, starts, ends, blk0s):
-    """Decode the first block of every slot's postings (the cursors start there)."""
+def start_cursors(src, cs, starts, ends, blk0s, target):
+    """Decode every slot's first rows, up to the first row >= ``target`` (the cursors start
+    at their first postings)."""
     for t in range(starts.shape[0]):
         if starts[t] < ends[t]:
-            enter(src, cs, t, starts[t], ends[t], blk0s[t], starts[t])
+            reach(src, cs, t, starts[t], ends[t], blk0s[t], starts[t], target)
 
 
 @njit(cache=True, nogil=True)
 def damaged(cs):
-    """Raise if a block read through ``cs`` did not decode (the cursors read on with the
-    block's last row for its rows, inside the segment: raising where a block is decoded
-    would make every call of the functions that do it count references)."""
+    """Raise if a block read through ``cs`` did not decode (the cursors read on with rows
+    inside the segment: raising where a block is decoded would make every call of the
+    functions that do it count references)."""
     if cs[4][0]:
         raise DamagedPostings("a postings block's rows do not run up to its stored last row")
 
 
 @njit(cache=True, nogil=True, inline="always")
 def row(cs, t, start, cur):
-    """The row of slot ``t``'s posting ``cur`` (its block decoded)."""
+    """The row of slot ``t``'s posting ``cur`` (decoded)."""
     return np.int64(cs[0][np.uint64(t), np.uint64((cur - start) & _IN_BLOCK)])
 
 
@@ -124,6 +132,10 @@ def lower_bound(arr, lo, hi, target):
     return lo
 
 
+# A row past every row a segment holds: decode a block to its end.
+_PAST = np.int64(1) << 62
+
+
 @no_refcounts
 def seek(src, cs, t, start, end, blk0, cur, target, skip):
     """Move slot ``t``'s cursor ``cur`` (postings ``[start, end)``, its blocks from
@@ -139,8 +151,8 @@ def seek(src, cs, t, start, end, blk0, cur, target, skip):
     if not skip:
         cur += 1
         while cur < end:
-            if (cur - start) & _IN_BLOCK == 0:
-                enter(src, cs, t, start, end, blk0, cur)
+            if cur >= cs[5][t]:
+                reach(src, cs, t, start, end, blk0, cur, _PAST)
             if row(cs, t, start, cur) >= target:
                 break
             cur += 1
@@ -148,10 +160,14 @@ def seek(src, cs, t, start, end, blk0, cur, target, skip):
     probe = min(cur + 4, end)
     cur += 1
     while cur < probe:
-        if (cur - start) & _IN_BLOCK == 0:
-            if src[5][blk0 + (cur - start) // BLOCK_SIZE] < target:
-                break  # (the probes left are in a block wholly below target: seek past it)
-            enter(src, cs, t, start, end, blk0, cur)
+        if cur >= cs[5][t]:  # (not decoded yet)
+            b = blk0 + (cur - start) // BLOCK_SIZE
+            if src[5][b] < target:  # the probes left in this block fail: none is decoded for them
+                if (cur - start) & _IN_BLOCK == 0:
+                    break  # (the block is passed by its last row)
+                cur = min(probe, start + (b - blk0 + 1) * BLOCK_SIZE)
+                continue
+            reach(src, cs, t, start, end, blk0, cur, target)
         if row(cs, t, start, cur) >= target:
             return cur, 0
         cur += 1
@@ -163,7 +179,7 @@ def seek(src, cs, t, start, end, blk0, cur, target, skip):
 @no_refcounts
 def seek_blocks(src, cs, t, start, end, blk0, cur, target):
     """:func:`seek` past its first probes (``cur < end``): whole blocks passed by their
-    last row, then one block searched."""
+    last row, then one block searched, decoded no further than the row sought."""
     blk_last = src[5]
     blk = blk0 + (cur - start) // BLOCK_SIZE
     skipped = 0
@@ -176,10 +192,10 @@ def seek_blocks(src, cs, t, start, end, blk0, cur, target):
         blk = b
         cur = start + (b - blk0) * BLOCK_SIZE
     # blk_last[blk] >= target: the answer is in [cur, the block's end)
-    s = start + (blk - blk0) * BLOCK_SIZE
-    if cs[2][t] != blk:
-        enter(src, cs, t, start, end, blk0, s)
-    return s + lower_bound(cs[0][t], cur - s, min(BLOCK_SIZE, end - s), target), skipped
+    first = start + (blk - blk0) * BLOCK_SIZE
+    if cs[2][t] != blk or cs[5][t] <= cur or np.int64(cs[0][t, cs[5][t] - 1 - first]) < target:
+        reach(src, cs, t, start, end, blk0, cur, target)
+    return first + lower_bound(cs[0][t], cur - first, cs[5][t] - first, target), skipped
 
 
 # Postings a cursor steps through before it seeks by blocks (see advance).
@@ -187,36 +203,43 @@ STEP_POSTINGS = 8
 
 
 @no_refcounts
+def below(src, cs, t, start, end, blk0, cur, target):
+    """Whether slot ``t``'s posting ``cur`` (< ``end``; at or past the cursor, in its
+    block or the block it moves to) has a row below ``target``: its block's last row
+    tells without decoding when that is below too; else the block is decoded up to
+    ``target``."""
+    if cur < cs[5][t]:
+        return row(cs, t, start, cur) < target
+    if src[5][blk0 + (cur - start) // BLOCK_SIZE] < target:
+        return True
+    reach(src, cs, t, start, end, blk0, cur, target)
+    return row(cs, t, start, cur) < target
+
+
+@no_refcounts
 def advance(src, cs, t, start, end, blk0, cur, target, skip):
     """Move ``cur`` to the first posting with row >= ``target``, as a conjunction moves a
     list to a candidate row. In a dense list the target is usually a few postings on, so
     those are stepped through; one look at the posting STEP_POSTINGS on tells whether it
-    is further (its block's last row, when that block is not the cursor's), and then the
-    blocks are sought at once, without stepping (with skipping on). Returns (new cursor,
-    blocks skipped unread)."""
+    is further, and then the blocks are sought at once, without stepping (with skipping
+    on). Postings are looked at through :func:`below`: a block wholly below the target
+    is never decoded. Returns (new cursor, blocks skipped unread)."""
     if cur >= end or row(cs, t, start, cur) >= target:
         return cur, 0
     far = cur + STEP_POSTINGS
     cur += 1
-    if cur >= end:
-        return cur, 0
-    if (cur - start) & _IN_BLOCK == 0:
-        enter(src, cs, t, start, end, blk0, cur)
-    if row(cs, t, start, cur) >= target:  # the next posting: the common case
+    if cur >= end or not below(src, cs, t, start, end, blk0, cur, target):  # the next posting: the common case
         return cur, 0
     if skip and far < end:
         far_blk = blk0 + (far - start) // BLOCK_SIZE
-        if far_blk == cs[2][t]:
-            if row(cs, t, start, far) < target:
-                return seek_blocks(src, cs, t, start, end, blk0, far, target)
-        elif src[5][far_blk] < target:
+        if src[5][far_blk] < target or (
+            far_blk == cs[2][t] and below(src, cs, t, start, end, blk0, far, target)
+        ):  # (a block ahead of the cursor is not decoded to look: the cursor steps there)
             return seek_blocks(src, cs, t, start, end, blk0, far, target)
     stop = min(far, end)
-    while cur < stop and row(cs, t, start, cur) < target:
+    while cur < stop and below(src, cs, t, start, end, blk0, cur, target):
         cur += 1
-        if cur < end and (cur - start) & _IN_BLOCK == 0:
-            enter(src, cs, t, start, end, blk0, cur)
-    if cur < end and row(cs, t, start, cur) < target:  # (past far: seek steps on)
+    if cur < end and below(src, cs, t, start, end, blk0, cur, target):  # (past far: seek steps on)
         return seek(src, cs, t, start, end, blk0, cur, target, skip)
     return cur, 0
 

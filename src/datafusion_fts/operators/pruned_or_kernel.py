@@ -34,7 +34,7 @@ from numba import njit
 
 from ..index.postings_kernel import BLOCK_SIZE
 from .posting_cursor import (
-    _IN_BLOCK, cursors, damaged, enter, gallop, no_refcounts, row, seek, slot_ranges, start_cursors, tf_at,
+    _PAST, cursors, damaged, gallop, no_refcounts, reach, row, seek, slot_ranges, start_cursors, tf_at,
 )
 from .topk_heap import heap_drain, heap_push, java_key
 
@@ -72,7 +72,7 @@ def pruned_or_topk(
     starts, ends, cur = slot_ranges(post_offsets, block_offsets, tids)
     blk0s = cur.copy()
     cs = cursors(n)
-    start_cursors(src, cs, starts, ends, blk0s)
+    start_cursors(src, cs, starts, ends, blk0s, row_lo)
     total = 0
     n_scored = 0
     single = -1
@@ -139,8 +139,8 @@ def _single(
             skipped += 1
             i = block_end
             continue
-        if cs[2][t] != blk:
-            enter(src, cs, t, start, end, blk0, i)
+        if cs[2][t] != blk or cs[5][t] < block_end:
+            reach(src, cs, t, start, end, blk0, i, _PAST)
         tf_at(src, cs, t, start, end, blk0, i)  # (the block's frequencies: its rows are all scored)
         rows, tfs = cs[0][t], cs[1][t]
         first = start + (blk - blk0) * BLOCK_SIZE
@@ -310,8 +310,8 @@ def _maxscore(
             if cur[t] < ends[t] and row(cs, t, starts[t], cur[t]) < target:
                 if target == d + 1:
                     cur[t] += 1
-                    if cur[t] < ends[t] and (cur[t] - starts[t]) & _IN_BLOCK == 0:
-                        enter(src, cs, t, starts[t], ends[t], blk0s[t], cur[t])
+                    if cur[t] < ends[t] and cur[t] >= cs[5][t]:
+                        reach(src, cs, t, starts[t], ends[t], blk0s[t], cur[t], _PAST)
                 else:
                     cur[t], s = seek(src, cs, t, starts[t], ends[t], blk0s[t], cur[t], target, True)
                     skipped += s
