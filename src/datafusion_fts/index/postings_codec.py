@@ -518,52 +518,60 @@ def scatter_positions(src, psrc, post_offsets, block_offsets, starts, dst_pos_of
 @njit(cache=True, nogil=True)
 def check_layout(post_offsets, block_offsets, blk_last, count, n_postings, block_bits, block_words, n_words,
                  term_offsets, n_term_bytes):
-    """The first problem found in a segment's offsets and widths, or "" (checked once, when
-    it is opened: every offset a kernel follows, and the packed blocks' sizes)."""
+    """The first problem found in a segment's offsets and widths and the array it is in,
+    or ("", "") (checked once, when it is opened: every offset a kernel follows, and the
+    packed blocks' sizes)."""
     n_terms = post_offsets.shape[0] - 1
-    if n_terms < 0 or block_offsets.shape[0] != n_terms + 1 or term_offsets.shape[0] != n_terms + 1:
-        return "the term, posting and block offsets disagree on the number of terms"
-    if post_offsets[0] != 0 or block_offsets[0] != 0 or post_offsets[n_terms] != n_postings:
-        return "posting or block offsets do not start at 0 or do not end at the postings"
-    if term_offsets[0] < 0 or term_offsets[n_terms] > n_term_bytes:
-        return "term offsets lie outside the terms"
+    if n_terms < 0 or post_offsets[0] != 0 or post_offsets[n_terms] != n_postings:
+        return "posting offsets do not run from 0 to the postings", "post_offsets"
+    if term_offsets.shape[0] != n_terms + 1 or term_offsets[0] < 0 or term_offsets[n_terms] > n_term_bytes:
+        return "term offsets lie outside the terms, or are not one per term", "terms"
+    if block_offsets.shape[0] != n_terms + 1 or block_offsets[0] != 0:
+        return "block offsets are not one per term from 0", "block_offsets"
     for t in range(n_terms):
         if term_offsets[t + 1] < term_offsets[t]:
-            return "term offsets are not ascending"
+            return "term offsets are not ascending", "terms"
         n = post_offsets[t + 1] - post_offsets[t]
-        if n < 0 or block_offsets[t + 1] - block_offsets[t] != (n + BLOCK_SIZE - 1) // BLOCK_SIZE:
-            return "a term's posting and block offsets disagree"
+        if n < 0:
+            return "posting offsets are not ascending", "post_offsets"
+        if block_offsets[t + 1] - block_offsets[t] != (n + BLOCK_SIZE - 1) // BLOCK_SIZE:
+            return "a term's block offsets disagree with its postings", "block_offsets"
     n_blocks = block_offsets[n_terms]
     if blk_last.shape[0] != n_blocks:
-        return "the block metadata does not have one entry per block"
+        return "not one last row per block", "block_last_row"
     for t in range(n_terms):
         for b in range(block_offsets[t], block_offsets[t + 1]):
             if np.int64(blk_last[b]) >= count or (b > block_offsets[t] and blk_last[b] <= blk_last[b - 1]):
-                return "a block's last row is outside the segment or not ascending"
+                return "a block's last row is outside the segment or not ascending", "block_last_row"
     if block_words.shape[0] == 0:
-        return ""
-    if block_bits.shape[0] != 2 * n_blocks or block_words.shape[0] != n_blocks + 1 or block_words[0] != 0:
-        return "the packed block offsets or widths do not have one entry per block"
+        return "", ""
+    if block_bits.shape[0] != 2 * n_blocks:
+        return "not two widths per block", "block_bits"
+    if block_words.shape[0] != n_blocks + 1 or block_words[0] != 0:
+        return "block offsets into the packed postings are not one per block from 0", "block_words"
     for t in range(n_terms):
         for b in range(block_offsets[t], block_offsets[t + 1]):
             s = post_offsets[t] + (b - block_offsets[t]) * BLOCK_SIZE
             n = min(s + BLOCK_SIZE, post_offsets[t + 1]) - s
             wr, wt = np.int64(block_bits[2 * b]), np.int64(block_bits[2 * b + 1])
-            if wr > 32 or wt > 32 or block_words[b + 1] - block_words[b] != _n_words(n, wr) + _n_words(n, wt):
-                return "a packed block's size disagrees with its widths"
+            if wr > 32 or wt > 32:
+                return "a block's width is above 32 bits", "block_bits"
+            if block_words[b + 1] - block_words[b] != _n_words(n, wr) + _n_words(n, wt):
+                return "a packed block's size disagrees with its widths", "block_words"
     if block_words[n_blocks] + PAD > n_words:
-        return "the packed blocks run past the end of the postings"
-    return ""
+        return "the packed blocks run past the end of the postings", "post_words"
+    return "", ""
 
 
 @njit(cache=True, nogil=True)
 def check_positions(n_blocks, block_pos_words, n_pos_words):
-    """The first problem found in a packed segment's position offsets, or ""."""
+    """The first problem found in a packed segment's position offsets and the array it is
+    in, or ("", "")."""
     if block_pos_words.shape[0] != n_blocks + 1 or block_pos_words[0] != 0:
-        return "the position block offsets do not have one entry per block"
+        return "position block offsets are not one per block from 0", "block_pos_words"
     for b in range(n_blocks):
         if block_pos_words[b + 1] <= block_pos_words[b]:
-            return "the position block offsets are not ascending"
+            return "position block offsets are not ascending", "block_pos_words"
     if block_pos_words[n_blocks] + PAD > n_pos_words:
-        return "the position blocks run past the end of the positions"
-    return ""
+        return "the position blocks run past the end of the positions", "pos_words"
+    return "", ""

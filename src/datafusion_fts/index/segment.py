@@ -27,7 +27,7 @@ import pyarrow as pa
 from ..errors import StorageError
 from ..storage.manifest import CODEC_BP128, CODEC_U32, SegmentMeta
 from .postings_codec import (
-    DamagedPositions, DamagedPostings, check_layout, check_positions, gather, live_counts, pack_positions,
+    PAD, DamagedPositions, DamagedPostings, check_layout, check_positions, gather, live_counts, pack_positions,
     pack_postings, rank,
 )
 from .sorted_terms import find_term, term_buffers
@@ -109,25 +109,29 @@ class Segment:
         return seg
 
     def _check(self) -> None:
+        """Raise a StorageError naming the first file whose offsets do not fit."""
         meta = self.meta
         data, offsets = term_buffers(self.terms)
-        problem, name = "", "post_offsets"
+        packed = meta.codec == CODEC_BP128
+        n_postings = meta.n_postings if packed else len(self.rows)
+        problem, name = "", ""
         if len(self.dl) != meta.count:
             problem, name = f"{len(self.dl)} row lengths for {meta.count} rows", "dl"
-        elif meta.codec == CODEC_U32 and len(self.tfs) != len(self.rows):
+        elif not packed and len(self.tfs) != len(self.rows):
             problem, name = "not one term frequency per row", "tfs"
         elif len(self.block_max_tf) != len(self.block_last_row) or len(self.block_min_dl) != len(self.block_last_row):
             problem, name = "the block metadata differ in length", "block_max_tf"
+        elif packed and len(self.post_words) < PAD:
+            problem, name = "no packed postings", "post_words"
         else:
-            n_postings = len(self.rows) if meta.codec == CODEC_U32 else meta.n_postings
-            problem = check_layout(
+            problem, name = check_layout(
                 self.post_offsets, self.block_offsets, self.block_last_row, meta.count, n_postings,
                 self.block_bits, self.block_words, len(self.post_words), offsets, len(data),
             )
-            if not problem and len(self.pos_offsets) and len(self.pos_offsets) != n_postings + 1:
-                problem, name = "not one position offset per posting", "pos_offsets"
-            elif not problem and len(self.pos_words):
-                problem, name = check_positions(len(self.block_last_row), self.block_pos_words, len(self.pos_words)), "pos_words"
+        if not problem and len(self.pos_offsets) and len(self.pos_offsets) != n_postings + 1:
+            problem, name = "not one position offset per posting", "pos_offsets"
+        if not problem and len(self.pos_words):
+            problem, name = check_positions(len(self.block_last_row), self.block_pos_words, len(self.pos_words))
         if problem:
             raise StorageError(f"index segment file index/{meta.id}/{name}.arrow is damaged: {problem}")
 
@@ -203,6 +207,8 @@ class Segment:
         """The term's postings a..b (local rows, tfs, and with ``positions`` position
         offsets from 0 and positions), only at local rows of ``within`` when given (both
         ascending) and not at rows of ``drop``."""
+        if positions and not self.has_positions:
+            raise StorageError(f"index segment {self.meta.id} has no positions (its files are incomplete)")
         use = within is not None
         with self.reading():
             return gather(
