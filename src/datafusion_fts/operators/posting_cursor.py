@@ -32,6 +32,11 @@ from ..index.postings_kernel import BLOCK_SIZE
 
 _IN_BLOCK = BLOCK_SIZE - 1  # (a posting's place in its block: index & _IN_BLOCK)
 
+# The steps a kernel takes per candidate row are compiled in line in the kernels' walks
+# (which count no references either): a call passes a cursor's source and buffers as
+# some ninety words, which costs more than most steps.
+in_line = njit(cache=True, nogil=True, _nrt=False, inline="always")
+
 
 @njit(cache=True, nogil=True)
 def cursors(n):
@@ -68,7 +73,7 @@ only moves forward, so its row is decoded exactly when it is below ``cs[5][t]``.
     cs[5][t] = first + n
 
 
-@no_refcounts
+@in_line
 def tf_at(src, cs, t, start, end, blk0, cur):
     """The term frequency of slot ``t``'s posting ``cur`` (< ``end``), as float64, as
     scores use it; a block's frequencies are decoded when the first of them is read."""
@@ -136,7 +141,7 @@ def lower_bound(arr, lo, hi, target):
 _PAST = np.int64(1) << 62
 
 
-@no_refcounts
+@in_line
 def seek(src, cs, t, start, end, blk0, cur, target, skip):
     """Move slot ``t``'s cursor ``cur`` (postings ``[start, end)``, its blocks from
     ``blk0``) to its first posting with row >= ``target``.
@@ -176,7 +181,7 @@ def seek(src, cs, t, start, end, blk0, cur, target, skip):
     return seek_blocks(src, cs, t, start, end, blk0, cur, target)
 
 
-@no_refcounts
+@in_line
 def seek_blocks(src, cs, t, start, end, blk0, cur, target):
     """:func:`seek` past its first probes (``cur < end``): whole blocks passed by their
     last row, then one block searched, decoded no further than the row sought."""
@@ -202,7 +207,7 @@ def seek_blocks(src, cs, t, start, end, blk0, cur, target):
 STEP_POSTINGS = 8
 
 
-@no_refcounts
+@in_line
 def below(src, cs, t, start, end, blk0, cur, target):
     """Whether slot ``t``'s posting ``cur`` (< ``end``; at or past the cursor, in its
     block or the block it moves to) has a row below ``target``: its block's last row
@@ -216,7 +221,7 @@ def below(src, cs, t, start, end, blk0, cur, target):
     return row(cs, t, start, cur) < target
 
 
-@no_refcounts
+@in_line
 def advance(src, cs, t, start, end, blk0, cur, target, skip):
     """Move ``cur`` to the first posting with row >= ``target``, as a conjunction moves a
     list to a candidate row. In a dense list the target is usually a few postings on, so
