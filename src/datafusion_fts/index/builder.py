@@ -12,7 +12,7 @@ import pyarrow as pa
 
 from ..analysis import TokenStream
 from ..storage.manifest import CODEC_BP128, SegmentMeta
-from .postings_codec import scatter_positions, scatter_postings
+from .postings_codec import DamagedPostings, scatter_positions, scatter_postings
 from .postings_kernel import BLOCK_SIZE, block_metadata, invert
 from .segment import Segment
 from .sorted_terms import sort_terms, term_buffers, union_terms
@@ -113,20 +113,24 @@ def merge_segments(seg_id: str, segments: list[Segment]) -> Segment:
     starts = []
     for seg, gid in zip(segments, gids):
         shift = seg.meta.base - base
-        with seg.reading():
+        try:
             starts.append(scatter_postings(
                 seg.source, seg.post_offsets, seg.block_offsets, gid, shift, post_offsets, written, rows, tfs
             ))
+        except DamagedPostings as exc:
+            raise seg.damaged(exc) from exc
         dl[shift : shift + seg.meta.count] = seg.dl
     if with_positions:
         pos_offsets = np.zeros(n_post + 1, dtype=np.int64)
         np.cumsum(tfs, out=pos_offsets[1:])
         positions = np.empty(int(pos_offsets[-1]), dtype=np.uint32)
         for seg, start in zip(segments, starts):
-            with seg.reading():
+            try:
                 scatter_positions(
                     seg.source, seg.position_source, seg.post_offsets, seg.block_offsets, start, pos_offsets, positions
                 )
+            except DamagedPostings as exc:
+                raise seg.damaged(exc) from exc
     else:
         pos_offsets = np.zeros(0, dtype=np.int64)
         positions = np.zeros(0, dtype=np.uint32)

@@ -17,9 +17,7 @@ it is read (the operating system pages in what queries touch).
 from __future__ import annotations
 
 import threading
-from contextlib import contextmanager
 from dataclasses import dataclass, field, fields
-from typing import Iterator
 
 import numpy as np
 import pyarrow as pa
@@ -169,17 +167,14 @@ class Segment:
     def has_positions(self) -> bool:
         return len(self.pos_offsets) > 0 or len(self.pos_words) > 0 or int(self.post_offsets[-1]) == 0
 
-    @contextmanager
-    def reading(self) -> Iterator[None]:
-        """Postings that do not decode are a StorageError naming this segment's file."""
-        try:
-            yield
-        except DamagedPostings as exc:
-            if isinstance(exc, DamagedPositions):
-                name = "pos_words" if self.packed else "positions"
-            else:
-                name = "post_words" if self.packed else "rows"
-            raise StorageError(f"index segment file index/{self.meta.id}/{name}.arrow is damaged: {exc}") from exc
+    def damaged(self, exc: DamagedPostings) -> StorageError:
+        """The StorageError naming this segment's file that ``exc`` (from a compiled reader)
+        found damaged."""
+        if isinstance(exc, DamagedPositions):
+            name = "pos_words" if self.packed else "positions"
+        else:
+            name = "post_words" if self.packed else "rows"
+        return StorageError(f"index segment file index/{self.meta.id}/{name}.arrow is damaged: {exc}")
 
     def term_id(self, term: str) -> int:
         """The id of ``term`` in this segment, or -1 (binary search, remembered)."""
@@ -198,8 +193,10 @@ class Segment:
 
     def rank(self, term_id: int, row: int) -> int:
         """The first of the term's postings whose local row is >= ``row``."""
-        with self.reading():
+        try:
             return int(rank(self.source, *self.term_range(term_id), row))
+        except DamagedPostings as exc:
+            raise self.damaged(exc) from exc
 
     def read(
         self, term_id: int, a: int, b: int, within: np.ndarray | None, drop: np.ndarray, positions: bool
@@ -210,16 +207,20 @@ class Segment:
         if positions and not self.has_positions:
             raise StorageError(f"index segment {self.meta.id} has no positions (its files are incomplete)")
         use = within is not None
-        with self.reading():
+        try:
             return gather(
                 self.source, self.position_source, *self.term_range(term_id), a, b,
                 within if within is not None else _none(np.int64), use, drop, positions,
             )
+        except DamagedPostings as exc:
+            raise self.damaged(exc) from exc
 
     def live_counts(self, lo: int, hi: int, drop: np.ndarray) -> np.ndarray:
         """Per term, its postings at local rows [lo, hi) not in ``drop`` (ascending)."""
-        with self.reading():
+        try:
             return live_counts(self.source, self.post_offsets, self.block_offsets, lo, hi, drop)
+        except DamagedPostings as exc:
+            raise self.damaged(exc) from exc
 
 
 # A binary-search lookup costs about as much as putting this many terms in a dict.

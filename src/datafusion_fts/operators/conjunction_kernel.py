@@ -39,6 +39,7 @@ from numba import njit
 
 from ..index.bm25 import BOUND_MARGIN
 from ..index.postings_codec import rank
+from ..index.postings_kernel import BLOCK_SIZE
 from .posting_cursor import (
     _IN_BLOCK, _PAST, advance, cursors, damaged, gallop, no_refcounts, reach, row, seek, slot_ranges, start_cursors,
     tf_at,
@@ -67,7 +68,8 @@ def meet(src, cs, ta, a_start, a_end, a_stop, a_blk0, a_cur, tb, b_start, b_end,
     a_rows, b_rows = cs[0][ta], cs[0][tb]
     a_first = a_cur - ((a_cur - a_start) & _IN_BLOCK)
     b_first = b_cur - ((b_cur - b_start) & _IN_BLOCK)
-    a_done, b_done = cs[5][ta], cs[5][tb]
+    # (each list's cursor stops at the first of: its rows decoded, its stop)
+    a_lim, b_lim = min(cs[5][ta], a_stop), min(cs[5][tb], b_stop)
     while True:
         a = a_rows[np.uint64(a_cur - a_first)]
         b = b_rows[np.uint64(b_cur - b_first)]
@@ -76,14 +78,16 @@ def meet(src, cs, ta, a_start, a_end, a_stop, a_blk0, a_cur, tb, b_start, b_end,
         # (no branch on which is smaller: at random rows it would be mispredicted half the time)
         a_cur += np.int64(a < b)
         b_cur += np.int64(b < a)
-        if a_cur == a_done and a_cur < a_end:
+        if a_cur >= a_lim:
+            if a_cur >= a_stop:
+                break
             reach(src, cs, ta, a_start, a_end, a_blk0, a_cur, _PAST)
-            a_first, a_done = a_cur - ((a_cur - a_start) & _IN_BLOCK), cs[5][ta]
-        if b_cur == b_done and b_cur < b_end:
+            a_first, a_lim = a_cur - ((a_cur - a_start) & _IN_BLOCK), min(cs[5][ta], a_stop)
+        if b_cur >= b_lim:
+            if b_cur >= b_stop:
+                break
             reach(src, cs, tb, b_start, b_end, b_blk0, b_cur, _PAST)
-            b_first, b_done = b_cur - ((b_cur - b_start) & _IN_BLOCK), cs[5][tb]
-        if a_cur >= a_stop or b_cur >= b_stop:
-            break
+            b_first, b_lim = b_cur - ((b_cur - b_start) & _IN_BLOCK), min(cs[5][tb], b_stop)
     return a_cur, b_cur, s + t
 
 
@@ -136,9 +140,11 @@ def conjunction_topk(
     lead, second = order[0], order[1] if n_req > 1 else order[0]
     step_both = n_req > 1 and ends[second] - starts[second] <= STEP_BOTH_RATIO * (ends[lead] - starts[lead])
     lead_stop, sec_stop = ends[lead], ends[second]
-    if step_both and k > 0:
-        lead_stop = rank(src, starts[lead], lead_stop, blk0s[lead], row_hi)
-        sec_stop = rank(src, starts[second], sec_stop, blk0s[second], row_hi)
+    if step_both and k > 0:  # (a list whose last row is below row_hi ends at its end)
+        if row_hi <= blk_last[blk0s[lead] + (ends[lead] - starts[lead] - 1) // BLOCK_SIZE]:
+            lead_stop = rank(src, starts[lead], lead_stop, blk0s[lead], row_hi)
+        if row_hi <= blk_last[blk0s[second] + (ends[second] - starts[second] - 1) // BLOCK_SIZE]:
+            sec_stop = rank(src, starts[second], sec_stop, blk0s[second], row_hi)
     size, scored, skipped = _intersect(
         src, cs, norms, kinds, weights, mults, boost, k, row_lo, row_hi, include, use_include, deleted, skip,
         prune, floor, starts, ends, blk0s, starts.copy(), order, n_req, step_both, lead_stop, sec_stop,

@@ -8,6 +8,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..index.bm25 import ColumnStats
+from ..index.postings_codec import DamagedPostings
 from ..index.segment_set import SegmentSet
 from .base import Metrics
 from .conjunction_kernel import EXCLUDED, REQUIRED, conjunction_topk
@@ -73,7 +74,7 @@ def term_topk(
                 n_parts_skipped += 1
                 continue
             local_include = include[lo:hi] - base
-        with seg.reading():
+        try:
             if conjunctive:
                 rows, scores, sc, sk, total = conjunction_topk(
                     *seg.source, seg.post_offsets, seg.block_offsets, part_norms[i],
@@ -87,6 +88,8 @@ def term_topk(
                     part_ids[i], kinds, weights_a, mults, boost, k, part.lo, part.hi, base,
                     local_include, include is not None, part.deleted, prune, floor,
                 )
+        except DamagedPostings as exc:
+            raise seg.damaged(exc) from exc
         n_total += total
         n_scored += sc
         n_skipped += sk
