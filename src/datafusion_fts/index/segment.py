@@ -78,7 +78,6 @@ class Segment:
     pos_words: np.ndarray = field(default_factory=lambda: _none(np.uint32))
     _buffers: tuple[np.ndarray, np.ndarray] | None = field(default=None, repr=False)
     _found: dict[str, int] = field(default_factory=dict, repr=False)
-    _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
 
     @classmethod
     def from_arrays(cls, meta: SegmentMeta, arrays: dict[str, pa.Array]) -> "Segment":
@@ -239,10 +238,11 @@ class InMemorySegment(Segment):
 
     _lookup: dict[str, int] | None = field(default=None, repr=False)
     _lookups: int = field(default=0, repr=False)
+    _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
 
     @classmethod
     def of(cls, segment: Segment) -> "InMemorySegment":
-        own = ("_buffers", "_found", "_lock")
+        own = ("_buffers", "_found")
         return cls(**{f.name: getattr(segment, f.name) for f in fields(Segment) if f.name not in own})
 
     def term_id(self, term: str) -> int:

@@ -219,9 +219,9 @@ class SegmentSet:
 def _piece(
     p: RankedPart, tid: int, a: int, b: int, norm: np.ndarray, positions: bool, within: np.ndarray | None
 ) -> TermPostings | None:
-    """Postings a..b of term ``tid`` of a part with global row ids (positions rebased to 0), without
-    deleted rows, and only at rows of ``within`` when given (read in one compiled call,
-    which decodes only the blocks holding those rows)."""
+    """Postings a..b of term ``tid`` of a part with global row ids (positions rebased to
+    0), without deleted rows, and only at rows of ``within`` when given (read in one
+    compiled call, which decodes only the blocks holding those rows)."""
     seg = p.segment
     local = None
     if within is not None:

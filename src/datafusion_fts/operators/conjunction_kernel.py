@@ -41,7 +41,7 @@ from ..index.bm25 import BOUND_MARGIN
 from ..index.postings_codec import rank
 from ..index.postings_kernel import BLOCK_SIZE
 from .posting_cursor import (
-    _IN_BLOCK, _PAST, advance, cursors, damaged, gallop, no_refcounts, reach, row, seek, slot_ranges, start_cursors,
+    IN_BLOCK, PAST_ROWS, advance, cursors, damaged, gallop, no_refcounts, reach, row, seek, slot_ranges, start_cursors,
     tf_at,
 )
 from .topk_heap import NO_KEY, heap_drain, heap_push, java_key
@@ -66,8 +66,8 @@ def meet(src, cs, ta, a_start, a_end, a_stop, a_blk0, a_cur, tb, b_start, b_end,
     # Each list read from its decoded rows: rows[cur - first posting of the block], up to
     # the end of what is decoded (stepping on decodes the rest of the block).
     a_rows, b_rows = cs[0][ta], cs[0][tb]
-    a_first = a_cur - ((a_cur - a_start) & _IN_BLOCK)
-    b_first = b_cur - ((b_cur - b_start) & _IN_BLOCK)
+    a_first = a_cur - ((a_cur - a_start) & IN_BLOCK)
+    b_first = b_cur - ((b_cur - b_start) & IN_BLOCK)
     # (each list's cursor stops at the first of: its rows decoded, its stop)
     a_lim, b_lim = min(cs[5][ta], a_stop), min(cs[5][tb], b_stop)
     while True:
@@ -81,13 +81,13 @@ def meet(src, cs, ta, a_start, a_end, a_stop, a_blk0, a_cur, tb, b_start, b_end,
         if a_cur >= a_lim:
             if a_cur >= a_stop:
                 break
-            reach(src, cs, ta, a_start, a_end, a_blk0, a_cur, _PAST)
-            a_first, a_lim = a_cur - ((a_cur - a_start) & _IN_BLOCK), min(cs[5][ta], a_stop)
+            reach(src, cs, ta, a_start, a_end, a_blk0, a_cur, PAST_ROWS)
+            a_first, a_lim = a_cur - ((a_cur - a_start) & IN_BLOCK), min(cs[5][ta], a_stop)
         if b_cur >= b_lim:
             if b_cur >= b_stop:
                 break
-            reach(src, cs, tb, b_start, b_end, b_blk0, b_cur, _PAST)
-            b_first, b_lim = b_cur - ((b_cur - b_start) & _IN_BLOCK), min(cs[5][tb], b_stop)
+            reach(src, cs, tb, b_start, b_end, b_blk0, b_cur, PAST_ROWS)
+            b_first, b_lim = b_cur - ((b_cur - b_start) & IN_BLOCK), min(cs[5][tb], b_stop)
     return a_cur, b_cur, s + t
 
 

@@ -30,7 +30,7 @@ from numba import njit
 from ..index.postings_codec import DamagedPostings, load_rows_from, load_tfs, no_refcounts
 from ..index.postings_kernel import BLOCK_SIZE
 
-_IN_BLOCK = BLOCK_SIZE - 1  # (a posting's place in its block: index & _IN_BLOCK)
+IN_BLOCK = BLOCK_SIZE - 1  # (a posting's place in its block: index & IN_BLOCK)
 
 # The steps a kernel takes per candidate row are compiled in line in the kernels' walks
 # (which count no references either): a call passes a cursor's source and buffers as
@@ -59,7 +59,7 @@ def reach(src, cs, t, start, end, blk0, cur, target):
 only moves forward, so its row is decoded exactly when it is below ``cs[5][t]``."""
     i = cur - start
     b = blk0 + i // BLOCK_SIZE
-    first = cur - (i & _IN_BLOCK)
+    first = cur - (i & IN_BLOCK)
     done = 0
     if cs[2][t] == b:
         done = cs[5][t] - first
@@ -80,10 +80,10 @@ def tf_at(src, cs, t, start, end, blk0, cur):
     i = cur - start
     b = blk0 + i // BLOCK_SIZE
     if cs[3][t] != b:
-        s = cur - (i & _IN_BLOCK)
+        s = cur - (i & IN_BLOCK)
         load_tfs(src, b, s, min(s + BLOCK_SIZE, end) - s, cs[1][t])
         cs[3][t] = b
-    return np.float64(cs[1][t, i & _IN_BLOCK])
+    return np.float64(cs[1][t, i & IN_BLOCK])
 
 
 @no_refcounts
@@ -107,7 +107,7 @@ def damaged(cs):
 @njit(cache=True, nogil=True, inline="always")
 def row(cs, t, start, cur):
     """The row of slot ``t``'s posting ``cur`` (decoded)."""
-    return np.int64(cs[0][np.uint64(t), np.uint64((cur - start) & _IN_BLOCK)])
+    return np.int64(cs[0][np.uint64(t), np.uint64((cur - start) & IN_BLOCK)])
 
 
 @no_refcounts
@@ -138,7 +138,7 @@ def lower_bound(arr, lo, hi, target):
 
 
 # A row past every row a segment holds: decode a block to its end.
-_PAST = np.int64(1) << 62
+PAST_ROWS = np.int64(1) << 62
 
 
 @in_line
@@ -157,7 +157,7 @@ def seek(src, cs, t, start, end, blk0, cur, target, skip):
         cur += 1
         while cur < end:
             if cur >= cs[5][t]:
-                reach(src, cs, t, start, end, blk0, cur, _PAST)
+                reach(src, cs, t, start, end, blk0, cur, PAST_ROWS)
             if row(cs, t, start, cur) >= target:
                 break
             cur += 1
@@ -168,7 +168,7 @@ def seek(src, cs, t, start, end, blk0, cur, target, skip):
         if cur >= cs[5][t]:  # (not decoded yet)
             b = blk0 + (cur - start) // BLOCK_SIZE
             if src[5][b] < target:  # the probes left in this block fail: none is decoded for them
-                if (cur - start) & _IN_BLOCK == 0:
+                if (cur - start) & IN_BLOCK == 0:
                     break  # (the block is passed by its last row)
                 cur = min(probe, start + (b - blk0 + 1) * BLOCK_SIZE)
                 continue

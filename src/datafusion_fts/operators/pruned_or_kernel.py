@@ -34,7 +34,7 @@ from numba import njit
 
 from ..index.postings_kernel import BLOCK_SIZE
 from .posting_cursor import (
-    _PAST, cursors, damaged, gallop, no_refcounts, reach, row, seek, slot_ranges, start_cursors, tf_at,
+    PAST_ROWS, cursors, damaged, gallop, no_refcounts, reach, row, seek, slot_ranges, start_cursors, tf_at,
 )
 from .topk_heap import heap_drain, heap_push, java_key
 
@@ -140,7 +140,7 @@ def _single(
             i = block_end
             continue
         if cs[2][t] != blk or cs[5][t] < block_end:
-            reach(src, cs, t, start, end, blk0, i, _PAST)
+            reach(src, cs, t, start, end, blk0, i, PAST_ROWS)
         tf_at(src, cs, t, start, end, blk0, i)  # (the block's frequencies: its rows are all scored)
         rows, tfs = cs[0][t], cs[1][t]
         first = start + (blk - blk0) * BLOCK_SIZE
@@ -311,7 +311,7 @@ def _maxscore(
                 if target == d + 1:
                     cur[t] += 1
                     if cur[t] < ends[t] and cur[t] >= cs[5][t]:
-                        reach(src, cs, t, starts[t], ends[t], blk0s[t], cur[t], _PAST)
+                        reach(src, cs, t, starts[t], ends[t], blk0s[t], cur[t], PAST_ROWS)
                 else:
                     cur[t], s = seek(src, cs, t, starts[t], ends[t], blk0s[t], cur[t], target, True)
                     skipped += s
