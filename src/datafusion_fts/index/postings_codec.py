@@ -16,7 +16,9 @@ round-trip). Both word arrays end with ``PAD`` zero words: a value is read as th
 bits from its first word on, one word past the block's last at most.
 
 Block metadata stays uncompressed, so pruning passes whole blocks without decoding them;
-a cursor decodes a block when it enters it (:func:`load_rows`, :func:`load_tfs`).
+a cursor decodes a block's rows when it enters it, as far as it needs
+(:func:`load_rows_from`), and its frequencies when it scores a row of it
+(:func:`load_tfs`).
 
 The first layout (codec ``u32``: one uint32 per row, term frequency and position, plus
 int64 position offsets per posting) is read through the same loaders, which then copy
@@ -26,10 +28,12 @@ A *source* is the tuple ``(post_words, block_words, block_bits, rows, tfs, block
 with the arrays of the other layout empty; positions read from ``(pos_words,
 block_pos_words, pos_offsets, positions)`` alike.
 
-Decoding checks what it can for free: a block's rows must end on its stored last row
-(so every row lies below it, inside the segment) and its positions must fit its words;
+Decoding checks what it can for free: rows must not pass their block's stored last row
+(which lies inside the segment; rows ascend, so the last decoded tells), a block decoded
+to its end must end on it, and positions must fit their block's words;
 :func:`check_layout` checks the offsets and widths when a segment is opened. Damage is a
-:class:`DamagedPostings` error, never a read outside the arrays.
+:class:`DamagedPostings` error, never a read outside the arrays. (Damage a block decoded
+part way hides is not found: rows are read as given, inside the segment.)
 """
 
 from __future__ import annotations

@@ -10,16 +10,17 @@ exhaustive baseline the benchmarks compare against.
 Postings are read a block at a time (:mod:`..index.postings_codec`): kernel slot ``t``
 has a buffer of one block's rows and one of its term frequencies (``cs = (rows buffers,
 tfs buffers, block in each rows buffer, block in each tfs buffer, [blocks that did not
-decode])``). A cursor is
-a posting index in the segment (``start <= cur <= end`` for a term's postings ``[start,
-end)`` whose first block is ``blk0``), and **the block of every cursor short of its end is
-decoded in its slot's rows buffer**: whatever moves a cursor (:func:`seek`,
-:func:`advance`, or a step followed by :func:`enter` on a block boundary) keeps that
-true, so reading a row (:func:`row`) is one load, and blocks passed by their last row are
-never decoded. Term frequencies are decoded when a row of their block is scored
-(:func:`tf_at`). (Reads take no branch, and what may decode a block is a call of
-its own: in numba, a small function that branches to a decoder makes every call count
-references to each array it is given, which costs more than the read.)
+decode], end of the rows decoded in each)``). A cursor is a posting index in the segment
+(``start <= cur <= end`` for a term's postings ``[start, end)`` whose first block is
+``blk0``). A block's rows are decoded from its first on and only as far as a cursor needs
+(:func:`reach`: to the row it seeks, at least ``DECODE_AT_LEAST`` rows at a time), and
+**the row of every cursor short of its end is decoded**: whatever moves a cursor
+(:func:`seek`, :func:`advance`, or a step followed by :func:`reach` past the decoded
+rows) keeps that true, so reading a row (:func:`row`) is one load. Blocks passed by
+their last row are never decoded, nor is one whose last row already says a posting in it
+is below a target (:func:`below`). Term frequencies are decoded when a row of their block
+is scored (:func:`tf_at`). A block that does not decode is counted, not raised, while
+the kernel walks (:func:`damaged` raises after).
 """
 
 from __future__ import annotations
@@ -55,8 +56,8 @@ DECODE_AT_LEAST = 32
 @no_refcounts
 def reach(src, cs, t, start, end, blk0, cur, target):
     """Decode slot ``t``'s rows through posting ``cur`` (< ``end``) and on, in its block, to
-    the first row >= ``target`` (a row past the list's rows: to the block's end). A cursor
-only moves forward, so its row is decoded exactly when it is below ``cs[5][t]``."""
+    the first row >= ``target`` (``PAST_ROWS``: to the block's end). A cursor only moves
+    forward, so its row is decoded exactly when it is below ``cs[5][t]``."""
     i = cur - start
     b = blk0 + i // BLOCK_SIZE
     first = cur - (i & IN_BLOCK)
