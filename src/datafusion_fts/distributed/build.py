@@ -40,7 +40,7 @@ def build_task(storage: str, meta: TableMeta, index: IndexMeta, lo: int, hi: int
         chunk = iter(range(1 << 30))
         segments = build_range(snap, index, lo, hi, lambda: f"build-{lo}-{next(chunk)}")
         if len(segments) > len(ids):
-            raise StorageError(f"rows {lo}..{hi} make {len(segments)} segments, more than the {len(ids)} reserved")
+            raise StorageError(f"{len(segments)} segments, more than the {len(ids)} reserved")
         store = open_shared(storage)
         out = []
         for seg, seg_id in zip(segments, ids):
@@ -48,7 +48,7 @@ def build_task(storage: str, meta: TableMeta, index: IndexMeta, lo: int, hi: int
             store.write_segment(seg_id, seg.to_arrays())
             out.append(seg.meta)
         return out
-    except FtsError:
-        raise
     except Exception as exc:  # a storage or decoding failure: name the range
+        if isinstance(exc, FtsError) and not isinstance(exc, StorageError):
+            raise
         raise StorageError(f"index build of {index.column!r} rows {lo}..{hi} failed: {exc}") from exc

@@ -11,8 +11,9 @@ import numpy as np
 import pyarrow as pa
 
 from ..analysis import TokenStream
-from ..storage.manifest import SegmentMeta
-from .postings_kernel import BLOCK_SIZE, block_metadata, invert, scatter_positions, scatter_postings
+from ..storage.manifest import CODEC_BP128, SegmentMeta
+from .postings_codec import DamagedPostings, scatter_positions, scatter_postings
+from .postings_kernel import BLOCK_SIZE, block_metadata, invert
 from .segment import Segment
 from .sorted_terms import sort_terms, term_buffers, union_terms
 
@@ -40,7 +41,7 @@ def _finish(
     meta = SegmentMeta(
         id=seg_id, lo=lo, hi=hi, base=base, count=count,
         n_docs=int(np.count_nonzero(dl)), total_tokens=int(dl.sum(dtype=np.int64)),
-        n_terms=len(terms), n_postings=len(rows),
+        n_terms=len(terms), n_postings=len(rows), codec=CODEC_BP128,
     )
     return Segment(
         meta=meta, terms=terms, post_offsets=post_offsets, rows=rows, tfs=tfs,
@@ -85,11 +86,12 @@ def build_segment(
 
 
 def merge_segments(seg_id: str, segments: list[Segment]) -> Segment:
-    """One segment holding the rows of ``segments`` (disjoint, ascending row ranges).
+    """One segment holding the rows of ``segments`` (disjoint, ascending row ranges), built
+    in memory (written bit-packed, see :meth:`.Segment.to_arrays`).
 
     Each merged term's postings are the inputs' postings in segment order, so row ids stay
     ascending: the term dictionaries merge in one pass, and each input's postings (and
-    positions) are copied to their places by a compiled loop.
+    positions) are decoded to their places by a compiled loop, a block at a time.
     """
     with_positions = all(s.has_positions for s in segments)
     lo = min(s.meta.lo for s in segments)
@@ -111,14 +113,24 @@ def merge_segments(seg_id: str, segments: list[Segment]) -> Segment:
     starts = []
     for seg, gid in zip(segments, gids):
         shift = seg.meta.base - base
-        starts.append(scatter_postings(seg.post_offsets, seg.rows, seg.tfs, gid, shift, post_offsets, written, rows, tfs))
+        try:
+            starts.append(scatter_postings(
+                seg.source, seg.post_offsets, seg.block_offsets, gid, shift, post_offsets, written, rows, tfs
+            ))
+        except DamagedPostings as exc:
+            raise seg.damaged(exc) from exc
         dl[shift : shift + seg.meta.count] = seg.dl
     if with_positions:
         pos_offsets = np.zeros(n_post + 1, dtype=np.int64)
         np.cumsum(tfs, out=pos_offsets[1:])
         positions = np.empty(int(pos_offsets[-1]), dtype=np.uint32)
         for seg, start in zip(segments, starts):
-            scatter_positions(seg.post_offsets, seg.pos_offsets, seg.positions, start, pos_offsets, positions)
+            try:
+                scatter_positions(
+                    seg.source, seg.position_source, seg.post_offsets, seg.block_offsets, start, pos_offsets, positions
+                )
+            except DamagedPostings as exc:
+                raise seg.damaged(exc) from exc
     else:
         pos_offsets = np.zeros(0, dtype=np.int64)
         positions = np.zeros(0, dtype=np.uint32)

@@ -97,39 +97,3 @@ def block_metadata(post_offsets: np.ndarray, rows: np.ndarray, tfs: np.ndarray, 
             last_row[b] = rows[e - 1]
             b += 1
     return block_offsets, max_tf, min_dl, last_row
-
-
-@njit(cache=True, nogil=True)
-def scatter_postings(
-    src_offsets: np.ndarray, src_rows: np.ndarray, src_tfs: np.ndarray, gid: np.ndarray, row_shift: int,
-    dst_offsets: np.ndarray, written: np.ndarray, dst_rows: np.ndarray, dst_tfs: np.ndarray,
-) -> np.ndarray:
-    """Copy one segment's postings into a merged segment: term t's postings go after what
-    earlier segments wrote for merged term ``gid[t]``, rows shifted by ``row_shift``.
-    Returns where each term's postings start in the merged arrays."""
-    n_terms = src_offsets.shape[0] - 1
-    starts = np.empty(n_terms, dtype=np.int64)
-    for t in range(n_terms):
-        g = gid[t]
-        a, b = src_offsets[t], src_offsets[t + 1]
-        d = dst_offsets[g] + written[g]
-        starts[t] = d
-        for i in range(b - a):
-            dst_rows[d + i] = src_rows[a + i] + row_shift
-            dst_tfs[d + i] = src_tfs[a + i]
-        written[g] += b - a
-    return starts
-
-
-@njit(cache=True, nogil=True)
-def scatter_positions(
-    src_offsets: np.ndarray, src_pos_offsets: np.ndarray, src_positions: np.ndarray, starts: np.ndarray,
-    dst_pos_offsets: np.ndarray, dst_positions: np.ndarray,
-) -> None:
-    """The positions of the postings ``scatter_postings`` placed (each term's are contiguous
-    in both segments)."""
-    for t in range(src_offsets.shape[0] - 1):
-        a, b = src_pos_offsets[src_offsets[t]], src_pos_offsets[src_offsets[t + 1]]
-        d = dst_pos_offsets[starts[t]]
-        for i in range(b - a):
-            dst_positions[d + i] = src_positions[a + i]

@@ -2,7 +2,16 @@
 and block metadata over a contiguous range of row ids.
 
 A segment is a bag of named Arrow arrays (memory-mapped Arrow IPC on disk). Row ids are
-stored relative to ``base`` as uint32, halving the postings against int64.
+stored relative to ``base``. Postings come in one of two layouts (see
+:mod:`.postings_codec`): bit-packed blocks (codec ``bp128``, what every segment is
+written as) or one uint32 per row, term frequency and position (codec ``u32``: segments
+written before, and segments built in memory, which are read where they are built).
+Reading either goes through the same compiled loaders.
+
+Opening a persisted segment maps its files and checks its offsets (:meth:`Segment.
+from_arrays`); postings are read when a query reaches them, and terms are found by binary
+search in the sorted dictionary, so a segment costs no memory per term or posting until
+it is read (the operating system pages in what queries touch).
 """
 
 from __future__ import annotations
@@ -13,13 +22,33 @@ from dataclasses import dataclass, field, fields
 import numpy as np
 import pyarrow as pa
 
-from ..storage.manifest import SegmentMeta
+from ..errors import StorageError
+from ..storage.manifest import CODEC_BP128, CODEC_U32, SegmentMeta
+from .postings_codec import (
+    PAD, DamagedPositions, DamagedPostings, check_layout, check_positions, gather, live_counts, pack_positions,
+    pack_postings, rank,
+)
 from .sorted_terms import find_term, term_buffers
 
-ARRAY_NAMES = (
-    "terms", "post_offsets", "rows", "tfs", "pos_offsets", "positions", "dl",
-    "block_offsets", "block_max_tf", "block_min_dl", "block_last_row",
-)
+# Arrays of every segment, then of each layout, with their types.
+_COMMON = {
+    "terms": None, "post_offsets": np.int64, "dl": np.uint32, "block_offsets": np.int64,
+    "block_max_tf": np.uint32, "block_min_dl": np.uint32, "block_last_row": np.uint32,
+}
+_LAYOUTS = {
+    CODEC_U32: {**_COMMON, "rows": np.uint32, "tfs": np.uint32, "pos_offsets": np.int64, "positions": np.uint32},
+    CODEC_BP128: {
+        **_COMMON, "block_bits": np.uint8, "block_words": np.int64, "post_words": np.uint32,
+        "block_pos_words": np.int64, "pos_words": np.uint32,
+    },
+}
+# Terms found (or not) a segment remembers: a query looks each term up for its
+# statistics, then for its postings.
+_FOUND_MAX = 4096
+
+
+def _none(dtype: type) -> np.ndarray:
+    return np.zeros(0, dtype=dtype)
 
 
 def _np(array: pa.Array) -> np.ndarray:
@@ -28,58 +57,173 @@ def _np(array: pa.Array) -> np.ndarray:
 
 @dataclass
 class Segment:
-    """The arrays of one segment, with a term lookup built on first use."""
+    """The arrays of one segment. The arrays of the layout it does not use are empty."""
 
     meta: SegmentMeta
     terms: pa.LargeStringArray
     post_offsets: np.ndarray
-    rows: np.ndarray
-    tfs: np.ndarray
-    pos_offsets: np.ndarray
-    positions: np.ndarray
     dl: np.ndarray
     block_offsets: np.ndarray
     block_max_tf: np.ndarray
     block_min_dl: np.ndarray
     block_last_row: np.ndarray
-    _lookup: dict[str, int] | None = field(default=None, repr=False)
-    _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
+    rows: np.ndarray = field(default_factory=lambda: _none(np.uint32))
+    tfs: np.ndarray = field(default_factory=lambda: _none(np.uint32))
+    pos_offsets: np.ndarray = field(default_factory=lambda: _none(np.int64))
+    positions: np.ndarray = field(default_factory=lambda: _none(np.uint32))
+    block_bits: np.ndarray = field(default_factory=lambda: _none(np.uint8))
+    block_words: np.ndarray = field(default_factory=lambda: _none(np.int64))
+    post_words: np.ndarray = field(default_factory=lambda: _none(np.uint32))
+    block_pos_words: np.ndarray = field(default_factory=lambda: _none(np.int64))
+    pos_words: np.ndarray = field(default_factory=lambda: _none(np.uint32))
+    _buffers: tuple[np.ndarray, np.ndarray] | None = field(default=None, repr=False)
+    _found: dict[str, int] = field(default_factory=dict, repr=False)
 
     @classmethod
     def from_arrays(cls, meta: SegmentMeta, arrays: dict[str, pa.Array]) -> "Segment":
-        values = {name: arrays[name] if name == "terms" else _np(arrays[name]) for name in ARRAY_NAMES}
-        return cls(meta=meta, **values)
+        """The segment of ``arrays`` (as :meth:`to_arrays` gave them, or as a segment of
+        codec ``u32`` was written), its offsets checked: damage is a StorageError naming
+        the file, before any kernel follows an offset."""
+        layout = _LAYOUTS.get(meta.codec)
+        if layout is None:
+            raise StorageError(f"index segment {meta.id} has an unknown codec {meta.codec!r}")
+        values: dict[str, object] = {}
+        for name, dtype in layout.items():
+            array = arrays.get(name)
+            where = f"index segment file index/{meta.id}/{name}.arrow"
+            if array is None:
+                raise StorageError(f"{where} is missing")
+            if dtype is None:
+                if not pa.types.is_large_string(array.type):
+                    raise StorageError(f"{where} holds {array.type}, not large_string")
+                values[name] = array
+            elif array.type.to_pandas_dtype() != dtype or array.null_count:
+                raise StorageError(f"{where} holds {array.type}, not {np.dtype(dtype)}")
+            else:
+                values[name] = _np(array)
+        seg = cls(meta=meta, **values)  # type: ignore[arg-type]
+        seg._check()
+        return seg
+
+    def _check(self) -> None:
+        """Raise a StorageError naming the first file whose offsets do not fit."""
+        meta = self.meta
+        data, offsets = term_buffers(self.terms)
+        packed = meta.codec == CODEC_BP128
+        n_postings = meta.n_postings if packed else len(self.rows)
+        problem, name = "", ""
+        if len(self.dl) != meta.count:
+            problem, name = f"{len(self.dl)} row lengths for {meta.count} rows", "dl"
+        elif not packed and len(self.tfs) != len(self.rows):
+            problem, name = "not one term frequency per row", "tfs"
+        elif len(self.block_max_tf) != len(self.block_last_row) or len(self.block_min_dl) != len(self.block_last_row):
+            problem, name = "the block metadata differ in length", "block_max_tf"
+        elif packed and len(self.post_words) < PAD:
+            problem, name = "no packed postings", "post_words"
+        else:
+            problem, name = check_layout(
+                self.post_offsets, self.block_offsets, self.block_last_row, meta.count, n_postings,
+                self.block_bits, self.block_words, len(self.post_words), offsets, len(data),
+            )
+        if not problem and len(self.pos_offsets) and len(self.pos_offsets) != n_postings + 1:
+            problem, name = "not one position offset per posting", "pos_offsets"
+        if not problem and len(self.pos_words):
+            problem, name = check_positions(len(self.block_last_row), self.block_pos_words, len(self.pos_words))
+        if problem:
+            raise StorageError(f"index segment file index/{meta.id}/{name}.arrow is damaged: {problem}")
 
     def to_arrays(self) -> dict[str, pa.Array]:
-        return {
-            name: getattr(self, name) if name == "terms" else pa.array(getattr(self, name))
-            for name in ARRAY_NAMES
-        }
+        """The arrays to write: the ``bp128`` layout (packed here when built in memory)."""
+        out = {name: pa.array(getattr(self, name)) for name in _COMMON if name != "terms"}
+        out["terms"] = self.terms
+        if self.packed:
+            packed = {name: getattr(self, name) for name in _LAYOUTS[CODEC_BP128] if name not in _COMMON}
+        else:
+            bits, words_at, words = pack_postings(self.post_offsets, self.rows, self.tfs, self.block_offsets)
+            packed = {"block_bits": bits, "block_words": words_at, "post_words": words}
+            packed["block_pos_words"], packed["pos_words"] = (
+                pack_positions(self.post_offsets, self.pos_offsets, self.positions, self.block_offsets)
+                if len(self.pos_offsets) else (_none(np.int64), _none(np.uint32))
+            )
+        out.update({name: pa.array(value) for name, value in packed.items()})
+        return out
+
+    @property
+    def packed(self) -> bool:
+        """Whether the postings are bit-packed (``bp128``) rather than one uint32 each."""
+        return len(self.post_words) > 0
+
+    @property
+    def source(self) -> tuple[np.ndarray, ...]:
+        """The postings as the compiled readers take them (:mod:`.postings_codec`)."""
+        return self.post_words, self.block_words, self.block_bits, self.rows, self.tfs, self.block_last_row
+
+    @property
+    def position_source(self) -> tuple[np.ndarray, ...]:
+        return self.pos_words, self.block_pos_words, self.pos_offsets, self.positions
 
     @property
     def has_positions(self) -> bool:
-        return len(self.pos_offsets) > 0 or len(self.rows) == 0
+        return len(self.pos_offsets) > 0 or len(self.pos_words) > 0 or int(self.post_offsets[-1]) == 0
+
+    def damaged(self, exc: DamagedPostings) -> StorageError:
+        """The StorageError naming this segment's file that ``exc`` (from a compiled reader)
+        found damaged."""
+        if isinstance(exc, DamagedPositions):
+            name = "pos_words" if self.packed else "positions"
+        else:
+            name = "post_words" if self.packed else "rows"
+        return StorageError(f"index segment file index/{self.meta.id}/{name}.arrow is damaged: {exc}")
 
     def term_id(self, term: str) -> int:
-        """The id of ``term`` in this segment, or -1."""
-        lookup = self._lookup
-        if lookup is None:
-            with self._lock:
-                if self._lookup is None:
-                    self._lookup = {t: i for i, t in enumerate(self.terms.to_pylist())}
-                lookup = self._lookup
-        return lookup.get(term, -1)
+        """The id of ``term`` in this segment, or -1 (binary search, remembered)."""
+        found = self._found.get(term)
+        if found is None:
+            if self._buffers is None:
+                self._buffers = term_buffers(self.terms)
+            found = int(find_term(*self._buffers, np.frombuffer(term.encode("utf-8"), dtype=np.uint8)))
+            if len(self._found) < _FOUND_MAX:
+                self._found[term] = found
+        return found
 
-    def postings(self, term_id: int) -> tuple[np.ndarray, np.ndarray]:
-        """(local rows uint32, tfs uint32) of a term, as views."""
-        a, b = self.post_offsets[term_id], self.post_offsets[term_id + 1]
-        return self.rows[a:b], self.tfs[a:b]
+    def term_range(self, term_id: int) -> tuple[int, int, int]:
+        """The term's postings [start, end) and its first block."""
+        return self.post_offsets.item(term_id), self.post_offsets.item(term_id + 1), self.block_offsets.item(term_id)
+
+    def rank(self, term_id: int, row: int) -> int:
+        """The first of the term's postings whose local row is >= ``row``."""
+        try:
+            return int(rank(self.source, *self.term_range(term_id), row))
+        except DamagedPostings as exc:
+            raise self.damaged(exc) from exc
+
+    def read(
+        self, term_id: int, a: int, b: int, within: np.ndarray | None, drop: np.ndarray, positions: bool
+    ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+        """The term's postings a..b (local rows, tfs, and with ``positions`` position
+        offsets from 0 and positions), only at local rows of ``within`` when given (both
+        ascending) and not at rows of ``drop``."""
+        if positions and not self.has_positions:
+            raise StorageError(f"index segment {self.meta.id} has no positions (its files are incomplete)")
+        use = within is not None
+        try:
+            return gather(
+                self.source, self.position_source, *self.term_range(term_id), a, b,
+                within if within is not None else _none(np.int64), use, drop, positions,
+            )
+        except DamagedPostings as exc:
+            raise self.damaged(exc) from exc
+
+    def live_counts(self, lo: int, hi: int, drop: np.ndarray) -> np.ndarray:
+        """Per term, its postings at local rows [lo, hi) not in ``drop`` (ascending)."""
+        try:
+            return live_counts(self.source, self.post_offsets, self.block_offsets, lo, hi, drop)
+        except DamagedPostings as exc:
+            raise self.damaged(exc) from exc
 
 
 # A binary-search lookup costs about as much as putting this many terms in a dict.
 _LOOKUP_COST_IN_TERMS = 50
-# Searched-for terms an in-memory segment remembers (bounded: its dict costs less).
-_FOUND_MAX = 4096
 
 
 @dataclass
@@ -89,17 +233,17 @@ class InMemorySegment(Segment):
     Its term lookups binary-search the sorted terms until they have cost about what a
     dictionary of its vocabulary costs to build, then build one (a ski-rental rule: never
     more than twice the better of the two). A segment that few queries read never pays
-    for a dictionary of every term it holds. Terms already searched for are remembered
-    (a query looks each of its terms up for its statistics, then for its postings; and
-    a cached tail sees the same frequent terms query after query)."""
+    for a dictionary of every term it holds, and a cached tail that many queries read
+    stops searching."""
 
-    _buffers: tuple[np.ndarray, np.ndarray] | None = field(default=None, repr=False)
+    _lookup: dict[str, int] | None = field(default=None, repr=False)
     _lookups: int = field(default=0, repr=False)
-    _found: dict[str, int] = field(default_factory=dict, repr=False)
+    _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
 
     @classmethod
     def of(cls, segment: Segment) -> "InMemorySegment":
-        return cls(**{f.name: getattr(segment, f.name) for f in fields(Segment) if f.name not in ("_lookup", "_lock")})
+        own = ("_buffers", "_found")
+        return cls(**{f.name: getattr(segment, f.name) for f in fields(Segment) if f.name not in own})
 
     def term_id(self, term: str) -> int:
         if self._lookup is not None:
@@ -109,10 +253,8 @@ class InMemorySegment(Segment):
             return found
         self._lookups += 1
         if self._lookups * _LOOKUP_COST_IN_TERMS >= len(self.terms):
-            return super().term_id(term)
-        if self._buffers is None:
-            self._buffers = term_buffers(self.terms)
-        found = int(find_term(*self._buffers, np.frombuffer(term.encode("utf-8"), dtype=np.uint8)))
-        if len(self._found) < _FOUND_MAX:
-            self._found[term] = found
-        return found
+            with self._lock:
+                if self._lookup is None:
+                    self._lookup = {t: i for i, t in enumerate(self.terms.to_pylist())}
+            return self._lookup.get(term, -1)
+        return super().term_id(term)

@@ -19,7 +19,7 @@ import pyarrow as pa
 from .bm25 import ColumnStats, block_bound_factors, norms
 from .expansion import fuzzy_candidates, prefix_candidates
 from .segment import Segment
-from .term_postings import TermPostings, present, select_positions
+from .term_postings import TermPostings
 
 _NONE = np.zeros(0, dtype=np.int64)
 
@@ -43,12 +43,14 @@ class RankedPart:
         a, b = offsets.item(term_id), offsets.item(term_id + 1)
         if self.lo == 0 and self.hi == self.segment.meta.count:
             return a, b
-        rows = self.segment.rows[a:b]
-        return a + int(np.searchsorted(rows, self.lo)), a + int(np.searchsorted(rows, self.hi))
+        return self.segment.rank(term_id, self.lo), self.segment.rank(term_id, self.hi)
 
-    def dropped(self, rows: np.ndarray) -> np.ndarray:
-        """Indices into ``rows`` (ascending local ids) of deleted rows."""
-        return present(rows, self.deleted) if len(self.deleted) else _NONE
+    def df(self, term_id: int) -> int:
+        """The term's postings at the live rows this part ranks."""
+        a, b = self.posting_range(term_id)
+        if len(self.deleted) and a < b:
+            return b - a - len(self.segment.read(term_id, a, b, self.deleted, _NONE, False)[0])
+        return b - a
 
 
 def clip_part(part: RankedPart, lo_id: int, hi_id: int) -> RankedPart | None:
@@ -138,8 +140,7 @@ class SegmentSet:
                 if whole:  # (the common part, without a call per term)
                     dfs[j] += offsets.item(tid + 1) - offsets.item(tid)
                 else:
-                    a, b = p.posting_range(tid)
-                    dfs[j] += b - a - len(p.dropped(seg.rows[a:b]))
+                    dfs[j] += p.df(tid)
             ids.append(np.array(part_ids, dtype=np.int64))
         return dfs, ids
 
@@ -173,7 +174,7 @@ class SegmentSet:
             if tid >= 0:
                 a, b = p.posting_range(tid)
                 if a < b:
-                    piece = _piece(p, a, b, norm, positions, within)
+                    piece = _piece(p, tid, a, b, norm, positions, within)
                     if piece is not None:
                         pieces.append(piece)
         if not pieces:
@@ -194,14 +195,10 @@ class SegmentSet:
             out = []
             for p in self.parts:
                 seg = p.segment
-                if p.whole or not len(seg.rows):
+                if p.whole or not seg.meta.n_postings:
                     out.append(seg.terms)
                     continue
-                live = (seg.rows >= p.lo) & (seg.rows < p.hi)
-                if len(p.deleted):
-                    live &= ~np.isin(seg.rows, p.deleted)
-                counts = np.add.reduceat(np.append(live.astype(np.int64), 0), seg.post_offsets[:-1])
-                counts[np.diff(seg.post_offsets) == 0] = 0
+                counts = seg.live_counts(p.lo, p.hi, p.deleted)
                 out.append(seg.terms.filter(pa.array(counts > 0)))
             self._vocab = out
         return self._vocab
@@ -220,39 +217,27 @@ class SegmentSet:
 
 
 def _piece(
-    p: RankedPart, a: int, b: int, norm: np.ndarray, positions: bool, within: np.ndarray | None
+    p: RankedPart, tid: int, a: int, b: int, norm: np.ndarray, positions: bool, within: np.ndarray | None
 ) -> TermPostings | None:
-    """Postings a..b of a part with global row ids (positions rebased to 0), without
-    deleted rows, and only at rows of ``within`` when given."""
+    """Postings a..b of term ``tid`` of a part with global row ids (positions rebased to
+    0), without deleted rows, and only at rows of ``within`` when given (read in one
+    compiled call, which decodes only the blocks holding those rows)."""
     seg = p.segment
-    local = seg.rows[a:b]
-    keep: np.ndarray | None = None
+    local = None
     if within is not None:
         base = seg.meta.base
         lo, hi = np.searchsorted(within, [base + p.lo, base + p.hi])
-        keep = present(local, (within[lo:hi] - base).astype(local.dtype))
-        if len(p.deleted):
-            keep = np.setdiff1d(keep, p.dropped(local), assume_unique=True)
-    else:
-        drop = p.dropped(local)
-        if len(drop):
-            mask = np.ones(len(local), dtype=np.bool_)
-            mask[drop] = False
-            keep = np.flatnonzero(mask)
-    if keep is not None and not len(keep):
+        local = within[lo:hi] - base
+        if not len(local):
+            return None
+    rows, tfs, po, pos = seg.read(tid, a, b, local, p.deleted, positions)
+    if not len(rows):
         return None
-    tfs = seg.tfs[a:b]
-    if keep is not None:
-        local, tfs = local[keep], tfs[keep]
-    rows = local.astype(np.int64)
-    rows += seg.meta.base
+    ids = rows.astype(np.int64)
+    ids += seg.meta.base
     if not positions:
-        return TermPostings(rows, tfs, norm[local])
-    po = seg.pos_offsets[a : b + 1] - seg.pos_offsets[a]
-    pos = seg.positions[seg.pos_offsets[a] : seg.pos_offsets[b]]
-    if keep is not None:
-        po, pos = select_positions(po, pos, keep)
-    return TermPostings(rows, tfs, norm[local], po, pos)
+        return TermPostings(ids, tfs, norm[rows])
+    return TermPostings(ids, tfs, norm[rows], po, pos)
 
 
 def _concat_offsets(parts: list[np.ndarray | None]) -> np.ndarray:

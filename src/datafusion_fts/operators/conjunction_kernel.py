@@ -38,7 +38,12 @@ import numpy as np
 from numba import njit
 
 from ..index.bm25 import BOUND_MARGIN
-from .posting_cursor import advance, gallop, lower_bound, seek, slot_ranges
+from ..index.postings_codec import rank
+from ..index.postings_kernel import BLOCK_SIZE
+from .posting_cursor import (
+    IN_BLOCK, PAST_ROWS, advance, cursors, damaged, gallop, no_refcounts, reach, row, seek, slot_ranges, start_cursors,
+    tf_at,
+)
 from .topk_heap import NO_KEY, heap_drain, heap_push, java_key
 
 REQUIRED = 0
@@ -48,44 +53,67 @@ EXCLUDED = 2
 STEP_BOTH_RATIO = 8
 
 
-@njit(cache=True, nogil=True)
-def meet(rows, blk_last, a_start, a_stop, a_blk0, a_cur, b_start, b_stop, b_blk0, b_cur, target, skip):
-    """Move two lists' cursors to their first common row >= ``target`` by stepping
-    through each other (the lists end at ``a_stop``/``b_stop``: a cursor there means no
-    such row). Returns (cursor a, cursor b, blocks skipped unread). Not in line: it runs
-    once per common row, and the conjunction's seeking loop stays small."""
-    a_cur, s = advance(rows, blk_last, a_start, a_stop, a_blk0, a_cur, target, skip)
-    b_cur, t = advance(rows, blk_last, b_start, b_stop, b_blk0, b_cur, target, skip)
-    while a_cur < a_stop and b_cur < b_stop:
-        a = rows[a_cur]
-        b = rows[b_cur]
+@no_refcounts
+def meet(src, cs, ta, a_start, a_end, a_stop, a_blk0, a_cur, tb, b_start, b_end, b_stop, b_blk0, b_cur, target, skip):
+    """Move slots ``ta`` and ``tb``'s cursors to their first common row >= ``target`` by
+    stepping through each other (the lists are read up to ``a_stop``/``b_stop``: a cursor
+    there means no such row). Returns (cursor a, cursor b, blocks skipped unread). Not in
+    line: it runs once per common row, and the conjunction's seeking loop stays small."""
+    a_cur, s = advance(src, cs, ta, a_start, a_end, a_blk0, a_cur, target, skip)
+    b_cur, t = advance(src, cs, tb, b_start, b_end, b_blk0, b_cur, target, skip)
+    if a_cur >= a_stop or b_cur >= b_stop:
+        return a_cur, b_cur, s + t
+    # Each list read from its decoded rows: rows[cur - first posting of the block], up to
+    # the end of what is decoded (stepping on decodes the rest of the block).
+    a_rows, b_rows = cs[0][ta], cs[0][tb]
+    a_first = a_cur - ((a_cur - a_start) & IN_BLOCK)
+    b_first = b_cur - ((b_cur - b_start) & IN_BLOCK)
+    # (each list's cursor stops at the first of: its rows decoded, its stop)
+    a_lim, b_lim = min(cs[5][ta], a_stop), min(cs[5][tb], b_stop)
+    while True:
+        a = a_rows[np.uint64(a_cur - a_first)]
+        b = b_rows[np.uint64(b_cur - b_first)]
         if a == b:
             break
         # (no branch on which is smaller: at random rows it would be mispredicted half the time)
         a_cur += np.int64(a < b)
         b_cur += np.int64(b < a)
+        if a_cur >= a_lim:
+            if a_cur >= a_stop:
+                break
+            reach(src, cs, ta, a_start, a_end, a_blk0, a_cur, PAST_ROWS)
+            a_first, a_lim = a_cur - ((a_cur - a_start) & IN_BLOCK), min(cs[5][ta], a_stop)
+        if b_cur >= b_lim:
+            if b_cur >= b_stop:
+                break
+            reach(src, cs, tb, b_start, b_end, b_blk0, b_cur, PAST_ROWS)
+            b_first, b_lim = b_cur - ((b_cur - b_start) & IN_BLOCK), min(cs[5][tb], b_stop)
     return a_cur, b_cur, s + t
 
 
 @njit(cache=True, nogil=True)
 def conjunction_topk(
-    rows, tfs, blk_last, post_offsets, block_offsets, norms, tids, kinds, weights, mults,
-    boost, k, row_lo, row_hi, base, include, use_include, deleted, skip, prune, floor,
+    words, block_words, block_bits, rows, tfs, blk_last, post_offsets, block_offsets, norms, tids, kinds,
+    weights, mults, boost, k, row_lo, row_hi, base, include, use_include, deleted, skip, prune, floor,
 ):
     """Top ``k`` rows among local rows [row_lo, row_hi) of the conjunction, best first, as
     row ids (local row + ``base``), among those scoring above ``floor`` (-inf: all; only
     with ``prune``).
 
-    ``rows/tfs``, ``blk_last``, ``post_offsets/block_offsets`` are the segment's postings,
-    block last rows and per-term offsets; slot t reads term ``tids[t]`` (-1: absent from
-    the segment) as ``kinds[t]`` (REQUIRED / OPTIONAL / EXCLUDED). ``include``
-    (ascending local rows, used when ``use_include``) must contain a row; ``deleted``
-    (ascending local rows) must not. ``skip``: pass blocks by their last row; ``prune``:
-    pass candidates by their score bound (above). Returns (row ids, scores, postings_scored,
-    blocks_skipped, postings of the slots' terms).
+    ``words, block_words, block_bits, rows, tfs, blk_last`` are the segment's postings in
+    either layout (a source of :mod:`..index.postings_codec`),
+    ``post_offsets/block_offsets`` its per-term offsets; slot t reads term ``tids[t]``
+    (-1: absent from the segment) as ``kinds[t]`` (REQUIRED / OPTIONAL / EXCLUDED).
+    ``include`` (ascending local rows, used when ``use_include``) must contain a row;
+    ``deleted`` (ascending local rows) must not. ``skip``: pass blocks by their last row;
+    ``prune``: pass candidates by their score bound (above). Returns (row ids, scores,
+    postings_scored, blocks_skipped, postings of the slots' terms).
     """
+    src = (words, block_words, block_bits, rows, tfs, blk_last)
     n = kinds.shape[0]
     starts, ends, blk0s = slot_ranges(post_offsets, block_offsets, tids)
+    cs = cursors(n)
+    start_cursors(src, cs, starts, ends, blk0s, row_lo)
     total = 0
     shortest = -1
     for t in range(n):
@@ -104,10 +132,42 @@ def conjunction_topk(
                 j -= 1
             order[j] = t
             n_req += 1
-    cur = starts.copy()
     keys = np.empty(k, dtype=np.int64)
     out_rows = np.empty(k, dtype=np.int64)
     out_scores = np.empty(k, dtype=np.float64)
+    # Two lists of like length step through each other (see the module), not past the
+    # part's rows.
+    lead, second = order[0], order[1] if n_req > 1 else order[0]
+    step_both = n_req > 1 and ends[second] - starts[second] <= STEP_BOTH_RATIO * (ends[lead] - starts[lead])
+    lead_stop, sec_stop = ends[lead], ends[second]
+    if step_both and k > 0:  # (a list whose last row is below row_hi ends at its end)
+        if row_hi <= blk_last[blk0s[lead] + (ends[lead] - starts[lead] - 1) // BLOCK_SIZE]:
+            lead_stop = rank(src, starts[lead], lead_stop, blk0s[lead], row_hi)
+        if row_hi <= blk_last[blk0s[second] + (ends[second] - starts[second] - 1) // BLOCK_SIZE]:
+            sec_stop = rank(src, starts[second], sec_stop, blk0s[second], row_hi)
+    size, scored, skipped = _intersect(
+        src, cs, norms, kinds, weights, mults, boost, k, row_lo, row_hi, include, use_include, deleted, skip,
+        prune, floor, starts, ends, blk0s, starts.copy(), order, n_req, step_both, lead_stop, sec_stop,
+        keys, out_rows, out_scores,
+    )
+    damaged(cs)
+    heap_drain(keys, out_rows, out_scores, size)
+    for i in range(size):
+        out_rows[i] += base
+    return out_rows[:size], out_scores[:size], scored, skipped, total
+
+
+@no_refcounts
+def _intersect(
+    src, cs, norms, kinds, weights, mults, boost, k, row_lo, row_hi, include, use_include, deleted, skip,
+    prune, floor, starts, ends, blk0s, cur, order, n_req, step_both, lead_stop, sec_stop, keys, out_rows, out_scores,
+):
+    """:func:`conjunction_topk`'s walk, over its slots' postings ``[starts[t], ends[t])``
+    (cursors ``cur``, at their starts) with the required slots in ``order`` (shortest
+    first; with ``step_both`` the first two step through each other, up to ``lead_stop``/
+    ``sec_stop``) and the top-k heap's arrays. Returns (heap size, postings scored, blocks
+    skipped)."""
+    n = kinds.shape[0]
     size = 0
     scored = 0
     skipped = 0
@@ -127,52 +187,48 @@ def conjunction_topk(
     lead_start, lead_end, lead_blk0, lead_cur = starts[lead], ends[lead], blk0s[lead], cur[lead]
     second = order[1] if n_req > 1 else lead
     sec_start, sec_end, sec_blk0, sec_cur = starts[second], ends[second], blk0s[second], cur[second]
-    # Two lists of like length step through each other (see the module).
-    step_both = n_req > 1 and sec_end - sec_start <= STEP_BOTH_RATIO * (lead_end - lead_start)
-    lead_stop, sec_stop = lead_end, sec_end  # (when stepping both: not past the part's rows)
-    if step_both:
-        lead_stop = lower_bound(rows, lead_cur, lead_end, row_hi)
-        sec_stop = lower_bound(rows, sec_cur, sec_end, row_hi)
     target = row_lo
     while k > 0:
         if step_both:
             lead_cur, sec_cur, s = meet(
-                rows, blk_last, lead_start, lead_stop, lead_blk0, lead_cur,
-                sec_start, sec_stop, sec_blk0, sec_cur, target, skip,
+                src, cs, lead, lead_start, lead_end, lead_stop, lead_blk0, lead_cur,
+                second, sec_start, sec_end, sec_stop, sec_blk0, sec_cur, target, skip,
             )
             skipped += s
             if lead_cur >= lead_stop or sec_cur >= sec_stop:
                 break
-            d = np.int64(rows[lead_cur])
+            d = row(cs, lead, lead_start, lead_cur)
         else:
-            lead_cur, s = advance(
-                rows, blk_last, lead_start, lead_end, lead_blk0, lead_cur, target, skip
-            )
+            lead_cur, s = advance(src, cs, lead, lead_start, lead_end, lead_blk0, lead_cur, target, skip)
             skipped += s
-            if lead_cur >= lead_end or rows[lead_cur] >= row_hi:
+            if lead_cur >= lead_end:
                 break
-            d = np.int64(rows[lead_cur])
+            d = row(cs, lead, lead_start, lead_cur)
+            if d >= row_hi:
+                break
             if n_req > 1:
-                sec_cur, s = advance(rows, blk_last, sec_start, sec_end, sec_blk0, sec_cur, d, skip)
+                sec_cur, s = advance(src, cs, second, sec_start, sec_end, sec_blk0, sec_cur, d, skip)
                 skipped += s
                 if sec_cur >= sec_end:
                     break
-                if rows[sec_cur] != d:
-                    target = np.int64(rows[sec_cur])
+                r = row(cs, second, sec_start, sec_cur)
+                if r != d:
+                    target = r
                     continue
         # Every other required list (and the prefilter) must hold d; the first that
         # lands past it sets the next target.
         target = d
         for i in range(2, n_req):
             t = order[i]
-            q, s = advance(rows, blk_last, starts[t], ends[t], blk0s[t], cur[t], d, skip)
+            q, s = advance(src, cs, t, starts[t], ends[t], blk0s[t], cur[t], d, skip)
             skipped += s
             cur[t] = q
             if q >= ends[t]:
                 target = row_hi
                 break
-            if rows[q] != d:
-                target = np.int64(rows[q])
+            r = row(cs, t, starts[t], q)
+            if r != d:
+                target = r
                 break
         cur[second] = sec_cur  # (the lead's last: with one required list it is the second)
         cur[lead] = lead_cur
@@ -193,8 +249,8 @@ def conjunction_topk(
             bound = 0.0
             for t in range(n):
                 if kinds[t] == REQUIRED:
-                    tf = np.float64(tfs[cur[t]])
-                    bound += ((weights[t] * tf) / (tf + norm)) * mults[t]
+                    freq = tf_at(src, cs, t, starts[t], ends[t], blk0s[t], cur[t])
+                    bound += ((weights[t] * freq) / (freq + norm)) * mults[t]
                 elif kinds[t] == OPTIONAL:
                     bound += weights[t] * mults[t]
             if java_key(bound * boost * BOUND_MARGIN) <= (keys[0] if size == k else floor_key):
@@ -202,10 +258,10 @@ def conjunction_topk(
         excluded = False
         for t in range(n):
             if kinds[t] == EXCLUDED:
-                q, s = advance(rows, blk_last, starts[t], ends[t], blk0s[t], cur[t], d, skip)
+                q, s = advance(src, cs, t, starts[t], ends[t], blk0s[t], cur[t], d, skip)
                 skipped += s
                 cur[t] = q
-                if q < ends[t] and rows[q] == d:
+                if q < ends[t] and row(cs, t, starts[t], q) == d:
                     excluded = True
                     break
         if excluded:
@@ -217,19 +273,16 @@ def conjunction_topk(
             if kind == EXCLUDED:
                 continue
             if kind == OPTIONAL:
-                q, s = seek(rows, blk_last, starts[t], ends[t], blk0s[t], cur[t], d, skip)
+                q, s = seek(src, cs, t, starts[t], ends[t], blk0s[t], cur[t], d, skip)
                 cur[t] = q
                 skipped += s
-                if q >= ends[t] or rows[q] != d:
+                if q >= ends[t] or row(cs, t, starts[t], q) != d:
                     continue
-            tf = np.float64(tfs[cur[t]])
-            acc = acc + ((weights[t] * tf) / (tf + norm)) * mults[t]
+            freq = tf_at(src, cs, t, starts[t], ends[t], blk0s[t], cur[t])
+            acc = acc + ((weights[t] * freq) / (freq + norm)) * mults[t]
             scored += 1
         score = acc * boost
         key = java_key(score)
         if key > floor_key:
             size = heap_push(keys, out_rows, out_scores, size, key, d, score)
-    heap_drain(keys, out_rows, out_scores, size)
-    for i in range(size):
-        out_rows[i] += base
-    return out_rows[:size], out_scores[:size], scored, skipped, total
+    return size, scored, skipped

@@ -34,32 +34,34 @@ import numpy as np
 from numba import njit
 
 from ..index.postings_kernel import BLOCK_SIZE
-from .posting_cursor import gallop, seek, slot_ranges
+from .posting_cursor import (
+    PAST_ROWS, cursors, damaged, gallop, no_refcounts, reach, row, seek, slot_ranges, start_cursors, tf_at,
+)
 from .topk_heap import heap_drain, heap_push, java_key
 
 EXCLUDED = 2  # as in .conjunction_kernel; any other kind is a scored (optional) slot
 
 
-@njit(cache=True, nogil=True)
-def _excluded(rows, blk_last, kinds, starts, ends, blk0s, cur, d, skip):
+@no_refcounts
+def _excluded(src, cs, kinds, starts, ends, blk0s, cur, d, skip):
     """(Row d is in an EXCLUDED slot, blocks skipped moving those cursors to d). Asked only
     for a row that would enter the top k: an exclusion list is sought per row asked (a
     call, ~100 ns), so asking every row costs more than scoring it."""
     skipped = 0
     for t in range(kinds.shape[0]):
         if kinds[t] == EXCLUDED:
-            q, s = seek(rows, blk_last, starts[t], ends[t], blk0s[t], cur[t], d, skip)
+            q, s = seek(src, cs, t, starts[t], ends[t], blk0s[t], cur[t], d, skip)
             cur[t] = q
             skipped += s
-            if q < ends[t] and rows[q] == d:
+            if q < ends[t] and row(cs, t, starts[t], q) == d:
                 return True, skipped
     return False, skipped
 
 
 @njit(cache=True, nogil=True)
 def pruned_or_topk(
-    rows, tfs, blk_last, post_offsets, block_offsets, blk_bound, norms, tids, kinds, weights, mults,
-    boost, k, row_lo, row_hi, base, include, use_include, deleted, prune, floor,
+    words, block_words, block_bits, rows, tfs, blk_last, post_offsets, block_offsets, blk_bound, norms, tids,
+    kinds, weights, mults, boost, k, row_lo, row_hi, base, include, use_include, deleted, prune, floor,
 ):
     """Top ``k`` rows among local rows [row_lo, row_hi) of the disjunction, best first, as
     row ids (local row + ``base``), among those scoring above ``floor`` (-inf: all; only
@@ -70,9 +72,12 @@ def pruned_or_topk(
     blk_bound[j]``. ``prune`` requires ``mults[t] * boost > 0`` for every scored slot.
     Returns (row ids, scores, postings_scored, blocks_skipped, postings of the slots' terms).
     """
+    src = (words, block_words, block_bits, rows, tfs, blk_last)
     n = kinds.shape[0]
     starts, ends, cur = slot_ranges(post_offsets, block_offsets, tids)
     blk0s = cur.copy()
+    cs = cursors(n)
+    start_cursors(src, cs, starts, ends, blk0s, row_lo)
     total = 0
     n_scored = 0
     single = -1
@@ -83,7 +88,7 @@ def pruned_or_topk(
             upper += ends[t] - starts[t]
             n_scored += 1
             single = t
-        cur[t], _ = seek(rows, blk_last, starts[t], ends[t], blk0s[t], starts[t], row_lo, True)
+        cur[t], _ = seek(src, cs, t, starts[t], ends[t], blk0s[t], starts[t], row_lo, True)
     excludes = n_scored < n
     k = min(k, upper)
     keys = np.empty(k, dtype=np.int64)
@@ -94,25 +99,27 @@ def pruned_or_topk(
         pass
     elif n_scored == 1:
         size, scored, skipped = _single(
-            rows, tfs, blk_last, blk_bound, norms, kinds, starts, ends, blk0s, weights, mults,
+            src, cs, blk_bound, norms, kinds, starts, ends, blk0s, weights, mults,
             boost, row_hi, include, use_include, deleted, prune, excludes, cur, single, keys, out_rows, out_scores,
             floor,
         )
     else:
+        order, prefix, bound_w = _by_bound(blk_bound, kinds, starts, ends, blk0s, weights, mults, boost, n_scored)
         size, scored, skipped = _maxscore(
-            rows, tfs, blk_last, blk_bound, norms, kinds, starts, ends, blk0s, weights, mults,
+            src, cs, blk_bound, norms, kinds, starts, ends, blk0s, weights, mults,
             boost, row_hi, include, use_include, deleted, prune, excludes, cur, keys, out_rows, out_scores,
-            floor,
+            floor, order, prefix, bound_w, np.ones(n, dtype=np.uint8),
         )
+    damaged(cs)
     heap_drain(keys, out_rows, out_scores, size)
     for i in range(size):
         out_rows[i] += base
     return out_rows[:size], out_scores[:size], scored, skipped, total
 
 
-@njit(cache=True, nogil=True)
+@no_refcounts
 def _single(
-    rows, tfs, blk_last, blk_bound, norms, kinds, starts, ends, blk0s, weights, mults,
+    src, cs, blk_bound, norms, kinds, starts, ends, blk0s, weights, mults,
     boost, row_hi, include, use_include, deleted, prune, excludes, cur, t, keys, out_rows, out_scores, floor,
 ):
     """One scored slot: block at a time, skipping blocks whose bound cannot beat the threshold."""
@@ -128,6 +135,7 @@ def _single(
     start, end, blk0 = starts[t], ends[t], blk0s[t]
     w, m = weights[t], mults[t]
     bound_w = w * m * boost
+    plain = not use_include and not n_del and not excludes  # (every row of the list is scored)
     i = cur[t]
     while i < end:
         blk = blk0 + (i - start) // BLOCK_SIZE
@@ -136,8 +144,26 @@ def _single(
             skipped += 1
             i = block_end
             continue
+        if cs[2][t] != blk or cs[5][t] < block_end:
+            reach(src, cs, t, start, end, blk0, i, PAST_ROWS)
+        tf_at(src, cs, t, start, end, blk0, i)  # (the block's frequencies: its rows are all scored)
+        rows, tfs = cs[0][t], cs[1][t]
+        first = start + (blk - blk0) * BLOCK_SIZE
+        if plain and np.int64(src[5][blk]) < row_hi:
+            # Every row of the block is scored: one tight loop (most of a frequent term).
+            for j in range(i - first, block_end - first):
+                d = np.int64(rows[np.uint64(j)])
+                freq = np.float64(tfs[np.uint64(j)])
+                score = (0.0 + ((w * freq) / (freq + norms[d])) * m) * boost
+                if not prune or score > theta:
+                    size = heap_push(keys, out_rows, out_scores, size, java_key(score), d, score)
+                    if prune and size == k:
+                        theta = out_scores[0]
+            scored += block_end - i
+            i = block_end
+            continue
         while i < block_end:
-            d = np.int64(rows[i])
+            d = np.int64(rows[np.uint64(i - first)])
             if d >= row_hi:
                 return size, scored, skipped
             if use_include:
@@ -145,7 +171,7 @@ def _single(
                 if ic >= n_inc:
                     return size, scored, skipped
                 if include[ic] != d:
-                    i, s = seek(rows, blk_last, start, end, blk0, i, include[ic], True)
+                    i, s = seek(src, cs, t, start, end, blk0, i, include[ic], True)
                     skipped += s
                     break  # re-enter the block loop at the new position
             if n_del:
@@ -154,13 +180,13 @@ def _single(
                     i += 1
                     continue
             i += 1
-            tf = np.float64(tfs[i - 1])
-            score = (0.0 + ((w * tf) / (tf + norms[d])) * m) * boost
+            freq = np.float64(tfs[np.uint64(i - 1 - first)])
+            score = (0.0 + ((w * freq) / (freq + norms[d])) * m) * boost
             scored += 1
             if prune and not score > theta:
                 continue
             if excludes:
-                out, s = _excluded(rows, blk_last, kinds, starts, ends, blk0s, cur, d, prune)
+                out, s = _excluded(src, cs, kinds, starts, ends, blk0s, cur, d, prune)
                 skipped += s
                 if out:
                     continue
@@ -171,21 +197,15 @@ def _single(
 
 
 @njit(cache=True, nogil=True)
-def _maxscore(
-    rows, tfs, blk_last, blk_bound, norms, kinds, starts, ends, blk0s, weights, mults,
-    boost, row_hi, include, use_include, deleted, prune, excludes, cur, keys, out_rows, out_scores, floor,
-):
-    """Several scored slots: MaxScore over the essential slots, block bounds per candidate."""
+def _by_bound(blk_bound, kinds, starts, ends, blk0s, weights, mults, boost, n_scored):
+    """The scored slots by ascending upper bound (a prefix of them is non-essential), the
+    running sums of their bounds, and each slot's bound weight ``w_t * m_t * boost``."""
     n = kinds.shape[0]
-    k = keys.shape[0]
-    # Scored slots by ascending upper bound: a prefix of them is non-essential.
     bound_w = np.zeros(n)
     term_ub = np.zeros(n)
-    n_scored = 0
     for t in range(n):
         if kinds[t] == EXCLUDED:
             continue
-        n_scored += 1
         bound_w[t] = weights[t] * mults[t] * boost
         nb = (ends[t] - starts[t] + BLOCK_SIZE - 1) // BLOCK_SIZE
         best = 0.0
@@ -203,7 +223,21 @@ def _maxscore(
     prefix = np.zeros(n_scored + 1)
     for i in range(n_scored):
         prefix[i + 1] = prefix[i] + term_ub[order[i]]
-    essential = np.ones(n, dtype=np.uint8)
+    return order, prefix, bound_w
+
+
+@no_refcounts
+def _maxscore(
+    src, cs, blk_bound, norms, kinds, starts, ends, blk0s, weights, mults,
+    boost, row_hi, include, use_include, deleted, prune, excludes, cur, keys, out_rows, out_scores, floor,
+    order, prefix, bound_w, essential,
+):
+    """Several scored slots: MaxScore over the essential slots (``order`` and ``prefix``
+    from :func:`_by_bound`; ``essential`` all ones), block bounds per candidate."""
+    blk_last = src[5]
+    n = kinds.shape[0]
+    k = keys.shape[0]
+    n_scored = order.shape[0]
     ess_from = 0  # order[ess_from:] are essential
     size = 0
     theta = floor  # then the k-th score held, once k rows are (never below floor)
@@ -221,8 +255,10 @@ def _maxscore(
         d = row_hi
         for i in range(ess_from, n_scored):
             t = order[i]
-            if cur[t] < ends[t] and rows[cur[t]] < d:
-                d = np.int64(rows[cur[t]])
+            if cur[t] < ends[t]:
+                r = row(cs, t, starts[t], cur[t])
+                if r < d:
+                    d = r
         if d >= row_hi:
             break
         if prune and theta > -np.inf:
@@ -239,7 +275,7 @@ def _maxscore(
             if ub <= theta:
                 for i in range(ess_from, n_scored):
                     t = order[i]
-                    cur[t], s = seek(rows, blk_last, starts[t], ends[t], blk0s[t], cur[t], skip_to + 1, True)
+                    cur[t], s = seek(src, cs, t, starts[t], ends[t], blk0s[t], cur[t], skip_to + 1, True)
                     skipped += s
                 continue
         target = d + 1  # where the essential cursors at d go next
@@ -262,17 +298,17 @@ def _maxscore(
                 if kinds[t] == EXCLUDED:
                     continue
                 if essential[t] == 0:
-                    cur[t], _ = seek(rows, blk_last, starts[t], ends[t], blk0s[t], cur[t], d, True)
+                    cur[t], _ = seek(src, cs, t, starts[t], ends[t], blk0s[t], cur[t], d, True)
                 q = cur[t]
-                if q < ends[t] and rows[q] == d:
-                    tf = np.float64(tfs[q])
-                    acc = acc + ((weights[t] * tf) / (tf + norm)) * mults[t]
+                if q < ends[t] and row(cs, t, starts[t], q) == d:
+                    freq = tf_at(src, cs, t, starts[t], ends[t], blk0s[t], q)
+                    acc = acc + ((weights[t] * freq) / (freq + norm)) * mults[t]
                     scored += 1
             score = acc * boost
             if not prune or score > theta:
                 out = False
                 if excludes:
-                    out, s = _excluded(rows, blk_last, kinds, starts, ends, blk0s, cur, d, prune)
+                    out, s = _excluded(src, cs, kinds, starts, ends, blk0s, cur, d, prune)
                     skipped += s
                 if not out:
                     size = heap_push(keys, out_rows, out_scores, size, java_key(score), d, score)
@@ -283,10 +319,12 @@ def _maxscore(
                     ess_from += 1
         for i in range(ess_from, n_scored):
             t = order[i]
-            if cur[t] < ends[t] and rows[cur[t]] < target:
+            if cur[t] < ends[t] and row(cs, t, starts[t], cur[t]) < target:
                 if target == d + 1:
                     cur[t] += 1
+                    if cur[t] < ends[t] and cur[t] >= cs[5][t]:
+                        reach(src, cs, t, starts[t], ends[t], blk0s[t], cur[t], PAST_ROWS)
                 else:
-                    cur[t], s = seek(rows, blk_last, starts[t], ends[t], blk0s[t], cur[t], target, True)
+                    cur[t], s = seek(src, cs, t, starts[t], ends[t], blk0s[t], cur[t], target, True)
                     skipped += s
     return size, scored, skipped

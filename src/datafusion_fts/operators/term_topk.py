@@ -8,6 +8,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..index.bm25 import ColumnStats
+from ..index.postings_codec import DamagedPostings
 from ..index.segment_set import SegmentSet
 from .base import Metrics
 from .conjunction_kernel import EXCLUDED, REQUIRED, conjunction_topk
@@ -73,19 +74,22 @@ def term_topk(
                 n_parts_skipped += 1
                 continue
             local_include = include[lo:hi] - base
-        if conjunctive:
-            rows, scores, sc, sk, total = conjunction_topk(
-                seg.rows, seg.tfs, seg.block_last_row, seg.post_offsets, seg.block_offsets, part_norms[i],
-                part_ids[i], kinds, weights_a, mults, boost, k, part.lo, part.hi, base,
-                local_include, include is not None, part.deleted, pruning, prune, floor,
-            )
-        else:
-            rows, scores, sc, sk, total = pruned_or_topk(
-                seg.rows, seg.tfs, seg.block_last_row, seg.post_offsets, seg.block_offsets,
-                NO_SCORES if bounds is None else bounds[i], part_norms[i],
-                part_ids[i], kinds, weights_a, mults, boost, k, part.lo, part.hi, base,
-                local_include, include is not None, part.deleted, prune, floor,
-            )
+        try:
+            if conjunctive:
+                rows, scores, sc, sk, total = conjunction_topk(
+                    *seg.source, seg.post_offsets, seg.block_offsets, part_norms[i],
+                    part_ids[i], kinds, weights_a, mults, boost, k, part.lo, part.hi, base,
+                    local_include, include is not None, part.deleted, pruning, prune, floor,
+                )
+            else:
+                rows, scores, sc, sk, total = pruned_or_topk(
+                    *seg.source, seg.post_offsets, seg.block_offsets,
+                    NO_SCORES if bounds is None else bounds[i], part_norms[i],
+                    part_ids[i], kinds, weights_a, mults, boost, k, part.lo, part.hi, base,
+                    local_include, include is not None, part.deleted, prune, floor,
+                )
+        except DamagedPostings as exc:
+            raise seg.damaged(exc) from exc
         n_total += total
         n_scored += sc
         n_skipped += sk

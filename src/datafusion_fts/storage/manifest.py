@@ -54,12 +54,20 @@ class FragmentMeta:
         return self.row_lo + self.rows - 1
 
 
+# How a segment's postings are laid out in its files: "u32", one uint32 per row id, term
+# frequency and position (the first layout; a manifest without a codec means it), or
+# "bp128", blocks of 128 postings bit-packed (see index/postings_codec.py).
+CODEC_U32 = "u32"
+CODEC_BP128 = "bp128"
+
+
 @dataclass(frozen=True)
 class SegmentMeta:
     """An immutable index segment over the inclusive row-id range [``lo``, ``hi``].
 
     It holds the rows that existed in that range when it was built: row ids ``base ..
-    base + count - 1`` (``count`` may be 0 for a range beyond the last row).
+    base + count - 1`` (``count`` may be 0 for a range beyond the last row). ``codec``
+    names the layout of its postings on disk.
     """
 
     id: str
@@ -71,6 +79,7 @@ class SegmentMeta:
     total_tokens: int
     n_terms: int
     n_postings: int
+    codec: str = CODEC_U32
 
 
 @dataclass(frozen=True)

@@ -458,15 +458,15 @@ class DirectoryStore:
             names = sorted(name for name in os.listdir(directory) if name.endswith(".arrow"))
         except (FileNotFoundError, NotADirectoryError):
             raise _gone(self.root, "index segment", seg_id) from None
-        try:
-            for path in (directory / name for name in names):
+        for path in (directory / name for name in names):
+            try:
                 source = pa.memory_map(str(path), "r")
                 column = pa.ipc.open_file(source).read_all().column(0)
-                out[path.stem] = column.chunk(0) if column.num_chunks == 1 else column.combine_chunks()
-        except FileNotFoundError:
-            raise _gone(self.root, "index segment", seg_id) from None  # deleted while being read
-        except (OSError, pa.ArrowInvalid) as exc:
-            raise StorageError(f"cannot read index segment {directory}: {exc}") from exc
+            except FileNotFoundError:
+                raise _gone(self.root, "index segment", seg_id) from None  # deleted while being read
+            except (OSError, pa.ArrowInvalid) as exc:
+                raise StorageError(f"cannot read index segment file {path}: {exc}") from exc
+            out[path.stem] = column.chunk(0) if column.num_chunks == 1 else column.combine_chunks()
         return out
 
     # -- deletion vectors -------------------------------------------------------------
