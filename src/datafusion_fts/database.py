@@ -681,7 +681,7 @@ def _merge_contiguous(segments: list[Segment], new_id: Callable[[], str]) -> lis
             runs[-1].append(seg)
         else:
             runs.append([seg])
-    return [run[0] if len(run) == 1 else merge_segments(new_id(), run) for run in runs]
+    return [run[0] if len(run) == 1 else merge_segments(new_id(), run, packed=False) for run in runs]
 
 
 def _query_terms_only(query: Query, column: str, analyzer: Analyzer) -> tuple[Wanted, tuple[str, ...]]:

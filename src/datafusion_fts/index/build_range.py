@@ -30,7 +30,7 @@ from .builder import build_segment, merge_segments
 from .segment import Segment
 
 # A build tokenizes at most this much text at once, then inverts it into a segment.
-BUILD_CHUNK_BYTES = 32 << 20
+BUILD_CHUNK_BYTES = 16 << 20
 # Chunks tokenized and inverted at once, in the background while the next is read.
 CHUNKS_IN_FLIGHT = 2
 # Chunk segments are merged while the merged segment stays under this many postings.
@@ -71,7 +71,7 @@ def build_range(
                 stream = analyzer.analyze(table.column(1))
             else:
                 row_ids, stream = np.zeros(0, np.int64), None
-            return build_segment(seg_id, chunk_lo, chunk_hi, covered, row_ids, stream, index.positions)
+            return build_segment(seg_id, chunk_lo, chunk_hi, covered, row_ids, stream, index.positions).pack()
 
         if len(building) >= CHUNKS_IN_FLIGHT:
             chunks.append(building.pop(0).result())
@@ -101,7 +101,7 @@ def build_range(
 def merge_runs(segments: list[Segment], new_id: Callable[[], str]) -> list[Segment]:
     """Neighbouring segments merged into as few as stay under ``MERGE_MAX_POSTINGS`` each,
     each group in one k-way merge (merging them two at a time would copy the first ones
-    again at every step)."""
+    again at every step), its batches of terms merged by the build's threads."""
     groups: list[list[Segment]] = []
     total = 0
     for seg in segments:
@@ -111,7 +111,7 @@ def merge_runs(segments: list[Segment], new_id: Callable[[], str]) -> list[Segme
         else:
             groups.append([seg])
             total = seg.meta.n_postings
-    return [group[0] if len(group) == 1 else merge_segments(new_id(), group) for group in groups]
+    return [group[0] if len(group) == 1 else merge_segments(new_id(), group, map_=_build_pool().map) for group in groups]
 
 
 @functools.lru_cache(maxsize=1)

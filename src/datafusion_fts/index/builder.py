@@ -7,12 +7,14 @@ keeps memory bounded by the chunk size on tables larger than RAM.
 
 from __future__ import annotations
 
+from typing import Callable, Iterable
+
 import numpy as np
 import pyarrow as pa
 
 from ..analysis import TokenStream
 from ..storage.manifest import CODEC_BP128, SegmentMeta
-from .postings_codec import DamagedPostings, scatter_positions, scatter_postings
+from .postings_codec import PAD, DamagedPostings, pack_positions, pack_postings, scatter_positions, scatter_postings
 from .postings_kernel import BLOCK_SIZE, block_metadata, invert
 from .segment import Segment
 from .sorted_terms import sort_terms, term_buffers, union_terms
@@ -85,13 +87,24 @@ def build_segment(
     return _finish(seg_id, lo, hi, base, count, terms, post_offsets, rows, tfs, pos_offsets, positions, dl)
 
 
-def merge_segments(seg_id: str, segments: list[Segment]) -> Segment:
-    """One segment holding the rows of ``segments`` (disjoint, ascending row ranges), built
-    in memory (written bit-packed, see :meth:`.Segment.to_arrays`).
+# A merge decodes and re-packs at most about this many postings at a time (a single term
+# with more is one batch): its scratch memory, beside the packed inputs and output.
+MERGE_BATCH_POSTINGS = 1 << 22
+
+
+def merge_segments(
+    seg_id: str, segments: list[Segment], packed: bool = True, map_: Callable[..., Iterable[dict]] = map
+) -> Segment:
+    """One segment holding the rows of ``segments`` (disjoint, ascending row ranges).
 
     Each merged term's postings are the inputs' postings in segment order, so row ids stay
     ascending: the term dictionaries merge in one pass, and each input's postings (and
-    positions) are decoded to their places by a compiled loop, a block at a time.
+    positions) are decoded to their places by a compiled loop, a block at a time. A
+    ``packed`` merge (the segments written to disk) works through the merged terms in
+    batches of about ``MERGE_BATCH_POSTINGS`` postings, decoding and bit-packing one batch
+    at a time (``map_`` may run them in parallel), so it never holds the postings
+    unpacked; otherwise (segments read where they are built) the result holds one uint32
+    per row, term frequency and position.
     """
     with_positions = all(s.has_positions for s in segments)
     lo = min(s.meta.lo for s in segments)
@@ -105,33 +118,114 @@ def merge_segments(seg_id: str, segments: list[Segment]) -> Segment:
         total[gid] += np.diff(seg.post_offsets)  # (a segment's terms map to distinct ids)
     post_offsets = np.zeros(len(terms) + 1, dtype=np.int64)
     np.cumsum(total, out=post_offsets[1:])
-    n_post = int(post_offsets[-1])
-    rows = np.empty(n_post, dtype=np.uint32)
-    tfs = np.empty(n_post, dtype=np.uint32)
     dl = np.zeros(count, dtype=np.uint32)
-    written = np.zeros(len(terms), dtype=np.int64)
-    starts = []
-    for seg, gid in zip(segments, gids):
-        shift = seg.meta.base - base
-        try:
-            starts.append(scatter_postings(
-                seg.source, seg.post_offsets, seg.block_offsets, gid, shift, post_offsets, written, rows, tfs
-            ))
-        except DamagedPostings as exc:
-            raise seg.damaged(exc) from exc
-        dl[shift : shift + seg.meta.count] = seg.dl
-    if with_positions:
-        pos_offsets = np.zeros(n_post + 1, dtype=np.int64)
-        np.cumsum(tfs, out=pos_offsets[1:])
-        positions = np.empty(int(pos_offsets[-1]), dtype=np.uint32)
-        for seg, start in zip(segments, starts):
+    for seg in segments:
+        dl[seg.meta.base - base : seg.meta.base - base + seg.meta.count] = seg.dl
+    merge = _MergeInputs(segments, gids, base, post_offsets, dl, with_positions)
+    meta = SegmentMeta(
+        id=seg_id, lo=lo, hi=hi, base=base, count=count,
+        n_docs=int(np.count_nonzero(dl)), total_tokens=int(dl.sum(dtype=np.int64)),
+        n_terms=len(terms), n_postings=int(post_offsets[-1]), codec=CODEC_BP128,
+    )
+    if not packed:
+        arrays = merge.batch((0, len(terms)), pack=False)
+        return Segment(meta=meta, terms=terms, post_offsets=post_offsets, dl=dl, **arrays)
+    pieces = list(map_(merge.batch, _term_batches(post_offsets, MERGE_BATCH_POSTINGS)))
+    return Segment(meta=meta, terms=terms, post_offsets=post_offsets, dl=dl, **_concat_packed(pieces, with_positions))
+
+
+def _term_batches(post_offsets: np.ndarray, size: int) -> list[tuple[int, int]]:
+    """Consecutive term ranges [t0, t1) of about ``size`` postings each (at least one term)."""
+    n_terms = len(post_offsets) - 1
+    cuts = [0]
+    while cuts[-1] < n_terms:
+        t = int(np.searchsorted(post_offsets, post_offsets[cuts[-1]] + size, side="right")) - 1
+        cuts.append(min(n_terms, max(t, cuts[-1] + 1)))
+    return list(zip(cuts, cuts[1:])) or [(0, 0)]
+
+
+class _MergeInputs:
+    """The inputs of one merge, and the merge of a batch of its terms."""
+
+    def __init__(
+        self, segments: list[Segment], gids: list[np.ndarray], base: int, post_offsets: np.ndarray,
+        dl: np.ndarray, with_positions: bool,
+    ) -> None:
+        self.segments, self.gids, self.base = segments, gids, base
+        self.post_offsets, self.dl, self.with_positions = post_offsets, dl, with_positions
+
+    def batch(self, terms: tuple[int, int], pack: bool = True) -> dict[str, np.ndarray]:
+        """The merged postings of terms [t0, t1): their block metadata, and their postings
+        bit-packed (``pack``) or one uint32 each. Offsets count from the batch's start."""
+        t0, t1 = terms
+        offsets = self.post_offsets[t0 : t1 + 1] - self.post_offsets[t0]
+        n = int(offsets[-1])
+        rows = np.empty(n, dtype=np.uint32)
+        tfs = np.empty(n, dtype=np.uint32)
+        written = np.zeros(t1 - t0, dtype=np.int64)
+        placed = []
+        for seg, gid in zip(self.segments, self.gids):
+            a, b = (int(x) for x in np.searchsorted(gid, (t0, t1)))  # (gid ascends)
+            if a == b:
+                continue
+            post, blocks = seg.post_offsets[a : b + 1], seg.block_offsets[a : b + 1]
             try:
-                scatter_positions(
-                    seg.source, seg.position_source, seg.post_offsets, seg.block_offsets, start, pos_offsets, positions
+                starts = scatter_postings(
+                    seg.source, post, blocks, gid[a:b] - t0, seg.meta.base - self.base, offsets, written, rows, tfs
                 )
             except DamagedPostings as exc:
                 raise seg.damaged(exc) from exc
-    else:
-        pos_offsets = np.zeros(0, dtype=np.int64)
-        positions = np.zeros(0, dtype=np.uint32)
-    return _finish(seg_id, lo, hi, base, count, terms, post_offsets, rows, tfs, pos_offsets, positions, dl)
+            placed.append((seg, post, blocks, starts))
+        if self.with_positions:
+            pos_offsets = np.zeros(n + 1, dtype=np.int64)
+            np.cumsum(tfs, out=pos_offsets[1:])
+            positions = np.empty(int(pos_offsets[-1]), dtype=np.uint32)
+            for seg, post, blocks, starts in placed:
+                try:
+                    scatter_positions(seg.source, seg.position_source, post, blocks, starts, pos_offsets, positions)
+                except DamagedPostings as exc:
+                    raise seg.damaged(exc) from exc
+        else:
+            pos_offsets, positions = np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.uint32)
+        block_offsets, max_tf, min_dl, last_row = block_metadata(offsets, rows, tfs, self.dl, BLOCK_SIZE)
+        out = {"block_offsets": block_offsets, "block_max_tf": max_tf, "block_min_dl": min_dl, "block_last_row": last_row}
+        if not pack:
+            return {**out, "rows": rows, "tfs": tfs, "pos_offsets": pos_offsets, "positions": positions}
+        out["block_bits"], out["block_words"], out["post_words"] = pack_postings(offsets, rows, tfs, block_offsets)
+        if self.with_positions:
+            out["block_pos_words"], out["pos_words"] = pack_positions(offsets, pos_offsets, positions, block_offsets)
+        return out
+
+
+def _concat_packed(pieces: list[dict[str, np.ndarray]], with_positions: bool) -> dict[str, np.ndarray]:
+    """The packed arrays of consecutive term batches as one segment's: offsets shifted by
+    what came before, each word array's padding kept once, at the end. The pieces' word
+    arrays are released as they are copied, so joining them holds one copy at a time."""
+    blocks = ("block_bits", "block_max_tf", "block_min_dl", "block_last_row")
+    out = {name: np.concatenate([p[name] for p in pieces]) for name in blocks}
+    out["block_offsets"] = _chain([p["block_offsets"] for p in pieces])
+    out["block_words"] = _chain([p["block_words"] for p in pieces])
+    out["post_words"] = _join_words(pieces, "post_words", "block_words")
+    if with_positions:
+        out["block_pos_words"] = _chain([p["block_pos_words"] for p in pieces])
+        out["pos_words"] = _join_words(pieces, "pos_words", "block_pos_words")
+    return out
+
+
+def _chain(offsets: list[np.ndarray]) -> np.ndarray:
+    """Offset arrays (each from 0) of consecutive pieces as one."""
+    shifts = np.cumsum([0] + [int(o[-1]) for o in offsets])
+    return np.concatenate([o[:-1] + shift for o, shift in zip(offsets, shifts)] + [shifts[-1:]]).astype(np.int64)
+
+
+def _join_words(pieces: list[dict[str, np.ndarray]], name: str, offsets: str) -> np.ndarray:
+    """The pieces' word arrays ``name`` (each used up to its last offset) end to end, then
+    ``PAD`` zero words; each piece's array is dropped once copied."""
+    sizes = [int(p[offsets][-1]) for p in pieces]
+    out = np.empty(sum(sizes) + PAD, dtype=np.uint32)
+    at = 0
+    for piece, n in zip(pieces, sizes):
+        out[at : at + n] = piece.pop(name)[:n]
+        at += n
+    out[at:] = 0
+    return out

@@ -90,7 +90,7 @@ def merge_runs(runs: list[FreshRun], new_id: NewId) -> FreshRun:
     if len(runs) == 1:
         return runs[0]
     segments = {
-        column: InMemorySegment.of(merge_segments(new_id(), [r.segments[column] for r in runs]))
+        column: InMemorySegment.of(merge_segments(new_id(), [r.segments[column] for r in runs], packed=False))
         for column in runs[0].segments
     }
     batches = tuple(b for r in runs for b in r.batches)

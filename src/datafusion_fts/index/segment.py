@@ -148,6 +148,11 @@ class Segment:
         out.update({name: pa.array(value) for name, value in packed.items()})
         return out
 
+    def pack(self) -> "Segment":
+        """This segment in the ``bp128`` layout (itself when it is): what a build holds
+        of the chunks it has inverted, until it merges them."""
+        return self if self.packed else Segment.from_arrays(self.meta, self.to_arrays())
+
     @property
     def packed(self) -> bool:
         """Whether the postings are bit-packed (``bp128``) rather than one uint32 each."""
