@@ -1,4 +1,5 @@
-"""A brute-force BM25 reference (DESIGN §5), in plain Python, for differential tests.
+"""A brute-force BM25 reference (docs/design.md: "1. Purpose and invariants"), in plain Python, for
+differential tests.
 
 The engine is tested against this module for bit-identical float64 results, so every
 function below follows one numbered rule of the project's semantic decisions, spelled

@@ -1,6 +1,6 @@
-"""Errors (DESIGN §3.3): every bad input raises a subclass of ``FtsError`` whose message
-names the problem (and, for a query string, the place as line:column), and a call that
-fails writes nothing."""
+"""Errors (docs/design.md: "Errors"): every bad input raises a subclass of ``FtsError`` whose
+message names the problem (and, for a query string, the place as line:column), and a call that fails
+writes nothing."""
 
 from __future__ import annotations
 

@@ -1,4 +1,5 @@
-"""OPTIMIZE changes the index layout, never a result (DESIGN §3.1, §5.1)."""
+"""OPTIMIZE changes the index layout, never a result (docs/design.md: "SQL"; "Statistics and
+BM25")."""
 
 from __future__ import annotations
 

@@ -1,5 +1,5 @@
 """Every plan agrees with the brute-force reference, bit for bit, on random corpora and
-random query trees (DESIGN §5.1-§5.4)."""
+random query trees (docs/design.md: "Statistics and BM25"; "Segment sets and ranked parts")."""
 
 from __future__ import annotations
 

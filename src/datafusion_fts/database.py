@@ -1,4 +1,5 @@
-"""``fts.connect``: a database of managed tables, extending a DataFusion session (DESIGN §2)."""
+"""``fts.connect``: a database of managed tables, extending a DataFusion session (docs/design.md:
+"The Python API")."""
 
 from __future__ import annotations
 
@@ -122,7 +123,7 @@ class Database:
 
     # -- SQL ----------------------------------------------------------------------------
     def sql(self, text: str) -> datafusion.DataFrame:
-        """Run SQL (DESIGN §3): search predicates, DDL and DML on managed tables, and
+        """Run SQL (docs/design.md: "SQL"): search predicates, DDL and DML on managed tables, and
         anything else DataFusion understands; returns the last statement's DataFrame."""
         from .sql.execute import SqlSession
 
@@ -163,7 +164,7 @@ class Database:
             self._snapshots[name] = (meta, runs, snap)
         return snap
 
-    # -- the fresh tier (DESIGN §5.5) -----------------------------------------------------
+    # -- the fresh tier (docs/design.md: "Fresh tier and visibility") ----------------------
     def _log(self, name: str) -> WriteAheadLog | None:
         if self.path is None:
             return None  # an in-memory database keeps nothing across processes
@@ -174,7 +175,7 @@ class Database:
             log = self._logs[name] = WriteAheadLog(directory / f"{name}.log")
         return log
 
-    # -- the directory's state, shared with other processes (DESIGN §7) ------------------
+    # -- the directory's state, shared with other processes (docs/design.md: "Concurrency") --
     def refresh(self) -> None:
         """See what other processes did since this Database last looked: their commits,
         and the rows their inserts left in the logs. Every query and statement does this
@@ -294,8 +295,9 @@ class Database:
 
     def _recover(self, manifest: Manifest) -> None:
         """With the writer lock held, undo what a crashed writer left half done: cut torn
-        log tails, delete files that never committed (DESIGN §7). A directory with files
-        but no manifest is refused first (they are not leftovers)."""
+        log tails, delete files that never committed (docs/design.md: "Commits, garbage collection
+        and recovery"). A directory with files but no manifest is refused first (they are not
+        leftovers)."""
         self.store.check_manifest()
         for name in manifest.tables:
             log = self._log(name)
@@ -647,7 +649,7 @@ class Database:
     def segment_set(self, snapshot: TableSnapshot, column: str) -> SegmentSet:
         """The (cached) searchable view of a column's index in ``snapshot``: its persisted
         segments and the fresh tier's segments, as parts of one set (exact statistics over
-        both, DESIGN §5.1)."""
+        both, docs/design.md: "Statistics and BM25")."""
         return snapshot.derived(("segment_set", column), self._cached_set, snapshot, column, [])
 
     def _cached_set(self, snapshot: TableSnapshot, column: str, extra: list[Segment]) -> SegmentSet:

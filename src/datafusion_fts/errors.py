@@ -1,4 +1,5 @@
-"""One exception hierarchy for everything the package raises on bad input (DESIGN §3.3)."""
+"""One exception hierarchy for everything the package raises on bad input (docs/design.md:
+"Errors")."""
 
 from __future__ import annotations
 
@@ -63,7 +64,8 @@ class _PositionedError(FtsError):
 
 
 class QuerySyntaxError(_PositionedError):
-    """A query string (DESIGN §4) that does not parse; ``offset`` points into it."""
+    """A query string (docs/design.md: "The query tree and the query string") that does not parse;
+    ``offset`` points into it."""
 
 
 class SqlError(_PositionedError):

@@ -1,4 +1,5 @@
-"""``db.table(name)``: writes, index builds and search on one managed table (DESIGN §2)."""
+"""``db.table(name)``: writes, index builds and search on one managed table (docs/design.md: "The
+Python API")."""
 
 from __future__ import annotations
 
@@ -219,7 +220,8 @@ class Table:
     def build_segment(
         self, column: str, row_range: tuple[int, int], progress: Progress | None = None, **options: Any
     ) -> SegmentMeta:
-        """Add one index segment over the inclusive row-id range ``row_range`` (DESIGN §5.4)."""
+        """Add one index segment over the inclusive row-id range ``row_range`` (docs/design.md:
+        "Segment sets and ranked parts")."""
         if not isinstance(row_range, (tuple, list)) or len(row_range) != 2:
             raise InvalidArgument(f"row_range must be a (from, to) pair, got {row_range!r}")
         lo, hi = row_range
@@ -328,11 +330,13 @@ class Table:
         default_columns: list[str] | None = None,
     ) -> pa.Table:
         """The top ``limit`` rows (after ``offset``) for ``query``, in the total order of
-        DESIGN §5.2, as ``_rowid``, ``_score`` and ``columns`` (all columns by default).
+        docs/design.md: "Order, top-k and paging", as ``_rowid``, ``_score`` and ``columns`` (all
+        columns by default).
 
-        ``query`` is a query tree or a query string (DESIGN §4) over ``default_columns``
-        (by default the table's indexed columns). A search whose snapshot lost a file to
-        another process's garbage collection runs once more on the current version.
+        ``query`` is a query tree or a query string (docs/design.md: "The query tree and the query
+        string") over ``default_columns`` (by default the table's indexed columns). A search whose
+        snapshot lost a file to another process's garbage collection runs once more on the current
+        version.
         """
 
         def read() -> pa.Table:
@@ -396,7 +400,8 @@ class Table:
     ) -> tuple[pa.Table, TableSnapshot]:
         """The ranked ``_rowid`` and ``_score`` of a search (``search`` without columns)
         and the snapshot it read: columns fetched for those rows must come from that
-        snapshot, the search's visibility cut (DESIGN §5.5). SQL's searches run this."""
+        snapshot, the search's visibility cut (docs/design.md: "Fresh tier and visibility"). SQL's
+        searches run this."""
         request = self._request(query, limit, offset, include_row_ids, default_columns)
         return _ranked(request, self.db), request.snapshot
 

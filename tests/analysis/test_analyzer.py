@@ -1,6 +1,7 @@
-"""Analyzers (DESIGN §5.1): the vectorized tokenizer agrees with the plain-Python reference
-row by row, on any text and any layout of the input array, however ``analyze`` cuts it
-into pieces; the filters (folding, stop words, stemming) and option validation."""
+"""Analyzers (docs/design.md: "Statistics and BM25"): the vectorized tokenizer agrees with the
+plain-Python reference row by row, on any text and any layout of the input array, however
+``analyze`` cuts it into pieces; the filters (folding, stop words, stemming) and option
+validation."""
 
 from __future__ import annotations
 

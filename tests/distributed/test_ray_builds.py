@@ -1,5 +1,6 @@
 """Index builds on the Ray executor: parallel tasks over row ranges, committed at once;
-a failed task leaves nothing registered (DESIGN §7)."""
+a failed task leaves nothing registered (docs/design.md: "Commits, garbage collection and
+recovery")."""
 
 from __future__ import annotations
 

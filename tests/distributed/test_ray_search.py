@@ -1,5 +1,6 @@
 """Searches on the Ray executor agree bit for bit with the single-process plan and with
-the brute-force reference, for every query shape and table layout (DESIGN §5.1-§5.6)."""
+the brute-force reference, for every query shape and table layout (docs/design.md: "Statistics and
+BM25"; "Prefilters")."""
 
 from __future__ import annotations
 

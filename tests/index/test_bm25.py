@@ -1,4 +1,4 @@
-"""The BM25 formula's one canonical form (DESIGN §5.1)."""
+"""The BM25 formula's one canonical form (docs/design.md: "Statistics and BM25")."""
 
 from __future__ import annotations
 

@@ -1,6 +1,6 @@
-"""GlobalTopK merges children under the total order of DESIGN §5.2 (Java Double.compare:
-NaN above +inf, +0.0 above -0.0; then row id ascending), keeping a duplicate row id's
-first score (§5.4)."""
+"""GlobalTopK merges children under the total order of docs/design.md: "Order, top-k and paging"
+(Java Double.compare: NaN above +inf, +0.0 above -0.0; then row id ascending), keeping a duplicate
+row id's first score (§5.4)."""
 
 from __future__ import annotations
 

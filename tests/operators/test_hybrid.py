@@ -1,5 +1,5 @@
-"""HybridResidualSearch: the gates that send a query elsewhere (fail closed, DESIGN §6),
-the tail cache and its invalidation, and agreement with the other plans."""
+"""HybridResidualSearch: the gates that send a query elsewhere (fail closed, docs/design.md: "The
+operators"), the tail cache and its invalidation, and agreement with the other plans."""
 
 from __future__ import annotations
 

@@ -1,6 +1,7 @@
 """Block-max pruning changes speed only: results with pruning on and off are
-bit-identical (DESIGN §5.2, §5.4), on corpora big enough to skip blocks, tie-heavy ones
-included, with deletes, include_row_ids and several segments."""
+bit-identical (docs/design.md: "Order, top-k and paging"; "Segment sets and ranked parts"), on
+corpora big enough to skip blocks, tie-heavy ones included, with deletes, include_row_ids and
+several segments."""
 
 from __future__ import annotations
 

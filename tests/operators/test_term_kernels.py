@@ -1,8 +1,9 @@
 """The document-at-a-time kernels (disjunction, conjunction, exclusion) give exactly what
 the general evaluator and the brute-force reference give: the same rows, bit-identical
-scores, in the total order with ties (DESIGN §5.1-§5.4), with pruning on and off, on
-tie-heavy corpora long enough to fill and skip blocks, with deletes, prefilters,
-overlapping segments and an unindexed tail, at k = 1 up to more than every match."""
+scores, in the total order with ties (docs/design.md: "Statistics and BM25"; "Segment sets and
+ranked parts"), with pruning on and off, on tie-heavy corpora long enough to fill and skip blocks,
+with deletes, prefilters, overlapping segments and an unindexed tail, at k = 1 up to more than every
+match."""
 
 from __future__ import annotations
 

@@ -1,5 +1,5 @@
 """The shared bounded heap keeps exactly the best k entries by (key desc, row asc), and
-java_key orders scores as Java's Double.compare does (DESIGN §5.2)."""
+java_key orders scores as Java's Double.compare does (docs/design.md: "Order, top-k and paging")."""
 
 from __future__ import annotations
 

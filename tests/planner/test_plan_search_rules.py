@@ -1,5 +1,5 @@
-"""The search planner's rules (DESIGN §6): each rule's choice and its reason, the forced
-plans, and the physical plan they produce; every plan answers like the reference."""
+"""The search planner's rules (docs/design.md: "The planner"): each rule's choice and its reason,
+the forced plans, and the physical plan they produce; every plan answers like the reference."""
 
 from __future__ import annotations
 

@@ -1,6 +1,6 @@
 """Prepared searches (a query shape's indexed plan kept per snapshot, run with each query's
 words): they answer exactly as the plan does, and only where the plan is the indexed
-kernels' (DESIGN §5, §6)."""
+kernels' (docs/design.md: "1. Purpose and invariants"; "The planner")."""
 
 from __future__ import annotations
 

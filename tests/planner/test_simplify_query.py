@@ -1,6 +1,6 @@
 """simplify_query (issue 17): each rewrite, and that the simplified tree gives the rows and
 float64 score bits of the tree as written, by the brute-force reference and by every plan
-(DESIGN §5.2, §5.3)."""
+(docs/design.md: "Order, top-k and paging"; "Compound queries")."""
 
 from __future__ import annotations
 
@@ -84,7 +84,7 @@ def test_each_rewrite(tree, simplest):
     Boolean(must=[m("a", -0.0)]),
     Boolean(must=[m("a b", -2.0)]),
     Boolean(should=[Boost(m("a", -1.0), B, 0.5)]),
-    Boolean(must_not=[A]),  # every live row but A's, score 0 (DESIGN §5.3)
+    Boolean(must_not=[A]),  # every live row but A's, score 0 (docs/design.md: "Compound queries")
     Boolean(),
     # not the first clause: b + (0.0 + c + d) is not b + c + d in floating point
     Boolean(must=[A, Boolean(must=[B, C])]),
@@ -206,7 +206,8 @@ def test_near_misses_keep_their_bits(tree, wrong, ref_tables):
 
 def test_negative_zero_scores_stay_negative_at_the_root(ref_tables):
     # A one-clause MUST of a -0.0-boosted leaf scores +0.0 (0.0 + -0.0); the leaf alone,
-    # -0.0. The rule must keep the Boolean, and -0.0 ranks below +0.0 (DESIGN §5.2).
+    # -0.0. The rule must keep the Boolean, and -0.0 ranks below +0.0 (docs/design.md: "Order, top-k
+    # and paging").
     wrapped = searched(ref_tables["indexed"], "indexed", Boolean(must=[m("a", -0.0)]))
     bare = searched(ref_tables["indexed"], "indexed", m("a", -0.0))
     assert [r for r, _ in wrapped] == [r for r, _ in bare] and wrapped

@@ -1,4 +1,5 @@
-"""The query-string parser (DESIGN §4): golden trees, precedence, merging and precise errors."""
+"""The query-string parser (docs/design.md: "The query tree and the query string"): golden trees,
+precedence, merging and precise errors."""
 
 from __future__ import annotations
 

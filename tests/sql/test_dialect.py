@@ -1,4 +1,4 @@
-"""The SQL dialect (DESIGN §3.1-§3.2): every statement form parses into its own node, the
+"""The SQL dialect (docs/design.md: "SQL"): every statement form parses into its own node, the
 generator writes it back, and syntax errors are ``SqlError``s carrying line:column and
 the offending span of the SQL text."""
 

@@ -1,4 +1,5 @@
-"""EXPLAIN snapshots (DESIGN §3.1, §6): SQL in, EXPLAIN text out, compared exactly.
+"""EXPLAIN snapshots (docs/design.md: "SQL"; "The operators"): SQL in, EXPLAIN text out, compared
+exactly.
 
 Each ``golden/<case>.sql`` runs on a fresh in-memory database after ``golden/_setup.sql``;
 its last statement is an EXPLAIN. ``golden/<case>.explain`` holds the ``plan`` column of

@@ -1,6 +1,6 @@
-"""SQL searches (DESIGN §3.2, §5.2, §5.6): every ``SELECT ... WHERE MATCH`` returns what
-``t.search`` returns for the same query tree, bit for bit and in the same order, and what
-the brute-force reference returns; relational predicates, joins, aggregates and
+"""SQL searches (docs/design.md: "SQL"; "Order, top-k and paging"; "Prefilters"): every ``SELECT ...
+WHERE MATCH`` returns what ``t.search`` returns for the same query tree, bit for bit and in the same
+order, and what the brute-force reference returns; relational predicates, joins, aggregates and
 subqueries around a search behave as in any SQL.
 
 Scores are compared as ``repr`` strings, i.e. bit for bit (-0.0 is not 0.0, NaN is NaN)."""
@@ -125,8 +125,9 @@ def clauses(draw, words: list[str], depth: int) -> str:
 
 @st.composite
 def query_strings(draw, words: list[str], depth: int = 1) -> str:
-    """A Lucene-style query string (DESIGN §4) without field scopes: words, +/-,
-    phrases (with slop), prefixes, fuzzy terms, boosts, AND/OR and groups."""
+    """A Lucene-style query string (docs/design.md: "The query tree and the query string") without
+    field scopes: words, +/-, phrases (with slop), prefixes, fuzzy terms, boosts, AND/OR and
+    groups."""
     parts = draw(st.lists(clauses(words, depth), min_size=1, max_size=4))
     out = parts[0]
     for part in parts[1:]:
@@ -196,7 +197,7 @@ SIMPLE_WORDS = ("a", "b", "c", "alpha", "beta", "bet", "gamma")
 
 
 def boolean_shapes(a: str, b: str, qa, qb, qc):
-    """(WHERE clause, the query tree DESIGN §3.2 says it builds)."""
+    """(WHERE clause, the query tree docs/design.md: "SQL" says it builds)."""
     ta, tb, tc = parse(qa, [a]), parse(qb, [b]), parse(qc, [a])
     ma, mb, mc = f"MATCH({a}, {lit(qa)})", f"MATCH({b}, {lit(qb)})", f"MATCH({a}, {lit(qc)})"
     return [

@@ -1,6 +1,6 @@
-"""The fresh tier (DESIGN §5.5, §7): acknowledged inserts are durable and searchable at
-once, moving rows between tiers never changes a score, a crash loses no acknowledged
-write and keeps nothing half-written."""
+"""The fresh tier (docs/design.md: "Fresh tier and visibility"; "Commits, garbage collection and
+recovery"): acknowledged inserts are durable and searchable at once, moving rows between tiers never
+changes a score, a crash loses no acknowledged write and keeps nothing half-written."""
 
 from __future__ import annotations
 

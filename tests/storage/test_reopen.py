@@ -1,7 +1,8 @@
-"""A directory database (DESIGN §2, §3.3, §7): tables created from every kind of data keep
-their rows and row ids across inserts and reopening, search gives bit-identical results
-after reopening, leftovers of writes that never committed are removed at open, a broken
-manifest is a StorageError, and a failing write leaves no trace."""
+"""A directory database (docs/design.md: "The Python API"; "Errors"; "Commits, garbage collection
+and recovery"): tables created from every kind of data keep their rows and row ids across inserts
+and reopening, search gives bit-identical results after reopening, leftovers of writes that never
+committed are removed at open, a broken manifest is a StorageError, and a failing write leaves no
+trace."""
 
 from __future__ import annotations
 

@@ -1,7 +1,7 @@
-"""Several Databases on one directory (DESIGN §7): one writer at a time, readers see every
-commit and acknowledged insert of the writer (in this process or another) at their next
-query, a Database that becomes the writer first adopts what others did, and garbage
-collection never makes a reader give a wrong answer."""
+"""Several Databases on one directory (docs/design.md: "Commits, garbage collection and recovery"):
+one writer at a time, readers see every commit and acknowledged insert of the writer (in this
+process or another) at their next query, a Database that becomes the writer first adopts what others
+did, and garbage collection never makes a reader give a wrong answer."""
 
 from __future__ import annotations
 

@@ -1,5 +1,6 @@
 """fts_match(): a text matches a query exactly when a search of a table holding only
-that text returns it (issue 8; DESIGN §4, §5.3 matching)."""
+that text returns it (issue 8; docs/design.md: "The query tree and the query string"; "Compound
+queries" matching)."""
 
 from __future__ import annotations
 

@@ -61,8 +61,9 @@ def test_explanations_reproduce_scores_on_every_plan(case, layout_plan, data):
 
 @st.composite
 def query_strings(draw, columns: list[str], words: list[str], depth: int = 2) -> str:
-    """Random query strings (DESIGN §4) that parse: terms, prefixes, fuzzy terms, phrases
-    with slop, boosts, +/-, AND/OR, groups and field scopes."""
+    """Random query strings (docs/design.md: "The query tree and the query string") that parse:
+    terms, prefixes, fuzzy terms, phrases with slop, boosts, +/-, AND/OR, groups and field
+    scopes."""
 
     def clause(d: int) -> str:
         kind = draw(st.integers(0, 6 if d > 0 else 5))

@@ -1,4 +1,5 @@
-"""Text analysis: analyzer configurations and the vectorized tokenizer (DESIGN §5.1)."""
+"""Text analysis: analyzer configurations and the vectorized tokenizer (docs/design.md:
+"Analysis")."""
 
 from .analyzer import (
     ANALYZER_OPTIONS,

@@ -1,4 +1,5 @@
-"""Analyzers (DESIGN §5.1): text -> terms with positions, vectorized over Arrow arrays.
+"""Analyzers (docs/design.md: "Analysis"): text -> terms with positions, vectorized over Arrow
+arrays.
 
 Pipeline: split on runs of Unicode letters and digits, lowercase (simple per-code-point
 mapping), drop tokens longer than ``max_token_length`` UTF-8 bytes — all in one compiled

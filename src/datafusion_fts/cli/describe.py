@@ -1,10 +1,10 @@
 """Tables, tiers, indexes and segments as rich renderables: ``stats`` and the shell's ``\\d``.
 
-A table's rows live in three tiers (DESIGN §1) and each index covers its own part of
-them, so the views count, per index, the live committed rows some segment holds
-(*indexed*), the live committed rows none does (the *unindexed tail*, searched by
-``HybridResidualSearch`` or a flat scan), and the *fresh* rows still in the memtable.
-Those counts tell a user whether ``OPTIMIZE`` is due.
+A table's rows live in three tiers (docs/design.md: "Three tiers") and each index covers its own
+part of them, so the views count, per index, the live committed rows some segment holds (*indexed*),
+the live committed rows none does (the *unindexed tail*, searched by ``HybridResidualSearch`` or a
+flat scan), and the *fresh* rows still in the memtable. Those counts tell a user whether
+``OPTIMIZE`` is due.
 """
 
 from __future__ import annotations

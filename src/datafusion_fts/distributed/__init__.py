@@ -1,4 +1,5 @@
-"""Search and index builds on a Ray cluster (DESIGN §5.4; the ``ray`` extra).
+"""Search and index builds on a Ray cluster (docs/design.md: "6. Distributed execution"; the ``ray``
+extra).
 
 Long-lived actors each memory-map a share of a table's segments from storage every node
 can read and answer the two phases of a distributed search; index builds run as Ray

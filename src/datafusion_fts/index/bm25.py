@@ -1,4 +1,5 @@
-"""BM25 exactly as DESIGN §5.1 writes it, in one canonical floating-point order.
+"""BM25 exactly as docs/design.md: "Statistics and BM25" writes it, in one canonical floating-point
+order.
 
 Every plan (indexed, flat scan, hybrid, fresh) and the test reference evaluate these same
 operations in the same order, so their float64 scores are bit-identical:

@@ -1,4 +1,5 @@
-"""Build index segments from token streams, and merge segments (DESIGN §2, §7).
+"""Build index segments from token streams, and merge segments (docs/design.md: "Building and
+merging").
 
 A build tokenizes a bounded chunk of rows, inverts it into a segment, and repeats; chunks
 are then merged into larger segments while the merged size stays under a budget. That

@@ -1,4 +1,4 @@
-"""Fuzzy and prefix expansion over a vocabulary (DESIGN §5.3).
+"""Fuzzy and prefix expansion over a vocabulary (docs/design.md: "Compound queries").
 
 A fuzzy or prefix leaf stands for the vocabulary terms it reaches, at most
 ``max_expansions`` of them chosen by (distance, term) ascending. The choice is a property

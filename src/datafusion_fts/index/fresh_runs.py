@@ -1,5 +1,5 @@
-"""The fresh tier's in-memory index (DESIGN §5.5): inserted rows in runs, each run with
-one segment per indexed column over exactly its rows.
+"""The fresh tier's in-memory index (docs/design.md: "Fresh tier and visibility"): inserted rows in
+runs, each run with one segment per indexed column over exactly its rows.
 
 An insert tokenizes its batch once per indexed column and becomes a run. Runs are merged
 tiered, as an LSM tree merges: a run's *level* is log_T of its rows (T = ``TIER``), and

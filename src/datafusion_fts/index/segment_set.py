@@ -1,10 +1,10 @@
 """A column's index as one searchable whole: its segments in ranking precedence.
 
-DESIGN §5.4: segments are ordered by (from, to); each ranks only the rows it holds that
-no earlier segment holds, i.e. rows after the last row already ranked. Rows deleted
-since a segment was built are masked out of it. Statistics, postings and vocabulary all
-read through those effective ranges, so overlapping ranges never count a row twice,
-deleted rows never count, and scores do not depend on how rows were split.
+docs/design.md: "Segment sets and ranked parts": segments are ordered by (from, to); each ranks only
+the rows it holds that no earlier segment holds, i.e. rows after the last row already ranked. Rows
+deleted since a segment was built are masked out of it. Statistics, postings and vocabulary all read
+through those effective ranges, so overlapping ranges never count a row twice, deleted rows never
+count, and scores do not depend on how rows were split.
 """
 
 from __future__ import annotations

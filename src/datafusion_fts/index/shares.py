@@ -1,14 +1,13 @@
 """Split a query's ranked segment parts into shares, one per distributed worker.
 
-Under the first-segment-ranks rule (DESIGN §5.4) every row of a column is ranked by one
-part; a query over several columns must see all of a row's columns in one place (a
-cross-column Boolean scores a row from every column). So the split is by row id: the
-row-id line is cut at part boundaries into elementary intervals, and each interval goes
-either to a worker, when every column ranks it from a persisted segment (a worker reads
-it from storage), or to the driver, when some column ranks it from an in-memory segment
-(the hybrid tail, fresh rows). Worker intervals are grouped into contiguous shares
-balanced by postings, estimated from segment metadata alone: the driver splits without
-reading any posting.
+Under the first-segment-ranks rule (docs/design.md: "Segment sets and ranked parts") every row of a
+column is ranked by one part; a query over several columns must see all of a row's columns in one
+place (a cross-column Boolean scores a row from every column). So the split is by row id: the row-id
+line is cut at part boundaries into elementary intervals, and each interval goes either to a worker,
+when every column ranks it from a persisted segment (a worker reads it from storage), or to the
+driver, when some column ranks it from an in-memory segment (the hybrid tail, fresh rows). Worker
+intervals are grouped into contiguous shares balanced by postings, estimated from segment metadata
+alone: the driver splits without reading any posting.
 """
 
 from __future__ import annotations

@@ -4,9 +4,9 @@ Each holder of ranked parts (a worker's share, the driver's in-memory tiers) rep
 the query's columns and terms, its live-row count N, token total and document
 frequencies, and for each fuzzy or prefix leaf its own best ``max_expansions``
 candidates with their frequencies. Sums of the reports are the whole table's numbers
-(DESIGN §5.1). The global expansion choice is the best ``max_expansions`` of the union
-(§5.3); a chosen term is among the reported candidates of every holder that has it (fewer
-than ``max_expansions`` terms rank before it anywhere), so its summed frequency is exact.
+(docs/design.md: "Statistics and BM25"). The global expansion choice is the best ``max_expansions``
+of the union (§5.3); a chosen term is among the reported candidates of every holder that has it
+(fewer than ``max_expansions`` terms rank before it anywhere), so its summed frequency is exact.
 """
 
 from __future__ import annotations

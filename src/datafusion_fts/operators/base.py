@@ -38,7 +38,8 @@ class ExecutionPlan(ABC):
 
     schema: pa.Schema = SEARCH_SCHEMA
     # A plan property, as DataFusion's output ordering: the output is already in the total
-    # order of DESIGN §5.2 with distinct row ids (lets a merge of one input pass it through).
+    # order of docs/design.md: "Order, top-k and paging" with distinct row ids (lets a merge of one
+    # input pass it through).
     ordered_distinct: bool = False
 
     def __init__(self) -> None:
@@ -49,7 +50,8 @@ class ExecutionPlan(ABC):
 
     @abstractmethod
     def execute(self) -> Iterator[pa.RecordBatch]:
-        """Stream ``(_rowid, _score)`` batches in the total order of DESIGN §5.2."""
+        """Stream ``(_rowid, _score)`` batches in the total order of docs/design.md: "Order, top-k
+        and paging"."""
 
     @abstractmethod
     def display(self) -> str:

@@ -24,11 +24,11 @@ Pruning (``prune``: every scored slot's ``m_t * boost`` is positive): once k row
 held, the score of a row every required list holds is bounded by its required terms'
 scores plus each optional slot's ``w_t * m_t`` (``tf / (tf + norm) < 1``), times
 ``boost`` and a relative margin far above float64 rounding. A row whose bound does not
-beat the k-th score cannot enter (a tie has a larger row id, so it ranks below, DESIGN
-§5.2), so no excluded list is sought for it: exclusions are checked only for rows that
-may enter. (Testing before the required lists are sought would cost more than it saves:
-the test reads the row's norm, a cache miss, and most candidates fail the intersection.)
-The threshold may also come from earlier parts of the segment set (``floor``, see
+beat the k-th score cannot enter (a tie has a larger row id, so it ranks below:
+docs/design.md, "Order, top-k and paging"), so no excluded list is sought for it: exclusions are
+checked only for rows that may enter. (Testing before the required lists are sought would cost more
+than it saves: the test reads the row's norm, a cache miss, and most candidates fail the
+intersection.) The threshold may also come from earlier parts of the segment set (``floor``, see
 :mod:`.pruned_or_kernel`): their rows rank first on ties, so only rows beating it enter.
 """
 

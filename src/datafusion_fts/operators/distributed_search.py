@@ -4,9 +4,9 @@ Phase one (planning) gathered the query's exact global statistics from every wor
 the driver (:mod:`..index.term_statistics`) and bound the query with them. Here every
 worker whose share can hold a result scores its parts with those numbers — the same
 ``IndexedSearch`` a single process runs, over fewer parts — and returns its top-k; the
-GlobalTopK above merges them with the driver's own parts (DESIGN §5.2, §5.4). A share's
-answer is all of its rows or an error, never a part: the executor retries a failed
-worker, then raises.
+GlobalTopK above merges them with the driver's own parts (docs/design.md: "Order, top-k and paging";
+"6. Distributed execution"). A share's answer is all of its rows or an error, never a part: the
+executor retries a failed worker, then raises.
 """
 
 from __future__ import annotations

@@ -1,5 +1,5 @@
 """Evaluate a bound query over one posting source: the shared core of every search
-operator (DESIGN §5.3).
+operator (docs/design.md: "Compound queries").
 
 A node evaluates to ``Hits``: ascending row ids with their scores. Leaves score their
 postings with BM25 (:mod:`..index.bm25`); compound nodes combine children with linear
@@ -203,7 +203,8 @@ class Evaluator:
         return Hits(rows, scores)
 
     def phrase_idf(self, node: BoundPhrase) -> float:
-        """The phrase's idf: 0.0 plus each term's idf, one per position (DESIGN §5.3)."""
+        """The phrase's idf: 0.0 plus each term's idf, one per position (docs/design.md: "Compound
+        queries")."""
         stats = self.stats.columns[node.column]
         idf_sum = 0.0
         for term in node.terms:

@@ -1,4 +1,5 @@
-"""FlatScanSearch: answer any query by streaming the table's batches (DESIGN §6).
+"""FlatScanSearch: answer any query by streaming the table's batches (docs/design.md: "The
+operators").
 
 No index is needed and no query shape is refused, so it is the plan every other plan
 falls back to. Memory is bounded by the batch size and k:
@@ -82,7 +83,7 @@ def term_requests(
 
 def expand(stream: TokenStream, requests: list[Expanding]) -> dict[Expanding, list[tuple[int, str]]]:
     """Each request's best expansions among the terms that occur in ``stream`` (the best
-    of every source together are the global best, DESIGN §5.3)."""
+    of every source together are the global best, docs/design.md: "Compound queries")."""
     if not requests:
         return {}
     vocab = _present_vocab(stream)

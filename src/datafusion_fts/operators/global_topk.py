@@ -1,4 +1,5 @@
-"""GlobalTopK: merge the ordered outputs of several search operators (DESIGN §5.2, §5.4).
+"""GlobalTopK: merge the ordered outputs of several search operators (docs/design.md: "Order, top-k
+and paging"; "Segment sets and ranked parts").
 
 A row id reported by more than one child keeps its first score (children are given in
 ranking precedence); the merged rows are ordered by the total order and rows

@@ -1,4 +1,5 @@
-"""HybridResidualSearch: an index that covers all but an append-only tail (DESIGN §6).
+"""HybridResidualSearch: an index that covers all but an append-only tail (docs/design.md: "The
+operators").
 
 The tail (committed rows no segment holds yet; fresh rows have in-memory segments of their
 own) is read once and tokenized once into in-memory segments per column, cached per tail

@@ -1,4 +1,5 @@
-"""IndexedSearch: evaluate a bound query over the columns' index segments (DESIGN §6)."""
+"""IndexedSearch: evaluate a bound query over the columns' index segments (docs/design.md: "The
+operators")."""
 
 from __future__ import annotations
 
@@ -141,7 +142,8 @@ class IndexedSearch(ExecutionPlan):
             evaluator = Evaluator(_IndexSource(self.sets, self.all_rows), self.stats)
             include = self.include
             if include is not None and len(include) <= evaluator.cost(self.bound):
-                # A selective prefilter: probe only the included rows (DESIGN §5.6).
+                # A selective prefilter: probe only the included rows (docs/design.md:
+                # "Prefilters").
                 hits = evaluator.evaluate(self.bound, within=include)
             else:
                 hits = evaluator.evaluate(self.bound)

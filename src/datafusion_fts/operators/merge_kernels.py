@@ -93,8 +93,9 @@ def phrase_tf(starts: np.ndarray, ends: np.ndarray, positions: np.ndarray, slop:
 
 @njit(cache=True, nogil=True)
 def top_k(rows: np.ndarray, scores: np.ndarray, k: int) -> np.ndarray:
-    """Indices of the best ``k`` entries, best first, in the total order of DESIGN §5.2
-    (the shared bounded heap of :mod:`.topk_heap`, keyed by Java-order score keys)."""
+    """Indices of the best ``k`` entries, best first, in the total order of docs/design.md: "Order,
+    top-k and paging" (the shared bounded heap of :mod:`.topk_heap`, keyed by Java-order score
+    keys)."""
     k = min(k, rows.shape[0])
     keys = np.empty(k, dtype=np.int64)
     heap_rows = np.empty(k, dtype=np.int64)

@@ -1,5 +1,6 @@
-"""The total order of DESIGN §5.2: score descending as Java's ``Double.compare`` orders
-doubles (NaN above +inf, all NaNs equal, +0.0 above -0.0), then row id ascending."""
+"""The total order of docs/design.md: "Order, top-k and paging": score descending as Java's
+``Double.compare`` orders doubles (NaN above +inf, all NaNs equal, +0.0 above -0.0), then row id
+ascending."""
 
 from __future__ import annotations
 

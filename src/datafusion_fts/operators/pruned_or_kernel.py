@@ -17,15 +17,15 @@ whose rows cannot beat the threshold.
 The threshold may start above -inf: ``floor``, the k-th score earlier parts of the
 segment set already hold. Parts are disjoint row ranges visited in ascending order, so
 every row here has a larger row id than theirs, and a row that does not beat ``floor``
-cannot be in the global top k (a tie ranks below, DESIGN §5.2); this part then prunes
-from its first posting instead of from its k-th row.
+cannot be in the global top k (a tie ranks below, docs/design.md: "Order, top-k and paging"); this
+part then prunes from its first posting instead of from its k-th row.
 
 Exactness: a row is skipped only if its upper bound is <= the threshold. Rows are visited
 in ascending row id, so a skipped row tying the k-th score has a larger row id than every
-kept row and ranks below them (DESIGN §5.2). Block bounds (``blk_bound``: the block's best
-``tf / (tf + norm)`` at its max tf and min length, from the query's statistics) carry a
-relative margin far above float64 rounding, and kept rows are scored with the canonical
-operations, so results are bit-identical to exhaustive scoring.
+kept row and ranks below them (docs/design.md: "Order, top-k and paging"). Block bounds
+(``blk_bound``: the block's best ``tf / (tf + norm)`` at its max tf and min length, from the query's
+statistics) carry a relative margin far above float64 rounding, and kept rows are scored with the
+canonical operations, so results are bit-identical to exhaustive scoring.
 """
 
 from __future__ import annotations

@@ -32,9 +32,9 @@ def term_topk(
     pruning: bool,
     metrics: Metrics | None,
 ) -> tuple[np.ndarray, np.ndarray]:
-    """Per segment part, the top ``k`` rows of ``slots`` (DESIGN §5.4: each segment is
-    asked for k rows); the merge keeps the global top-k. Returns rows and scores in the
-    total order.
+    """Per segment part, the top ``k`` rows of ``slots`` (docs/design.md: "Segment sets and ranked
+    parts": each segment is asked for k rows); the merge keeps the global top-k. Returns rows and
+    scores in the total order.
 
     ``dfs`` and ``part_ids`` are the slots' terms looked up in ``segment_set``
     (:meth:`.SegmentSet.lookup`); ``weights`` their BM25 weights under the statistics the

@@ -1,4 +1,4 @@
-"""The one bounded k-heap every top-k kernel uses (DESIGN §5.2).
+"""The one bounded k-heap every top-k kernel uses (docs/design.md: "Order, top-k and paging").
 
 Entries are ``(key, row, value)``: ``key`` ranks (larger first), ``row`` breaks ties
 (smaller first), ``value`` rides along (a score, or an index into the caller's arrays).

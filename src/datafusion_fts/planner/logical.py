@@ -15,10 +15,10 @@ class LogicalSearch:
     """Search ``table`` (seen in SQL as ``alias``) for ``tree``.
 
     ``prefilter`` is a SQL predicate over the table's columns that DataFusion evaluates
-    first, giving the row ids the search may return (DESIGN §5.6). ``k`` is the bounded
-    top-k pushed down from ORDER BY score() DESC LIMIT/OFFSET (None: every match).
-    ``join`` is "inner" when only matching rows qualify, "left" when a MATCH sits under OR
-    beside relational predicates (non-matching rows then score 0).
+    first, giving the row ids the search may return (docs/design.md: "Prefilters"). ``k`` is the
+    bounded top-k pushed down from ORDER BY score() DESC LIMIT/OFFSET (None: every match). ``join``
+    is "inner" when only matching rows qualify, "left" when a MATCH sits under OR beside relational
+    predicates (non-matching rows then score 0).
     """
 
     table: str

@@ -3,9 +3,10 @@
 The single-process plan computes the query's statistics while planning; so does this
 one, in phase one: the query is bound once to learn its terms and expansion requests,
 every worker and the driver report their part, and the query is bound again with the
-global expansion choice (DESIGN §5.1, §5.3). Phase two is the plan: a DistributedSearch
-over the workers' shares and, for rows some column ranks from an in-memory segment (the
-unindexed tail, fresh rows), an IndexedSearch on the driver, merged by GlobalTopK.
+global expansion choice (docs/design.md: "Statistics and BM25"; "Compound queries"). Phase two is
+the plan: a DistributedSearch over the workers' shares and, for rows some column ranks from an
+in-memory segment (the unindexed tail, fresh rows), an IndexedSearch on the driver, merged by
+GlobalTopK.
 """
 
 from __future__ import annotations

@@ -10,8 +10,8 @@ prepared, Python or SQL), and only where the result is exactly the same.
 
 Why each rewrite is exact: a Boolean scores a row ``((0.0 + c1) + c2) + ...`` over its
 MUST clauses then its present SHOULD clauses, left to right, and excludes its MUST_NOT
-clauses' rows without reading their scores (:mod:`..operators.evaluate`, DESIGN §5.3).
-In IEEE 754 float64 arithmetic (round to nearest):
+clauses' rows without reading their scores (:mod:`..operators.evaluate`, docs/design.md: "Compound
+queries"). In IEEE 754 float64 arithmetic (round to nearest):
 
 1. ``0.0 + x`` is ``x`` bit for bit unless ``x`` is ``-0.0`` (which becomes ``+0.0``; a NaN
    is returned as it is, its payload kept, as IEEE 754 §6.2.3 asks and x86-64 and AArch64 do).
@@ -39,7 +39,8 @@ The rewrites (children first):
   present clauses starts the same way.
 - A MUST_NOT clause that is a disjunction is replaced by its clauses: excluding a union is
   excluding each part.
-- A MultiMatch of one column is the Match it expands to (DESIGN §5.3), then as above.
+- A MultiMatch of one column is the Match it expands to (docs/design.md: "Compound queries"), then
+as above.
 
 Nothing drops a leaf, so every column check and error, and the planner's choice, stay
 those of the tree as written. A MultiMatch's boosts, a leaf's boost and a Boost's

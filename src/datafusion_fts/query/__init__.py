@@ -1,4 +1,5 @@
-"""The query tree and the query-string language (DESIGN §2, §4)."""
+"""The query tree and the query-string language (docs/design.md: "The query tree and the query
+string")."""
 
 from .parser import parse
 from .tree import (

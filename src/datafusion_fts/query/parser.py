@@ -1,4 +1,5 @@
-"""The query-string language of DESIGN §4: a hand-written tokenizer and recursive-descent parser.
+"""The query-string language of docs/design.md: "The query tree and the query string": a
+hand-written tokenizer and recursive-descent parser.
 
 Lucene-style syntax compiles to the same immutable tree (:mod:`.tree`) that SQL and the Python
 builder produce, so a query means the same thing however it was written. Grammar, lowest
@@ -15,7 +16,8 @@ precedence first (juxtaposition binds at the level of ``default_operator``)::
 ``+`` makes a clause MUST, ``-``/``NOT``/``!`` MUST_NOT; a clause without a modifier is SHOULD
 at the OR level and MUST inside an AND chain. Consecutive plain words (no modifier, suffix
 or ``*``, same columns) joined by juxtaposition merge into one Match/MultiMatch leaf, so a
-term repeated in them counts once (DESIGN §5.1), as it does for the SQL ``MATCH``.
+term repeated in them counts once (docs/design.md: "Statistics and BM25"), as it does for the SQL
+``MATCH``.
 
 Every error is a :class:`~datafusion_fts.errors.QuerySyntaxError` pointing at the offending
 span of the text.
@@ -496,7 +498,8 @@ def parse(
     default_columns: str | Sequence[str] | None = None,
     default_operator: str = "or",
 ) -> Query:
-    """Parse a Lucene-style query string (DESIGN §4) into a query tree.
+    """Parse a Lucene-style query string (docs/design.md: "The query tree and the query string")
+    into a query tree.
 
     Words without a ``field:`` search ``default_columns`` (several columns make a
     MultiMatch, or a SHOULD of per-column leaves); words written side by side are joined

@@ -1,4 +1,5 @@
-"""The query tree (DESIGN §2, §5.3): immutable nodes that check themselves when built.
+"""The query tree (docs/design.md: "The query tree and the query string"; "Compound queries"):
+immutable nodes that check themselves when built.
 
 SQL, the query string and the Python builder all produce these nodes, so a query means
 the same thing whichever way it was written.
@@ -138,7 +139,8 @@ class MultiMatch:
             raise InvalidArgument(f"operator must be one of {OPERATORS}, got {self.operator!r}")
 
     def expand(self) -> "Boolean":
-        """The equivalent Boolean SHOULD of per-column Match leaves (DESIGN §5.3)."""
+        """The equivalent Boolean SHOULD of per-column Match leaves (docs/design.md: "Compound
+        queries")."""
         boosts = self.boosts or (1.0,) * len(self.columns)
         return Boolean(
             should=tuple(
@@ -150,7 +152,8 @@ class MultiMatch:
 
 @dataclass(frozen=True)
 class Boolean:
-    """MUST scores sum; SHOULD scores add to surviving rows; MUST_NOT excludes (DESIGN §5.3).
+    """MUST scores sum; SHOULD scores add to surviving rows; MUST_NOT excludes (docs/design.md:
+    "Compound queries").
 
     With no MUST, at least one SHOULD must match; with neither, every live row matches
     (score 0) except the MUST_NOT rows.

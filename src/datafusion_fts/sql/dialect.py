@@ -1,4 +1,5 @@
-"""The SQL dialect (DESIGN §3): PostgreSQL as DataFusion speaks it, plus full-text search.
+"""The SQL dialect (docs/design.md: "SQL"): PostgreSQL as DataFusion speaks it, plus full-text
+search.
 
 Added syntax, each parsed into its own expression node (no string surgery on SQL text):
 

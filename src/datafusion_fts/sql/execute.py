@@ -1,4 +1,5 @@
-"""Execute SQL text on a database: our statements here, the rest on DataFusion (DESIGN §3)."""
+"""Execute SQL text on a database: our statements here, the rest on DataFusion (docs/design.md:
+"SQL")."""
 
 from __future__ import annotations
 

@@ -158,7 +158,7 @@ class _Lowering:
         return parse_match(self.sql, _start(literal, self.sql), literal.this, columns)
 
     def _tree(self, node: exp.Expression) -> Query:
-        """AND / OR / NOT over MATCH predicates -> one Boolean tree (DESIGN §3.2)."""
+        """AND / OR / NOT over MATCH predicates -> one Boolean tree (docs/design.md: "SQL")."""
         node = node.unnest()
         if isinstance(node, FtsMatch):
             return self._leaf_of(node)
@@ -315,7 +315,7 @@ class _Lowering:
         return False
 
     def _tie_break(self, alias: str) -> bool:
-        """ORDER BY score() means the total order (DESIGN §3.2): ``_rowid`` becomes the
+        """ORDER BY score() means the total order (docs/design.md: "SQL"): ``_rowid`` becomes the
         last key (after any the user gave), ascending under score() DESC. Returns whether
         the ORDER BY is exactly ``score() DESC``."""
         order = self.select.args.get("order")
@@ -387,7 +387,7 @@ def expand_stars(
 ) -> bool:
     """Spell out ``*`` and ``t.*`` over managed tables (and, in a searching SELECT, every
     known table) as their own columns, so the hidden ``_rowid`` and a search's ``_score``
-    are selectable by name only (DESIGN §3.2). Returns whether anything changed."""
+    are selectable by name only (docs/design.md: "SQL"). Returns whether anything changed."""
     columns: dict[str, list[exp.Expression] | None] = {}
     managed = False
     for name, node in _source_names(select):

@@ -1,4 +1,5 @@
-"""The manifest: the one file that says what a database holds (DESIGN §7).
+"""The manifest: the one file that says what a database holds (docs/design.md: "Manifest and format
+versions").
 
 Everything else in a database directory (Parquet fragments, index segments) is immutable
 once written and becomes part of the database only when a new manifest naming it is

@@ -25,7 +25,7 @@ class TableSnapshot:
     (``fresh``: batches with ``_rowid`` first, ids right after the committed ones) and the
     in-memory segments over them (``fresh_segments``: per indexed column, taken in the
     same step as the rows). A query takes one snapshot at its start: its visibility cut
-    (DESIGN §5.5)."""
+    (docs/design.md: "Fresh tier and visibility")."""
 
     meta: TableMeta
     store: Store

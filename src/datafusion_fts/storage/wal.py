@@ -1,4 +1,4 @@
-"""The write-ahead log of a table's fresh tier (DESIGN §5.5, §7).
+"""The write-ahead log of a table's fresh tier (docs/design.md: "Fresh tier and visibility").
 
 A log is a file of records, each ``[u32 length][u32 crc32][payload]`` where the payload
 is one Arrow IPC stream (a batch of rows with their ``_rowid``). ``append`` returns only

@@ -1,11 +1,11 @@
 """Our errors, raised inside functions DataFusion calls, reach ``db.sql`` users as themselves.
 
 DataFusion runs UDFs and table functions from Rust: an exception raised there comes back
-as DataFusion's own error, whose text holds only the ``repr`` of ours (DESIGN §3.3 wants
-an ``FtsError``). So every function we register raises through :func:`raising`, which
-remembers a detached copy of the error, and ``db.sql`` translates DataFusion's error back
-with :func:`translated`, matching the ``repr`` that DataFusion's text quotes. Sessions that
-are not ``db.sql`` keep DataFusion's error, whose text still names ours and its message.
+as DataFusion's own error, whose text holds only the ``repr`` of ours (docs/design.md: "Errors"
+wants an ``FtsError``). So every function we register raises through :func:`raising`, which
+remembers a detached copy of the error, and ``db.sql`` translates DataFusion's error back with
+:func:`translated`, matching the ``repr`` that DataFusion's text quotes. Sessions that are not
+``db.sql`` keep DataFusion's error, whose text still names ours and its message.
 """
 
 from __future__ import annotations

@@ -1,8 +1,9 @@
 """``fts_match(text, query)``: whether each text matches a query string, for plain filters.
 
-Query-string semantics (DESIGN §4, §5.3 matching only): true exactly when a search for
-the query in a table holding only that text would return it (see :mod:`.text_query`).
-No index and no scores; the text goes through the analyzer as a column would.
+Query-string semantics (docs/design.md: "The query tree and the query string"; "Compound queries"
+matching only): true exactly when a search for the query in a table holding only that text would
+return it (see :mod:`.text_query`). No index and no scores; the text goes through the analyzer as a
+column would.
 
 Tokenizing is the whole cost, and a filter mostly meets texts holding none of the query's
 terms: those (:func:`.text_query.candidates`) all match or all fail together, as the empty

@@ -1,5 +1,5 @@
 """``fts_search(table, column, query, k)``: full-text search as a DataFusion table function
-(DESIGN §3.4), for sessions that never call ``db.sql``.
+(docs/design.md: "fts_search and the text functions"), for sessions that never call ``db.sql``.
 
 Managed tables are searched by the planner of their database (indexes, exact statistics);
 any other table registered on the session is searched by scanning it, rows identified by

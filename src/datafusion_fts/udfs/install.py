@@ -1,4 +1,5 @@
-"""The functions ``fts.install(ctx)`` registers, from one table (DESIGN §2, §3.4, issue 8).
+"""The functions ``fts.install(ctx)`` registers, from one table (docs/design.md: "fts_search and the
+text functions", issue 8).
 
 DataFusion's Python UDFs have one exact signature per name, so each text function is
 registered twice: its short form with the required arguments (``highlight(text, query)``)

@@ -1,9 +1,10 @@
 """Query strings evaluated over the texts of one batch, for the text functions (issue 8).
 
 Every text is its own one-row collection: ``fts_match(text, q)`` is true exactly when a
-search for ``q`` in a table holding only that text returns it (DESIGN §4, §5.3 matching;
-no index, no statistics, no scores). Fuzzy and prefix leaves therefore expand over the
-text's own terms, at most ``max_expansions`` of them by (distance, term).
+search for ``q`` in a table holding only that text returns it (docs/design.md: "The query tree and
+the query string"; "Compound queries" matching; no index, no statistics, no scores). Fuzzy and
+prefix leaves therefore expand over the text's own terms, at most ``max_expansions`` of them by
+(distance, term).
 
 The whole batch is analyzed once and evaluated at once: the query is bound against the
 batch's vocabulary (expansions uncapped, which decides the same matches, since a text
