@@ -462,38 +462,34 @@ class Database:
         stream = prefetched(conform(batches, source_schema, meta.schema))
         fragments = list(meta.fragments)
         next_rowid = meta.next_rowid
-        pending: list[pa.RecordBatch] = []
-        pending_rows = 0
         file_schema = pa.schema([pa.field(ROWID, pa.int64(), False), *meta.schema])
+        ahead: list[pa.RecordBatch] = []  # the rest of a batch cut at a fragment's end
 
-        def flush() -> None:
-            nonlocal manifest, next_rowid, pending, pending_rows
-            frag_id, manifest = manifest.file_id("frag")
-            row_lo = next_rowid
+        def next_batch() -> pa.RecordBatch | None:
+            while True:
+                batch = ahead.pop() if ahead else next(stream, None)
+                if batch is None or batch.num_rows:
+                    return batch
 
-            def with_rowids() -> Any:
-                start = row_lo
-                for batch in pending:
-                    ids = pa.array(np.arange(start, start + batch.num_rows, dtype=np.int64))
-                    start += batch.num_rows
-                    yield pa.RecordBatch.from_arrays([ids, *batch.columns], schema=file_schema)
-
-            rows = self.store.write_fragment(frag_id, file_schema, with_rowids())
-            fragments.append(FragmentMeta(frag_id, row_lo, rows, layout=PAGED_LAYOUT))
-            next_rowid += rows
-            pending, pending_rows = [], 0
+        def fragment_rows(row_lo: int) -> Iterator[pa.RecordBatch]:
+            """The next fragment's rows (at most ``FRAGMENT_ROWS``) with their row ids,
+            streamed into its writer as they are read: a load holds no fragment whole."""
+            rows = 0
+            while rows < FRAGMENT_ROWS and (batch := next_batch()) is not None:
+                take = min(batch.num_rows, FRAGMENT_ROWS - rows)
+                if take < batch.num_rows:
+                    ahead.append(batch.slice(take))
+                ids = pa.array(np.arange(row_lo + rows, row_lo + rows + take, dtype=np.int64))
+                rows += take
+                yield pa.RecordBatch.from_arrays([ids, *batch.slice(0, take).columns], schema=file_schema)
 
         try:
-            for batch in stream:
-                while batch.num_rows:
-                    take = min(batch.num_rows, FRAGMENT_ROWS - pending_rows)
-                    pending.append(batch.slice(0, take))
-                    pending_rows += take
-                    batch = batch.slice(take)
-                    if pending_rows == FRAGMENT_ROWS:
-                        flush()
-            if pending_rows:
-                flush()
+            while (first := next_batch()) is not None:
+                ahead.append(first)
+                frag_id, manifest = manifest.file_id("frag")
+                rows = self.store.write_fragment(frag_id, file_schema, fragment_rows(next_rowid))
+                fragments.append(FragmentMeta(frag_id, next_rowid, rows, layout=PAGED_LAYOUT))
+                next_rowid += rows
         except BaseException:
             self._discard_uncommitted()  # nothing was committed: remove what this call wrote
             raise

@@ -9,10 +9,10 @@ from pathlib import Path
 from typing import Any, Iterator, TypeVar
 
 import pyarrow as pa
-import pyarrow.parquet as pq
 
 from .errors import InvalidArgument
 from .storage.manifest import ROWID
+from .storage.page_reader import open_parquet
 
 READ_BATCH_ROWS = 65_536
 # Batches a load reads ahead of the writer (see prefetched).
@@ -29,7 +29,7 @@ def open_batches(data: Any) -> tuple[pa.Schema, Iterator[pa.RecordBatch]]:
         if not path.exists():
             raise InvalidArgument(f"no such Parquet file: {path}")
         try:
-            pf = pq.ParquetFile(path)
+            pf = open_parquet(path)
         except (pa.ArrowInvalid, OSError) as exc:
             raise InvalidArgument(f"cannot read {path} as Parquet: {exc}") from exc
         return pf.schema_arrow, pf.iter_batches(batch_size=READ_BATCH_ROWS)

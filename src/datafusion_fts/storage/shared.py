@@ -16,9 +16,9 @@ from urllib.parse import urlparse
 import numpy as np
 import pyarrow as pa
 import pyarrow.fs as pafs
-import pyarrow.parquet as pq
 
 from ..errors import StorageError
+from .page_reader import open_parquet
 from .store import DirectoryStore
 
 
@@ -67,7 +67,7 @@ class FileSystemStore:
 
     def iter_fragment(self, frag_id: str, columns: list[str], batch_rows: int) -> Iterator[pa.RecordBatch]:
         with self.fs.open_input_file(f"{self.root}/data/{frag_id}.parquet") as f:
-            yield from pq.ParquetFile(f).iter_batches(batch_size=batch_rows, columns=columns)
+            yield from open_parquet(f).iter_batches(batch_size=batch_rows, columns=columns)
 
     def read_deletes(self, dv_id: str) -> np.ndarray:
         return self._read_ipc(f"{self.root}/data/{dv_id}.arrow").to_numpy()

@@ -36,7 +36,7 @@ import pyarrow.parquet as pq
 
 from ..errors import StaleSnapshotError, StorageError
 from .manifest import FORMAT_VERSION, Manifest
-from .page_reader import PageReader, DecodedCache
+from .page_reader import DecodedCache, PageReader, open_parquet
 
 ROW_GROUP_ROWS = 65_536
 # A data page closes once its values pass PAGE_BYTES, checked every ``write_batch_size``
@@ -389,7 +389,7 @@ class DirectoryStore:
 
     def _open_fragment(self, frag_id: str) -> pq.ParquetFile:
         try:
-            return pq.ParquetFile(self._fragment_path(frag_id))
+            return open_parquet(self._fragment_path(frag_id))
         except FileNotFoundError:
             raise _gone(self.root, "data fragment", frag_id) from None
 
