@@ -253,7 +253,8 @@ def eval_prefix(stats: ColumnStats, node: Prefix) -> dict[int, float]:
 
 
 def phrase_tf(tokens: list[str], terms: list[str], slop: int) -> int:
-    """Rule 6: the number of distinct start positions p1 for which positions
+    """Rule 6 (in order, and every phrase with slop 0): the number of distinct start
+    positions p1 for which positions
     p1 < p2 < ... < pn exist with tokens[p_i] == terms[i] and pn - p1 - (n - 1) <= slop."""
     n = len(terms)
 
@@ -274,9 +275,82 @@ def phrase_tf(tokens: list[str], terms: list[str], slop: int) -> int:
     return count
 
 
-def eval_phrase(stats: ColumnStats, node: Phrase) -> dict[int, float]:
-    """Rule 6: Phrase. idf_phrase = 0.0 + idf of each term, one per phrase position."""
-    terms = analyze(node.text, stats.max_token_length)
+def sloppy_phrase_tf(tokens: list[str], terms: list[str], slop: int) -> int:
+    """Rule 6: the number of matches Lucene's sloppy phrase scan (SloppyPhraseMatcher
+    .nextMatch) counts, the terms in any order.
+
+    Term i of the phrase reads its positions p as p - i (its "shifted" positions). A
+    phrase of one term counts that term's positions. Otherwise each term holds one
+    current position: at the start its first one, except that the j-th occurrence of a
+    repeated term starts at that term's j-th position (occurrences of one term always
+    hold distinct positions, in phrase order). Then, until a term runs out:
+
+    - the lead is the term with the smallest shifted position (ties: the earlier term),
+      ``following`` the smallest shifted position of the other terms, ``end`` the largest;
+    - match_length = end - the lead's shifted position; while the lead's next position,
+      shifted, is still <= following, the lead moves there and match_length takes the
+      smaller of itself and end - the new shifted position;
+    - a match is counted if match_length <= slop;
+    - the lead moves to its next position (if it has none, the scan ends); each later
+      occurrence of the lead's term that is not after it moves to the position after the
+      previous occurrence's (if there is none, the scan ends).
+    """
+    n = len(terms)
+    where = {t: [p for p, token in enumerate(tokens) if token == t] for t in terms}
+    if n == 1:
+        return len(where[terms[0]])
+    at: list[int] = []  # index into where[terms[i]] of term i's current position
+    for i, term in enumerate(terms):
+        at.append(terms[:i].count(term))
+    if any(at[i] >= len(where[terms[i]]) for i in range(n)):
+        return 0
+
+    def shifted(i: int) -> int:
+        return where[terms[i]][at[i]] - i
+
+    count = 0
+    while True:
+        lead = min(range(n), key=lambda i: (shifted(i), i))
+        following = min(shifted(i) for i in range(n) if i != lead)
+        end = max(shifted(i) for i in range(n))
+        match_length = end - shifted(lead)
+        mine = where[terms[lead]]
+        while at[lead] + 1 < len(mine) and mine[at[lead] + 1] - lead <= following:
+            at[lead] += 1
+            match_length = min(match_length, end - shifted(lead))
+        if match_length <= slop:
+            count += 1
+        at[lead] += 1
+        if at[lead] == len(mine):
+            return count
+        previous = lead
+        for j in range(lead + 1, n):
+            if terms[j] == terms[lead]:
+                if at[j] <= at[previous]:
+                    at[j] = at[previous] + 1
+                    if at[j] == len(mine):
+                        return count
+                previous = j
+
+
+def phrase_prefix_parts(text: str) -> tuple[str, str | None]:
+    """Rule 6: a phrase prefix's text before its last word, and that word (None if the
+    text has no word); words are maximal runs of ``c.isalnum()``, as in rule 1."""
+    chars = list(text)
+    while chars and not chars[-1].isalnum():
+        chars.pop()
+    if not chars:
+        return text, None
+    word: list[str] = []
+    while chars and chars[-1].isalnum():
+        word.insert(0, chars.pop())
+    return "".join(chars), "".join(word)
+
+
+def one_phrase_scores(stats: ColumnStats, terms: list[str], slop: int, in_order: bool) -> dict[int, float]:
+    """Rule 6: the unboosted score of one phrase in each row where it matches.
+    idf_phrase = 0.0 + idf of each term, one per phrase position; tf as ``phrase_tf``
+    when ``in_order`` or ``slop`` is 0, else as ``sloppy_phrase_tf``."""
     result: dict[int, float] = {}
     if not terms or any(t not in stats.df for t in terms):
         return result
@@ -284,10 +358,34 @@ def eval_phrase(stats: ColumnStats, node: Phrase) -> dict[int, float]:
     for term in terms:
         idf_phrase = idf_phrase + stats.idf(term)
     for row_id, tokens in stats.tokens.items():
-        tf = phrase_tf(tokens, terms, node.slop)
+        if in_order or slop == 0:
+            tf = phrase_tf(tokens, terms, slop)
+        else:
+            tf = sloppy_phrase_tf(tokens, terms, slop)
         if tf >= 1:
-            result[row_id] = stats.bm25(idf_phrase, tf, len(tokens)) * node.boost
+            result[row_id] = stats.bm25(idf_phrase, tf, len(tokens))
     return result
+
+
+def eval_phrase(stats: ColumnStats, node: Phrase) -> dict[int, float]:
+    """Rule 6: Phrase. Without ``prefix``: the phrase's score times boost. With it: the
+    last word, lowercased, expands as a Prefix does (rule 5, with the leaf's
+    max_expansions); the terms of the text before it plus each expansion make one phrase;
+    a row matches if any does, and scores acc = 0.0 + each matching phrase's score, in
+    expansion order, then acc * boost."""
+    if not node.prefix:
+        terms = analyze(node.text, stats.max_token_length)
+        scores = one_phrase_scores(stats, terms, node.slop, node.in_order)
+        return {row_id: score * node.boost for row_id, score in scores.items()}
+    head, word = phrase_prefix_parts(node.text)
+    if word is None:
+        return {}
+    fixed = analyze(head, stats.max_token_length)
+    totals: dict[int, float] = {}
+    for expansion in prefix_group(word, stats.vocabulary, node.max_expansions):
+        for row_id, score in one_phrase_scores(stats, fixed + [expansion], node.slop, node.in_order).items():
+            totals[row_id] = totals.get(row_id, 0.0) + score
+    return {row_id: acc * node.boost for row_id, acc in totals.items()}
 
 
 # ---------------------------------------------------------------------- rules 7 - 9

@@ -3,8 +3,8 @@
 - ``corpora()``: RefTable instances with 1-3 text columns, 0-40 rows, values drawn from a
   tiny vocabulary (many ties), unicode words, punctuation, None, "" and the occasional
   token over 40 UTF-8 bytes.
-- ``query_trees(columns, words)``: random query trees (Match, Prefix, Phrase, MultiMatch,
-  Boolean, Boost) over those columns, nesting depth <= 3.
+- ``query_trees(columns, words)``: random query trees (Match, Prefix, Phrase — sloppy,
+  ordered and prefix —, MultiMatch, Boolean, Boost) over those columns, nesting depth <= 3.
 - ``search_params(row_ids)``: limit / offset / include_row_ids for ``ref_search``.
 - ``corpus_and_query()``: a corpus and a query tree over its columns.
 """
@@ -193,11 +193,20 @@ def prefixes(draw, columns, words) -> Prefix:
 
 @st.composite
 def phrases(draw, columns, words) -> Phrase:
+    """Sloppy (any order) or ordered phrases, a quarter of them phrase prefixes whose
+    last word is cut short now and then."""
+    text = draw(query_texts(words, max_words=3))
+    prefix = draw(st.integers(0, 3)) == 0
+    if prefix and text:
+        text = text[: len(text) - draw(st.integers(0, 2))]
     return Phrase(
         draw(st.sampled_from(columns)),
-        draw(query_texts(words, max_words=3)),
-        slop=draw(st.integers(0, 2)),
+        text,
+        slop=draw(st.integers(0, 3)),
         boost=draw(st.sampled_from(BOOSTS)),
+        in_order=draw(st.booleans()),
+        prefix=prefix,
+        max_expansions=draw(st.sampled_from((1, 2, 3, 50))),
     )
 
 

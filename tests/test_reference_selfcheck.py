@@ -6,10 +6,12 @@ pinned here on small cases worked out by hand with math.log.
 
 from __future__ import annotations
 
+import itertools
 import math
 
 import pytest
 from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from datafusion_fts.query.tree import Boolean, Boost, Match, MultiMatch, Phrase, Prefix
 
@@ -20,9 +22,11 @@ try:
         fuzzy_group,
         java_order_key,
         levenshtein,
+        phrase_prefix_parts,
         phrase_tf,
         prefix_group,
         ref_search,
+        sloppy_phrase_tf,
     )
     from tests.strategies import corpus_and_query, search_params
 except ImportError:  # tests/ is on sys.path rather than importable as a package
@@ -32,9 +36,11 @@ except ImportError:  # tests/ is on sys.path rather than importable as a package
         fuzzy_group,
         java_order_key,
         levenshtein,
+        phrase_prefix_parts,
         phrase_tf,
         prefix_group,
         ref_search,
+        sloppy_phrase_tf,
     )
     from strategies import corpus_and_query, search_params
 
@@ -282,6 +288,92 @@ def test_phrase_scores_by_hand():
     # empty phrase or a term outside the vocabulary: no match
     assert ref_search(table, Phrase("t", "...")) == []
     assert ref_search(table, Phrase("t", "a q")) == []
+
+
+def test_sloppy_phrase_tf_by_hand():
+    # any order: a transposition costs 2
+    assert sloppy_phrase_tf(["b", "a"], ["a", "b"], 2) == 1
+    assert sloppy_phrase_tf(["b", "a"], ["a", "b"], 1) == 0
+    assert sloppy_phrase_tf(["b", "x", "a"], ["a", "b"], 2) == 0
+    assert sloppy_phrase_tf(["b", "x", "a"], ["a", "b"], 3) == 1
+    assert sloppy_phrase_tf(["a", "x", "b"], ["a", "b"], 1) == 1
+    assert sloppy_phrase_tf(["c", "b", "a"], ["a", "b", "c"], 4) == 1  # reversed: c at -2, a at +2
+    assert sloppy_phrase_tf(["c", "b", "a"], ["a", "b", "c"], 3) == 0
+    # one match per lead stretch, not one per pair: four b's with one a count once
+    assert sloppy_phrase_tf(["b", "b", "b", "b", "a"], ["a", "b"], 5) == 1
+    assert sloppy_phrase_tf(["a", "b", "b", "b", "b"], ["a", "b"], 5) == 1
+    assert sloppy_phrase_tf(["a", "b", "x", "a", "b"], ["a", "b"], 1) == 2
+    # a repeated term takes distinct positions
+    assert sloppy_phrase_tf(["a"], ["a", "a"], 5) == 0
+    assert sloppy_phrase_tf(["a", "x", "a"], ["a", "a"], 1) == 1
+    assert sloppy_phrase_tf(["a", "a", "a"], ["a", "a"], 0) == 2  # as the exact phrase
+    assert sloppy_phrase_tf(["a", "b", "a"], ["a", "b", "a"], 0) == 1
+    assert sloppy_phrase_tf(["b", "a", "a"], ["a", "b", "a"], 2) == 1
+    assert sloppy_phrase_tf(["a", "a"], ["a"], 0) == 2
+    assert sloppy_phrase_tf(["a", "b"], ["a", "q"], 9) == 0
+
+
+def _a_match_exists(tokens: list[str], terms: list[str], slop: int) -> bool:
+    """Lucene's condition, by brute force: one distinct position per phrase term whose
+    offsets (position minus place in the phrase) differ by at most ``slop``."""
+    where = [[p for p, token in enumerate(tokens) if token == term] for term in terms]
+    for chosen in itertools.product(*where):
+        if len(set(chosen)) == len(chosen):
+            shifted = [p - i for i, p in enumerate(chosen)]
+            if max(shifted) - min(shifted) <= slop:
+                return True
+    return False
+
+
+@given(
+    st.lists(st.sampled_from("abc"), max_size=9),
+    st.lists(st.sampled_from("abc"), min_size=1, max_size=4),
+    st.integers(0, 5),
+)
+def test_sloppy_phrase_tf_counts_exactly_when_lucene_matches(tokens, terms, slop):
+    tf = sloppy_phrase_tf(tokens, terms, slop)
+    assert (tf > 0) == _a_match_exists(tokens, terms, slop)
+    if slop == 0:
+        assert tf == phrase_tf(tokens, terms, 0)  # the exact phrase, counted by starts
+    # more slop never loses a match, and the in-order phrase is a sloppy one
+    assert tf == 0 or sloppy_phrase_tf(tokens, terms, slop + 1) > 0
+    assert phrase_tf(tokens, terms, slop) == 0 or tf > 0
+
+
+def test_phrase_prefix_parts():
+    assert phrase_prefix_parts("big bad wo") == ("big bad ", "wo")
+    assert phrase_prefix_parts("big, Bad-Wo!") == ("big, Bad-", "Wo")
+    assert phrase_prefix_parts("wo") == ("", "wo")
+    assert phrase_prefix_parts("... ") == ("... ", None)
+
+
+def test_sloppy_and_prefix_phrase_scores_by_hand():
+    table = RefTable(
+        rows={
+            0: {"t": "big bad wolf"},
+            1: {"t": "bad big wolf"},
+            2: {"t": "big bad woman and wolf"},
+            3: {"t": "big wolf"},
+        }
+    )
+    # N = 4, total = 3 + 3 + 5 + 2 = 13, avgdl = 3.25
+    avgdl = 3.25
+    idf_big_bad = 0.0 + idf(4, 4) + idf(4, 3)
+    got = dict(ref_search(table, Phrase("t", "big bad", slop=2)))
+    assert got == {r: bm25(idf_big_bad, 1.0, dl, avgdl) for r, dl in ((0, 3.0), (1, 3.0), (2, 5.0))}
+    assert set(dict(ref_search(table, Phrase("t", "big bad", slop=1)))) == {0, 2}
+    assert set(dict(ref_search(table, Phrase("t", "big bad", slop=2, in_order=True)))) == {0, 2}
+    # "big bad wo"*: wo -> woman, wolf (sorted); each expansion a phrase of its own
+    wolf = bm25(idf_big_bad + idf(4, 4), 1.0, 3.0, avgdl)
+    woman = bm25(idf_big_bad + idf(4, 1), 1.0, 5.0, avgdl)
+    got = dict(ref_search(table, Phrase("t", "big bad wo", prefix=True, boost=2.0)))
+    assert got == {0: (0.0 + wolf) * 2.0, 2: (0.0 + woman) * 2.0}
+    # max_expansions=1 keeps only "wolf" (the smallest)
+    assert set(dict(ref_search(table, Phrase("t", "big bad wo", prefix=True, max_expansions=1)))) == {0}
+    # slop applies to every expanded phrase
+    assert set(dict(ref_search(table, Phrase("t", "bad big wo", slop=2, prefix=True)))) == {0, 1, 2}
+    assert ref_search(table, Phrase("t", "big bad zz", prefix=True)) == []
+    assert ref_search(table, Phrase("t", "!!", prefix=True)) == []
 
 
 # --------------------------------------------------------------- fuzzy and prefix

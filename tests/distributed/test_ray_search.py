@@ -77,6 +77,8 @@ QUERIES = [
     Match("body", "alpah", fuzziness=2, max_expansions=2),
     Prefix("body", "alp", max_expansions=2),
     Phrase("body", "alpha beta", slop=1),
+    Phrase("body", "beta alpha", slop=2, in_order=True),
+    Phrase("body", "alpha be", slop=2, prefix=True, max_expansions=2),
     MultiMatch("alpha zeta", ("title", "body"), boosts=(2.0, 1.0)),
     Boolean(must=[Match("body", "gamma")], should=[Match("title", "alpha")], must_not=[Match("title", "zeta")]),
     Boolean(must_not=[Match("body", "alpha")]),

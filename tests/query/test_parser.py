@@ -108,6 +108,11 @@ GOLDEN: list[tuple[str, dict[str, Any], Query]] = [
     ('"alpha beta"~2', {}, Phrase("body", "alpha beta", slop=2)),
     ('"a b"^1.5', {}, Phrase("body", "a b", boost=1.5)),
     ('"a b"~1^2', {}, Phrase("body", "a b", slop=1, boost=2.0)),
+    # phrase prefix: "*" right after the closing quote, before "~" and "^"
+    ('"big bad wo"*', {}, Phrase("body", "big bad wo", prefix=True)),
+    ('"a b"*~2^3', {}, Phrase("body", "a b", slop=2, boost=3.0, prefix=True)),
+    ('"a b"* c', {}, should(Phrase("body", "a b", prefix=True), m("c"))),
+    ('title:("a b"*)', {}, Phrase("title", "a b", prefix=True)),
     (r'"say \"hi\" (now)"', {}, Phrase("body", 'say "hi" (now)')),
     ('a"b c"', {}, should(m("a"), Phrase("body", "b c"))),
     # fuzzy and prefix
@@ -186,6 +191,9 @@ ERRORS: list[tuple[str, str | None, str, int, int]] = [
     ("*", "body", "'*' needs a prefix", 0, 1),
     ("a *b", "body", "'*' needs a prefix", 2, 1),
     ("al*ph", "body", "'*' is allowed only at the end", 2, 1),
+    ('"a b"*x', "body", "'*' is allowed only at the end of a phrase", 5, 1),
+    ('"a b"**', "body", "'*' is allowed only at the end of a phrase", 5, 1),
+    ('"a b" *', "body", "'*' needs a prefix", 6, 1),
     ("al**", "body", "'*' is allowed only at the end", 2, 1),
     ("al*~1", "body", "prefix term cannot also be fuzzy", 3, 2),
     ("(a b)^2", "body", "boost on a group is not supported", 5, 2),

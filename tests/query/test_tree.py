@@ -27,6 +27,8 @@ def test_a_shape_is_the_tree_without_its_texts():
         Match("body", "alpha", fuzziness=1, prefix_length=1),
         Match("body", "alpha", fuzziness=1, max_expansions=3),
         Phrase("body", "alpha"),
+        Phrase("body", "alpha", in_order=True),
+        Phrase("body", "alpha", prefix=True),
         Prefix("body", "alpha"),
         Boolean(must=(Match("body", "alpha"),)),
         Boolean(should=(Match("body", "alpha"),)),
@@ -48,3 +50,24 @@ def test_a_zero_boost_keeps_its_sign():
 def test_the_shape_of_a_non_query_is_an_error():
     with pytest.raises(InvalidArgument):
         shape("alpha")
+
+
+def test_phrase_options_change_the_shape():
+    base = Phrase("body", "a b", slop=2)
+    assert shape(base) == shape(Phrase("body", "c d", slop=2))
+    for other in (
+        Phrase("body", "a b", slop=2, in_order=True),
+        Phrase("body", "a b", slop=2, prefix=True),
+        Phrase("body", "a b", slop=2, prefix=True, max_expansions=3),
+    ):
+        assert shape(other) != shape(base)
+    assert shape(Phrase("body", "a", prefix=True, max_expansions=3)) != shape(Phrase("body", "a", prefix=True))
+
+
+@pytest.mark.parametrize(
+    "kwargs",
+    [{"in_order": 1}, {"prefix": "yes"}, {"max_expansions": 0}, {"max_expansions": True}, {"slop": -1}],
+)
+def test_phrase_options_are_checked(kwargs):
+    with pytest.raises(InvalidArgument):
+        Phrase("body", "a b", **kwargs)

@@ -21,6 +21,20 @@ def _idf(n: int, df: int) -> float:
     return math.log(1.0 + (n - df + 0.5) / (df + 0.5))
 
 
+def _phrase_score(node: dict[str, Any], phrase: dict[str, Any]) -> float:
+    """One matched phrase's unboosted score from its reported numbers (``node`` has the
+    column's; ``phrase`` the phrase's own)."""
+    idf_sum = 0.0
+    for n_df, idf in zip(phrase["df"], phrase["idf"]):
+        assert same(_idf(node["N"], n_df), float(idf))
+        idf_sum = idf_sum + float(idf)
+    assert same(idf_sum, float(phrase["idf_sum"]))
+    weight = idf_sum * (float(node["k1"]) + 1.0)
+    assert same(weight, float(phrase["weight"]))
+    tf = float(phrase["tf"])
+    return (weight * tf) / (tf + _norm(node))
+
+
 def recompute(node: dict[str, Any]) -> float:
     """The node's score from its parts; asserts every reported intermediate number."""
     kind = node["type"]
@@ -48,20 +62,24 @@ def recompute(node: dict[str, Any]) -> float:
         matched = all(present) and bool(present) if node["operator"] == "and" else any(present)
         assert matched == node["matched"], node
         score = total * float(node["boost"]) if matched else 0.0
+    elif kind == "phrase" and "phrases" in node:  # a phrase prefix
+        total = 0.0
+        matched = False
+        for phrase in node["phrases"]:
+            if phrase["tf"] > 0:
+                matched = True
+                contribution = _phrase_score(node, phrase)
+                assert same(contribution, float(phrase["contribution"])), phrase
+                total = total + contribution
+            else:
+                assert float(phrase["contribution"]) == 0.0
+        assert matched == node["matched"], node
+        assert same(total, float(node["sum"])), node
+        score = total * float(node["boost"]) if matched else 0.0
     elif kind == "phrase":
         matched = node["tf"] > 0
         assert matched == node["matched"], node
-        score = 0.0
-        if matched:
-            idf_sum = 0.0
-            for n_df, idf in zip(node["df"], node["idf"]):
-                assert same(_idf(node["N"], n_df), float(idf))
-                idf_sum = idf_sum + float(idf)
-            assert same(idf_sum, float(node["idf_sum"]))
-            weight = idf_sum * (float(node["k1"]) + 1.0)
-            assert same(weight, float(node["weight"]))
-            tf = float(node["tf"])
-            score = (weight * tf) / (tf + _norm(node)) * float(node["boost"])
+        score = _phrase_score(node, node) * float(node["boost"]) if matched else 0.0
     elif kind == "boolean":
         must = [(c["matched"], recompute(c)) for c in node["must"]]
         should = [(c["matched"], recompute(c)) for c in node["should"]]

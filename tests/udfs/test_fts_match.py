@@ -23,6 +23,11 @@ GOLDEN = [
     ("the quick brown fox", '"brown fox"', None, True),
     ("the quick brown fox", '"quick fox"', None, False),
     ("the quick brown fox", '"quick fox"~1', None, True),
+    ("the quick brown fox", '"brown quick"~2', None, True),  # any order, a transposition costs 2
+    ("the quick brown fox", '"brown quick"~1', None, False),
+    ("the quick brown fox", '"quick bro"*', None, True),
+    ("the quick brown fox", '"quick fo"*', None, False),
+    ("the quick brown fox", '"fox quick"*~3', None, True),
     ("the quick brown fox", "qu*", None, True),
     ("the quick brown fox", "fix~1", None, True),
     ("the quick brown fox", "fix~0", None, False),

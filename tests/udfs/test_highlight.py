@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 from strategies import COMMON_WORDS, query_trees, values
 
 from datafusion_fts.analysis import analyzer_for, make_analyzer_config
-from datafusion_fts.query.tree import Boost, Match, Prefix
+from datafusion_fts.query.tree import Boost, Match, Phrase, Prefix
 from datafusion_fts.udfs.arguments import string_buffers, validity
 from datafusion_fts.udfs.highlight import _marks, _render, highlighted
 from datafusion_fts.udfs.text_query import BatchMatch, TextQuery
@@ -36,6 +36,13 @@ GOLDEN = [
     ("quick brown fox and quick red lazy fox", '"quick fox"~2', None,
      "<b>quick</b> brown <b>fox</b> and <b>quick</b> red lazy <b>fox</b>"),
     ("the fox and the hound", '"fox hound"', "english", "the <b>fox</b> and the <b>hound</b>"),  # stop words leave no gap
+    # sloppy phrases take their terms in any order (a transposition costs 2)
+    ("fox quick", '"quick fox"~2', None, "<b>fox</b> <b>quick</b>"),
+    ("fox quick", '"quick fox"~1', None, "fox quick"),
+    ("brown fox, the quick one", '"quick brown fox"~4', None, "<b>brown</b> <b>fox</b>, the <b>quick</b> one"),
+    # phrase prefixes: whole occurrences of the expanded phrases
+    ("big bad wolf, big bad woman, bad wolf", '"big bad wo"*', None,
+     "<b>big</b> <b>bad</b> <b>wolf</b>, <b>big</b> <b>bad</b> <b>woman</b>, bad wolf"),
     # prefix and fuzzy leaves highlight their expansions
     ("alphabet alpha alps beta", "alp*", None, "<b>alphabet</b> <b>alpha</b> <b>alps</b> beta"),
     ("color colour colder", "colr~1", None, "<b>color</b> colour colder"),
@@ -101,6 +108,16 @@ def test_each_text_expands_to_its_own_best_expansions():
     fuzzy = Match("body", "colr", fuzziness=2, max_expansions=2)
     texts = ["colder colour color", "colour"]
     assert _marked_words(_batch(fuzzy, texts), texts) == [["colder", "color"], ["colour"]]
+
+
+def test_a_phrase_prefix_expands_to_each_texts_own_best_expansions():
+    """With max_expansions=1 a text's only expansion of "wo" is its smallest term starting
+    with it: "wolf" where it has one, even when "big bad woman" is there too."""
+    texts = ["big bad woman wolf", "big bad wolf woman", "big bad woman"]
+    tree = Phrase("body", "big bad wo", prefix=True, max_expansions=1)
+    match = _batch(tree, texts)
+    assert match.matched_rows().tolist() == [1, 2]
+    assert _marked_words(match, texts) == [[], ["big", "bad", "wolf"], ["big", "bad", "woman"]]
 
 
 def test_boost_negatives_are_not_highlighted():

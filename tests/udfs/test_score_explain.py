@@ -214,3 +214,21 @@ def test_misplaced_score_explain_is_refused(docs):
     for sql, message in cases.items():
         with pytest.raises(fts.SqlError, match=message.replace("(", r"\(").replace(")", r"\)")):
             docs.sql(sql)
+
+
+def test_phrase_prefixes_explain_each_expanded_phrase():
+    from reference import RefTable
+
+    bodies = ["a b c", "b a c", "c b a", "big bad wolf", "big bad woman and a wolf"]
+    t = engine_table(RefTable(rows={i: {"body": b} for i, b in enumerate(bodies)}, columns=["body"]), "indexed")
+    sql = ("SELECT _rowid, score() AS s, score_explain() AS e FROM docs "
+           "WHERE MATCH(body, '\"big bad wo\"*^1.5 OR \"a b\"~2') ORDER BY s DESC")
+    rows = t.db.sql(sql).to_pylist()
+    assert {r["_rowid"] for r in rows} == {0, 1, 2, 3, 4}
+    for row in rows:
+        check_explanation(json.loads(row["e"]), row["s"])
+    doc = json.loads(next(r for r in rows if r["_rowid"] == 4)["e"])
+    prefix, sloppy = doc["explanation"]["should"]
+    assert prefix["query_term"] == "wo*" and [p["terms"][-1] for p in prefix["phrases"]] == ["wolf", "woman"]
+    assert [p["tf"] for p in prefix["phrases"]] == [0, 1] and prefix["boost"] == 1.5
+    assert sloppy["in_order"] is False and sloppy["slop"] == 2

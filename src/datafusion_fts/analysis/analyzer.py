@@ -328,6 +328,26 @@ class Analyzer:
         return lowered
 
 
+def _is_word(c: str) -> bool:
+    """A word character as the tokenizer's table has it (letters and digits, no surrogates)."""
+    return c.isalnum() and not "\ud800" <= c <= "\udfff"
+
+
+def split_last_word(text: str) -> tuple[str, str | None]:
+    """``(text before its last word, the last word)``; the word is None when ``text`` has
+    none. A word is a maximal run of letters and digits, as the tokenizer splits: a phrase
+    prefix expands its last word as written (docs/design.md: "Compound queries")."""
+    end = len(text)
+    while end and not _is_word(text[end - 1]):
+        end -= 1
+    if not end:
+        return text, None
+    start = end
+    while start and _is_word(text[start - 1]):
+        start -= 1
+    return text[:start], text[start:end]
+
+
 # Tokenizer calls are cut into pieces of at most this many rows / text bytes (see
 # tokenizer_kernel) and run on a small thread pool (the kernel releases the GIL).
 PIECE_ROWS = 65_536

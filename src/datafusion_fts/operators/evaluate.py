@@ -19,7 +19,17 @@ import numpy as np
 from ..index.bm25 import ColumnStats, idf, term_scores, term_weights
 from ..index.term_postings import TermPostings, present
 from ..query.bound import BoundBoolean, BoundBoost, BoundPhrase, BoundQuery, BoundTerms
-from .merge_kernels import ADD_PRESENT, BOOST, SUBTRACT, UNION_ADD, merge, phrase_tf
+from .merge_kernels import (
+    ADD_PRESENT,
+    BOOST,
+    NO_MARKS,
+    SUBTRACT,
+    UNION_ADD,
+    later_occurrences,
+    merge,
+    phrase_tf,
+    sloppy_phrase_tf,
+)
 
 
 class PostingSource(Protocol):
@@ -93,13 +103,21 @@ class Evaluator:
         self.source = source
         self.stats = stats
         self.metrics = EvalMetrics()
+        # (id of a phrase-prefix leaf, expansion) -> the only rows where that expansion
+        # counts (ascending); absent: every row. Set by callers whose rows are separate
+        # collections with their own expansions (the text functions).
+        self.expansion_rows: dict[tuple[int, str], np.ndarray] = {}
 
     # -- cost estimates (postings a full evaluation reads) ---------------------------------
     def cost(self, node: BoundQuery) -> int:
         if isinstance(node, BoundTerms):
             return sum(self.stats.df.get((node.column, t), 0) for t in node.terms())
         if isinstance(node, BoundPhrase):
-            return min((self.stats.df.get((node.column, t), 0) for t in node.terms), default=0)
+            df = self.stats.df
+            fixed = min((df.get((node.column, t), 0) for t in node.terms), default=1 << 62)
+            if node.expansions is None:
+                return 0 if fixed == 1 << 62 else fixed
+            return min(fixed, sum(df.get((node.column, t), 0) for t in node.expansions))
         if isinstance(node, BoundBoolean):
             if node.must:
                 return min(self.cost(c) for c in node.must)
@@ -192,32 +210,62 @@ class Evaluator:
         return Hits(rows, scores * node.boost if node.boost != 1.0 else scores)
 
     def _phrase(self, node: BoundPhrase, within: np.ndarray | None) -> Hits:
-        found = self.phrase_matches(node, within)
-        if found is None:
-            return Hits.empty()
-        rows, tf, norms = found
+        """One phrase, or a phrase prefix's expanded phrases added in expansion order
+        (the first stands alone, as 0.0 + s == s); then times ``boost``."""
+        if node.expansions is not None and len(node.expansions) > 1:
+            within = self._rows_with_all(node.column, node.terms, within)  # read once, not per expansion
+            if within is not None and not len(within):
+                return Hits.empty()
         stats = self.stats.columns[node.column]
-        scores = term_scores(tf.astype(np.uint32), norms, self.phrase_idf(node) * (stats.k1 + 1.0))
+        acc: Hits | None = None
+        for terms in node.phrases():
+            found = self.phrase_matches(node, within, terms)
+            if found is None:
+                continue
+            rows, tf, norms = found
+            hits = Hits(rows, term_scores(tf.astype(np.uint32), norms, self.phrase_idf(node, terms) * (stats.k1 + 1.0)))
+            acc = hits if acc is None else _combine(UNION_ADD, acc, hits)
+        if acc is None:
+            return Hits.empty()
         if node.boost != 1.0:
-            scores = scores * node.boost
-        return Hits(rows, scores)
+            acc = Hits(acc.rows, acc.scores * node.boost)
+        return acc
 
-    def phrase_idf(self, node: BoundPhrase) -> float:
-        """The phrase's idf: 0.0 plus each term's idf, one per position (docs/design.md: "Compound
-        queries")."""
+    def _rows_with_all(self, column: str, terms: tuple[str, ...], within: np.ndarray | None) -> np.ndarray | None:
+        """Rows (among ``within``) holding every one of ``terms``, rarest first; ``within``
+        itself for no terms."""
+        for term in sorted(dict.fromkeys(terms), key=lambda t: self.stats.df.get((column, t), 0)):
+            tp = self._postings(column, term, within)
+            if tp is None or not len(tp.rows):
+                return np.zeros(0, dtype=np.int64)
+            within = tp.rows
+        return within
+
+    def phrase_idf(self, node: BoundPhrase, terms: tuple[str, ...] | None = None) -> float:
+        """A phrase's idf: 0.0 plus each term's idf, one per position (docs/design.md:
+        "Compound queries"); ``terms`` is one of ``node.phrases()`` (default: its first)."""
         stats = self.stats.columns[node.column]
         idf_sum = 0.0
-        for term in node.terms:
+        for term in node.phrases()[0] if terms is None else terms:
             idf_sum += idf(stats.n_docs, self.stats.df[(node.column, term)])
         return idf_sum
 
     def phrase_matches(
-        self, node: BoundPhrase, within: np.ndarray | None
+        self, node: BoundPhrase, within: np.ndarray | None, terms: tuple[str, ...] | None = None
     ) -> tuple[np.ndarray, np.ndarray, np.ndarray] | None:
-        """(rows, tf, norms) where the phrase occurs (only among ``within`` when given)."""
-        if not node.terms:
+        """(rows, tf, norms) where the phrase ``terms`` (one of ``node.phrases()``; default
+        its first) occurs, only among ``within`` when given."""
+        if terms is None:
+            terms = node.phrases()[0] if node.phrases() else ()
+        if not terms:
             return None
-        distinct = sorted(dict.fromkeys(node.terms), key=lambda t: self.stats.df.get((node.column, t), 0))
+        if node.expansions is not None:
+            allowed = self.expansion_rows.get((id(node), terms[-1]))
+            if allowed is not None:
+                within = allowed if within is None else within[present(within, allowed)]
+                if not len(within):
+                    return None
+        distinct = sorted(dict.fromkeys(terms), key=lambda t: self.stats.df.get((node.column, t), 0))
         candidates = within
         for term in distinct:  # rarest first: each probe narrows the next
             tp = self._postings(node.column, term, candidates)
@@ -231,7 +279,7 @@ class Evaluator:
             if tp is None or not len(tp.rows):
                 return None
             postings[term] = tp
-        n = len(node.terms)
+        n = len(terms)
         starts = np.empty((n, len(candidates)), dtype=np.int64)
         ends = np.empty((n, len(candidates)), dtype=np.int64)
         chunks, base = [], 0
@@ -240,17 +288,21 @@ class Evaluator:
             bases[term] = base
             chunks.append(tp.positions)
             base += len(tp.positions)
-        for k, term in enumerate(node.terms):
+        for k, term in enumerate(terms):
             tp = postings[term]
             idx = np.searchsorted(tp.rows, candidates)
             starts[k] = tp.pos_offsets[idx] + bases[term]
             ends[k] = tp.pos_offsets[idx + 1] + bases[term]
-        tf = phrase_tf(starts, ends, np.concatenate(chunks), node.slop)
+        positions = np.concatenate(chunks)
+        if node.in_order:
+            tf = phrase_tf(starts, ends, positions, node.slop)
+        else:
+            tf = sloppy_phrase_tf(starts, ends, positions, node.slop, later_occurrences(terms), NO_MARKS)
         hit = tf > 0
         if not hit.any():
             return None
         rows = candidates[hit]
-        first = postings[node.terms[0]]
+        first = postings[terms[0]]
         return rows, tf[hit], first.norms[np.searchsorted(first.rows, rows)]
 
     def _boolean(self, node: BoundBoolean, within: np.ndarray | None) -> Hits:

@@ -12,8 +12,12 @@ canonical order of :mod:`.evaluate` gives ``score()`` bit for bit:
   where ``norm = k1 * ((1 - b) + (b * dl) / avgdl)`` (``N``, ``avgdl``, ``k1``, ``b``, ``dl``
   on the node). ``sum`` = 0.0 + each contribution with tf > 0, group by group, in order;
   ``score = sum * boost``. With ``operator`` "and" every group needs a term with tf > 0.
-- ``phrase``: ``tf`` = matching start positions; ``idf_sum`` = 0.0 + each term's idf (one
-  per position); ``weight = idf_sum * (k1 + 1)``; ``score = (weight * tf) / (tf + norm) * boost``.
+- ``phrase``: ``tf`` = the phrase's matches (docs/design.md: "Compound queries"; ``in_order``
+  says which rule); ``idf_sum`` = 0.0 + each term's idf (one per position); ``weight =
+  idf_sum * (k1 + 1)``; ``score = (weight * tf) / (tf + norm) * boost``. A phrase prefix
+  (``query_term`` ``wo*``) has one entry in ``phrases`` per expansion, each with those
+  fields and ``contribution = (weight * tf) / (tf + norm)``; ``sum`` = 0.0 + each
+  contribution with tf > 0, in order; ``score = sum * boost``.
 - ``boolean``: ``score`` = 0.0 + each MUST clause's score + each matched SHOULD clause's
   score, in order; a matched MUST_NOT clause would have excluded the row.
 - ``boost``: ``score = positive - negative_boost * negative`` if ``negative`` matched, else
@@ -34,6 +38,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from ..analysis import Analyzer
+from ..analysis.analyzer import split_last_word
 from ..errors import PlanError
 from ..index.bm25 import idf, norms, term_scores
 from ..index.transient import TransientIndex
@@ -45,7 +50,7 @@ from ..query.bound import (
     bound_leaves,
     query_terms,
 )
-from ..query.tree import Match, MultiMatch, Prefix, Query, leaves
+from ..query.tree import Match, MultiMatch, Phrase, Prefix, Query, leaves
 from ..storage.foreign import ForeignTable
 from ..storage.snapshot import TableSnapshot
 from .base import ExecutionPlan
@@ -223,27 +228,61 @@ class _Explainer:
         doc = self.doc
         doc.field("terms", "[" + ", ".join(_q(t) for t in node.terms) + "]")
         doc.field("slop", str(node.slop))
+        doc.field("in_order", "true" if node.in_order else "false")
         doc.field("boost", _float(node.boost))
-        self._column_fields(node.column)
+        row_norms = self._column_fields(node.column)
+        if node.expansions is None:
+            self._one_phrase(node, node.terms, row_norms)
+            return
+        labels = self.query_terms_of.get(id(node), ())
+        doc.field("query_term", _q(labels[0]) if labels else "null")
+        total = np.zeros(len(self.rows), dtype=np.float64)
+        doc.field("phrases", "[")
+        for i, terms in enumerate(node.phrases()):
+            doc.add(", {" if i else "{")
+            doc.field("terms", "[" + ", ".join(_q(t) for t in terms) + "]", first=True)
+            tf, contribution = self._one_phrase(node, terms, row_norms)
+            doc.field("contribution", _floats(contribution))
+            total = np.where(tf > 0, total + contribution, total)
+            doc.add("}")
+        doc.add("]")
+        doc.field("sum", _floats(total))
+
+    def _one_phrase(
+        self, node: BoundPhrase, terms: tuple[str, ...], row_norms: np.ndarray
+    ) -> tuple[np.ndarray, np.ndarray]:
+        """Write one phrase's df, idf, weight and tf; returns (tf, unboosted score) per row."""
+        doc = self.doc
         stats = self.stats.columns[node.column]
-        dfs = [self.stats.df.get((node.column, t), 0) for t in node.terms]
+        dfs = [self.stats.df.get((node.column, t), 0) for t in terms]
         doc.field("df", "[" + ", ".join(str(d) for d in dfs) + "]")
         doc.field("idf", "[" + ", ".join(_float(idf(stats.n_docs, d)) for d in dfs) + "]")
-        idf_sum = self.evaluator.phrase_idf(node)
+        idf_sum = self.evaluator.phrase_idf(node, terms)
         doc.field("idf_sum", _float(idf_sum))
-        doc.field("weight", _float(idf_sum * (stats.k1 + 1.0)))
+        weight = idf_sum * (stats.k1 + 1.0)
+        doc.field("weight", _float(weight))
         tf = np.zeros(len(self.rows), dtype=np.int64)
-        found = self.evaluator.phrase_matches(node, self.rows) if all(dfs) else None
+        contribution = np.zeros(len(self.rows), dtype=np.float64)
+        found = self.evaluator.phrase_matches(node, self.rows, terms) if all(dfs) and terms else None
         if found is not None:
-            tf[np.searchsorted(self.rows, found[0])] = found[1]
+            at = np.searchsorted(self.rows, found[0])
+            tf[at] = found[1]
+            contribution[at] = term_scores(found[1].astype(np.uint32), row_norms[at], weight)
         doc.field("tf", _ints(tf))
+        return tf, contribution
 
 
 def _query_terms(tree: Query, bound: BoundQuery, analyzers: dict[str, Analyzer]) -> dict[int, tuple[str, ...]]:
-    """Per bound terms leaf, the query term each group stands for (``alpah~1``, ``alph*``)."""
+    """Per bound terms leaf, the query term each group stands for (``alpah~1``, ``alph*``);
+    per phrase prefix, its prefix (``wo*``)."""
     out: dict[int, tuple[str, ...]] = {}
     for leaf, b in zip(leaves(tree), bound_leaves(bound)):
-        if not isinstance(b, BoundTerms) or leaf.column not in analyzers:
+        if leaf.column not in analyzers:
+            continue
+        if isinstance(leaf, Phrase) and leaf.prefix:
+            word = split_last_word(leaf.text)[1]
+            out[id(b)] = ((analyzers[leaf.column].normalize(word) + "*") if word is not None else "*",)
+        if not isinstance(b, BoundTerms):
             continue
         if isinstance(leaf, Prefix):
             out[id(b)] = (analyzers[leaf.column].normalize(leaf.prefix) + "*",)

@@ -20,13 +20,14 @@ import numpy as np
 import pyarrow as pa
 
 from ..analysis import Analyzer, TokenStream
+from ..analysis.analyzer import split_last_word
 from ..index.bm25 import ColumnStats
 from ..index.expansion import fuzzy_candidates, prefix_candidates
 from ..index.term_postings import TermPostings
 from ..index.transient import TransientIndex, lookup_terms
 from ..planner.bind_query import bind
 from ..query.bound import BoundPhrase, bound_leaves, query_terms
-from ..query.tree import Match, Prefix, Query, leaves
+from ..query.tree import Match, Phrase, Prefix, Query, leaves
 from .base import ExecutionPlan, search_batch
 from .evaluate import Evaluator, Hits, QueryStats
 from .ordering import ordered
@@ -68,6 +69,12 @@ def term_requests(
             continue
         if isinstance(leaf, Prefix):
             expanding[leaf.column].append(("prefix", analyzer.normalize(leaf.prefix), leaf.max_expansions))
+            continue
+        if isinstance(leaf, Phrase) and leaf.prefix:
+            head, last = split_last_word(leaf.text)
+            exact[leaf.column].extend(analyzer.terms(head))
+            if last is not None:
+                expanding[leaf.column].append(("prefix", analyzer.normalize(last), leaf.max_expansions))
             continue
         terms = analyzer.terms(leaf.text)
         if isinstance(leaf, Match) and leaf.fuzziness:

@@ -92,6 +92,107 @@ def phrase_tf(starts: np.ndarray, ends: np.ndarray, positions: np.ndarray, slop:
 
 
 @njit(cache=True, nogil=True)
+def sloppy_phrase_tf(
+    starts: np.ndarray, ends: np.ndarray, positions: np.ndarray, slop: int, later: np.ndarray, marks: np.ndarray
+) -> np.ndarray:
+    """Sloppy matches per candidate row, the terms in any order (Lucene's sloppy scan;
+    docs/design.md: "Compound queries").
+
+    ``starts``/``ends``/``positions`` as for :func:`phrase_tf`; term k is read at its
+    positions shifted by its offset (p - k). ``later[k]`` is the next phrase offset holding
+    the same term as k (-1 for none): those occurrences share one slice and take distinct
+    positions in phrase order. Each step, the term with the smallest shifted position
+    (ties: the smaller offset) leads; it moves to its last shifted position not past the
+    next smallest, and a match is counted when the largest shifted position minus the
+    lead's is at most ``slop``; then the lead steps once more (pushing a later occurrence
+    of its term past it). The row ends when a term runs out. ``marks`` is empty, or one
+    flag per entry of ``positions``, set for the positions of every counted match.
+    """
+    n_terms, n_cand = starts.shape
+    tf = np.zeros(n_cand, dtype=np.int64)
+    record = marks.shape[0] > 0
+    cur = np.empty(n_terms, dtype=np.int64)
+    for c in range(n_cand):
+        if n_terms == 1:
+            tf[c] = ends[0, c] - starts[0, c]
+            if record:
+                marks[starts[0, c] : ends[0, c]] = True
+            continue
+        for k in range(n_terms):
+            cur[k] = starts[k, c]
+        alive = True
+        for k in range(n_terms):  # each repeat of a term one position after the previous
+            j = later[k]
+            if j >= 0 and cur[j] <= cur[k]:
+                cur[j] = cur[k] + 1
+            if cur[k] >= ends[k, c]:
+                alive = False
+        count = 0
+        while alive:
+            lead = 0
+            lead_at = positions[cur[0]]
+            for k in range(1, n_terms):
+                if positions[cur[k]] - k < lead_at - lead:
+                    lead = k
+                    lead_at = positions[cur[k]]
+            following = np.int64(0)
+            top = np.int64(0)
+            first = True
+            for k in range(n_terms):
+                if k != lead:
+                    shifted = positions[cur[k]] - k
+                    if first or shifted < following:
+                        following = shifted
+                    if first or shifted > top:
+                        top = shifted
+                    first = False
+            # the lead's last position whose shifted value is <= following (binary search)
+            lo = cur[lead] + 1
+            hi = ends[lead, c]
+            bound = following + lead
+            while lo < hi:
+                mid = (lo + hi) // 2
+                if positions[mid] <= bound:
+                    lo = mid + 1
+                else:
+                    hi = mid
+            cur[lead] = lo - 1
+            if top - (positions[cur[lead]] - lead) <= slop:
+                count += 1
+                if record:
+                    for k in range(n_terms):
+                        marks[cur[k]] = True
+            cur[lead] += 1
+            if cur[lead] >= ends[lead, c]:
+                break
+            k = lead
+            j = later[k]
+            while j >= 0 and cur[j] <= cur[k]:
+                cur[j] = cur[k] + 1
+                if cur[j] >= ends[j, c]:
+                    alive = False
+                    break
+                k = j
+                j = later[k]
+        tf[c] = count
+    return tf
+
+
+def later_occurrences(terms: tuple[str, ...] | list[str]) -> np.ndarray:
+    """``later`` of :func:`sloppy_phrase_tf`: per phrase offset, the next offset with the
+    same term, or -1."""
+    out = np.full(len(terms), -1, dtype=np.int64)
+    last: dict[str, int] = {}
+    for k in range(len(terms) - 1, -1, -1):
+        out[k] = last.get(terms[k], -1)
+        last[terms[k]] = k
+    return out
+
+
+NO_MARKS = np.zeros(0, dtype=np.bool_)
+
+
+@njit(cache=True, nogil=True)
 def top_k(rows: np.ndarray, scores: np.ndarray, k: int) -> np.ndarray:
     """Indices of the best ``k`` entries, best first, in the total order of docs/design.md: "Order,
     top-k and paging" (the shared bounded heap of :mod:`.topk_heap`, keyed by Java-order score

@@ -9,6 +9,7 @@ from __future__ import annotations
 from typing import Protocol
 
 from ..analysis import Analyzer
+from ..analysis.analyzer import split_last_word
 from ..errors import InvalidArgument, PlanError
 from ..query.bound import BoundBoolean, BoundBoost, BoundPhrase, BoundQuery, BoundTerms
 from ..query.tree import Boolean, Boost, Match, MultiMatch, Phrase, Prefix, Query
@@ -56,7 +57,16 @@ def bind(query: Query, ctx: BindContext) -> BoundQuery:
         return BoundTerms(column, (tuple(t for _, t in expansions),), False, query.boost)
     if isinstance(query, Phrase):
         column = _column(query)
-        return BoundPhrase(column, tuple(ctx.analyzer(column).terms(query.text)), query.slop, query.boost)
+        analyzer = ctx.analyzer(column)
+        in_order = query.in_order or query.slop == 0  # (exact either way)
+        if not query.prefix:
+            return BoundPhrase(column, tuple(analyzer.terms(query.text)), query.slop, query.boost, in_order)
+        head, last = split_last_word(query.text)
+        expansions: tuple[str, ...] = ()
+        if last is not None:
+            found = ctx.prefix_candidates(column, analyzer.normalize(last), query.max_expansions)
+            expansions = tuple(t for _, t in found)
+        return BoundPhrase(column, tuple(analyzer.terms(head)), query.slop, query.boost, in_order, expansions)
     if isinstance(query, Boolean):
         return BoundBoolean(
             tuple(bind(q, ctx) for q in query.must),

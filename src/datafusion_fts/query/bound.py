@@ -32,12 +32,30 @@ class BoundTerms:
 
 @dataclass(frozen=True)
 class BoundPhrase:
-    """The terms in order at consecutive positions (``slop`` extra positions allowed)."""
+    """A phrase's terms (``in_order``: ordered within ``slop``; else Lucene's sloppy
+    phrase; with ``slop`` 0 bound as in order, the exact phrase).
+
+    A phrase prefix has ``expansions`` (a tuple, maybe empty): it stands for one phrase
+    per expansion, ``terms`` then that expansion, each scored as its own phrase; the
+    score is the sum of the matching ones in expansion order, times ``boost``.
+    """
 
     column: str
     terms: tuple[str, ...]
     slop: int
     boost: float
+    in_order: bool = True
+    expansions: tuple[str, ...] | None = None
+
+    def phrases(self) -> tuple[tuple[str, ...], ...]:
+        """The concrete phrases, in scoring order."""
+        if self.expansions is None:
+            return (self.terms,)
+        return tuple(self.terms + (e,) for e in self.expansions)
+
+    def all_terms(self) -> tuple[str, ...]:
+        """Every term the leaf reads (fixed terms, then expansions)."""
+        return self.terms if self.expansions is None else self.terms + self.expansions
 
 
 @dataclass(frozen=True)
@@ -75,6 +93,6 @@ def query_terms(node: BoundQuery) -> dict[str, list[str]]:
     out: dict[str, dict[str, None]] = {}
     for leaf in bound_leaves(node):
         seen = out.setdefault(leaf.column, {})
-        for term in leaf.terms() if isinstance(leaf, BoundTerms) else leaf.terms:
+        for term in leaf.terms() if isinstance(leaf, BoundTerms) else leaf.all_terms():
             seen.setdefault(term, None)
     return {column: list(terms) for column, terms in out.items()}

@@ -11,7 +11,12 @@ precedence first (juxtaposition binds at the level of ``default_operator``)::
     unary       := ["+" | "-" | NOT | "!"] primary
     primary     := [field ":"] (term | phrase | "(" disjunction ")")
     term        := word ["*"] ["~" [digits]] ["^" number]
-    phrase      := '"' text '"' ["~" digits] ["^" number]
+    phrase      := '"' text '"' ["*"] ["~" digits] ["^" number]
+
+A phrase's ``~n`` is Lucene's slop (the terms in any order, a transposition costing 2); a
+``*`` after the closing quote makes its last word a prefix (Tantivy's phrase prefix,
+Elasticsearch's ``match_phrase_prefix``). The query string has no ordered sloppy phrase,
+as none of those languages has one: ``Phrase(..., in_order=True)`` builds it.
 
 ``+`` makes a clause MUST, ``-``/``NOT``/``!`` MUST_NOT; a clause without a modifier is SHOULD
 at the OR level and MUST inside an AND chain. Consecutive plain words (no modifier, suffix
@@ -82,7 +87,7 @@ class _Token:
     """A span ``[start, end)`` of the query text.
 
     ``text`` is the unescaped word, phrase or field name, or the argument of ``^``/``~``;
-    ``prefix`` marks a word that ended with ``*``.
+    ``prefix`` marks a word or a phrase that ended with ``*``.
     """
 
     kind: _Kind
@@ -134,7 +139,12 @@ def _phrase_token(text: str, start: int) -> _Token:
     while j < len(text):
         c = text[j]
         if c == '"':
-            return _Token(_Kind.PHRASE, start, j + 1, "".join(chars))
+            end = j + 1
+            if end < len(text) and text[end] == "*":
+                if end + 1 < len(text) and not text[end + 1].isspace() and text[end + 1] not in _ARG_STOP:
+                    raise QuerySyntaxError("'*' is allowed only at the end of a phrase", text, end)
+                return _Token(_Kind.PHRASE, start, end + 1, "".join(chars), prefix=True)
+            return _Token(_Kind.PHRASE, start, end, "".join(chars))
         if c == "\\" and j + 1 < len(text):
             c = text[j + 1]
             j += 1
@@ -366,8 +376,9 @@ class _Parser:
         caret = self._suffix(_Kind.CARET, tilde or token)
         slop = self._slop(tilde) if tilde else 0
         boost = self._boost(caret) if caret else 1.0
+        prefix = token.prefix
         return _Operand(
-            self._per_column(columns, lambda c: Phrase(c, token.text, slop=slop, boost=boost))
+            self._per_column(columns, lambda c: Phrase(c, token.text, slop=slop, boost=boost, prefix=prefix))
         )
 
     def _term(self, columns: tuple[str, ...]) -> _Operand:
@@ -524,6 +535,8 @@ def parse(
         ...     must=(Match("body", "alpha"),), must_not=(Match("body", "beta"),))
         True
         >>> parse('title:"big cat"~1^2') == Phrase("title", "big cat", slop=1, boost=2.0)
+        True
+        >>> parse('"big bad wo"*', "body") == Phrase("body", "big bad wo", prefix=True)
         True
         >>> parse("alpha AND", "body")
         Traceback (most recent call last):

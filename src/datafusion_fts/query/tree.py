@@ -90,18 +90,39 @@ class Prefix:
 
 @dataclass(frozen=True)
 class Phrase:
-    """The terms of ``text`` in order at consecutive positions (``slop`` extra positions allowed)."""
+    """The terms of ``text`` at consecutive positions, or within ``slop`` moves of them
+    (docs/design.md: "Compound queries").
+
+    As in Lucene, a sloppy phrase's terms may come in any order: a match is one position
+    per term whose offsets from the phrase's own (position minus place in the phrase)
+    differ by at most ``slop``, so ``"a b"~1`` allows one word between them and ``"a b"~2``
+    also matches ``b a`` (a transposition costs 2). A term repeated in the phrase takes
+    distinct positions. ``in_order=True`` keeps the terms in phrase order instead, at most
+    ``slop`` extra positions between the first and the last; with ``slop=0`` both are the
+    exact phrase.
+
+    ``prefix=True`` makes the last word of ``text`` a prefix (``"big bad wo"*``): it
+    expands, like :class:`Prefix`, to the smallest ``max_expansions`` vocabulary terms
+    starting with it, and each expanded phrase is scored as its own phrase.
+    """
 
     column: str | None
     text: str
     slop: int = 0
     boost: float = 1.0
+    in_order: bool = False
+    prefix: bool = False
+    max_expansions: int = 50
 
     def __post_init__(self) -> None:
         _check_column(self.column)
         _check_text(self.text)
         _check_count("slop", self.slop, 0)
         object.__setattr__(self, "boost", _check_boost("boost", self.boost))
+        for name in ("in_order", "prefix"):
+            if not isinstance(getattr(self, name), bool):
+                raise InvalidArgument(f"{name} must be True or False, got {getattr(self, name)!r}")
+        _check_count("max_expansions", self.max_expansions, 1)
 
 
 @dataclass(frozen=True)
@@ -238,7 +259,8 @@ def shape(node: Query) -> tuple:
     if isinstance(node, Prefix):
         return (kind, node.column, node.boost or str(node.boost), node.max_expansions)
     if isinstance(node, Phrase):
-        return (kind, node.column, node.slop, node.boost or str(node.boost))
+        return (kind, node.column, node.slop, node.boost or str(node.boost), node.in_order, node.prefix,
+                node.max_expansions)
     if isinstance(node, MultiMatch):
         boosts = node.boosts and tuple(b or str(b) for b in node.boosts)
         return (kind, node.columns, boosts, node.operator)

@@ -28,13 +28,14 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from ..analysis import Analyzer, AnalyzerConfig, TokenStream, analyzer_for, make_analyzer_config
+from ..analysis.analyzer import split_last_word
 from ..errors import FtsError, InvalidArgument, QuerySyntaxError
 from ..index.bm25 import ColumnStats
 from ..index.expansion import fuzzy_candidates, prefix_candidates
 from ..index.transient import TransientIndex, lookup_terms
 from ..operators.evaluate import Evaluator, QueryStats
 from ..operators.flat_scan_search import _BatchSource, _present_vocab
-from ..operators.merge_kernels import phrase_tf
+from ..operators.merge_kernels import later_occurrences, phrase_tf, sloppy_phrase_tf
 from ..planner.bind_query import bind
 from ..query.bound import (
     BoundBoolean,
@@ -162,6 +163,8 @@ class _BatchBindContext:
 def _expansion_cap(leaf: Query) -> int | None:
     if isinstance(leaf, Prefix) or (isinstance(leaf, Match) and leaf.fuzziness):
         return leaf.max_expansions
+    if isinstance(leaf, Phrase) and leaf.prefix:
+        return leaf.max_expansions
     return None
 
 
@@ -192,6 +195,27 @@ class BatchMatch:
         # Matching reads no statistics: these only let the evaluator read every term.
         stats = QueryStats({query.column: ColumnStats(1, 1)}, {(query.column, t): 1 for t in terms})
         self.evaluator = Evaluator(_BatchSource({query.column: index}, rows), stats)
+        for leaf in bound_leaves(self.bound):
+            if isinstance(leaf, BoundPhrase) and leaf.expansions:
+                self._own_expansions(leaf, self._caps[id(leaf)])
+
+    def _own_expansions(self, leaf: BoundPhrase, cap: int) -> None:
+        """Whether a phrase prefix matches a text depends on which expansions are the
+        text's own best ``cap`` (unlike a term group, where any expansion present implies
+        the best one is): each expansion counts only at the rows where it is one."""
+        assert leaf.expansions is not None
+        stream = self.stream
+        ids = self._term_ids(leaf.expansions)
+        rank = np.full(len(stream.vocab) + 1, -1, dtype=np.int64)
+        found = ids >= 0
+        rank[ids[found]] = np.flatnonzero(found)  # (expansions are distinct and sorted)
+        token_rank = rank[stream.term]
+        hit = token_rank >= 0
+        kept = _within_cap(stream.row, token_rank, hit, cap, len(leaf.expansions))
+        pairs = np.unique(stream.row[kept].astype(np.int64) * len(leaf.expansions) + token_rank[kept])
+        pair_rows, pair_ranks = pairs // len(leaf.expansions), pairs % len(leaf.expansions)
+        for r, expansion in enumerate(leaf.expansions):
+            self.evaluator.expansion_rows[(id(leaf), expansion)] = pair_rows[pair_ranks == r]
 
     def _term_ids(self, terms: tuple[str, ...]) -> np.ndarray:
         """Stream term ids of bound terms (-1 where the batch lacks one)."""
@@ -248,14 +272,50 @@ class BatchMatch:
             marks |= hit
 
     def _mark_phrase(self, leaf: BoundPhrase, rows: np.ndarray, marks: np.ndarray) -> None:
-        """Mark each occurrence's tokens: for every start that ``phrase_tf`` (the search's
-        phrase rule) counts, the earliest positions completing it."""
+        """Mark the tokens of each match the search counts, phrase by phrase (a phrase
+        prefix's expansions only where they are the text's own)."""
+        for terms in leaf.phrases():
+            at = rows
+            if leaf.expansions is not None:
+                allowed = self.evaluator.expansion_rows.get((id(leaf), terms[-1]))
+                if allowed is not None:
+                    at = at[np.isin(at, allowed, assume_unique=True)]
+            ids = self._term_ids(terms)
+            if not len(ids) or (ids < 0).any() or not len(at):
+                continue
+            in_rows = np.zeros(self.n_rows, dtype=np.bool_)
+            in_rows[at] = True
+            if leaf.in_order:
+                self._mark_in_order(ids, leaf.slop, in_rows, marks)
+            else:
+                self._mark_sloppy(terms, ids, leaf.slop, at, in_rows, marks)
+
+    def _mark_sloppy(
+        self, terms: tuple[str, ...], ids: np.ndarray, slop: int, rows: np.ndarray, in_rows: np.ndarray,
+        marks: np.ndarray,
+    ) -> None:
+        """Every position of every match ``sloppy_phrase_tf`` counts (it records them)."""
         stream = self.stream
-        ids = self._term_ids(leaf.terms)
-        if not len(ids) or (ids < 0).any():
-            return
-        in_rows = np.zeros(self.n_rows, dtype=np.bool_)
-        in_rows[rows] = True
+        token_index = np.arange(len(stream.term), dtype=np.int64)
+        distinct = list(dict.fromkeys(ids.tolist()))
+        tokens = [token_index[(stream.term == t) & in_rows[stream.row]] for t in distinct]
+        bases = np.cumsum([0] + [len(t) for t in tokens])
+        starts = np.empty((len(ids), len(rows)), dtype=np.int64)
+        ends = np.empty((len(ids), len(rows)), dtype=np.int64)
+        for k, term_id in enumerate(ids.tolist()):  # (a repeated term shares its slice)
+            d = distinct.index(term_id)
+            token_rows = stream.row[tokens[d]]
+            starts[k] = np.searchsorted(token_rows, rows, side="left") + bases[d]
+            ends[k] = np.searchsorted(token_rows, rows, side="right") + bases[d]
+        every = np.concatenate(tokens)
+        counted = np.zeros(len(every), dtype=np.bool_)
+        sloppy_phrase_tf(starts, ends, stream.pos[every].astype(np.int64), slop, later_occurrences(terms), counted)
+        marks[every[counted]] = True
+
+    def _mark_in_order(self, ids: np.ndarray, slop: int, in_rows: np.ndarray, marks: np.ndarray) -> None:
+        """For every start that ``phrase_tf`` (the search's ordered rule) counts, the
+        earliest positions completing it."""
+        stream = self.stream
         token_index = np.arange(len(stream.term), dtype=np.int64)
         per_term = [token_index[(stream.term == t) & in_rows[stream.row]] for t in ids]
         first = per_term[0]
@@ -274,7 +334,7 @@ class BatchMatch:
         for k in range(1, n):
             starts[k] = np.searchsorted(rows_of[k], cand_rows, side="left") + bases[k]
             ends[k] = np.searchsorted(rows_of[k], cand_rows, side="right") + bases[k]
-        hit = phrase_tf(starts, ends, positions, leaf.slop) > 0
+        hit = phrase_tf(starts, ends, positions, slop) > 0
         if not hit.any():
             return
         marks[first[hit]] = True
@@ -314,6 +374,11 @@ def _needles(query: TextQuery) -> list[str] | None:
             return None
         if isinstance(leaf, Prefix):
             needles.append(query.analyzer.normalize(leaf.prefix))
+        elif isinstance(leaf, Phrase) and leaf.prefix:
+            head, last = split_last_word(leaf.text)
+            needles.extend(query.analyzer.terms(head))
+            if last is not None:
+                needles.append(query.analyzer.normalize(last))
         else:
             needles.extend(query.analyzer.terms(leaf.text))
     if "" in needles:
