@@ -1,7 +1,8 @@
 """The one-screen summary at the top of docs/benchmarks.md, from bench_peers' results.
 
-Reads ``bench-data/peers-<rows>.json`` for each ``--rows`` given (the files
-``benchmarks/bench_peers.py`` writes) and replaces the ``## Summary`` section of
+Reads, for each ``--rows`` given, the results ``benchmarks/bench_peers.py`` wrote
+(``bench-data/peers-<rows>.json``, else the copies kept in ``docs/img/``: ``peers.json``
+is the run the Peers section shows, ``peers-<rows>.json`` others) and replaces the ``## Summary`` section of
 docs/benchmarks.md: one table answering what a user asks (how fast are the rows back,
 through Python and SQL; how long and how much memory a build takes; how big it is on disk;
 how much memory a query process needs), every ratio ours / peer, lower is better.
@@ -154,11 +155,14 @@ def main() -> None:
     args = parser.parse_args()
     results = {}
     for n in args.rows:
-        path = ROOT / "bench-data" / f"peers-{n}.json"
-        if path.exists():
-            results[n] = json.loads(path.read_text())
+        for path in (ROOT / "bench-data" / f"peers-{n}.json", ROOT / "docs" / "img" / f"peers-{n}.json",
+                     ROOT / "docs" / "img" / "peers.json"):
+            res = json.loads(path.read_text()) if path.exists() else None
+            if res is not None and res["meta"].get("rows", n) == n:
+                results[n] = res
+                break
         else:
-            print(f"no {path}: run benchmarks/bench_peers.py --rows {n} first")
+            print(f"no results for {n:,} rows: run benchmarks/bench_peers.py --rows {n} first")
     if results:
         write(section(results))
 
