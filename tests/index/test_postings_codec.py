@@ -154,6 +154,25 @@ def test_cursors_seek_and_advance_to_the_first_row_at_or_past_their_target(lists
             assert cs[4][0] == 0  # (no block reported damaged)
 
 
+@pytest.mark.parametrize("skip", [False, True])
+def test_advance_past_postings_it_did_not_decode_lands_on_the_first_row_at_or_past_the_target(skip):
+    """An advance steps past postings whose block ends below the target without decoding
+    them; the seek it then hands over to must not read the row of such a posting (it read
+    whatever the cursor's buffer held: a stale row at or past the target stopped it
+    there, 95 postings short)."""
+    lists = [(np.arange(127, dtype=np.uint32), np.ones(127, np.uint32), [])]
+    post_offsets, block_offsets, layouts = _sources(lists, False)
+    starts, ends, blk0s = post_offsets[:-1].copy(), post_offsets[1:].copy(), block_offsets[:-1].copy()
+    for src, _ in layouts:
+        cs = cursors(1)
+        cs[0][:] = 1 << 31  # (what a buffer may hold before its rows are decoded)
+        start_cursors(src, cs, starts, ends, blk0s, 0)
+        cur, _ = seek(src, cs, 0, starts[0], ends[0], blk0s[0], starts[0], 24, skip)
+        assert cur == 24
+        cur, _ = advance(src, cs, 0, starts[0], ends[0], blk0s[0], cur, 127, skip)
+        assert cur == ends[0] == 127
+
+
 def _library(path: Path) -> fts.Database:
     """The rows of the u32 fixture, indexed now (bp128)."""
     old = fts.connect(path)

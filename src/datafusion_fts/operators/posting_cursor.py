@@ -154,6 +154,15 @@ def seek(src, cs, t, start, end, blk0, cur, target, skip):
     """
     if cur >= end or row(cs, t, start, cur) >= target:
         return cur, 0
+    return seek_past(src, cs, t, start, end, blk0, cur, target, skip)
+
+
+@in_line
+def seek_past(src, cs, t, start, end, blk0, cur, target, skip):
+    """:func:`seek` from posting ``cur`` (< ``end``) whose row is known to be below
+    ``target``, decoded or not: :func:`advance` passes postings by their block's last row
+    without decoding them, and reading the row of such a posting would read whatever the
+    cursor's buffer held."""
     if not skip:
         cur += 1
         while cur < end:
@@ -246,7 +255,7 @@ def advance(src, cs, t, start, end, blk0, cur, target, skip):
     while cur < stop and below(src, cs, t, start, end, blk0, cur, target):
         cur += 1
     if cur < end and below(src, cs, t, start, end, blk0, cur, target):  # (past far: seek steps on)
-        return seek(src, cs, t, start, end, blk0, cur, target, skip)
+        return seek_past(src, cs, t, start, end, blk0, cur, target, skip)
     return cur, 0
 
 
