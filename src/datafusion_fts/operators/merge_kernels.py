@@ -15,6 +15,19 @@ SUBTRACT = 3  # rows of left that right lacks
 BOOST = 4  # rows of left; left - weight * right where right has the row
 
 
+
+@njit(cache=True, nogil=True, inline="always")
+def _first_above(arr, lo, hi, value):
+    """The first index in [lo, hi) with ``arr[i] > value`` (``hi`` if none), by binary
+    search: a phrase's next position past another term's."""
+    while lo < hi:
+        mid = (lo + hi) // 2
+        if arr[mid] <= value:
+            lo = mid + 1
+        else:
+            hi = mid
+    return lo
+
 @njit(cache=True, nogil=True)
 def merge(mode: int, a_rows: np.ndarray, a_sc: np.ndarray, b_rows: np.ndarray, b_sc: np.ndarray, weight: float):
     na = a_rows.shape[0]
@@ -70,15 +83,7 @@ def phrase_tf(starts: np.ndarray, ends: np.ndarray, positions: np.ndarray, slop:
             cur = p1
             ok = True
             for t in range(1, n_terms):
-                lo = starts[t, c]
-                hi = ends[t, c]
-                # first position > cur (binary search)
-                while lo < hi:
-                    mid = (lo + hi) // 2
-                    if positions[mid] <= cur:
-                        lo = mid + 1
-                    else:
-                        hi = mid
+                lo = _first_above(positions, starts[t, c], ends[t, c], cur)
                 if lo >= ends[t, c]:
                     ok = False
                     break
@@ -146,17 +151,8 @@ def sloppy_phrase_tf(
                     if first or shifted > top:
                         top = shifted
                     first = False
-            # the lead's last position whose shifted value is <= following (binary search)
-            lo = cur[lead] + 1
-            hi = ends[lead, c]
-            bound = following + lead
-            while lo < hi:
-                mid = (lo + hi) // 2
-                if positions[mid] <= bound:
-                    lo = mid + 1
-                else:
-                    hi = mid
-            cur[lead] = lo - 1
+            # the lead's last position whose shifted value is <= following
+            cur[lead] = _first_above(positions, cur[lead] + 1, ends[lead, c], following + lead) - 1
             if top - (positions[cur[lead]] - lead) <= slop:
                 count += 1
                 if record:
