@@ -8,7 +8,7 @@ import os
 import shutil
 
 import pytest
-from test_ray_search import corpus
+from shapes import corpus
 
 import datafusion_fts as fts
 from datafusion_fts.query import Boolean, Match, Phrase

@@ -79,6 +79,15 @@ class Segment:
     _buffers: tuple[np.ndarray, np.ndarray] | None = field(default=None, repr=False)
     _found: dict[str, int] = field(default_factory=dict, repr=False)
 
+    def __post_init__(self) -> None:
+        # Read-only whatever their source (memory maps are, arrays built in memory are
+        # not): numba compiles a kernel once per array type, and writability is part of
+        # the type, so mixed sources compiled every kernel twice (and Ray workers again).
+        for f in fields(self):
+            value = getattr(self, f.name)
+            if isinstance(value, np.ndarray):
+                value.flags.writeable = False
+
     @classmethod
     def from_arrays(cls, meta: SegmentMeta, arrays: dict[str, pa.Array]) -> "Segment":
         """The segment of ``arrays`` (as :meth:`to_arrays` gave them, or as a segment of
