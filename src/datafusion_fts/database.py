@@ -277,7 +277,7 @@ class Database:
             self._tails = {k: v for k, v in self._tails.items() if live.issuperset(k[-1])}
 
     @contextmanager
-    def _writing(self) -> Iterator[None]:
+    def writing(self) -> Iterator[None]:
         """Be this Database's one writing thread and the directory's one writer. On
         becoming the writer, first adopt what is on disk: another Database may have
         committed, or left acknowledged rows in a log, since this one last looked."""
@@ -312,7 +312,7 @@ class Database:
         grace = self.settings.get("fts.gc_grace_seconds")
         self.store.collect_garbage(manifest.kept_files(time.time(), grace))
 
-    def _discard_uncommitted(self) -> None:
+    def discard_uncommitted(self) -> None:
         """After a write failed before its commit: delete what it wrote, forget what it
         cached (the next write reuses its file ids)."""
         self._collect_garbage(self._manifest)
@@ -362,7 +362,7 @@ class Database:
         batch = pa.RecordBatch.from_arrays([pa.array(np.arange(n, dtype=np.int64)), *columns], schema=file_schema)
         tally: Counter[str] = Counter()
         run = build_run(batch, meta.indexes, self._new_fresh_id, tally)
-        with self._writing():
+        with self.writing():
             current = self.snapshot(name).meta
             if current.schema != meta.schema:
                 raise CatalogError(f"table {name!r} was created again by another Database meanwhile; insert again")
@@ -388,13 +388,13 @@ class Database:
         """Commit the fresh rows as a data fragment (same row ids), and their in-memory
         segments as index segments of the same rows (so flushed rows are indexed rows, not
         an unindexed tail); then empty the log."""
-        with self._writing():
+        with self.writing():
             runs = self._fresh.get(name, ())
             if not runs:
                 return
             meta = self.snapshot(name).meta
             rows = pa.Table.from_batches(fresh_batches(runs)).drop_columns([ROWID])
-            manifest, new_meta = self._append(self._manifest, meta, rows.schema, iter(rows.to_batches()))
+            manifest, new_meta = self.append(self._manifest, meta, rows.schema, iter(rows.to_batches()))
             assert new_meta.next_rowid == runs[-1].batches[-1].column(0)[-1].as_py() + 1
             persisted: dict[str, Segment] = {}
             try:
@@ -408,7 +408,7 @@ class Database:
                     persisted[seg_id] = seg
                     new_meta = new_meta.with_index(replace(index, segments=index.segments + (seg.meta,)))
             except BaseException:
-                self._discard_uncommitted()
+                self.discard_uncommitted()
                 raise
             self.commit(manifest.with_table(new_meta), flushed=name)
             with self._cache_lock:  # the segments just written are in memory already
@@ -422,7 +422,7 @@ class Database:
         """A new managed table from ``data`` (rows get ``_rowid`` 0, 1, 2, ...)."""
         if not isinstance(name, str) or not _NAME.match(name):
             raise InvalidArgument(f"table name must be an identifier, got {name!r}")
-        with self._writing():
+        with self.writing():
             if name in self._manifest.tables:
                 raise CatalogError(f"table {name!r} already exists")
             if data is None:
@@ -434,7 +434,7 @@ class Database:
             table_schema = check_new_schema(schema if schema is not None else source_schema)
             meta = TableMeta(name=name, schema=table_schema)
             manifest = self._manifest.with_table(meta)
-            manifest, meta = self._append(manifest, meta, source_schema, batches)
+            manifest, meta = self.append(manifest, meta, source_schema, batches)
             log = self._log(name)
             if log is not None and log.path.exists():
                 log.truncate()  # rows of a dropped table of that name (a crash cut its drop short)
@@ -442,7 +442,7 @@ class Database:
         return self.table(name)
 
     def drop_table(self, name: str) -> None:
-        with self._writing():
+        with self.writing():
             self.snapshot(name)
             tables = dict(self._manifest.tables)
             del tables[name]
@@ -454,7 +454,7 @@ class Database:
                 self._logs.pop(name, None)
 
     # -- writes -------------------------------------------------------------------------
-    def _append(
+    def append(
         self, manifest: Manifest, meta: TableMeta, source_schema: pa.Schema, batches: Any
     ) -> tuple[Manifest, TableMeta]:
         """Write ``batches`` as new fragments after the table's last row id; return the
@@ -491,7 +491,7 @@ class Database:
                 fragments.append(FragmentMeta(frag_id, next_rowid, rows, layout=PAGED_LAYOUT))
                 next_rowid += rows
         except BaseException:
-            self._discard_uncommitted()  # nothing was committed: remove what this call wrote
+            self.discard_uncommitted()  # nothing was committed: remove what this call wrote
             raise
         meta = replace(meta, fragments=tuple(fragments), next_rowid=next_rowid)
         return manifest.with_table(meta), meta
@@ -502,7 +502,7 @@ class Database:
         fresh rows the manifest now holds: readers see them move in one step. The files
         it stops naming are retired: deleted once ``fts.gc_grace_seconds`` have passed
         (at a later commit, or an open), since other processes may still read them."""
-        with self._writing():
+        with self.writing():
             if manifest.version != self._manifest.version:
                 raise StorageError(
                     f"a write built on manifest version {manifest.version} cannot commit over "

@@ -4,7 +4,10 @@ Python API")."""
 from __future__ import annotations
 
 from dataclasses import replace
-from typing import TYPE_CHECKING, Any, Callable, Iterable, Iterator
+from contextlib import AbstractContextManager
+from typing import Any, Callable, Iterable, Iterator, Protocol, TypeVar
+
+import datafusion
 
 import numpy as np
 import pyarrow as pa
@@ -16,23 +19,58 @@ from .index.builder import merge_segments
 from .index.segment import Segment
 from .ingest import open_batches
 from .operators.base import SEARCH_SCHEMA, search_table
-from .planner.plan_search import SearchRequest, plan_search
+from .planner.search_request import SearchRequest
+from .planner.plan_search import Catalog, plan_search
 from .planner.prepared_search import search_prepared
 from .query.tree import QUERY_TYPES, Query
 from .storage.manifest import PAGED_LAYOUT, ROWID, IndexMeta, Manifest, SegmentMeta, TableMeta
+from .settings import Settings
 from .storage.snapshot import SCAN_BATCH_ROWS, TableSnapshot
-
-if TYPE_CHECKING:
-    from .database import Database
+from .storage.store import Store
 
 Progress = Callable[[int, int], None]
 ROW_ID_MAX = (1 << 63) - 1
+T = TypeVar("T")
+
+
+class TableHost(Catalog, Protocol):
+    """What a table needs of its database (:class:`..database.Database`): its state and
+    files, the write path, and the planner's catalog."""
+
+    ctx: datafusion.SessionContext
+    store: Store
+    settings: Settings
+
+    @property
+    def manifest(self) -> Manifest: ...
+
+    def snapshot(self, name: str) -> TableSnapshot: ...
+
+    def writing(self) -> AbstractContextManager[None]: ...
+
+    def append(
+        self, manifest: Manifest, meta: TableMeta, source_schema: pa.Schema, batches: Any
+    ) -> tuple[Manifest, TableMeta]: ...
+
+    def append_fresh(self, name: str, data: Any) -> int: ...
+
+    def flush(self, name: str) -> None: ...
+
+    def commit(self, manifest: Manifest, flushed: str | None = None) -> None: ...
+
+    def discard_uncommitted(self) -> None: ...
+
+    def retrying(self, read: Callable[[], T]) -> T: ...
+
+    def segment(self, meta: SegmentMeta) -> Segment: ...
+
+    def distributed_executor(self) -> Any: ...
 
 
 class Table:
     """A handle on a managed table; every call reads the database's current state."""
 
-    def __init__(self, db: "Database", name: str) -> None:
+    def __init__(self, db: TableHost, name: str) -> None:
         self.db = db
         self.name = name
 
@@ -79,11 +117,11 @@ class Table:
         (a bad CSV row) leaves the table as it was. Fresh rows are flushed first, so row
         ids stay in insertion order.
         """
-        with self.db._writing():
+        with self.db.writing():
             self.flush()
             meta = self.snapshot().meta
             source_schema, batches = open_batches(data)
-            manifest, appended = self.db._append(self.db.manifest, meta, source_schema, batches)
+            manifest, appended = self.db.append(self.db.manifest, meta, source_schema, batches)
             self.db.commit(manifest)
             return appended.next_rowid - meta.next_rowid
 
@@ -95,7 +133,7 @@ class Table:
         """
         if not isinstance(predicate, str) or not predicate.strip():
             raise InvalidArgument("delete needs a SQL predicate, e.g. \"id = 7\"")
-        with self.db._writing():
+        with self.db.writing():
             try:
                 found = self.db.ctx.sql(f'SELECT "{ROWID}" FROM "{self.name}" WHERE {predicate}').to_arrow_table()
             except Exception as exc:  # DataFusion reports planning errors as plain exceptions
@@ -182,7 +220,7 @@ class Table:
         try:
             manifest, metas = executor.build(manifest, snap, index, ranges)
         except BaseException:
-            self.db._discard_uncommitted()
+            self.db.discard_uncommitted()
             raise
         if progress is not None:
             progress(snap.meta.live_rows, snap.meta.live_rows)
@@ -208,7 +246,7 @@ class Table:
         are flushed first (every index change does that: fresh segments are always built
         with the current options).
         """
-        with self.db._writing():
+        with self.db.writing():
             self.flush()
             snap = self.snapshot()
             index = self._index_meta(column, options, None)
@@ -230,7 +268,7 @@ class Table:
                 raise InvalidArgument(f"row_range {name} must be an integer in [0, 2^63-1], got {value!r}")
         if lo > hi:
             raise InvalidArgument(f"row_range must have from <= to, got {row_range!r}")
-        with self.db._writing():
+        with self.db.writing():
             self.flush()
             snap = self.snapshot()
             existing = snap.meta.indexes.get(column)
@@ -252,7 +290,7 @@ class Table:
         unindexed tail gets a new segment, and disjoint segments are merged while the
         merged one stays under the merge budget. Data files of an earlier layout (a
         database made by an earlier version) are rewritten in the current one."""
-        with self.db._writing():
+        with self.db.writing():
             self.flush()
             self._upgrade_fragments()
             for column in list(self.snapshot().meta.indexes):
@@ -277,7 +315,7 @@ class Table:
                     frag = replace(frag, id=frag_id, layout=PAGED_LAYOUT)
                 fragments.append(frag)
         except BaseException:
-            self.db._discard_uncommitted()
+            self.db.discard_uncommitted()
             raise
         self.db.commit(manifest.with_table(replace(manifest.tables[self.name], fragments=tuple(fragments))))
 
@@ -462,7 +500,7 @@ def _with_columns(found: pa.Table, snap: TableSnapshot, wanted: list[str]) -> pa
     return found
 
 
-def _ranked(request: SearchRequest, db: "Database") -> pa.Table:
+def _ranked(request: SearchRequest, db: TableHost) -> pa.Table:
     """The rows and scores of a search: its prepared form when it has one, else its plan."""
     found = search_prepared(request, db)
     if found is None:

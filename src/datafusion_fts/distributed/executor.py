@@ -11,6 +11,7 @@ a query never returns a partial top-k.
 
 from __future__ import annotations
 
+import os
 import pickle
 import threading
 import time
@@ -18,7 +19,7 @@ import uuid
 import weakref
 from collections import OrderedDict
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 import numpy as np
 
@@ -28,13 +29,11 @@ from ..index.shares import Partition, Share, partition
 from ..index.term_statistics import StatsReply, StatsRequest
 from ..operators.base import Metrics
 from ..operators.distributed_search import ShareSearch
+from ..settings import Settings
 from ..storage.manifest import IndexMeta, Manifest, SegmentMeta
 from ..storage.snapshot import TableSnapshot
 from . import _compat
 from .build import IDS_PER_TASK, build_task
-
-if TYPE_CHECKING:
-    from ..database import Database
 
 PARTITIONS_KEPT = 16
 SHARE_REFS_KEPT = 256
@@ -269,10 +268,18 @@ class RayExecutor:
         return pool(self.config, self.ray_init).pids()
 
 
-_EXECUTORS: weakref.WeakKeyDictionary[Database, tuple[tuple, RayExecutor]] = weakref.WeakKeyDictionary()
+class RayHost(Protocol):
+    """What a database shows the Ray executor: where it is, its settings, how to start Ray."""
+
+    path: str | os.PathLike[str] | None  # (a directory every node can read)
+    settings: Settings
+    ray_init: dict[str, Any]
 
 
-def executor_for(db: Database) -> RayExecutor:
+_EXECUTORS: weakref.WeakKeyDictionary[RayHost, tuple[tuple, RayExecutor]] = weakref.WeakKeyDictionary()
+
+
+def executor_for(db: RayHost) -> RayExecutor:
     """The Ray executor of ``db`` under its current settings (one per configuration;
     Ray itself starts, with ``db.ray_init``, at the first call that needs it)."""
     if not _compat.ray_available():

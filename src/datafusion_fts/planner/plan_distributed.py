@@ -12,7 +12,7 @@ GlobalTopK.
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Protocol
+from typing import Protocol
 
 import numpy as np
 
@@ -29,9 +29,7 @@ from ..operators.indexed_search import IndexedSearch
 from ..query.bound import query_terms
 from ..storage.snapshot import TableSnapshot
 from .bind_query import bind
-
-if TYPE_CHECKING:
-    from .plan_search import SearchRequest
+from .search_request import SearchRequest
 
 
 class DistributedExecutor(ShareExecutor, Protocol):

@@ -6,9 +6,8 @@ request with its decision (and reason) filled in, so EXPLAIN can show every choi
 
 from __future__ import annotations
 
-from typing import Any, Callable, Hashable, NamedTuple, Protocol, TypeVar
+from typing import Any, Callable, Hashable, Protocol, TypeVar
 
-import numpy as np
 import pyarrow as pa
 
 from ..analysis import Analyzer, AnalyzerConfig, analyzer_for
@@ -25,45 +24,10 @@ from ..storage.foreign import ForeignTable
 from ..storage.snapshot import TableSnapshot
 from .bind_query import bind
 from .plan_distributed import DistributedExecutor, plan_distributed
+from .search_request import DECIDED, SearchRequest, evolve
 from .simplify_query import simplify_query
 
 DEFAULT_ANALYZER = AnalyzerConfig()
-
-
-class SearchRequest(NamedTuple):
-    """One search as the rules see it: what was asked, then each rule's decisions.
-
-    Immutable, and a named tuple rather than a frozen dataclass: one is built, and
-    evolved by every rule, for each search, and a frozen dataclass's per-field setattr
-    costs several times more."""
-
-    snapshot: TableSnapshot | ForeignTable
-    query: Query
-    k: int | None
-    offset: int = 0
-    include: np.ndarray | None = None
-    force_plan: str = "auto"
-    pruning: bool = True
-    residual_row_limit: int = 100_000
-    executor: str = "local"
-    columns: tuple[str, ...] = ()
-    phrase_columns: frozenset[str] = frozenset()
-    choice: str = ""
-    reasons: tuple[str, ...] = ()
-
-
-_FIELD_INDEX = {name: i for i, name in enumerate(SearchRequest._fields)}
-# The fields the rules fill are the last ones (a memoized decision is appended as is).
-_DECIDED = 4
-assert SearchRequest._fields[-_DECIDED:] == ("columns", "phrase_columns", "choice", "reasons")
-
-
-def _evolve(req: SearchRequest, **changes: Any) -> SearchRequest:
-    """``req`` with ``changes`` (``_replace`` without its pass over every field)."""
-    values = list(req)
-    for name, value in changes.items():
-        values[_FIELD_INDEX[name]] = value
-    return tuple.__new__(SearchRequest, values)
 
 
 _TEXT_COLUMNS: dict[int, tuple[pa.Schema, frozenset[str]]] = {}
@@ -107,7 +71,7 @@ def check_columns(req: SearchRequest) -> SearchRequest:
             ftype = schema.field(column).type
             raise InvalidArgument(f"column {column!r} is {ftype}, not text: it cannot be searched")
         names[column] = None
-    return _evolve(req, columns=tuple(names), phrase_columns=frozenset(phrases))
+    return evolve(req, columns=tuple(names), phrase_columns=frozenset(phrases))
 
 
 # The search operators in order of preference; each declares what it cannot do
@@ -137,12 +101,12 @@ def choose_search_operator(req: SearchRequest) -> SearchRequest:
         reasons = unmet(forced)
         if reasons:
             raise PlanError(f"fts.force_plan = {req.force_plan!r} is impossible: " + "; ".join(reasons))
-        return _evolve(req, choice=req.force_plan, reasons=("forced",))
+        return evolve(req, choice=req.force_plan, reasons=("forced",))
     passed_over: list[str] = []
     for name, op in CANDIDATES:
         reasons = unmet(op)
         if not reasons:
-            return _evolve(req, choice=name, reasons=tuple(passed_over) or (op.CHOSEN_BECAUSE,))
+            return evolve(req, choice=name, reasons=tuple(passed_over) or (op.CHOSEN_BECAUSE,))
         passed_over.append(f"not {op.__name__}: " + "; ".join(reasons))
     raise PlanError("no search operator can answer this query: " + "; ".join(passed_over))
 
@@ -166,7 +130,7 @@ def apply_rules(req: SearchRequest, query_shape: tuple | None = None) -> SearchR
     decided = memo.get(key)
     if decided is None:
         decided = kept(memo, key, _decisions(req))
-    return tuple.__new__(SearchRequest, req[:-_DECIDED] + decided)
+    return tuple.__new__(SearchRequest, req[:-DECIDED] + decided)
 
 
 T = TypeVar("T")
@@ -188,7 +152,7 @@ def _decide(req: SearchRequest) -> SearchRequest:
 
 
 def _decisions(req: SearchRequest) -> tuple[tuple[str, ...], frozenset[str], str, tuple[str, ...]]:
-    return _decide(req)[-_DECIDED:]
+    return _decide(req)[-DECIDED:]
 
 
 class IndexBindContext:
@@ -261,7 +225,7 @@ def simplified(req: SearchRequest) -> SearchRequest:
     (:mod:`.prepared_search`), so the rules, their per-shape memo and the kernels all see
     the simplified tree. ``req`` itself when no rewrite applies."""
     query = simplify_query(req.query)
-    return req if query is req.query else _evolve(req, query=query)
+    return req if query is req.query else evolve(req, query=query)
 
 
 def plan_search(req: SearchRequest, catalog: Catalog | None) -> tuple[ExecutionPlan, SearchRequest]:

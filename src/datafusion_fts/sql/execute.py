@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import itertools
 from functools import partial
-from typing import TYPE_CHECKING, Any
+from typing import Any, Callable, Protocol, TypeVar
 
 import datafusion
 import numpy as np
@@ -17,16 +17,40 @@ from ..analysis import AnalyzerConfig
 from ..errors import CatalogError, InvalidArgument, PlanError, SqlError
 from ..operators.base import SEARCH_SCHEMA
 from ..operators.explain import explain_search
-from ..planner.plan_search import SearchRequest, column_analyzer, plan_search
+from ..planner.search_request import SearchRequest
+from ..planner.plan_search import column_analyzer, plan_search
 from ..storage.foreign import ForeignTable
 from ..udfs.error_bridge import TranslatingDataFrame, call
 from .dialect import CreateFulltextIndex, Explain, Fts, FtsMatch, FtsScore, FtsScoreExplain, Optimize, identifier, parse_sql
 from .lower_select import Lowered, expand_stars, lower_statement, parse_match
-from .statement_cache import Shape, Template, direct, shape_of, slot_leaf
+from .statement_cache import Shape, StatementCache, Template, direct, shape_of, slot_leaf
 from .text_functions import rewrite_text_functions
+from ..settings import Settings
+from ..storage.snapshot import TableSnapshot
+from ..table import Table
 
-if TYPE_CHECKING:
-    from ..database import Database
+T = TypeVar("T")
+
+
+class SqlHost(Protocol):
+    """What SQL needs of a database (:class:`..database.Database`): its session, its
+    managed tables and settings, and the cache of statement shapes."""
+
+    ctx: datafusion.SessionContext
+    settings: Settings
+    statements: StatementCache
+
+    def table_names(self) -> list[str]: ...
+
+    def table(self, name: str) -> Table: ...
+
+    def snapshot(self, name: str) -> TableSnapshot: ...
+
+    def create_table(self, name: str, data: Any = None, schema: pa.Schema | None = None) -> Table: ...
+
+    def drop_table(self, name: str) -> None: ...
+
+    def retrying(self, read: Callable[[], T]) -> T: ...
 
 _names = itertools.count()
 
@@ -67,9 +91,9 @@ def _literal(node: exp.Expression) -> Any:
 
 
 class SqlSession:
-    """Runs statements against one :class:`Database`."""
+    """Runs statements against one database."""
 
-    def __init__(self, db: "Database") -> None:
+    def __init__(self, db: SqlHost) -> None:
         self.db = db
         self._text = ""
         self._shape: Shape | None = None  # the statement's shape, while it may be cached

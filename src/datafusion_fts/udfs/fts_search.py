@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import weakref
 from concurrent.futures import ThreadPoolExecutor
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 import datafusion
 import pyarrow as pa
@@ -21,13 +21,24 @@ from datafusion.expr import Expr
 
 from ..errors import CatalogError, InvalidArgument
 from ..operators.base import SEARCH_SCHEMA
-from ..planner.plan_search import SearchRequest, plan_search
+from ..planner.search_request import SearchRequest
+from ..planner.plan_search import plan_search
 from ..query.parser import parse
 from ..storage.foreign import ForeignTable
 from .error_bridge import raising
+from ..query.tree import Query
 
-if TYPE_CHECKING:
-    from ..database import Database
+
+class _Searchable(Protocol):
+    def search(self, query: Query, *, limit: int | None, columns: list[str]) -> pa.Table: ...
+
+
+class ManagedTables(Protocol):
+    """What ``fts_search`` needs of a database: its managed tables, each searchable."""
+
+    def table_names(self) -> list[str]: ...
+
+    def table(self, name: str) -> _Searchable: ...
 
 
 def _value(raw: Any, name: str, kind: type) -> Any:
@@ -40,7 +51,7 @@ def _value(raw: Any, name: str, kind: type) -> Any:
     return value
 
 
-def search_any(ctx: datafusion.SessionContext, db: Database | None, table: str, column: str, query: str, k: int | None) -> pa.Table:
+def search_any(ctx: datafusion.SessionContext, db: ManagedTables | None, table: str, column: str, query: str, k: int | None) -> pa.Table:
     """``_rowid``, ``_score`` of the top ``k`` rows of ``table`` for the query string."""
     tree = parse(query, [column])
     if db is not None and table in db.table_names():
@@ -51,7 +62,7 @@ def search_any(ctx: datafusion.SessionContext, db: Database | None, table: str, 
     return pa.Table.from_batches(list(plan.execute()), schema=SEARCH_SCHEMA)
 
 
-def register_fts_search(ctx: datafusion.SessionContext, db: Database | None = None) -> None:
+def register_fts_search(ctx: datafusion.SessionContext, db: ManagedTables | None = None) -> None:
     """Register ``fts_search`` on ``ctx`` (searching ``db``'s managed tables first)."""
     # The session keeps the function alive from Rust, out of reach of Python's cycle
     # collector: hold the database weakly so dropping it still frees it.

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import datafusion
 import numpy as np
@@ -21,7 +21,7 @@ import pyarrow as pa
 
 from .error_bridge import raising
 from .fts_match import fts_match
-from .fts_search import register_fts_search
+from .fts_search import ManagedTables, register_fts_search
 from .fts_tokenize import RETURN_TYPE as TOKENS
 from .fts_tokenize import fts_tokenize
 from .highlight import (
@@ -32,9 +32,6 @@ from .highlight import (
     highlight,
     snippet,
 )
-
-if TYPE_CHECKING:
-    from ..database import Database
 
 
 @dataclass(frozen=True)
@@ -104,7 +101,7 @@ def _udf(name: str, function: Callable[..., pa.Array], args: tuple[Arg, ...], re
     return datafusion.udf(raising(function), [a.type for a in args], return_type, "immutable", name)
 
 
-def install(ctx: datafusion.SessionContext, db: Database | None = None) -> None:
+def install(ctx: datafusion.SessionContext, db: ManagedTables | None = None) -> None:
     """Register ``fts_search`` (searching ``db``'s managed tables first) and the text
     functions on ``ctx``."""
     register_fts_search(ctx, db)

@@ -1,0 +1,48 @@
+"""The request a search is planned from: what was asked, then each planner rule's
+decisions (docs/design.md: "The planner")."""
+
+from __future__ import annotations
+
+from typing import Any, NamedTuple
+
+import numpy as np
+
+from ..query.tree import Query
+from ..storage.foreign import ForeignTable
+from ..storage.snapshot import TableSnapshot
+
+
+class SearchRequest(NamedTuple):
+    """One search as the rules see it: what was asked, then each rule's decisions.
+
+    Immutable, and a named tuple rather than a frozen dataclass: one is built, and
+    evolved by every rule, for each search, and a frozen dataclass's per-field setattr
+    costs several times more."""
+
+    snapshot: TableSnapshot | ForeignTable
+    query: Query
+    k: int | None
+    offset: int = 0
+    include: np.ndarray | None = None
+    force_plan: str = "auto"
+    pruning: bool = True
+    residual_row_limit: int = 100_000
+    executor: str = "local"
+    columns: tuple[str, ...] = ()
+    phrase_columns: frozenset[str] = frozenset()
+    choice: str = ""
+    reasons: tuple[str, ...] = ()
+
+
+_FIELD_INDEX = {name: i for i, name in enumerate(SearchRequest._fields)}
+# The fields the rules fill are the last ones (a memoized decision is appended as is).
+DECIDED = 4
+assert SearchRequest._fields[-DECIDED:] == ("columns", "phrase_columns", "choice", "reasons")
+
+
+def evolve(req: SearchRequest, **changes: Any) -> SearchRequest:
+    """``req`` with ``changes`` (``_replace`` without its pass over every field)."""
+    values = list(req)
+    for name, value in changes.items():
+        values[_FIELD_INDEX[name]] = value
+    return tuple.__new__(SearchRequest, values)
