@@ -138,3 +138,36 @@ def test_demo_refuses_a_directory_with_other_files(tmp_path: Path) -> None:
     assert result.exit_code == 2
     assert "neither empty nor a datafusion-fts database" in result.output
     assert (tmp_path / "data" / "notes.txt").read_text() == "not a fragment"
+
+
+def test_version_is_the_installed_distributions() -> None:
+    from importlib.metadata import version
+
+    result = invoke("--version")
+    assert result.exit_code == 0
+    assert result.output.strip() == f"datafusion-fts, version {version('datafusion-fts')}"
+    assert fts.__version__ == version("datafusion-fts")
+
+
+HELP_SCRIPT = """
+import sys
+from datafusion_fts.cli import main
+try:
+    main([sys.argv[1]])
+except SystemExit:
+    pass
+print(sorted(m for m in ("pyarrow", "datafusion", "numba", "numpy") if m in sys.modules))
+"""
+
+
+@pytest.mark.parametrize("flag", ["--help", "--version"])
+def test_help_and_version_import_no_engine(flag: str) -> None:
+    """What makes them answer at once: no command module, no engine library imported."""
+    import subprocess
+    import sys
+
+    out = subprocess.run([sys.executable, "-c", HELP_SCRIPT, flag], capture_output=True, text=True, check=True)
+    assert out.stdout.strip().splitlines()[-1] == "[]"
+    if flag == "--help":
+        for name in ("demo", "import", "index", "optimize", "search", "sql", "stats"):
+            assert f"\n  {name} " in out.stdout

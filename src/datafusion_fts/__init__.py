@@ -7,10 +7,17 @@
 >>> t.create_index("body")
 >>> t.search(fts.query.Match("body", "alpha"), limit=2).column("_rowid").to_pylist()
 [2, 0]
+
+The engine (DataFusion, pyarrow, numba) is imported when first used, not by ``import
+datafusion_fts``: the command line answers ``--help`` and ``--version`` without it.
 """
 
-from . import query
-from .database import Database, connect
+from __future__ import annotations
+
+from importlib import import_module
+from importlib.metadata import version as _version
+from typing import TYPE_CHECKING, Any
+
 from .errors import (
     CatalogError,
     DistributedError,
@@ -22,8 +29,34 @@ from .errors import (
     StaleSnapshotError,
     StorageError,
 )
-from .table import Table
-from .udfs import install
+
+__version__ = _version("datafusion-fts")  # (pyproject.toml's, as installed)
+
+# Public names imported on first use: name -> module.
+_LAZY = {
+    "Database": ".database", "connect": ".database", "Table": ".table", "install": ".udfs", "query": ".query",
+}
+
+if TYPE_CHECKING:
+    from . import query
+    from .database import Database, connect
+    from .table import Table
+    from .udfs import install
+
+
+def __getattr__(name: str) -> Any:
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    loaded = import_module(module, __name__)
+    value = loaded if name == "query" else getattr(loaded, name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(__all__)
+
 
 __all__ = [
     "CatalogError",
@@ -37,6 +70,7 @@ __all__ = [
     "StaleSnapshotError",
     "StorageError",
     "Table",
+    "__version__",
     "connect",
     "install",
     "query",

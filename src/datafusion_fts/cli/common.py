@@ -184,18 +184,3 @@ def error_text(exc: BaseException, script: str | None = None, base: int = 0,
             if found is not None:
                 return caret_text(message, script, base + found[0], found[1])
     return Text(f"error: {message}", style="bold red")
-
-
-class FtsGroup(click.Group):
-    """A click group that reports :class:`FtsError` (and DataFusion's errors) in red with
-    exit status 1: these are errors in what the user asked (a query string, a table
-    name), and a traceback would hide the message, which already points at the problem."""
-
-    def invoke(self, ctx: click.Context) -> Any:
-        try:
-            return super().invoke(ctx)
-        except Exception as exc:
-            if not isinstance(exc, FtsError) and not is_engine_error(exc):
-                raise
-            Console(stderr=True).print(error_text(exc))
-            ctx.exit(1)
