@@ -15,6 +15,7 @@ import pytest
 import datafusion_fts as fts
 from datafusion_fts.errors import (
     CatalogError,
+    EngineError,
     FtsError,
     InvalidArgument,
     PlanError,
@@ -26,7 +27,7 @@ from datafusion_fts.query import Boolean, Boost, Match, MultiMatch, Phrase, Pref
 
 
 def test_every_error_class_shares_the_base_and_is_exported():
-    for cls in (CatalogError, InvalidArgument, PlanError, QuerySyntaxError, SqlError, StorageError):
+    for cls in (CatalogError, EngineError, InvalidArgument, PlanError, QuerySyntaxError, SqlError, StorageError):
         assert issubclass(cls, FtsError)
         assert getattr(fts, cls.__name__) is cls
     assert fts.FtsError is FtsError
@@ -363,6 +364,35 @@ CASES: list[tuple[str, Call, type[FtsError], tuple[str, ...]]] = [
         CatalogError,
         ("nope",),
     ),
+    # -- out of range, overflowing, malformed text (issue 19)
+    ("reserved table prefix", lambda db: db.create_table("__fts_docs_fresh", pa.table({"a": [1]})),
+     InvalidArgument, ("__fts_", "engine's own")),
+    ("table name too long", lambda db: db.create_table("t" * 129, pa.table({"a": [1]})), InvalidArgument, ("128",)),
+    ("table name with NUL", lambda db: db.create_table("a\x00b", pa.table({"a": [1]})), InvalidArgument, ("name",)),
+    ("setting overflows", lambda db: db.sql("SET fts.residual_row_limit = 1e999"), InvalidArgument,
+     ("fts.residual_row_limit", "2^63-1")),
+    ("setting past int64", lambda db: db.settings.set("fts.memtable_rows", 1 << 63), InvalidArgument, ("2^63-1",)),
+    ("limit past int64", lambda db: db.table("docs").search("alpha", limit=1 << 63), InvalidArgument, ("limit", "2^63-1")),
+    ("limit plus offset past int64", lambda db: db.table("docs").search("alpha", limit=2, offset=(1 << 63) - 2),
+     InvalidArgument, ("offset", "2^63-1")),
+    ("SQL LIMIT past int64", lambda db: db.sql("SELECT _rowid FROM docs WHERE MATCH(body, 'alpha') ORDER BY score() DESC LIMIT 9223372036854775808").to_arrow_table(), SqlError,
+     ("LIMIT", "2^63-1", "1:"),),
+    ("SQL OFFSET past int64", lambda db: db.sql("SELECT _rowid FROM docs WHERE MATCH(body, 'alpha') ORDER BY score() DESC LIMIT 3 OFFSET 18446744073709551616").to_arrow_table(), SqlError,
+     ("OFFSET", "2^63-1")),
+    ("slop past 32 bits", lambda db: db.table("docs").search(Phrase("body", "a b", slop=1 << 70)), InvalidArgument,
+     ("slop", "2147483647")),
+    ("max_expansions past int64", lambda db: Prefix("body", "al", max_expansions=1 << 70), InvalidArgument,
+     ("max_expansions",)),
+    ("SQL nested too deeply",
+     lambda db: db.sql("SELECT _rowid FROM docs WHERE " + "(" * 3000 + "MATCH(body, 'a')" + ")" * 3000),
+     SqlError, ("nests too deeply",)),
+    ("lone surrogate in a query string", lambda db: db.table("docs").search("alpha \udc80"), QuerySyntaxError,
+     ("surrogate", "1:7")),
+    ("lone surrogate in SQL", lambda db: db.sql("SELECT _rowid FROM docs WHERE MATCH(body, '\udc80')"), SqlError,
+     ("surrogate", "1:44")),
+    ("DataFusion's error", lambda db: db.sql("SELECT nope FROM docs").to_arrow_table(), EngineError, ("nope",)),
+    ("DataFusion's error at run time", lambda db: db.sql("SELECT 1 / 0").to_arrow_table(), EngineError,
+     ("Divide by zero",)),
 ]
 
 

@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING, Any
 from .errors import (
     CatalogError,
     DistributedError,
+    EngineError,
     FtsError,
     InvalidArgument,
     PlanError,
@@ -62,6 +63,7 @@ __all__ = [
     "CatalogError",
     "Database",
     "DistributedError",
+    "EngineError",
     "FtsError",
     "InvalidArgument",
     "PlanError",

@@ -55,6 +55,9 @@ SEGMENT_SET_CACHE = 8
 # runs a search again when a file of its snapshot was deleted meanwhile).
 READ_ATTEMPTS = 8
 _NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
+MAX_NAME_CHARS = 128
+# The prefix of the tables each managed table registers beside itself in the session.
+RESERVED_PREFIX = "__fts_"
 T = TypeVar("T")
 
 
@@ -420,8 +423,12 @@ class Database:
 
     def create_table(self, name: str, data: Any = None, schema: pa.Schema | None = None) -> Table:
         """A new managed table from ``data`` (rows get ``_rowid`` 0, 1, 2, ...)."""
-        if not isinstance(name, str) or not _NAME.match(name):
-            raise InvalidArgument(f"table name must be an identifier, got {name!r}")
+        if not isinstance(name, str) or not _NAME.match(name) or len(name) > MAX_NAME_CHARS:
+            raise InvalidArgument(f"table name must be an identifier of at most {MAX_NAME_CHARS} characters, got {name!r}")
+        if name.lower().startswith(RESERVED_PREFIX):
+            raise InvalidArgument(
+                f"table name {name!r} starts with {RESERVED_PREFIX!r}, which names the engine's own tables"
+            )
         with self.writing():
             if name in self._manifest.tables:
                 raise CatalogError(f"table {name!r} already exists")
@@ -525,8 +532,8 @@ class Database:
         cannot be scanned by DataFusion). An insert changes only the fresh rows: the
         dataset and the deleted ids stay registered while ``meta`` is the same object.
         """
-        data_name, deleted_name = f"__fts_{meta.name}_data", f"__fts_{meta.name}_deleted"
-        fresh_name = f"__fts_{meta.name}_fresh"
+        data_name, deleted_name = f"{RESERVED_PREFIX}{meta.name}_data", f"{RESERVED_PREFIX}{meta.name}_deleted"
+        fresh_name = f"{RESERVED_PREFIX}{meta.name}_fresh"
         known = self._registered.get(meta.name)
         same = known is not None and known[0] is meta
         for name in (meta.name, fresh_name) if same else (meta.name, data_name, deleted_name, fresh_name):
@@ -561,7 +568,7 @@ class Database:
 
     def _deregister(self, name: str) -> None:
         self._registered.pop(name, None)
-        for table in (name, f"__fts_{name}_data", f"__fts_{name}_deleted", f"__fts_{name}_fresh"):
+        for table in (name, *(f"{RESERVED_PREFIX}{name}_{part}" for part in ("data", "deleted", "fresh"))):
             if self.ctx.table_exist(table):
                 self.ctx.deregister_table(table)
 

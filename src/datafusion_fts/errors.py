@@ -72,6 +72,12 @@ class SqlError(_PositionedError):
     """A SQL statement that does not parse or names something wrong; line:column point into it."""
 
 
+class EngineError(FtsError):
+    """DataFusion refused or failed a statement ``db.sql`` ran (an unknown column, a type
+    mismatch, a division by zero): its message, as DataFusion gives it (without a
+    position); the original exception is the ``__cause__``."""
+
+
 class DistributedError(FtsError):
     """A distributed worker or build task failed past its retry budget; nothing partial
     was returned or committed."""

@@ -8,6 +8,10 @@ from typing import Any, Callable, Mapping
 
 from .errors import InvalidArgument
 
+# The largest count (a setting, a limit, an offset, a slop) accepted: counts are int64 in
+# the compiled kernels and in DataFusion.
+INT64_MAX = (1 << 63) - 1
+
 
 @dataclass(frozen=True)
 class Setting:
@@ -39,9 +43,13 @@ def _bool(value: Any) -> bool:
 
 
 def _non_negative_int(value: Any) -> int:
-    if isinstance(value, bool) or int(value) != value or int(value) < 0:
-        raise ValueError("a non-negative integer")
-    return int(value)
+    try:
+        whole = int(value)
+    except (ValueError, TypeError, OverflowError):  # (OverflowError: infinity)
+        whole = None
+    if isinstance(value, bool) or whole is None or whole != value or not 0 <= whole <= INT64_MAX:
+        raise ValueError("an integer from 0 to 2^63-1")
+    return whole
 
 
 def _non_negative_seconds(value: Any) -> float:
@@ -107,7 +115,7 @@ class Settings:
             raise InvalidArgument(f"unknown setting {name!r}; settings: {sorted(REGISTRY)}")
         try:
             self._values[key] = REGISTRY[key].parse(value)
-        except (ValueError, TypeError) as exc:
+        except (ValueError, TypeError, OverflowError) as exc:
             raise InvalidArgument(f"setting {name} must be {exc}, got {value!r}") from None
 
     def get(self, name: str) -> Any:

@@ -24,12 +24,12 @@ from .planner.plan_search import Catalog, plan_search
 from .planner.prepared_search import search_prepared
 from .query.tree import QUERY_TYPES, Query
 from .storage.manifest import PAGED_LAYOUT, ROWID, IndexMeta, Manifest, SegmentMeta, TableMeta
-from .settings import Settings
+from .settings import INT64_MAX, Settings
 from .storage.snapshot import SCAN_BATCH_ROWS, TableSnapshot
 from .storage.store import Store
 
 Progress = Callable[[int, int], None]
-ROW_ID_MAX = (1 << 63) - 1
+ROW_ID_MAX = INT64_MAX
 T = TypeVar("T")
 
 
@@ -475,10 +475,10 @@ class Table:
             query = parse(query, columns)
         if not isinstance(query, QUERY_TYPES):
             raise InvalidArgument(f"query must be a query tree or a string, got {type(query).__name__}")
-        if limit is not None and (isinstance(limit, bool) or not isinstance(limit, int) or limit <= 0):
-            raise InvalidArgument(f"limit must be a positive integer or None, got {limit!r}")
-        if isinstance(offset, bool) or not isinstance(offset, int) or offset < 0:
-            raise InvalidArgument(f"offset must be a non-negative integer, got {offset!r}")
+        if limit is not None and (isinstance(limit, bool) or not isinstance(limit, int) or not 0 < limit <= INT64_MAX):
+            raise InvalidArgument(f"limit must be a positive integer up to 2^63-1 or None, got {limit!r}")
+        if isinstance(offset, bool) or not isinstance(offset, int) or not 0 <= offset <= INT64_MAX - (limit or 0):
+            raise InvalidArgument(f"offset must be a non-negative integer, limit plus offset at most 2^63-1, got {offset!r}")
         include = None
         if include_row_ids is not None:
             values = include_row_ids if isinstance(include_row_ids, np.ndarray) else list(include_row_ids)

@@ -32,8 +32,9 @@ from rich.progress import (
 from rich.text import Text
 
 from ..database import Database, connect
-from ..errors import FtsError, QuerySyntaxError, SqlError
+from ..errors import EngineError, FtsError, QuerySyntaxError, SqlError
 from ..storage.store import MANIFEST
+from ..udfs.error_bridge import engine_message, is_datafusion_error
 from .sql_script import find_name
 
 CELL_CHARS = 60
@@ -120,12 +121,7 @@ def is_engine_error(exc: BaseException) -> bool:
     """DataFusion's errors (its Python binding raises plain ``Exception``/``ValueError``
     with the engine's message) and Arrow's: reported as messages. Any other exception is
     a bug in this package, and keeps its traceback."""
-    return type(exc) in (Exception, ValueError, RuntimeError) or isinstance(exc, pa.ArrowException)
-
-
-def engine_message(exc: BaseException) -> str:
-    """DataFusion's message without the redundant prefix its binding adds."""
-    return str(exc).strip().removeprefix("DataFusion error: ")
+    return is_datafusion_error(exc) or isinstance(exc, pa.ArrowException)
 
 
 def caret_text(message: str, text: str, offset: int, length: int = 1) -> Text:
@@ -174,7 +170,7 @@ def error_text(exc: BaseException, script: str | None = None, base: int = 0,
         if script is not None and script.startswith(text, base):
             text, offset = script, base + offset
         return caret_text(exc.message, text, offset, exc.length)
-    if isinstance(exc, FtsError):
+    if isinstance(exc, FtsError) and not isinstance(exc, EngineError):
         return Text(f"error: {exc}", style="bold red")
     message = engine_message(exc)
     if script is not None and statement is not None:

@@ -12,6 +12,10 @@ from dataclasses import dataclass, field
 from typing import Union
 
 from ..errors import InvalidArgument
+from ..settings import INT64_MAX
+
+# A phrase's positions are 32-bit: no slop needs more.
+MAX_SLOP = (1 << 31) - 1
 
 OPERATORS = ("or", "and")
 
@@ -32,9 +36,9 @@ def _check_text(text: object) -> None:
         raise InvalidArgument(f"query text must be a string, got {text!r}")
 
 
-def _check_count(name: str, value: object, minimum: int) -> None:
-    if isinstance(value, bool) or not isinstance(value, int) or value < minimum:
-        raise InvalidArgument(f"{name} must be an integer >= {minimum}, got {value!r}")
+def _check_count(name: str, value: object, minimum: int, maximum: int = INT64_MAX) -> None:
+    if isinstance(value, bool) or not isinstance(value, int) or not minimum <= value <= maximum:
+        raise InvalidArgument(f"{name} must be an integer from {minimum} to {maximum}, got {value!r}")
 
 
 @dataclass(frozen=True)
@@ -117,7 +121,7 @@ class Phrase:
     def __post_init__(self) -> None:
         _check_column(self.column)
         _check_text(self.text)
-        _check_count("slop", self.slop, 0)
+        _check_count("slop", self.slop, 0, MAX_SLOP)
         object.__setattr__(self, "boost", _check_boost("boost", self.boost))
         for name in ("in_order", "prefix"):
             if not isinstance(getattr(self, name), bool):

@@ -106,6 +106,19 @@ class SqlSession:
         return self.ctx.from_pydict({"status": [message]})
 
     def sql(self, text: str) -> datafusion.DataFrame:
+        """Run ``text`` (statements separated by ``;``); the last one's result."""
+        if not isinstance(text, str):
+            raise InvalidArgument(f"SQL must be a string, got {type(text).__name__}")
+        try:
+            text.encode("utf-8")
+        except UnicodeEncodeError as err:
+            raise SqlError("not valid text: a lone surrogate cannot be encoded as UTF-8", text, err.start) from None
+        try:
+            return self._statements(text)
+        except RecursionError:
+            raise SqlError("the statement nests too deeply to be parsed", text, 0, len(text)) from None
+
+    def _statements(self, text: str) -> datafusion.DataFrame:
         self._text = text  # error positions point into the whole text
         self._shape = shape_of(text)
         if self._shape is not None:

@@ -25,6 +25,7 @@ from ..errors import PlanError, QuerySyntaxError, SqlError
 from ..planner.logical import LogicalSearch
 from ..query.parser import parse
 from ..query.tree import Boolean, Query
+from ..settings import INT64_MAX
 from .dialect import FtsMatch, FtsScore, FtsScoreExplain, identifier
 
 SCORE = "_score"
@@ -346,6 +347,9 @@ class _Lowering:
         skip = 0 if offset is None else int_literal(offset.expression)
         if count is None or skip is None:
             return None
+        if count + skip > INT64_MAX:  # (rows are counted in int64, here and in DataFusion)
+            node = limit.expression if count > INT64_MAX or offset is None else offset.expression
+            raise self._error(f"LIMIT plus OFFSET must be at most 2^63-1, got {count} + {skip}", node)
         return count + skip
 
     def _derived(self, table: exp.Table, alias: str, result_table: str, join: str) -> exp.Subquery:

@@ -18,7 +18,7 @@ from typing import Any, TypeVar
 
 import datafusion
 
-from ..errors import FtsError
+from ..errors import EngineError, FtsError
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -69,15 +69,29 @@ def translated(exc: BaseException) -> BaseException:
     return exc
 
 
+def is_datafusion_error(exc: BaseException) -> bool:
+    """Whether ``exc`` is DataFusion's: its Python binding raises plain ``Exception``,
+    ``ValueError`` or ``RuntimeError`` with the engine's message."""
+    return type(exc) in (Exception, ValueError, RuntimeError)
+
+
+def engine_message(exc: BaseException) -> str:
+    """DataFusion's message without the redundant prefix its binding adds."""
+    return str(exc).strip().removeprefix("DataFusion error: ")
+
+
 def call(function: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
-    """``function(*args)``, with DataFusion's errors translated."""
+    """``function(*args)``, with DataFusion's errors translated: ours raised inside it
+    as themselves, its own as an :class:`EngineError`."""
     try:
         return function(*args, **kwargs)
     except Exception as exc:
         found = translated(exc)
-        if found is exc:
-            raise
-        raise found from None
+        if found is not exc:
+            raise found from None
+        if is_datafusion_error(exc):
+            raise EngineError(engine_message(exc)) from exc
+        raise
 
 
 class _TranslatedStream:
