@@ -40,6 +40,7 @@ from .query.tree import Query
 from .ingest import check_new_schema, conform, open_batches, prefetched
 from .settings import Settings
 from .storage.manifest import PAGED_LAYOUT, ROWID, FragmentMeta, IndexMeta, Manifest, SegmentMeta, TableMeta
+from .sql.session_catalog import attach
 from .sql.statement_cache import StatementCache
 from .storage.snapshot import TableSnapshot
 from .storage.store import DirectoryStore, MemoryStore, Store
@@ -85,6 +86,10 @@ class Database:
     ) -> None:
         self.path = path
         self.ctx = ctx if ctx is not None else datafusion.SessionContext()
+        # Managed tables resolve through a schema provider of ours (sql/session_catalog.py);
+        # the parts their views are made of live in a session of their own.
+        self._schema = attach(self.ctx)
+        self._parts = datafusion.SessionContext()
         self.store: Store = DirectoryStore(path) if path is not None else MemoryStore()
         self.settings = Settings.from_mapping(config or {})
         self.ray_init: dict[str, Any] = {}  # ray.init arguments for fts.executor = 'ray'
@@ -113,7 +118,7 @@ class Database:
         # memos kept on it (coverage, segment sets).
         self._snapshots: dict[str, tuple[TableMeta, tuple[FreshRun, ...], TableSnapshot]] = {}
         # Per table: the TableMeta whose fragments (dataset) and deleted ids (whether any)
-        # are registered on ctx.
+        # are registered as its parts.
         self._registered: dict[str, tuple[TableMeta, Any, bool]] = {}
         with self.store.exclusive() as alone:
             if alone:  # nobody writes: recover from a crash (and delete files past their grace)
@@ -525,20 +530,21 @@ class Database:
             self._collect_garbage(manifest)
 
     def _register(self, meta: TableMeta) -> None:
-        """Show ``meta`` to DataFusion as a table of its live rows, ``_rowid`` included.
+        """Show ``meta`` to DataFusion as a table of its live rows, ``_rowid`` included:
+        built here, then swapped in as what the name resolves to (no moment without it).
 
         With fresh rows or deletions the table is a view: the fragments' dataset UNION ALL
         the fresh rows, anti-joined with the deleted row ids (pyarrow datasets with a filter
-        cannot be scanned by DataFusion). An insert changes only the fresh rows: the
-        dataset and the deleted ids stay registered while ``meta`` is the same object.
+        cannot be scanned by DataFusion), over parts registered in a session of their own.
+        An insert changes only the fresh rows: the dataset and the deleted ids stay while
+        ``meta`` is the same object.
         """
-        data_name, deleted_name = f"{RESERVED_PREFIX}{meta.name}_data", f"{RESERVED_PREFIX}{meta.name}_deleted"
-        fresh_name = f"{RESERVED_PREFIX}{meta.name}_fresh"
+        data_name, deleted_name, fresh_name = _part_names(meta.name)
         known = self._registered.get(meta.name)
         same = known is not None and known[0] is meta
-        for name in (meta.name, fresh_name) if same else (meta.name, data_name, deleted_name, fresh_name):
-            if self.ctx.table_exist(name):
-                self.ctx.deregister_table(name)
+        for name in (fresh_name,) if same else (data_name, deleted_name, fresh_name):
+            if self._parts.table_exist(name):
+                self._parts.deregister_table(name)
         if same:
             _, dataset, has_deleted = known
         else:
@@ -547,30 +553,31 @@ class Database:
             deleted = TableSnapshot(meta, self.store).deleted
             has_deleted = bool(len(deleted))
             if meta.fragments:  # (a dataset of no files cannot take part in a union)
-                self.ctx.register_dataset(data_name, dataset)
+                self._parts.register_dataset(data_name, dataset)
             if has_deleted:
-                self.ctx.register_record_batches(deleted_name, [[pa.record_batch({ROWID: pa.array(deleted)})]])
+                self._parts.register_record_batches(deleted_name, [[pa.record_batch({ROWID: pa.array(deleted)})]])
             self._registered[meta.name] = (meta, dataset, has_deleted)
         fresh = list(fresh_batches(self._fresh.get(meta.name, ())))
         if not has_deleted and not fresh:
-            self.ctx.register_dataset(meta.name, dataset)
+            self._schema.set_managed(meta.name, datafusion.Table(dataset))
             return
         parts = [f'SELECT * FROM "{data_name}"'] if meta.fragments else []
         if fresh:
-            self.ctx.register_record_batches(fresh_name, [fresh])
+            self._parts.register_record_batches(fresh_name, [fresh])
             parts.append(f'SELECT * FROM "{fresh_name}"')
         source = " UNION ALL ".join(parts)
         if has_deleted:
             source = (
                 f'SELECT d.* FROM ({source}) AS d LEFT ANTI JOIN "{deleted_name}" AS x ON d."{ROWID}" = x."{ROWID}"'
             )
-        self.ctx.register_view(meta.name, self.ctx.sql(source))
+        self._schema.set_managed(meta.name, self._parts.sql(source).into_view())
 
     def _deregister(self, name: str) -> None:
         self._registered.pop(name, None)
-        for table in (name, *(f"{RESERVED_PREFIX}{name}_{part}" for part in ("data", "deleted", "fresh"))):
-            if self.ctx.table_exist(table):
-                self.ctx.deregister_table(table)
+        self._schema.drop_managed(name)
+        for table in _part_names(name):
+            if self._parts.table_exist(table):
+                self._parts.deregister_table(table)
 
     # -- index access -------------------------------------------------------------------
     def distributed_executor(self) -> Any:
@@ -675,6 +682,11 @@ class Database:
             while len(self._segment_sets) > SEGMENT_SET_CACHE:
                 self._segment_sets.pop(next(iter(self._segment_sets)))
         return made
+
+
+def _part_names(table: str) -> tuple[str, str, str]:
+    """The names of a managed table's data, deleted ids and fresh rows in the parts' session."""
+    return tuple(f"{RESERVED_PREFIX}{table}_{part}" for part in ("data", "deleted", "fresh"))
 
 
 def _merge_contiguous(segments: list[Segment], new_id: Callable[[], str]) -> list[Segment]:

@@ -1,0 +1,90 @@
+"""The session's default schema as a DataFusion ``SchemaProvider`` of ours, so a managed
+table is resolved when a statement is planned (docs/design.md: "Managed tables in
+DataFusion").
+
+Re-registering a managed table after each write (deregister, then register) left a
+moment when the name resolved to nothing: SQL in another thread failed with "table not
+found". Here a write swaps one entry of a dict, and a statement planned at any moment
+finds either the previous or the new version. The user's own tables (``register_*``,
+``CREATE TABLE``/``VIEW``) are kept as DataFusion hands them over, beside the managed ones.
+
+DataFusion calls :meth:`SessionSchema.table` from inside its runtime, where nothing may
+block on it (building a DataFrame there panics): what it returns is built beforehand, at
+the write.
+"""
+
+from __future__ import annotations
+
+import threading
+from typing import Any
+
+import datafusion
+from datafusion.catalog import CatalogProvider, SchemaProvider
+
+from ..errors import CatalogError
+
+DEFAULT_CATALOG = "datafusion"
+DEFAULT_SCHEMA = "public"
+
+
+class SessionSchema(SchemaProvider):
+    """The default schema: the user's tables, and each managed table's current version."""
+
+    def __init__(self, tables: dict[str, Any]) -> None:
+        self._tables = dict(tables)  # the user's (and db.sql's temporary results)
+        self._managed: dict[str, Any] = {}
+        self._lock = threading.Lock()  # (registering checks, then adds)
+
+    def table_names(self) -> set[str]:
+        return set(self._tables) | set(self._managed)
+
+    def names(self) -> set[str]:
+        """(What ``ctx.catalog().schema().names()`` answers for DataFusion's own schemas.)"""
+        return self.table_names()
+
+    def table(self, name: str) -> Any:
+        found = self._managed.get(name)
+        return found if found is not None else self._tables.get(name)
+
+    def table_exist(self, name: str) -> bool:
+        return name in self._managed or name in self._tables
+
+    def register_table(self, name: str, table: Any) -> None:
+        with self._lock:
+            if self.table_exist(name):
+                raise CatalogError(f"a table named {name!r} already exists")
+            self._tables[name] = table
+
+    def deregister_table(self, name: str, cascade: bool = True) -> None:
+        self._tables.pop(name, None)
+
+    def set_managed(self, name: str, table: Any) -> None:
+        """Make ``table`` what ``name`` resolves to (one assignment: no moment without it)."""
+        self._managed[name] = table
+
+    def drop_managed(self, name: str) -> None:
+        self._managed.pop(name, None)
+
+
+class _SessionCatalog(CatalogProvider):
+    def __init__(self, schemas: dict[str, Any]) -> None:
+        self._schemas = schemas
+
+    def schema_names(self) -> set[str]:
+        return set(self._schemas)
+
+    def schema(self, name: str) -> Any:
+        return self._schemas.get(name)
+
+
+def attach(ctx: datafusion.SessionContext) -> SessionSchema:
+    """Put a :class:`SessionSchema` in place of ``ctx``'s default schema, holding the
+    tables it had; the catalog's other schemas are kept as they are."""
+    catalog = ctx.catalog(DEFAULT_CATALOG)
+    schemas: dict[str, Any] = {name: catalog.schema(name) for name in catalog.schema_names()}
+    existing = schemas.get(DEFAULT_SCHEMA)
+    tables = {name: existing.table(name) for name in existing.names()} if existing is not None else {}
+    schema = SessionSchema(tables)
+    schemas[DEFAULT_SCHEMA] = schema
+    ctx.register_catalog_provider(DEFAULT_CATALOG, _SessionCatalog(schemas))
+    return schema
