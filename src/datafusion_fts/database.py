@@ -129,6 +129,10 @@ class Database:
 
         install(self.ctx, self)
 
+    def __repr__(self) -> str:
+        where = "in memory" if self.path is None else repr(os.fspath(self.path))
+        return f"Database({where}, tables={self.table_names()})"
+
     # -- SQL ----------------------------------------------------------------------------
     def sql(self, text: str) -> datafusion.DataFrame:
         """Run SQL (docs/design.md: "SQL"): search predicates, DDL and DML on managed tables, and

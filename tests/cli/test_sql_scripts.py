@@ -319,3 +319,15 @@ def test_a_directory_with_other_files_is_refused(tmp_path: Path) -> None:
 def test_the_fixture_is_what_the_tests_assume(library: Path) -> None:
     rows = expected(library, "SELECT id FROM docs ORDER BY id")
     assert [r["id"] for r in rows] == COMMITTED.column("id").to_pylist() + FRESH.column("id").to_pylist()
+
+
+def test_a_database_is_made_by_its_first_write_not_by_a_read_or_a_failure(tmp_path: Path) -> None:
+    path = tmp_path / "typo.db"
+    assert invoke("sql", str(path), "-c", "SELECT 1").exit_code == 0
+    assert not path.exists()
+    assert invoke("sql", str(path), "-c", "SELECT nope").exit_code == 1
+    assert not path.exists()
+    assert invoke("sql", str(path), "-c", "CREATE TABLE t (a TEXT)").exit_code == 0
+    assert (path / "manifest.json").is_file()
+    assert invoke("sql", str(path), "-c", "SELECT * FROM t").exit_code == 0
+    assert path.exists()  # (one that was there stays, whatever the command did)

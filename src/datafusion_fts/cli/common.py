@@ -10,6 +10,7 @@ errors, show as one red message, never as a traceback.
 from __future__ import annotations
 
 import re
+import shutil
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any, Literal
@@ -72,12 +73,23 @@ def check_database_path(path: Path) -> None:
 def open_database(path: Path, create: bool = False) -> Database:
     """The database at ``path``. Without ``create`` the directory must be a database
     already: ``connect`` would otherwise quietly turn a mistyped path into an empty one.
-    With ``create`` a new or empty directory becomes a database."""
+    With ``create`` a new or empty directory becomes a database; one this command made is
+    removed again when the command ends having written nothing (it failed, or only read),
+    as sqlite3 makes its file at the first write."""
     if create:
         check_database_path(path)
     elif not (path / MANIFEST).is_file():
         raise click.UsageError(f"{path} is not a datafusion-fts database (no {MANIFEST})")
-    return connect(path)
+    made = not path.exists()
+    db = connect(path)
+    command = click.get_current_context(silent=True)
+    if made and command is not None:
+        def unmake() -> None:
+            if db.manifest.version == 0 and not db.manifest.tables:
+                shutil.rmtree(path, ignore_errors=True)
+
+        command.call_on_close(unmake)
+    return db
 
 
 def column_list(text: str | None) -> list[str] | None:

@@ -331,7 +331,7 @@ def history_for(path: str | None) -> tuple[History, str | None]:
               envvar="DATAFUSION_FTS_HISTORY", help="The shell's history file ('' keeps none).")
 def sql(db_path: Path, commands: tuple[str, ...], fmt: str, max_rows: int, timing: bool,
         history: str) -> None:
-    """SQL on the database at DB_PATH (created when missing): an interactive shell, or,
+    """SQL on the database at DB_PATH (created by its first write): an interactive shell, or,
     with -c or a script on standard input, run and exit (status 1 at the first error)."""
     logging.getLogger("sqlglot").setLevel(logging.ERROR)  # its fallback notes are not ours
     db = open_database(db_path, create=True)
