@@ -390,6 +390,11 @@ CASES: list[tuple[str, Call, type[FtsError], tuple[str, ...]]] = [
      ("surrogate", "1:7")),
     ("lone surrogate in SQL", lambda db: db.sql("SELECT _rowid FROM docs WHERE MATCH(body, '\udc80')"), SqlError,
      ("surrogate", "1:44")),
+    # -- messages that name the cause (issue 20)
+    ("MATCH on a missing table", lambda db: db.sql("SELECT id FROM nope WHERE MATCH(body, 'a')"), SqlError,
+     ("no table named 'nope'", "1:16")),
+    ("unknown index option", lambda db: db.sql("CREATE FULLTEXT INDEX ON docs (title) WITH (bogus = 1)"),
+     InvalidArgument, ("bogus", "positions", "k1", "'b'", "analyzer", "stemmer")),
     ("DataFusion's error", lambda db: db.sql("SELECT nope FROM docs").to_arrow_table(), EngineError, ("nope",)),
     ("DataFusion's error at run time", lambda db: db.sql("SELECT 1 / 0").to_arrow_table(), EngineError,
      ("Divide by zero",)),
@@ -474,3 +479,10 @@ def test_failed_call_does_not_disturb_later_ones(db):
     assert t.search("alpha beta", limit=None) == before
     assert t.insert(pa.table({"id": [4], "title": ["t"], "body": ["alpha"]})) == 1
     assert t.count_rows() == 4
+
+
+def test_delete_takes_a_match_predicate(db):
+    assert db.sql("DELETE FROM docs WHERE MATCH(body, 'gamma') AND id > 2").to_pylist() == [{"status": "deleted 1 rows"}]
+    assert db.sql("SELECT id FROM docs ORDER BY id").to_pylist() == [{"id": 1}, {"id": 2}]
+    assert db.table("docs").delete("MATCH(body, 'alpha')") == 1
+    assert db.sql("SELECT id FROM docs").to_pylist() == [{"id": 2}]

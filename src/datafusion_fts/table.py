@@ -12,8 +12,8 @@ import datafusion
 import numpy as np
 import pyarrow as pa
 
-from .analysis import make_analyzer_config
-from .errors import CatalogError, InvalidArgument
+from .analysis import ANALYZER_OPTIONS, make_analyzer_config
+from .errors import CatalogError, EngineError, InvalidArgument
 from .index.build_range import MERGE_MAX_POSTINGS, build_range
 from .index.builder import merge_segments
 from .index.segment import Segment
@@ -30,6 +30,8 @@ from .storage.store import Store
 
 Progress = Callable[[int, int], None]
 ROW_ID_MAX = INT64_MAX
+# What create_index and CREATE FULLTEXT INDEX ... WITH (...) accept.
+INDEX_OPTIONS = ("positions", "k1", "b", *ANALYZER_OPTIONS)
 T = TypeVar("T")
 
 
@@ -40,6 +42,8 @@ class TableHost(Catalog, Protocol):
     ctx: datafusion.SessionContext
     store: Store
     settings: Settings
+
+    def sql(self, text: str) -> datafusion.DataFrame: ...
 
     @property
     def manifest(self) -> Manifest: ...
@@ -126,7 +130,8 @@ class Table:
             return appended.next_rowid - meta.next_rowid
 
     def delete(self, predicate: str) -> int:
-        """Delete the live rows matching the SQL ``predicate``; returns how many.
+        """Delete the live rows matching the SQL ``predicate`` (``MATCH`` included);
+        returns how many.
 
         Rows are marked in per-fragment deletion vectors (fragments and index segments are
         immutable); deleted rows are never returned and leave every statistic at once.
@@ -135,8 +140,8 @@ class Table:
             raise InvalidArgument("delete needs a SQL predicate, e.g. \"id = 7\"")
         with self.db.writing():
             try:
-                found = self.db.ctx.sql(f'SELECT "{ROWID}" FROM "{self.name}" WHERE {predicate}').to_arrow_table()
-            except Exception as exc:  # DataFusion reports planning errors as plain exceptions
+                found = self.db.sql(f'SELECT "{ROWID}" FROM "{self.name}" WHERE {predicate}').to_arrow_table()
+            except EngineError as exc:
                 raise InvalidArgument(f"bad DELETE predicate {predicate!r}: {exc}") from None
             ids = np.unique(found.column(0).to_numpy())
             if not len(ids):
@@ -167,6 +172,9 @@ class Table:
         ftype = snap.schema.field(column).type
         if not (pa.types.is_string(ftype) or pa.types.is_large_string(ftype)):
             raise InvalidArgument(f"column {column!r} is {ftype}; only text columns can be indexed")
+        unknown = sorted(set(options) - set(INDEX_OPTIONS))
+        if unknown:
+            raise InvalidArgument(f"unknown index option(s) {unknown}; valid: {list(INDEX_OPTIONS)}")
         options = dict(options)
         positions = options.pop("positions", existing.positions if existing else False)
         k1 = options.pop("k1", existing.k1 if existing else 1.2)

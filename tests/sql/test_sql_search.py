@@ -989,7 +989,7 @@ def test_delete_without_where_or_with_a_bad_predicate_writes_nothing(library):
     for sql in (
         "DELETE FROM docs",
         "DELETE FROM docs WHERE nosuch = 1",
-        "DELETE FROM docs WHERE MATCH(body, 'alpha')",
+        "DELETE FROM docs WHERE MATCH(nosuch, 'alpha')",
     ):
         with pytest.raises(fts.FtsError):
             library.sql(sql)

@@ -101,6 +101,7 @@ class _Lowering:
         self.schemas = schemas
         self.outermost = outermost
         self.managed: dict[str, bool] = {}
+        self.missing: list[exp.Table] = []  # tables in FROM the session does not have
         self._leaf_of = leaf or self._leaf
 
     # -- sources ------------------------------------------------------------------------
@@ -113,10 +114,12 @@ class _Lowering:
         for table in tables:
             if isinstance(table, exp.Table) and not table.args.get("db"):
                 found = self.schemas(identifier(table))
-                if found is not None:
-                    name = table.alias_or_name if table.alias else identifier(table)
-                    out[name] = (table, found[0])
-                    self.managed[name] = found[1]
+                if found is None:
+                    self.missing.append(table)
+                    continue
+                name = table.alias_or_name if table.alias else identifier(table)
+                out[name] = (table, found[0])
+                self.managed[name] = found[1]
         return out
 
     def _target(self, matches: list[FtsMatch], sources: dict[str, tuple[exp.Table, pa.Schema]]) -> str:
@@ -137,6 +140,8 @@ class _Lowering:
                     targets.add(owner)
                 else:
                     owners = [a for a, (_, schema) in sources.items() if name in schema.names]
+                    if not owners and self.missing:  # (the missing table is the cause)
+                        raise self._error(f"no table named {identifier(self.missing[0])!r}", self.missing[0])
                     if not owners:
                         raise self._error(f"no table in FROM has a column {name!r}", col)
                     if len(owners) > 1:
