@@ -1,4 +1,4 @@
-"""Every example of the user guide runs (docs/guide/*.md).
+"""Every example of the user guide (docs/guide/*.md) and of the README runs.
 
 Each guide page is a script: its fenced code blocks run in document order, one pytest
 test per block, with one namespace and one temporary working directory per page.
@@ -45,6 +45,7 @@ PAGES = (
     "storage.md",
     "performance.md",
     "cli.md",
+    "../../README.md",
 )
 RUN = ("python", "sql", "bash")
 LISTING = ("text", "console")
@@ -99,7 +100,7 @@ def _param(block: Block) -> Any:
         marks.append(pytest.mark.skip(reason=block.reason or "marked docs-test: skip"))
     elif block.mode == "xfail":
         marks.append(pytest.mark.xfail(strict=True, reason=block.reason))
-    stem = block.page.removesuffix(".md")
+    stem = Path(block.page).stem
     return pytest.param(block, id=f"{stem}-{block.index:02d}-{block.lang}-L{block.line}", marks=marks)
 
 
@@ -120,8 +121,9 @@ class Pages:
 
     def state(self, page: str) -> PageState:
         if page not in self.states:
-            directory = self.factory.mktemp(page.removesuffix(".md"))
-            self.states[page] = PageState(directory, {"__name__": f"docs_{page[:-3].replace('-', '_')}"})
+            stem = Path(page).stem
+            directory = self.factory.mktemp(stem)
+            self.states[page] = PageState(directory, {"__name__": f"docs_{stem.replace('-', '_')}"})
         return self.states[page]
 
 
