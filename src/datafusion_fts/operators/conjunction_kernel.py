@@ -44,7 +44,7 @@ from .posting_cursor import (
     IN_BLOCK, PAST_ROWS, advance, cursors, damaged, gallop, no_refcounts, reach, row, seek, slot_ranges, start_cursors,
     tf_at,
 )
-from .topk_heap import NO_KEY, heap_drain, heap_push, java_key
+from .topk_heap import NO_KEY, heap_push, heap_results, java_key
 
 REQUIRED = 0
 OPTIONAL = 1
@@ -151,10 +151,8 @@ def conjunction_topk(
         keys, out_rows, out_scores,
     )
     damaged(cs)
-    heap_drain(keys, out_rows, out_scores, size)
-    for i in range(size):
-        out_rows[i] += base
-    return out_rows[:size], out_scores[:size], scored, skipped, total
+    out_rows, out_scores = heap_results(keys, out_rows, out_scores, size, base)
+    return out_rows, out_scores, scored, skipped, total
 
 
 @no_refcounts

@@ -37,7 +37,7 @@ from ..index.postings_kernel import BLOCK_SIZE
 from .posting_cursor import (
     PAST_ROWS, cursors, damaged, gallop, no_refcounts, reach, row, seek, slot_ranges, start_cursors, tf_at,
 )
-from .topk_heap import heap_drain, heap_push, java_key
+from .topk_heap import heap_push, heap_results, java_key
 
 EXCLUDED = 2  # as in .conjunction_kernel; any other kind is a scored (optional) slot
 
@@ -111,10 +111,8 @@ def pruned_or_topk(
             floor, order, prefix, bound_w, np.ones(n, dtype=np.uint8),
         )
     damaged(cs)
-    heap_drain(keys, out_rows, out_scores, size)
-    for i in range(size):
-        out_rows[i] += base
-    return out_rows[:size], out_scores[:size], scored, skipped, total
+    out_rows, out_scores = heap_results(keys, out_rows, out_scores, size, base)
+    return out_rows, out_scores, scored, skipped, total
 
 
 @no_refcounts

@@ -97,3 +97,13 @@ def heap_drain(keys, rows, values, size) -> None:
         key, row, value = keys[end], rows[end], values[end]
         keys[end], rows[end], values[end] = keys[0], rows[0], values[0]
         _sift_down(keys, rows, values, 0, end, key, row, value)
+
+
+@njit(cache=True, nogil=True)
+def heap_results(keys, rows, scores, size, base):
+    """The heap's ``size`` entries best first, as (row ids, scores): its local rows
+    shifted by ``base`` (what every segment kernel returns)."""
+    heap_drain(keys, rows, scores, size)
+    for i in range(size):
+        rows[i] += base
+    return rows[:size], scores[:size]
