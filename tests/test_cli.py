@@ -123,6 +123,26 @@ def test_errors_print_in_red_and_exit_1(kept_db: Path, args: tuple[str, ...], me
     assert result.exception is None or isinstance(result.exception, SystemExit)
 
 
+@pytest.mark.parametrize("fmt", ["jsonl", "json", "csv"])
+def test_search_writes_machine_formats_with_exact_scores(kept_db: Path, fmt: str) -> None:
+    import csv
+    import io
+    import json
+
+    result = invoke("search", str(kept_db), "docs", "json decode", "--limit", "3", "--columns", "name",
+                    "--format", fmt)
+    assert result.exit_code == 0, result.output
+    expected = fts.connect(kept_db).table("docs").search("json decode", limit=3, columns=["name"]).to_pylist()
+    if fmt == "jsonl":
+        rows = [json.loads(line) for line in result.output.splitlines()]
+    elif fmt == "json":
+        rows = json.loads(result.output)
+    else:
+        rows = [{"_rowid": int(r["_rowid"]), "_score": float(r["_score"]), "name": r["name"]}
+                for r in csv.DictReader(io.StringIO(result.output))]
+    assert rows == expected  # (the float64 scores round-trip exactly)
+
+
 def test_search_refuses_a_directory_that_is_not_a_database(tmp_path: Path) -> None:
     result = invoke("search", str(tmp_path), "docs", "json")
     assert result.exit_code == 2

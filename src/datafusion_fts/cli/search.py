@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import sys
 import time
 from collections.abc import Sequence
 from pathlib import Path
@@ -16,6 +17,7 @@ from rich.text import Text
 
 from ..table import Table
 from .common import column_list, open_database, shorten
+from .render import FORMATS, STREAM_WRITERS
 
 
 def results_table(
@@ -67,13 +69,18 @@ def timed_search(table: Table, query: str, **kwargs: Any) -> tuple[pa.Table, flo
     "--offset", type=click.IntRange(min=0), default=0, show_default=True, help="Rows to skip first."
 )
 @click.option("--columns", default=None, help="Comma-separated columns to show (default: all).")
+@click.option("--format", "fmt", type=click.Choice(FORMATS), default="table", show_default=True,
+              help="table: ranked for reading; csv, json, jsonl: every column, full scores, for programs.")
 def search(
-    db_path: Path, table: str, query: str, limit: int, offset: int, columns: str | None
+    db_path: Path, table: str, query: str, limit: int, offset: int, columns: str | None, fmt: str
 ) -> None:
     """Search TABLE of the database at DB_PATH with a query string."""
     handle = open_database(db_path).table(table)
     result, ms = timed_search(
         handle, query, limit=limit, offset=offset, columns=column_list(columns)
     )
+    if fmt != "table":
+        STREAM_WRITERS[fmt](sys.stdout.buffer, result.to_batches(), result.schema)
+        return
     shown = [name for name in result.column_names if name not in ("_rowid", "_score")]
     Console().print(results_table(result, f"{query}  ·  {ms:.1f} ms", shown, first_rank=offset + 1))
