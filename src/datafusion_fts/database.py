@@ -119,7 +119,7 @@ class Database:
         self._snapshots: dict[str, tuple[TableMeta, tuple[FreshRun, ...], TableSnapshot]] = {}
         # Per table: the TableMeta whose fragments (dataset) and deleted ids (whether any)
         # are registered as its parts.
-        self._registered: dict[str, tuple[TableMeta, Any, bool]] = {}
+        self._registered: dict[str, tuple[TableMeta, list[str], bool]] = {}
         with self.store.exclusive() as alone:
             if alone:  # nobody writes: recover from a crash (and delete files past their grace)
                 self._recover(self.store.load_manifest())
@@ -546,29 +546,27 @@ class Database:
         data_name, deleted_name, fresh_name = _part_names(meta.name)
         known = self._registered.get(meta.name)
         same = known is not None and known[0] is meta
-        for name in (fresh_name,) if same else (data_name, deleted_name, fresh_name):
+        for name in (fresh_name,) if same else (*(known[1] if known else ()), deleted_name, fresh_name):
             if self._parts.table_exist(name):
                 self._parts.deregister_table(name)
+        file_schema = pa.schema([pa.field(ROWID, pa.int64(), False), *meta.schema])
         if same:
-            _, dataset, has_deleted = known
+            _, data_parts, has_deleted = known
         else:
-            file_schema = pa.schema([pa.field(ROWID, pa.int64(), False), *meta.schema])
-            dataset = self.store.fragment_dataset([f.id for f in meta.fragments], file_schema)
+            data_parts = self._register_data(meta, data_name, file_schema)
             deleted = TableSnapshot(meta, self.store).deleted
             has_deleted = bool(len(deleted))
-            if meta.fragments:  # (a dataset of no files cannot take part in a union)
-                self._parts.register_dataset(data_name, dataset)
             if has_deleted:
                 self._parts.register_record_batches(deleted_name, [[pa.record_batch({ROWID: pa.array(deleted)})]])
-            self._registered[meta.name] = (meta, dataset, has_deleted)
+            self._registered[meta.name] = (meta, data_parts, has_deleted)
         fresh = list(fresh_batches(self._fresh.get(meta.name, ())))
-        if not has_deleted and not fresh:
-            self._schema.set_managed(meta.name, datafusion.Table(dataset))
-            return
-        parts = [f'SELECT * FROM "{data_name}"'] if meta.fragments else []
+        parts = [f'SELECT * FROM "{name}"' for name in data_parts]
         if fresh:
             self._parts.register_record_batches(fresh_name, [fresh])
             parts.append(f'SELECT * FROM "{fresh_name}"')
+        if not parts:  # (no rows at all)
+            self._schema.set_managed(meta.name, self._parts.from_arrow(file_schema.empty_table()).into_view())
+            return
         source = " UNION ALL ".join(parts)
         if has_deleted:
             source = (
@@ -576,10 +574,27 @@ class Database:
             )
         self._schema.set_managed(meta.name, self._parts.sql(source).into_view())
 
+    def _register_data(self, meta: TableMeta, data_name: str, file_schema: pa.Schema) -> list[str]:
+        """Register the table's fragments as parts; their names. Files are read by
+        DataFusion's own Parquet reader, one part each (a pyarrow dataset scan that a LIMIT
+        leaves unfinished can crash the interpreter at exit); an in-memory store's
+        fragments are one pyarrow dataset."""
+        paths = self.store.fragment_paths([f.id for f in meta.fragments])
+        if paths is None:
+            if not meta.fragments:  # (a dataset of no files cannot take part in a union)
+                return []
+            dataset = self.store.fragment_dataset([f.id for f in meta.fragments], file_schema)
+            self._parts.register_dataset(data_name, dataset)
+            return [data_name]
+        names = [f"{data_name}_{i}" for i in range(len(paths))]
+        for name, path in zip(names, paths):
+            self._parts.register_parquet(name, path, schema=file_schema)
+        return names
+
     def _deregister(self, name: str) -> None:
-        self._registered.pop(name, None)
+        known = self._registered.pop(name, None)
         self._schema.drop_managed(name)
-        for table in _part_names(name):
+        for table in (*(known[1] if known else ()), *_part_names(name)):
             if self._parts.table_exist(table):
                 self._parts.deregister_table(table)
 

@@ -75,6 +75,7 @@ class Store(Protocol):
     def take_fragment_rows(self, frag_id: str, local_rows: np.ndarray, columns: list[str]) -> pa.Table:
         """The ``columns`` of rows ``local_rows`` (ascending, distinct) of a fragment."""
     def fragment_dataset(self, frag_ids: list[str], schema: pa.Schema) -> ds.Dataset: ...
+    def fragment_paths(self, frag_ids: list[str]) -> list[str] | None: ...
     def write_segment(self, seg_id: str, arrays: dict[str, pa.Array]) -> None: ...
     def read_segment(self, seg_id: str) -> dict[str, pa.Array]: ...
     def lock_for_writes(self) -> bool: ...
@@ -429,11 +430,15 @@ class DirectoryStore:
         return self._pages(frag_id).take(local_rows, columns, self._fetch_pool())
 
     def fragment_dataset(self, frag_ids: list[str], schema: pa.Schema) -> ds.Dataset:
+        return ds.dataset(self.fragment_paths(frag_ids), schema=schema, format="parquet")
+
+    def fragment_paths(self, frag_ids: list[str]) -> list[str]:
+        """The fragments' files (each checked to exist)."""
         paths = [self._fragment_path(f) for f in frag_ids]
         for frag_id, path in zip(frag_ids, paths):
             if not path.exists():
                 raise _gone(self.root, "data fragment", frag_id)
-        return ds.dataset([str(p) for p in paths], schema=schema, format="parquet")
+        return [str(p) for p in paths]
 
     # -- segments -------------------------------------------------------------------
     def write_segment(self, seg_id: str, arrays: dict[str, pa.Array]) -> None:
@@ -566,6 +571,10 @@ class MemoryStore:
     def fragment_dataset(self, frag_ids: list[str], schema: pa.Schema) -> ds.Dataset:
         tables = [self._fragments[f] for f in frag_ids]
         return ds.dataset(tables if tables else schema.empty_table(), schema=schema)
+
+    def fragment_paths(self, frag_ids: list[str]) -> None:
+        """None: the fragments are in memory, not in files."""
+        return None
 
     def write_segment(self, seg_id: str, arrays: dict[str, pa.Array]) -> None:
         self._segments[seg_id] = dict(arrays)
