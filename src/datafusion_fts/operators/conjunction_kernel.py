@@ -41,7 +41,7 @@ from ..index.bm25 import BOUND_MARGIN
 from ..index.postings_codec import rank
 from ..index.postings_kernel import BLOCK_SIZE
 from .posting_cursor import (
-    IN_BLOCK, PAST_ROWS, advance, cursors, damaged, gallop, no_refcounts, reach, row, seek, slot_ranges, start_cursors,
+    IN_BLOCK, PAST_ROWS, advance, advance_call, cursors, damaged, gallop, no_refcounts, reach, row, seek, slot_ranges, start_cursors,
     tf_at,
 )
 from .topk_heap import NO_KEY, heap_push, heap_results, java_key
@@ -218,7 +218,7 @@ def _intersect(
         target = d
         for i in range(2, n_req):
             t = order[i]
-            q, s = advance(src, cs, t, starts[t], ends[t], blk0s[t], cur[t], d, skip)
+            q, s = advance_call(src, cs, t, starts[t], ends[t], blk0s[t], cur[t], d, skip)
             skipped += s
             cur[t] = q
             if q >= ends[t]:
@@ -256,7 +256,7 @@ def _intersect(
         excluded = False
         for t in range(n):
             if kinds[t] == EXCLUDED:
-                q, s = advance(src, cs, t, starts[t], ends[t], blk0s[t], cur[t], d, skip)
+                q, s = advance_call(src, cs, t, starts[t], ends[t], blk0s[t], cur[t], d, skip)
                 skipped += s
                 cur[t] = q
                 if q < ends[t] and row(cs, t, starts[t], q) == d:

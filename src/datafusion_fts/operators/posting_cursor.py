@@ -33,11 +33,9 @@ from ..index.postings_kernel import BLOCK_SIZE
 
 IN_BLOCK = BLOCK_SIZE - 1  # (a posting's place in its block: index & IN_BLOCK)
 
-# The smallest steps a kernel takes per candidate row (a row, a term frequency, a probe)
-# are compiled in line in the kernels' walks (which count no references either). The
-# larger ones (advance, seeking by blocks) are calls: in line at every call site they
-# made one conjunction kernel take 35 s to compile (140 s for its variants) for no
-# speed measured at 1M rows.
+# The steps a kernel takes per candidate row are compiled in line in the kernels' walks
+# (which count no references either): a call passes a cursor's source and buffers as
+# some ninety words, which costs more than most steps.
 in_line = njit(cache=True, nogil=True, _nrt=False, inline="always")
 
 
@@ -159,7 +157,7 @@ def seek(src, cs, t, start, end, blk0, cur, target, skip):
     return seek_past(src, cs, t, start, end, blk0, cur, target, skip)
 
 
-@no_refcounts
+@in_line
 def seek_past(src, cs, t, start, end, blk0, cur, target, skip):
     """:func:`seek` from posting ``cur`` (< ``end``) whose row is known to be below
     ``target``, decoded or not: :func:`advance` passes postings by their block's last row
@@ -193,7 +191,7 @@ def seek_past(src, cs, t, start, end, blk0, cur, target, skip):
     return seek_blocks(src, cs, t, start, end, blk0, cur, target)
 
 
-@no_refcounts
+@in_line
 def seek_blocks(src, cs, t, start, end, blk0, cur, target):
     """:func:`seek` past its first probes (``cur < end``): whole blocks passed by their
     last row, then one block searched, decoded no further than the row sought."""
@@ -233,7 +231,7 @@ def below(src, cs, t, start, end, blk0, cur, target):
     return row(cs, t, start, cur) < target
 
 
-@no_refcounts
+@in_line
 def advance(src, cs, t, start, end, blk0, cur, target, skip):
     """Move ``cur`` to the first posting with row >= ``target``, as a conjunction moves a
     list to a candidate row. In a dense list the target is usually a few postings on, so
@@ -276,3 +274,10 @@ def slot_ranges(post_offsets, block_offsets, tids):
             ends[t] = post_offsets[tid + 1]
             blk0s[t] = block_offsets[tid]
     return starts, ends, blk0s
+
+
+@no_refcounts
+def advance_call(src, cs, t, start, end, blk0, cur, target, skip):
+    """:func:`advance` as a call, for the sites a kernel reaches less often than its main
+    loop: in line at every site, it made the conjunction kernel take 35 s to compile."""
+    return advance(src, cs, t, start, end, blk0, cur, target, skip)
