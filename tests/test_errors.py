@@ -390,6 +390,11 @@ CASES: list[tuple[str, Call, type[FtsError], tuple[str, ...]]] = [
      ("surrogate", "1:7")),
     ("lone surrogate in SQL", lambda db: db.sql("SELECT _rowid FROM docs WHERE MATCH(body, '\udc80')"), SqlError,
      ("surrogate", "1:44")),
+    ("query string over the term cap", lambda db: db.table("docs").search("a " * 10_001), QuerySyntaxError,
+     ("more than 10,000 terms", "fts.max_query_terms", "1:20001")),
+    ("MATCH over a lowered term cap",
+     lambda db: (db.sql("SET fts.max_query_terms = 2"), db.sql("SELECT _rowid FROM docs WHERE MATCH(body, 'a b c')")),
+     QuerySyntaxError, ("more than 2 terms",)),
     # -- messages that name the cause (issue 20)
     ("MATCH on a missing table", lambda db: db.sql("SELECT id FROM nope WHERE MATCH(body, 'a')"), SqlError,
      ("no table named 'nope'", "1:16")),
@@ -486,3 +491,12 @@ def test_delete_takes_a_match_predicate(db):
     assert db.sql("SELECT id FROM docs ORDER BY id").to_pylist() == [{"id": 1}, {"id": 2}]
     assert db.table("docs").delete("MATCH(body, 'alpha')") == 1
     assert db.sql("SELECT id FROM docs").to_pylist() == [{"id": 2}]
+
+
+def test_the_term_cap_is_read_when_a_cached_sql_shape_runs_again(db):
+    sql = "SELECT _rowid FROM docs WHERE MATCH(body, '{}') ORDER BY score() DESC LIMIT 3"
+    assert db.sql(sql.format("alpha beta gamma")).to_arrow_table().num_rows == 3
+    db.sql("SET fts.max_query_terms = 2")
+    with pytest.raises(QuerySyntaxError, match="more than 2 terms"):
+        db.sql(sql.format("alpha beta gamma"))
+    assert db.sql(sql.format("alpha beta")).to_arrow_table().num_rows == 2

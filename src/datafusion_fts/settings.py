@@ -92,6 +92,8 @@ REGISTRY: dict[str, Setting] = {
                 "Where Ray workers read the database (a pyarrow.fs URI); empty: its directory."),
         Setting("fts.ray_retries", 2, _non_negative_int, "Times a failed actor call is sent again per query."),
         Setting("fts.ray_max_restarts", 2, _non_negative_int, "Times Ray restarts a dead search actor."),
+        Setting("fts.max_query_terms", 10_000, _positive_int,
+                "Most words and phrases a query string may hold (Python API and SQL MATCH); past it the query is refused."),
     )
 }
 

@@ -480,7 +480,7 @@ class Table:
             columns = default_columns or list(snap.meta.indexes) or [
                 f.name for f in snap.schema if pa.types.is_string(f.type) or pa.types.is_large_string(f.type)
             ]
-            query = parse(query, columns)
+            query = parse(query, columns, max_terms=self.db.settings.get("fts.max_query_terms"))
         if not isinstance(query, QUERY_TYPES):
             raise InvalidArgument(f"query must be a query tree or a string, got {type(query).__name__}")
         if limit is not None and (isinstance(limit, bool) or not isinstance(limit, int) or not 0 < limit <= INT64_MAX):

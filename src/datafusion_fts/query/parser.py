@@ -103,11 +103,27 @@ _PLAIN_WORD = re.compile(r'(?!&&|\|\|)[^\s()+\-!^~":*\\][^\s()":^~*\\]*')
 _SPACE = re.compile(r"\s*")
 
 
-def _tokenize(text: str) -> list[_Token]:
-    """Split ``text`` into tokens ending with EOF; lexical errors are raised here."""
+# Words and phrases a query string may hold by default (``fts.max_query_terms``): past it
+# the query is refused as the tokenizer reaches it, before any parsing (Lucene's default
+# clause limit is 1,024; Elasticsearch's was 1,024, now 4,096 and more).
+MAX_QUERY_TERMS = 10_000
+
+
+def _tokenize(text: str, max_terms: int = MAX_QUERY_TERMS) -> list[_Token]:
+    """Split ``text`` into tokens ending with EOF; lexical errors, and more than
+    ``max_terms`` words and phrases, are raised here."""
     tokens: list[_Token] = []
     i, n = 0, len(text)
+    terms = counted = 0
     while True:
+        while counted < len(tokens):
+            terms += tokens[counted].kind in (_Kind.TERM, _Kind.PHRASE)
+            counted += 1
+        if terms > max_terms:
+            raise QuerySyntaxError(
+                f"the query holds more than {max_terms:,} terms (fts.max_query_terms)",
+                text, tokens[-1].start, tokens[-1].end - tokens[-1].start,
+            )
         i = _SPACE.match(text, i).end()
         if i >= n:
             break
@@ -223,11 +239,11 @@ class _Operand:
 
 
 class _Parser:
-    def __init__(self, text: str, columns: tuple[str, ...], operator: str) -> None:
+    def __init__(self, text: str, columns: tuple[str, ...], operator: str, max_terms: int) -> None:
         self.text = text
         self.columns = columns
         self.operator = operator
-        self.tokens = _tokenize(text)
+        self.tokens = _tokenize(text, max_terms)
         self.pos = 0
         self.depth = 0
 
@@ -523,6 +539,7 @@ def parse(
     text: str,
     default_columns: str | Sequence[str] | None = None,
     default_operator: str = "or",
+    max_terms: int = MAX_QUERY_TERMS,
 ) -> Query:
     """Parse a Lucene-style query string (docs/design.md: "The query tree and the query string")
     into a query tree.
@@ -535,6 +552,7 @@ def parse(
         text: The query string.
         default_columns: The column, or columns, searched by words without a field.
         default_operator: ``"or"`` or ``"and"``: how juxtaposed words combine.
+        max_terms: The most words and phrases the text may hold (``fts.max_query_terms``).
 
     Returns:
         The query tree.
@@ -574,4 +592,4 @@ def parse(
         raise QuerySyntaxError("not valid text: a lone surrogate cannot be encoded as UTF-8", text, err.start) from None
     if not text.strip():
         raise QuerySyntaxError("empty query", text, 0, len(text))
-    return _Parser(text, columns, default_operator).group(columns, None)
+    return _Parser(text, columns, default_operator, max_terms).group(columns, None)

@@ -325,7 +325,9 @@ class SqlSession:
 
     def _plan(self, statement: exp.Expression, source: str) -> tuple[exp.Expression, list[Lowered]]:
         statement = statement.copy()
-        lowered = lower_statement(self._text, statement, self._schema_of, _fresh_name)
+        lowered = lower_statement(
+            self._text, statement, self._schema_of, _fresh_name, max_terms=self.db.settings.get("fts.max_query_terms")
+        )
         return statement, lowered
 
     def _run_search(
@@ -420,7 +422,8 @@ class SqlSession:
                         tuple(lowered), direct(rewritten, lowered))
 
     def _run_template(self, template: Template, shape: Shape) -> datafusion.DataFrame:
-        text, lowered = template.bind(self._text, shape, parse_match, _fresh_name)
+        parse_leaf = partial(parse_match, max_terms=self.db.settings.get("fts.max_query_terms"))
+        text, lowered = template.bind(self._text, shape, parse_leaf, _fresh_name)
         if template.direct is not None:  # the search's result is the answer
             result, _, _ = self.db.retrying(partial(self._run_search, lowered[0], in_order=True, planned=False))
             return self.ctx.from_arrow(template.direct.apply(result))

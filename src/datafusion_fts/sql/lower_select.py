@@ -23,7 +23,7 @@ from sqlglot import exp
 
 from ..errors import PlanError, QuerySyntaxError, SqlError
 from ..planner.logical import LogicalSearch
-from ..query.parser import parse
+from ..query.parser import MAX_QUERY_TERMS, parse
 from ..query.tree import Boolean, Query
 from ..settings import INT64_MAX
 from .dialect import FtsMatch, FtsScore, FtsScoreExplain, identifier
@@ -70,12 +70,14 @@ def _has_match(node: exp.Expression) -> bool:
     return node.find(FtsMatch) is not None
 
 
-def parse_match(sql: str, start: int | None, text: str, columns: tuple[str, ...]) -> Query:
+def parse_match(
+    sql: str, start: int | None, text: str, columns: tuple[str, ...], max_terms: int = MAX_QUERY_TERMS
+) -> Query:
     """The leaf of a MATCH over ``columns`` whose query literal, ``text``, starts at
     ``start`` in ``sql``: a syntax error in it points into the SQL (past the opening
     quote, counting each '' escape as two)."""
     try:
-        return parse(text, list(columns))
+        return parse(text, list(columns), max_terms=max_terms)
     except QuerySyntaxError as err:
         if start is None:
             raise
@@ -95,8 +97,10 @@ class _Lowering:
         schemas: Callable[[str], tuple[pa.Schema, bool] | None],
         outermost: bool = False,
         leaf: Callable[[FtsMatch], Query] | None = None,
+        max_terms: int = MAX_QUERY_TERMS,
     ) -> None:
         self.sql = sql
+        self.max_terms = max_terms
         self.select = select
         self.schemas = schemas
         self.outermost = outermost
@@ -161,7 +165,7 @@ class _Lowering:
         if not (isinstance(literal, exp.Literal) and literal.is_string):
             raise self._error("the query of MATCH must be a string literal", literal)
         columns = tuple(identifier(c) for c in m.expressions)
-        return parse_match(self.sql, _start(literal, self.sql), literal.this, columns)
+        return parse_match(self.sql, _start(literal, self.sql), literal.this, columns, self.max_terms)
 
     def _tree(self, node: exp.Expression) -> Query:
         """AND / OR / NOT over MATCH predicates -> one Boolean tree (docs/design.md: "SQL")."""
@@ -453,12 +457,15 @@ def lower_statement(
     schemas: Callable[[str], tuple[pa.Schema, bool] | None],
     fresh_name: Callable[[], str],
     leaf: Callable[[FtsMatch], Query] | None = None,
+    max_terms: int = MAX_QUERY_TERMS,
 ) -> list[Lowered]:
     """Lower every SELECT of ``statement`` that searches, innermost first (in place).
-    ``leaf`` makes each MATCH's leaf of the tree (by default: its query text parsed)."""
+    ``leaf`` makes each MATCH's leaf of the tree (by default: its query text parsed, with
+    at most ``max_terms`` words and phrases)."""
     lowered = []
     for select in reversed(list(statement.find_all(exp.Select, bfs=False))):
-        result = _Lowering(sql, select, schemas, outermost=select is statement, leaf=leaf).lower(fresh_name)
+        lowering = _Lowering(sql, select, schemas, outermost=select is statement, leaf=leaf, max_terms=max_terms)
+        result = lowering.lower(fresh_name)
         if result is not None:
             lowered.append(result)
         else:
