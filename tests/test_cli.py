@@ -191,3 +191,24 @@ def test_help_and_version_import_no_engine(flag: str) -> None:
     if flag == "--help":
         for name in ("demo", "import", "index", "optimize", "search", "sql", "stats"):
             assert f"\n  {name} " in out.stdout
+
+
+def test_compiling_a_kernel_is_announced_once_and_a_cached_one_not_at_all() -> None:
+    import io
+
+    from numba import njit
+    from rich.console import Console
+
+    from datafusion_fts.cli.common import COMPILING, compile_notice
+
+    out = io.StringIO()
+    with compile_notice(Console(file=out)):
+        njit(lambda x: x + 1)(1)  # (not cached: compiled here)
+        njit(lambda x: x * 2)(1)
+    assert out.getvalue().count(COMPILING) == 1
+    ready = njit(lambda x: x - 1)
+    ready(1)
+    quiet = io.StringIO()
+    with compile_notice(Console(file=quiet)):
+        ready(2)  # (compiled already, as a kernel loaded from numba's cache is)
+    assert quiet.getvalue() == ""

@@ -57,15 +57,18 @@ class FtsGroup(click.Group):
             formatter.write_dl([(name, help) for name, (_, _, help) in sorted(COMMANDS.items())])
 
     def invoke(self, ctx: click.Context) -> Any:
+        from rich.console import Console
+
+        from .common import compile_notice
+
         try:
-            return super().invoke(ctx)
+            with compile_notice(Console(stderr=True)):
+                return super().invoke(ctx)
         except Exception as exc:
             from .common import error_text, is_engine_error
 
             if not isinstance(exc, FtsError) and not is_engine_error(exc):
                 raise
-            from rich.console import Console
-
             Console(stderr=True).print(error_text(exc))
             ctx.exit(1)
 
