@@ -40,7 +40,7 @@ from .query.tree import Query
 from .ingest import check_new_schema, conform, open_batches, prefetched
 from .settings import Settings
 from .storage.manifest import PAGED_LAYOUT, ROWID, FragmentMeta, IndexMeta, Manifest, SegmentMeta, TableMeta
-from .sql.session_catalog import attach
+from .sql.session_catalog import RESERVED_PREFIX, attach
 from .sql.statement_cache import StatementCache
 from .storage.snapshot import TableSnapshot
 from .storage.store import DirectoryStore, MemoryStore, Store
@@ -57,8 +57,6 @@ SEGMENT_SET_CACHE = 8
 READ_ATTEMPTS = 8
 _NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 MAX_NAME_CHARS = 128
-# The prefix of the tables each managed table registers beside itself in the session.
-RESERVED_PREFIX = "__fts_"
 T = TypeVar("T")
 
 

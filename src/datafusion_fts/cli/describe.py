@@ -22,6 +22,7 @@ from ..database import Database
 from ..errors import CatalogError
 from ..storage.manifest import IndexMeta, TableMeta
 from ..storage.snapshot import TableSnapshot
+from ..sql.session_catalog import RESERVED_PREFIX
 from ..storage.store import DirectoryStore
 from .common import plural
 
@@ -105,7 +106,7 @@ def _other_tables(db: Database) -> list[str]:
     in the shell with CREATE VIEW, say); the views behind managed tables are hidden."""
     managed = set(db.table_names())
     names = db.ctx.catalog().schema().names()
-    return sorted(n for n in names if n not in managed and not n.startswith("__fts_"))
+    return sorted(n for n in names if n not in managed and not n.startswith(RESERVED_PREFIX))
 
 
 def tables_overview(db: Database) -> RichTable:

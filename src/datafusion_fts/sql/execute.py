@@ -23,6 +23,7 @@ from ..storage.foreign import ForeignTable
 from ..udfs.error_bridge import TranslatingDataFrame, call
 from .dialect import CreateFulltextIndex, Explain, Fts, FtsMatch, FtsScore, FtsScoreExplain, Optimize, identifier, parse_sql
 from .lower_select import Lowered, expand_stars, lower_statement, parse_match
+from .session_catalog import RESERVED_PREFIX
 from .statement_cache import Shape, StatementCache, Template, direct, shape_of, slot_leaf
 from .text_functions import rewrite_text_functions
 from ..settings import Settings
@@ -57,7 +58,7 @@ _names = itertools.count()
 
 def _fresh_name() -> str:
     """A name no other search result has (results are registered while a statement runs)."""
-    return f"__fts_result_{next(_names)}"
+    return f"{RESERVED_PREFIX}result_{next(_names)}"
 
 
 def _statement_texts(sql: str, count: int) -> list[str]:
@@ -319,7 +320,7 @@ class SqlSession:
         """(schema, managed) of a table SQL may search."""
         if name in self.db.table_names():
             return self.db.snapshot(name).schema, True
-        if self.ctx.table_exist(name) and not name.startswith("__fts_"):
+        if self.ctx.table_exist(name) and not name.startswith(RESERVED_PREFIX):
             return self.ctx.table(name).schema(), False
         return None
 

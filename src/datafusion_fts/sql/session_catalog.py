@@ -25,6 +25,9 @@ from ..errors import CatalogError
 
 DEFAULT_CATALOG = "datafusion"
 DEFAULT_SCHEMA = "public"
+# The prefix of the tables the engine registers itself (a managed table's parts, db.sql's
+# temporary results): refused for users' tables.
+RESERVED_PREFIX = "__fts_"
 
 
 class SessionSchema(SchemaProvider):
