@@ -82,9 +82,6 @@ from .parquet_values import (
 # scan (a few MiB: batches of about 16k rows of the benchmark corpus).
 CHUNK_PAGES = 64
 SCAN_CHUNK_PAGES = 1024
-# A fetch spreads its pieces over threads from this many (rows x pieces) on: below it,
-# waking a thread costs about what it saves.
-POOL_MIN_ROWS = 128
 
 _DECODABLE = frozenset({"PLAIN", "RLE", "RLE_DICTIONARY", "PLAIN_DICTIONARY"})
 _DECODABLE_INTEGERS = _DECODABLE | {"DELTA_BINARY_PACKED"}
@@ -354,8 +351,11 @@ class PageReader:
         """The ``names`` columns of file-local ``rows`` (ascending, distinct).
 
         Each column's rows are read in pieces of at most ``chunk_pages`` pages (so what a
-        large fetch holds at once is bounded), run on ``pool`` when there are several:
-        reads, decompression and the compiled loops release the GIL."""
+        large fetch holds at once is bounded), run on ``pool`` when one is given: reads,
+        decompression and the compiled loops release the GIL. Only scans pass a pool: on
+        scattered rows a page is ~10 us of work, and handing the GIL between threads that
+        often cost more than the second core gave (100 random rows of the benchmark's
+        three columns: 4.0 ms on one thread, 6.0 ms on two; 4,000 rows: 134 vs 170 ms)."""
         if len(rows) and not 0 <= rows[0] <= rows[-1] < self.num_rows:
             raise StorageError(f"rows {rows[0]}..{rows[-1]} asked of data file {self.path} of {self.num_rows} rows")
         pieces: dict[str, list] = {}
@@ -369,7 +369,7 @@ class PageReader:
             pieces[name] = []
             for chunk in self._chunks(column, rows, chunk_pages):
                 tasks.append((name, column, chunk))
-        if pool is not None and len(tasks) > 1 and len(rows) * len(tasks) >= POOL_MIN_ROWS:
+        if pool is not None and len(tasks) > 1:
             arrays = list(pool.map(lambda task: self._take_pages(task[1], task[2]), tasks))
         else:
             arrays = [self._take_pages(column, chunk) for _, column, chunk in tasks]

@@ -381,11 +381,11 @@ class DirectoryStore:
                 reader = self._readers.setdefault(frag_id, reader)
         return reader
 
-    def _fetch_pool(self) -> ThreadPoolExecutor:
-        """Threads a row fetch spreads its pages over (made on first use)."""
+    def _scan_pool(self) -> ThreadPoolExecutor:
+        """Threads a scan spreads its pages over (made on first use)."""
         with self._lock:
             if self._pool is None:
-                self._pool = ThreadPoolExecutor(max_workers=os.cpu_count() or 1, thread_name_prefix="fts-fetch")
+                self._pool = ThreadPoolExecutor(max_workers=os.cpu_count() or 1, thread_name_prefix="fts-scan")
             return self._pool
 
     def _open_fragment(self, frag_id: str) -> pq.ParquetFile:
@@ -402,7 +402,7 @@ class DirectoryStore:
         pages = self._pages(frag_id)
         if pages.readable(columns):
             lo, hi = local_range if local_range is not None else (0, pages.num_rows - 1)
-            yield from pages.scan(columns, batch_rows, lo, hi, self._fetch_pool())
+            yield from pages.scan(columns, batch_rows, lo, hi, self._scan_pool())
             return
         # A reader of its own per scan: concurrent scans never share pyarrow state, and
         # without memory mapping the scanned pages are not charged to this process's RSS.
@@ -427,7 +427,7 @@ class DirectoryStore:
 
     def take_fragment_rows(self, frag_id: str, local_rows: np.ndarray, columns: list[str]) -> pa.Table:
         """Rows by local index (ascending, distinct), reading only the pages they sit in."""
-        return self._pages(frag_id).take(local_rows, columns, self._fetch_pool())
+        return self._pages(frag_id).take(local_rows, columns)
 
     def fragment_dataset(self, frag_ids: list[str], schema: pa.Schema) -> ds.Dataset:
         return ds.dataset(self.fragment_paths(frag_ids), schema=schema, format="parquet")
