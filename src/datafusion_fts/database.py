@@ -305,14 +305,14 @@ class Database:
 
     def _recover(self, manifest: Manifest) -> None:
         """With the writer lock held, undo what a crashed writer left half done: cut torn
-        log tails, delete files that never committed (docs/design.md: "Commits, garbage collection
+        log tails (a damaged log is refused), delete files that never committed (docs/design.md: "Commits, garbage collection
         and recovery"). A directory with files but no manifest is refused first (they are not
         leftovers)."""
         self.store.check_manifest()
         for name in manifest.tables:
             log = self._log(name)
             if log is not None:
-                log.repair()
+                log.cut_torn_tail()
         self._collect_garbage(manifest)
 
     def _collect_garbage(self, manifest: Manifest) -> None:

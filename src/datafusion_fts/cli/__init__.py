@@ -31,6 +31,7 @@ COMMANDS = {
     "import": ("import_file", "import_command", "Stream a Parquet, CSV or JSON lines file into a table."),
     "index": ("manage", "index", "(Re)build the full-text index of columns of a table."),
     "optimize": ("manage", "optimize", "Flush fresh rows, index the unindexed tail, merge segments."),
+    "repair": ("repair", "repair", "Keep every intact record of a damaged log; move the damaged log aside."),
     "search": ("search", "search", "Search a table with a query string."),
     "sql": ("sql_shell", "sql", "SQL on a database: an interactive shell, or scripts."),
     "stats": ("manage", "stats", "Tables, rows per tier, index segments and sizes."),

@@ -3,14 +3,22 @@
 A log is a file of records, each ``[u32 length][u32 crc32][payload]`` where the payload
 is one Arrow IPC stream (a batch of rows with their ``_rowid``). ``append`` returns only
 after the record is on disk (fsync); writers that arrive while another one syncs share
-the next fsync (group commit). Replay stops at the first torn or corrupt record — the
-tail of a write that never returned — and the writer truncates it away, so exactly the
-acknowledged records survive a crash. A reader (without the directory's writer lock)
-leaves the file alone: that tail may be a record another process is writing.
+the next fsync (group commit).
+
+A *torn* last record (the file ends inside it, and the bytes there do not match its
+crc32) is the tail of a write that never returned: replay stops there and the writer cuts
+it off (:meth:`WriteAheadLog.cut_torn_tail`), so exactly the acknowledged records survive
+a crash. A reader (without the directory's writer lock) leaves the file alone: that tail
+may be a record another process is writing. Any other bad record (a whole one failing its
+crc32, or one followed by intact records) is damage, never a crash: opening refuses
+(:class:`LogDamaged`, naming the log, the offset and the intact records after it) and
+changes nothing, until ``datafusion-fts repair`` keeps every intact record
+(:meth:`WriteAheadLog.salvage`) and moves the damaged log aside.
 """
 
 from __future__ import annotations
 
+import itertools
 import os
 import struct
 import threading
@@ -25,6 +33,22 @@ from ..errors import StorageError
 from .store import fsync_path
 
 _HEADER = struct.Struct("<II")
+# Every payload is an Arrow IPC stream, which begins with this continuation marker: where
+# a record may begin after a damaged one is found by looking for it.
+_IPC_MARKER = b"\xff\xff\xff\xff"
+
+
+class LogDamaged(StorageError):
+    """A log record is damaged and intact records follow it: replaying the log would drop
+    acknowledged rows, cutting it would delete them."""
+
+    def __init__(self, path: Path, offset: int, intact_after: int) -> None:
+        super().__init__(
+            f"the log {path} has a damaged record at byte {offset}, with {intact_after} intact record(s) "
+            "after it: nothing was changed; run `datafusion-fts repair <database>` to keep every intact record "
+            "(the damaged log is moved aside)"
+        )
+        self.path, self.offset, self.intact_after = path, offset, intact_after
 
 
 def encode(batch: pa.RecordBatch) -> bytes:
@@ -35,22 +59,51 @@ def encode(batch: pa.RecordBatch) -> bytes:
     return _HEADER.pack(len(payload), zlib.crc32(payload)) + payload
 
 
+def _record(data: bytes, at: int) -> tuple[int, list[pa.RecordBatch]] | None:
+    """(end offset, batches) of the record at offset ``at``, or None if it is not intact."""
+    if at + _HEADER.size > len(data):
+        return None
+    length, crc = _HEADER.unpack_from(data, at)
+    start, end = at + _HEADER.size, at + _HEADER.size + length
+    if end > len(data) or zlib.crc32(data[start:end]) != crc:
+        return None
+    try:
+        return end, list(pa.ipc.open_stream(pa.py_buffer(data[start:end])))
+    except pa.ArrowInvalid:
+        return None
+
+
 def _records(data: bytes, at: int = 0) -> Iterator[tuple[int, pa.RecordBatch]]:
     """(end offset, batch) of every intact record from offset ``at`` on, stopping at the
     first bad one."""
-    while at + _HEADER.size <= len(data):
-        length, crc = _HEADER.unpack_from(data, at)
-        start, end = at + _HEADER.size, at + _HEADER.size + length
-        if end > len(data) or zlib.crc32(data[start:end]) != crc:
-            return
-        try:
-            reader = pa.ipc.open_stream(pa.py_buffer(data[start:end]))
-            batches = list(reader)
-        except pa.ArrowInvalid:
-            return
+    while (found := _record(data, at)) is not None:
+        at, batches = found
         for batch in batches:
-            yield end, batch
-        at = end
+            yield at, batch
+
+
+def _torn(data: bytes, at: int) -> bool:
+    """Whether the bad record at ``at`` is a torn last one: the file ends inside it and
+    what is there is not the whole payload (a damaged length could make a whole record
+    look cut short; its crc32 tells)."""
+    if at + _HEADER.size > len(data):
+        return True
+    length, crc = _HEADER.unpack_from(data, at)
+    return at + _HEADER.size + length > len(data) and zlib.crc32(data[at + _HEADER.size :]) != crc
+
+
+def _intact_after(data: bytes, bad: int) -> list[pa.RecordBatch]:
+    """The batches of the intact records after a bad one at offset ``bad``. A damaged
+    length hides where the next record starts, so one is looked for wherever a payload's
+    IPC marker could sit (a false start would need a matching crc32). Empty for a torn tail."""
+    batches: list[pa.RecordBatch] = []
+    at = bad + 1
+    while (marker := data.find(_IPC_MARKER, at + _HEADER.size)) >= 0:
+        start = end = marker - _HEADER.size
+        for end, batch in _records(data, start):
+            batches.append(batch)
+        at = start + 1 if end == start else end + 1
+    return batches
 
 
 @dataclass(frozen=True)
@@ -62,6 +115,17 @@ class Replay:
     end: int
     crc: int
     resumed: bool
+
+
+@dataclass(frozen=True)
+class Salvaged:
+    """What :meth:`WriteAheadLog.salvage` did: the rows it kept, the row-id ranges
+    (inclusive) the damaged records held (now rows of nulls, to delete), and where the
+    damaged log went."""
+
+    kept_rows: int
+    lost: list[tuple[int, int]]
+    aside: Path
 
 
 class WriteAheadLog:
@@ -82,7 +146,8 @@ class WriteAheadLog:
 
     def replay(self, prefix: tuple[int, int] | None = None) -> Replay:
         """The intact records, in order. ``prefix`` is the (end, crc) of an earlier replay:
-        if the file still begins with those bytes, only the records after them are read."""
+        if the file still begins with those bytes, only the records after them are read.
+        Raises :class:`LogDamaged` when intact records follow a bad one."""
         data = self._read()
         start, crc = 0, 0
         if prefix is not None and prefix[0] <= len(data) and zlib.crc32(data[: prefix[0]]) == prefix[1]:
@@ -90,21 +155,71 @@ class WriteAheadLog:
         good, batches = start, []
         for good, batch in _records(data, start):
             batches.append(batch)
+        self._refuse_damage(data, good)
         return Replay(batches, good, zlib.crc32(data[start:good], crc), resumed=start > 0)
 
-    def repair(self) -> None:
-        """Cut the first torn or corrupt record and everything after it (a write that never
-        returned) off the file. Only the directory's writer may: for anyone else that tail
-        may be a record being written."""
+    def _refuse_damage(self, data: bytes, good: int) -> None:
+        """Raise :class:`LogDamaged` if the bad record at ``good`` is not a torn tail."""
+        if good < len(data) and ((after := _intact_after(data, good)) or not _torn(data, good)):
+            raise LogDamaged(self.path, good, len(after))
+
+    def cut_torn_tail(self) -> None:
+        """Cut a torn or corrupt last record (a write that never returned) off the file.
+        Only the directory's writer may: for anyone else that tail may be a record being
+        written. Raises :class:`LogDamaged`, changing nothing, when intact records follow."""
         data = self._read()
         good = 0
         for good, _ in _records(data):
             pass
         if good < len(data):
+            self._refuse_damage(data, good)
             with open(self.path, "r+b") as f:
                 f.truncate(good)
                 f.flush()
                 os.fsync(f.fileno())
+
+    def salvage(self, next_rowid: int) -> Salvaged | None:
+        """For ``repair``, with the writer lock held. When the log is damaged (a bad record
+        that is not a torn tail, see the module docstring): move it aside
+        (``<name>.damaged-<n>``) and write a new log of every intact record, the row ids the
+        damaged records held (from ``next_rowid``, the table's first uncommitted row id, on)
+        filled with rows of nulls so the ids stay consecutive, for the caller to delete.
+        Else None (and a torn tail is cut)."""
+        data = self._read()
+        good, batches = 0, []
+        for good, batch in _records(data):
+            batches.append(batch)
+        after = _intact_after(data, good) if good < len(data) else []
+        if good == len(data) or (not after and _torn(data, good)):
+            self.cut_torn_tail()
+            return None
+        batches += after
+        lost: list[tuple[int, int]] = []
+        kept: list[pa.RecordBatch] = []
+        expected = next_rowid
+        for batch in batches:
+            ids = batch.column(0).to_numpy()
+            batch = batch.filter(pa.array(ids >= expected))  # (rows flushed before a crash)
+            if not batch.num_rows:
+                continue
+            first = batch.column(0)[0].as_py()
+            if first > expected:
+                lost.append((expected, first - 1))
+                kept.append(_nulls(batch.schema, expected, first))
+            kept.append(batch)
+            expected = first + batch.num_rows
+        aside = next(path for n in itertools.count(1)
+                     if not (path := self.path.with_name(f"{self.path.name}.damaged-{n}")).exists())
+        tmp = self.path.with_name(self.path.name + ".tmp")
+        with open(tmp, "wb") as f:
+            for batch in kept:
+                f.write(encode(batch))
+            f.flush()
+            os.fsync(f.fileno())
+        os.replace(self.path, aside)
+        os.replace(tmp, self.path)
+        fsync_path(self.path.parent)
+        return Salvaged(sum(b.num_rows for b in kept) - sum(hi - lo + 1 for lo, hi in lost), lost, aside)
 
     def append(self, batch: pa.RecordBatch) -> None:
         """Write one record and return once it is durable."""
@@ -136,3 +251,10 @@ class WriteAheadLog:
                 f.flush()
                 os.fsync(f.fileno())
             self._written = self._synced = 0
+
+
+def _nulls(schema: pa.Schema, lo: int, hi: int) -> pa.RecordBatch:
+    """Rows ``lo..hi - 1`` of nulls (``_rowid`` first): what stands for rows a damaged
+    record held until they are deleted."""
+    ids = pa.array(range(lo, hi), type=schema.field(0).type)
+    return pa.RecordBatch.from_arrays([ids, *(pa.nulls(hi - lo, f.type) for f in list(schema)[1:])], schema=schema)

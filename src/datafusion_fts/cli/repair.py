@@ -1,0 +1,53 @@
+"""``repair``: keep every intact record of a damaged write-ahead log.
+
+Opening a database whose log has a damaged record (not a torn tail) is refused, and
+nothing is changed (storage/wal.py). This command, with the writer lock, writes each
+damaged log anew from its intact records, moves the damaged one aside, and deletes the
+rows the damaged records held (their ids were handed out: rows of nulls stand in for
+them until the delete)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import click
+from rich.console import Console
+
+from ..errors import StorageError
+from ..storage.store import MANIFEST, DirectoryStore
+from ..storage.wal import Salvaged, WriteAheadLog
+from .common import open_database
+
+
+@click.command()
+@click.argument("db_path", type=click.Path(exists=True, file_okay=False, path_type=Path))
+def repair(db_path: Path) -> None:
+    """Keep every intact record of DB's damaged logs; move the damaged logs aside."""
+    if not (db_path / MANIFEST).is_file():
+        raise click.UsageError(f"{db_path} is not a datafusion-fts database (no {MANIFEST})")
+    salvaged = salvage_logs(db_path)
+    console = Console()
+    db = open_database(db_path)
+    for name, found in salvaged.items():
+        if found is None:
+            console.print(f"{name}: the log is intact")
+            continue
+        for lo, hi in found.lost:
+            db.table(name).delete(f"_rowid BETWEEN {lo} AND {hi}")
+        lost = ", ".join(f"{lo}..{hi}" for lo, hi in found.lost) or "none"
+        console.print(f"{name}: kept {found.kept_rows:,} logged rows; the damaged log is now "
+                      f"{found.aside.relative_to(db_path)}; row ids lost with it (deleted): {lost}")
+
+
+def salvage_logs(db_path: Path) -> dict[str, Salvaged | None]:
+    """Per table, what :meth:`WriteAheadLog.salvage` did to its log (None: nothing to do),
+    with the directory's writer lock."""
+    store = DirectoryStore(db_path)
+    with store.exclusive() as mine:
+        if not mine:
+            raise StorageError(f"database {db_path} is being written by another Database: close it first")
+        manifest = store.load_manifest()
+        return {
+            name: WriteAheadLog(db_path / "wal" / f"{name}.log").salvage(meta.next_rowid)
+            for name, meta in manifest.tables.items()
+        }
