@@ -74,6 +74,7 @@ from .parquet_values import (
     PLAIN_DICTIONARY,
     RLE_DICTIONARY,
     gather_bytes,
+    locate_rows,
     plain_entries,
     select_values,
 )
@@ -89,6 +90,7 @@ _DECODABLE_INTEGERS = _DECODABLE | {"DELTA_BINARY_PACKED"}
 # (ZSTD goes through zstandard instead: pyarrow makes a decompression context per call).
 _CODECS = {"ZSTD": "zstd", "UNCOMPRESSED": None, "SNAPPY": "snappy", "GZIP": "gzip", "BROTLI": "brotli",
            "LZ4": "lz4_raw"}
+_CRC_FIELDS = [S_HAS_CRC, S_CRC_LO, S_CRC_HI, S_CRC]
 _UNITS = {"milliseconds": "ms", "microseconds": "us", "nanoseconds": "ns"}
 _NONE = np.zeros(0, dtype=np.int64)
 T = TypeVar("T")
@@ -411,9 +413,7 @@ class PageReader:
         """The column's values at ``rows`` (ascending, distinct), from the pages they sit in."""
         pages = self._pages_of(column.leaf)
         assert pages is not None
-        page_of = np.searchsorted(pages.first_rows, rows, side="right") - 1
-        used, page_of = np.unique(page_of, return_inverse=True)
-        wanted = rows - pages.first_rows[used][page_of]
+        used, page_of, wanted = locate_rows(pages.first_rows, rows)
         sizes = pages.sizes[used]
         raw = self._read_pages(pages.offsets[used], sizes)
         groups = pages.groups[used]
@@ -479,13 +479,10 @@ class PageReader:
             yield from self.take(rows, names, pool, SCAN_CHUNK_PAGES).to_batches()
 
     def _check_crcs(self, raw: bytes, spans: np.ndarray, column: _Column) -> None:
-        checked = np.flatnonzero(spans[:, S_HAS_CRC])
-        if not len(checked):
-            return
         view = memoryview(raw)
-        ranges = zip(spans[checked, S_CRC_LO].tolist(), spans[checked, S_CRC_HI].tolist(), spans[checked, S_CRC].tolist())
-        if any(zlib.crc32(view[lo:hi]) != crc for lo, hi, crc in ranges):
-            raise StorageError(f"damaged data file {self.path}: checksum mismatch in a page of column {column.name!r}")
+        for has, lo, hi, crc in spans[:, _CRC_FIELDS].tolist():
+            if has and zlib.crc32(view[lo:hi]) != crc:
+                raise StorageError(f"damaged data file {self.path}: checksum mismatch in a page of column {column.name!r}")
 
     def _dictionaries(
         self, column: _Column, pages: _Pages, groups: np.ndarray, coded: np.ndarray, parts: list, filled: int
@@ -564,13 +561,9 @@ def _arrow(column: _Column, buf: np.ndarray, valid: np.ndarray, a: np.ndarray, b
         data = a if column.width == 8 else a.astype(np.uint32)  # (a value's bits; 0 for a null)
         array = pa.Array.from_buffers(column.physical, n, [mask, pa.py_buffer(data)], null_count=nulls)
         return array if column.physical == column.arrow_type else array.cast(column.arrow_type)
-    lens = np.where(valid, b, 0)
     large = pa.types.is_large_string(column.arrow_type) or pa.types.is_large_binary(column.arrow_type)
-    offsets = np.zeros(n + 1, dtype=np.int64)
-    np.cumsum(lens, out=offsets[1:])
+    offsets, data = gather_bytes(buf, valid, a, b)
     if not large and offsets[-1] >= 2**31:
         raise StorageError("a fetch of more than 2 GiB of one string column: fetch fewer rows at a time")
-    data = np.empty(int(offsets[-1]), dtype=np.uint8)
-    gather_bytes(buf, a, lens, offsets, data)
     buffers = [mask, pa.py_buffer(offsets if large else offsets.astype(np.int32)), pa.py_buffer(data)]
     return pa.Array.from_buffers(column.arrow_type, n, buffers, null_count=nulls)

@@ -316,8 +316,35 @@ def plain_entries(buf, lo, hi, n):
 
 
 @njit(cache=True, nogil=True)
-def gather_bytes(buf, starts, lens, offsets, out):
-    """Copy value i's ``lens[i]`` bytes from ``buf[starts[i]:]`` to ``out[offsets[i]:]``."""
-    for i in range(starts.shape[0]):
-        s, o, n = starts[i], offsets[i], lens[i]
-        out[o : o + n] = buf[s : s + n]  # (a slice copies several times faster than a byte loop)
+def locate_rows(first_rows, rows):
+    """For ascending ``rows``: the distinct pages they sit in (indexes into the pages'
+    ``first_rows``), the index of each row's page among those, and its row in the page."""
+    n = rows.shape[0]
+    used = np.empty(n, dtype=np.int64)
+    page_of = np.empty(n, dtype=np.int64)
+    wanted = np.empty(n, dtype=np.int64)
+    m = 0
+    for i in range(n):
+        page = np.searchsorted(first_rows, rows[i], side="right") - 1
+        if m == 0 or used[m - 1] != page:
+            used[m] = page
+            m += 1
+        page_of[i] = m - 1
+        wanted[i] = rows[i] - first_rows[page]
+    return used[:m], page_of, wanted
+
+
+@njit(cache=True, nogil=True)
+def gather_bytes(buf, valid, starts, lens):
+    """The offsets (``n + 1``) and bytes of values ``i`` = ``buf[starts[i]:][:lens[i]]``
+    laid end to end, a null (``valid[i]`` False) taking none."""
+    n = starts.shape[0]
+    offsets = np.empty(n + 1, dtype=np.int64)
+    offsets[0] = 0
+    for i in range(n):
+        offsets[i + 1] = offsets[i] + (lens[i] if valid[i] else 0)
+    out = np.empty(offsets[n], dtype=np.uint8)
+    for i in range(n):
+        s, o = starts[i], offsets[i]
+        out[o : offsets[i + 1]] = buf[s : s + offsets[i + 1] - o]  # (a slice copies faster than a byte loop)
+    return offsets, out
