@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import itertools
 import os
-import re
 import threading
 import time
 from collections import Counter
@@ -39,7 +38,17 @@ from .operators.hybrid_residual_search import TailInfo
 from .query.tree import Query
 from .ingest import check_new_schema, conform, open_batches, prefetched
 from .settings import Settings
-from .storage.manifest import PAGED_LAYOUT, ROWID, FragmentMeta, IndexMeta, Manifest, SegmentMeta, TableMeta
+from .storage.manifest import (
+    MAX_NAME_CHARS,
+    PAGED_LAYOUT,
+    ROWID,
+    FragmentMeta,
+    IndexMeta,
+    Manifest,
+    SegmentMeta,
+    TableMeta,
+    valid_table_name,
+)
 from .sql.session_catalog import RESERVED_PREFIX, attach
 from .sql.statement_cache import StatementCache
 from .storage.snapshot import TableSnapshot
@@ -55,8 +64,6 @@ SEGMENT_SET_CACHE = 8
 # Times a reader reads the manifest and the logs again when a commit lands meanwhile (or
 # runs a search again when a file of its snapshot was deleted meanwhile).
 READ_ATTEMPTS = 8
-_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
-MAX_NAME_CHARS = 128
 T = TypeVar("T")
 
 
@@ -430,7 +437,7 @@ class Database:
 
     def create_table(self, name: str, data: Any = None, schema: pa.Schema | None = None) -> Table:
         """A new managed table from ``data`` (rows get ``_rowid`` 0, 1, 2, ...)."""
-        if not isinstance(name, str) or not _NAME.match(name) or len(name) > MAX_NAME_CHARS:
+        if not valid_table_name(name):
             raise InvalidArgument(f"table name must be an identifier of at most {MAX_NAME_CHARS} characters, got {name!r}")
         if name.lower().startswith(RESERVED_PREFIX):
             raise InvalidArgument(

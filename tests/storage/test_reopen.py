@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import gc
 import hashlib
+import json
 import os
 import shutil
 import weakref
@@ -523,3 +524,29 @@ def test_a_directory_with_data_but_no_manifest_is_refused_and_kept(path):
             fts.connect(path)
     kept = sorted(p.relative_to(path) for p in path.rglob("*") if p.is_file() and p.name != "LOCK")
     assert kept == [f for f in files if f.name != "manifest.json"]
+
+
+@pytest.mark.parametrize("where", ["table name", "fragment", "deletion vector", "segment", "retired"])
+def test_a_manifest_naming_a_path_outside_the_database_is_refused(path, where):
+    """Names and file ids in a manifest become paths (wal/<table>.log, data/<id>.parquet):
+    one that is not of the form this system makes is refused before anything is read."""
+    build(path)
+    gc.collect()
+    outside = path.parent / "outside.parquet"
+    outside.write_bytes(b"not ours")
+    manifest = json.loads((path / "manifest.json").read_text())
+    table = manifest["tables"]["docs"]
+    if where == "table name":
+        manifest["tables"] = {"../outside": table}
+    elif where == "fragment":
+        table["fragments"][0]["id"] = "../../outside"
+    elif where == "deletion vector":
+        table["fragments"][0]["deletes"] = "../../outside"
+    elif where == "segment":
+        next(iter(table["indexes"].values()))["segments"][0]["id"] = "../outside"
+    else:
+        manifest["retired"] = [{"id": "../../outside", "at": 0.0}]
+    (path / "manifest.json").write_text(json.dumps(manifest))
+    with pytest.raises(fts.StorageError, match="manifest"):
+        fts.connect(path)
+    assert outside.read_bytes() == b"not ours"

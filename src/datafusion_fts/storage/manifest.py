@@ -15,6 +15,7 @@ and Lance keep old versions until a vacuum).
 from __future__ import annotations
 
 import base64
+import re
 from dataclasses import dataclass, field, replace
 from functools import cached_property
 from typing import Any
@@ -30,6 +31,15 @@ from ..analysis import AnalyzerConfig
 #     fetched page by page; OPTIMIZE rewrites fragments of layout 1.
 FORMAT_VERSION = 2
 ROWID = "_rowid"
+# A table name: an identifier of at most MAX_NAME_CHARS characters (it names the table's
+# log file, wal/<name>.log, so nothing else may pass).
+TABLE_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
+MAX_NAME_CHARS = 128
+# The ids of the files a manifest names, by kind (file_id makes them): a manifest naming
+# anything else (``../../file``) is refused, so nothing outside the directory is read.
+_FILE_IDS = {"fragment": re.compile(r"^frag-\d{8}$"), "deletion vector": re.compile(r"^dv-\d{8}$"),
+             "segment": re.compile(r"^seg-\d{8}$")}
+_ANY_FILE_ID = re.compile(r"^(frag|dv|seg)-\d{8}$")
 # FragmentMeta.layout of the files written now (earlier: 1, see FORMAT_VERSION).
 PAGED_LAYOUT = 2
 
@@ -185,14 +195,40 @@ class Manifest:
 
     @classmethod
     def from_json(cls, data: dict[str, Any]) -> "Manifest":
+        """The manifest ``data`` holds; ValueError when a name or file id in it is not one
+        this system makes."""
         if data.get("format") not in range(1, FORMAT_VERSION + 1):
             raise ValueError(f"unsupported manifest format {data.get('format')!r}")
-        return cls(
+        manifest = cls(
             version=int(data["version"]),
             next_file_id=int(data["next_file_id"]),
             tables={name: _table_from_json(name, t) for name, t in data["tables"].items()},
             retired=tuple(RetiredFile(str(r["id"]), float(r["at"])) for r in data.get("retired", ())),
         )
+        for name, table in manifest.tables.items():
+            if not valid_table_name(name):
+                raise ValueError(f"table name {name!r} is not an identifier of at most {MAX_NAME_CHARS} characters")
+            for frag in table.fragments:
+                _check_id("fragment", frag.id)
+                if frag.deletes is not None:
+                    _check_id("deletion vector", frag.deletes)
+            for index in table.indexes.values():
+                for seg in index.segments:
+                    _check_id("segment", seg.id)
+        for retired in manifest.retired:
+            if not _ANY_FILE_ID.match(retired.id):
+                raise ValueError(f"retired file id {retired.id!r} is not one this system makes")
+        return manifest
+
+
+def valid_table_name(name: object) -> bool:
+    """Whether ``name`` may name a table (see TABLE_NAME)."""
+    return isinstance(name, str) and len(name) <= MAX_NAME_CHARS and TABLE_NAME.match(name) is not None
+
+
+def _check_id(kind: str, file_id: object) -> None:
+    if not isinstance(file_id, str) or not _FILE_IDS[kind].match(file_id):
+        raise ValueError(f"{kind} id {file_id!r} is not one this system makes")
 
 
 def _schema_to_b64(schema: pa.Schema) -> str:
