@@ -139,7 +139,7 @@ def _probe(system: str) -> str | None:
     try:
         system = SHARES.get(system, system)
         if system == "ours":
-            import datafusion_fts  # noqa: F401
+            import datafusion_fts.database  # noqa: F401 - the package itself imports lazily
         elif system == "bm25s":
             import bm25s  # noqa: F401
         elif system == "lance":
