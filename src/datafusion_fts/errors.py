@@ -8,6 +8,12 @@ class FtsError(Exception):
     """Base of every error raised by datafusion-fts."""
 
 
+class FtsNotice(UserWarning):
+    """Advice about how a statement ran, issued as a Python warning (the CLI and the SQL
+    shell print it): a MATCH that scanned more than ``fts.residual_row_limit`` rows
+    because no index covers its column, with the statement that would index it."""
+
+
 class InvalidArgument(FtsError, ValueError):
     """A Python API argument is out of its domain (a bad option, limit, or type)."""
 

@@ -264,7 +264,8 @@ def test_flat_scan_display_carries_the_reason():
     assert operator.display() == (
         "FlatScanSearch: table=docs, columns=['body'], k=3, "
         "reason=not IndexedSearch: body: phrase query but the index has no positions; "
-        "not HybridResidualSearch: body: phrase query but the index has no positions"
+        "not HybridResidualSearch: body: phrase query but the index has no positions, "
+        "advice: CREATE FULLTEXT INDEX ON docs (body) WITH (positions = true) would let MATCH on body use an index"
     )
 
 

@@ -60,10 +60,10 @@ class FtsGroup(click.Group):
     def invoke(self, ctx: click.Context) -> Any:
         from rich.console import Console
 
-        from .common import compile_notice
+        from .common import compile_notice, fts_notices
 
         try:
-            with compile_notice(Console(stderr=True)):
+            with compile_notice(Console(stderr=True)), fts_notices(Console(stderr=True)):
                 return super().invoke(ctx)
         except Exception as exc:
             from .common import error_text, is_engine_error

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import re
 import shutil
+import warnings
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -34,7 +35,7 @@ from rich.progress import (
 from rich.text import Text
 
 from ..database import Database, connect
-from ..errors import EngineError, FtsError, QuerySyntaxError, SqlError
+from ..errors import EngineError, FtsError, FtsNotice, QuerySyntaxError, SqlError
 from ..storage.store import MANIFEST
 from ..udfs.error_bridge import engine_message, is_datafusion_error
 from .sql_script import find_name
@@ -152,6 +153,24 @@ def compile_notice(console: Console) -> Iterator[None]:
             pass
 
     with event.install_listener("numba:compile", Notice()):
+        yield
+
+
+@contextmanager
+def fts_notices(console: Console) -> Iterator[None]:
+    """Print each :class:`FtsNotice` (advice such as the index a scanning MATCH lacks) as
+    it is issued, every time, in yellow: a command's or a shell statement's user reads it
+    there, not as a Python warning with a file and line."""
+    def show(message: Warning | str, category: type[Warning], *args: Any, **kwargs: Any) -> None:
+        if issubclass(category, FtsNotice):
+            console.print(Text(f"notice: {message}", style="yellow"))
+        else:
+            shown(message, category, *args, **kwargs)
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("always", FtsNotice)
+        shown = warnings.showwarning
+        warnings.showwarning = show
         yield
 
 

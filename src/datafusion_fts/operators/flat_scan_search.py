@@ -13,6 +13,7 @@ falls back to. Memory is bounded by the batch size and k:
 
 from __future__ import annotations
 
+import warnings
 from dataclasses import dataclass, field
 from typing import Callable, Iterator
 
@@ -20,6 +21,7 @@ import numpy as np
 import pyarrow as pa
 
 from ..analysis import Analyzer, TokenStream
+from ..errors import FtsNotice
 from ..analysis.analyzer import split_last_word
 from ..index.bm25 import ColumnStats
 from ..index.expansion import fuzzy_candidates, prefix_candidates
@@ -174,7 +176,11 @@ class FlatScanSearch(ExecutionPlan):
         include: np.ndarray | None = None,
         label: str = "",
         reason: str = "",
+        advice: str = "",
+        notice_rows: int | None = None,
     ) -> None:
+        """``advice`` (what would let the query use an index) is issued as an
+        :class:`FtsNotice` once the scan has passed ``notice_rows`` rows."""
         super().__init__()
         self.query = query
         self.scan = scan
@@ -184,12 +190,15 @@ class FlatScanSearch(ExecutionPlan):
         self.include = include
         self.label = label
         self.reason = reason
+        self.advice = advice
+        self.notice_rows = notice_rows
         self.columns = list(analyzers)
 
     def display(self) -> str:
         limit = "all" if self.k is None else str(self.k)
         reason = f", reason={self.reason}" if self.reason else ""
-        return f"FlatScanSearch: table={self.label}, columns={self.columns}, k={limit}{reason}"
+        advice = f", advice: {self.advice}" if self.advice else ""
+        return f"FlatScanSearch: table={self.label}, columns={self.columns}, k={limit}{reason}{advice}"
 
     # -- pass 1 ------------------------------------------------------------------------
     def _collect_stats(self) -> dict[str, _ScanStats]:
@@ -207,6 +216,9 @@ class FlatScanSearch(ExecutionPlan):
                     st.fuzzy.setdefault(key, set()).update(found)
                     wanted.extend(t for _, t in found if t not in wanted)
                 _count_df(stream, wanted, st.df)
+        scanned = int(self.metrics.values.get("rows_scanned", 0))
+        if self.advice and self.notice_rows is not None and scanned > self.notice_rows:
+            warnings.warn(FtsNotice(f"MATCH scanned {scanned:,} rows of {self.label}: {self.advice}"), stacklevel=2)
         return stats
 
     # -- pass 2 ------------------------------------------------------------------------

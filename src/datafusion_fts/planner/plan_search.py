@@ -24,6 +24,7 @@ from ..storage.foreign import ForeignTable
 from ..storage.snapshot import TableSnapshot
 from .bind_query import bind
 from .plan_distributed import DistributedExecutor, plan_distributed
+from .advise_index import advise_index
 from .search_request import DECIDED, SearchRequest, evolve
 from .simplify_query import simplify_query
 
@@ -111,7 +112,7 @@ def choose_search_operator(req: SearchRequest) -> SearchRequest:
     raise PlanError("no search operator can answer this query: " + "; ".join(passed_over))
 
 
-RULES: tuple[Callable[[SearchRequest], SearchRequest], ...] = (check_columns, choose_search_operator)
+RULES: tuple[Callable[[SearchRequest], SearchRequest], ...] = (check_columns, choose_search_operator, advise_index)
 
 
 _SHAPES_PER_SNAPSHOT = 1024
@@ -151,7 +152,7 @@ def _decide(req: SearchRequest) -> SearchRequest:
     return req
 
 
-def _decisions(req: SearchRequest) -> tuple[tuple[str, ...], frozenset[str], str, tuple[str, ...]]:
+def _decisions(req: SearchRequest) -> tuple[tuple[str, ...], frozenset[str], str, tuple[str, ...], str]:
     return _decide(req)[-DECIDED:]
 
 
@@ -265,5 +266,7 @@ def plan_search(req: SearchRequest, catalog: Catalog | None) -> tuple[ExecutionP
             req.include,
             label=snap.name,
             reason="; ".join(req.reasons),
+            advice=req.advice,
+            notice_rows=req.residual_row_limit,
         )
     return GlobalTopK([operator], req.k, req.offset), req

@@ -32,12 +32,13 @@ class SearchRequest(NamedTuple):
     phrase_columns: frozenset[str] = frozenset()
     choice: str = ""
     reasons: tuple[str, ...] = ()
+    advice: str = ""
 
 
 _FIELD_INDEX = {name: i for i, name in enumerate(SearchRequest._fields)}
 # The fields the rules fill are the last ones (a memoized decision is appended as is).
-DECIDED = 4
-assert SearchRequest._fields[-DECIDED:] == ("columns", "phrase_columns", "choice", "reasons")
+DECIDED = 5
+assert SearchRequest._fields[-DECIDED:] == ("columns", "phrase_columns", "choice", "reasons", "advice")
 
 
 def evolve(req: SearchRequest, **changes: Any) -> SearchRequest:

@@ -344,7 +344,8 @@ class SqlSession:
             foreign = ForeignTable(self.ctx, search.table)
             if search.k == 0:
                 return foreign.take(np.zeros(0, np.int64), np.zeros(0)), None, None
-            request = SearchRequest(foreign, search.tree, search.k, force_plan=self.db.settings.get("fts.force_plan"))
+            request = SearchRequest(foreign, search.tree, search.k, force_plan=self.db.settings.get("fts.force_plan"),
+                                    residual_row_limit=self.db.settings.get("fts.residual_row_limit"))
             plan, request = plan_search(request, None)
             found = pa.Table.from_batches(list(plan.execute()), schema=SEARCH_SCHEMA)
             return foreign.take(found.column(0).to_numpy(), found.column(1).to_numpy()), plan, request
