@@ -57,3 +57,27 @@ def test_a_newer_format_is_refused(old_db: Path) -> None:
     (old_db / "manifest.json").write_text(json.dumps(manifest))
     with pytest.raises(fts.StorageError, match="newer datafusion-fts"):
         fts.connect(old_db)
+
+
+@pytest.fixture
+def format2_db(tmp_path: Path) -> Path:
+    target = tmp_path / "format2"
+    shutil.copytree(FIXTURE / "format2", target)
+    return target
+
+
+def test_a_format_2_database_answers_as_it_did_and_after_optimize(format2_db: Path) -> None:
+    """Format 2 segments keep one impact point per block (tests/storage/fixtures/make_format2.py);
+    they are read as they are, and segments written now keep several: the same answers."""
+    expected = json.loads((format2_db / "expected.json").read_text())
+    db = fts.connect(format2_db)
+    docs = db.table("docs")
+    old = [db.segment(s) for s in docs.snapshot().meta.indexes["body"].segments]
+    assert old and {s.impacts for s in old} == {1}
+    assert results(docs) == expected
+    docs.create_index("title")  # rebuilt: segments of this format
+    docs.optimize()
+    new = [db.segment(s) for s in docs.snapshot().meta.indexes["title"].segments]
+    assert {s.impacts for s in new} == {4}
+    assert json.loads((format2_db / "manifest.json").read_text())["format"] == FORMAT_VERSION == 3
+    assert results(docs) == expected

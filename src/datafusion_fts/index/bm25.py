@@ -68,13 +68,14 @@ def _norms(dl: np.ndarray, k1: float, b: float, avgdl: float) -> np.ndarray:
 BOUND_MARGIN = 1.0 + 1e-9
 
 
-def block_bound_factors(max_tf: np.ndarray, min_dl: np.ndarray, stats: ColumnStats) -> np.ndarray:
-    """Per block, an upper bound of ``tf / (tf + norm)`` over its postings: the value at the
-    block's max tf and min length (it grows with tf and shrinks with length), computed with
-    the query's statistics so it stays safe when they change. A term's block score is at
-    most ``weight * factor``."""
-    tf = max_tf.astype(np.float64)
-    return tf / (tf + norms(min_dl, stats)) * BOUND_MARGIN
+def block_bound_factors(impact_tf: np.ndarray, impact_dl: np.ndarray, impacts: int, stats: ColumnStats) -> np.ndarray:
+    """Per block, an upper bound of ``tf / (tf + norm)`` over its postings: the largest value
+    at its ``impacts`` (tf, dl) points, each dominating some of its postings (the value grows
+    with tf and shrinks with length), computed with the query's statistics so it stays safe
+    when they change. A term's block score is at most ``weight * factor``."""
+    tf = impact_tf.astype(np.float64)
+    factors = tf / (tf + norms(impact_dl, stats)) * BOUND_MARGIN
+    return factors if impacts == 1 else factors.reshape(-1, impacts).max(axis=1)
 
 
 @njit(cache=True, nogil=True)

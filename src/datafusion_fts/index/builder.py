@@ -40,7 +40,7 @@ def _finish(
     post_offsets: np.ndarray, rows: np.ndarray, tfs: np.ndarray,
     pos_offsets: np.ndarray, positions: np.ndarray, dl: np.ndarray,
 ) -> Segment:
-    block_offsets, max_tf, min_dl, last_row = block_metadata(post_offsets, rows, tfs, dl, BLOCK_SIZE)
+    block_offsets, impact_tf, impact_dl, last_row = block_metadata(post_offsets, rows, tfs, dl, BLOCK_SIZE)
     meta = SegmentMeta(
         id=seg_id, lo=lo, hi=hi, base=base, count=count,
         n_docs=int(np.count_nonzero(dl)), total_tokens=int(dl.sum(dtype=np.int64)),
@@ -49,7 +49,7 @@ def _finish(
     return Segment(
         meta=meta, terms=terms, post_offsets=post_offsets, rows=rows, tfs=tfs,
         pos_offsets=pos_offsets, positions=positions, dl=dl, block_offsets=block_offsets,
-        block_max_tf=max_tf, block_min_dl=min_dl, block_last_row=last_row,
+        block_max_tf=impact_tf, block_min_dl=impact_dl, block_last_row=last_row,
     )
 
 
@@ -188,8 +188,9 @@ class _MergeInputs:
                     raise seg.damaged(exc) from exc
         else:
             pos_offsets, positions = np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.uint32)
-        block_offsets, max_tf, min_dl, last_row = block_metadata(offsets, rows, tfs, self.dl, BLOCK_SIZE)
-        out = {"block_offsets": block_offsets, "block_max_tf": max_tf, "block_min_dl": min_dl, "block_last_row": last_row}
+        block_offsets, impact_tf, impact_dl, last_row = block_metadata(offsets, rows, tfs, self.dl, BLOCK_SIZE)
+        out = {"block_offsets": block_offsets, "block_max_tf": impact_tf, "block_min_dl": impact_dl,
+               "block_last_row": last_row}
         if not pack:
             return {**out, "rows": rows, "tfs": tfs, "pos_offsets": pos_offsets, "positions": positions}
         out["block_bits"], out["block_words"], out["post_words"] = pack_postings(offsets, rows, tfs, block_offsets)

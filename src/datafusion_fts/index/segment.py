@@ -28,6 +28,7 @@ from .postings_codec import (
     PAD, DamagedPositions, DamagedPostings, check_layout, check_positions, gather, live_counts, pack_positions,
     pack_postings, rank,
 )
+from .postings_kernel import BLOCK_IMPACTS
 from .sorted_terms import find_term, term_buffers
 
 # Arrays of every segment, then of each layout, with their types.
@@ -64,6 +65,9 @@ class Segment:
     post_offsets: np.ndarray
     dl: np.ndarray
     block_offsets: np.ndarray
+    # Per block, its (tf, dl) impact points (index/postings_kernel.py block_metadata):
+    # ``impacts`` each, block j's at [j * impacts, (j + 1) * impacts). A segment of format 2
+    # keeps one, the block's max tf and min dl, hence the names.
     block_max_tf: np.ndarray
     block_min_dl: np.ndarray
     block_last_row: np.ndarray
@@ -125,7 +129,8 @@ class Segment:
             problem, name = f"{len(self.dl)} row lengths for {meta.count} rows", "dl"
         elif not packed and len(self.tfs) != len(self.rows):
             problem, name = "not one term frequency per row", "tfs"
-        elif len(self.block_max_tf) != len(self.block_last_row) or len(self.block_min_dl) != len(self.block_last_row):
+        elif (len(self.block_max_tf) != self.impacts * len(self.block_last_row)
+              or len(self.block_min_dl) != len(self.block_max_tf) or not 1 <= self.impacts <= BLOCK_IMPACTS):
             problem, name = "the block metadata differ in length", "block_max_tf"
         elif packed and len(self.post_words) < PAD:
             problem, name = "no packed postings", "post_words"
@@ -175,6 +180,12 @@ class Segment:
     @property
     def position_source(self) -> tuple[np.ndarray, ...]:
         return self.pos_words, self.block_pos_words, self.pos_offsets, self.positions
+
+    @property
+    def impacts(self) -> int:
+        """Impact points per block (see ``block_max_tf``): 1 in segments of format 2."""
+        blocks = len(self.block_last_row)
+        return len(self.block_max_tf) // blocks if blocks else 1
 
     @property
     def has_positions(self) -> bool:

@@ -159,7 +159,10 @@ class SegmentSet:
         key = (stats.n_docs, stats.total_tokens)
         cached = self._bounds.get(key)
         if cached is None:
-            cached = [block_bound_factors(p.segment.block_max_tf, p.segment.block_min_dl, stats) for p in self.parts]
+            cached = [
+                block_bound_factors(p.segment.block_max_tf, p.segment.block_min_dl, p.segment.impacts, stats)
+                for p in self.parts
+            ]
             self._bounds = {key: cached}
         return cached
 

@@ -29,7 +29,10 @@ from ..analysis import AnalyzerConfig
 # 1 - data fragments of 16,384-row row groups, read whole to fetch a row.
 # 2 - data fragments with small pages and an offset index (FragmentMeta.layout 2),
 #     fetched page by page; OPTIMIZE rewrites fragments of layout 1.
-FORMAT_VERSION = 2
+# 3 - index segments keep several (tf, dl) impact points per block for block-max pruning
+#     (index/postings_kernel.py block_metadata), in block_max_tf and block_min_dl; segments
+#     of format 2 keep one point (the block's max tf and min dl) and are read as they are.
+FORMAT_VERSION = 3
 ROWID = "_rowid"
 # A table name: an identifier of at most MAX_NAME_CHARS characters (it names the table's
 # log file, wal/<name>.log, so nothing else may pass).

@@ -1,0 +1,54 @@
+"""Block metadata (index/postings_kernel.py block_metadata): each block's impact points
+dominate every posting of the block, so the pruning bound computed from them is never
+below a score in the block, whatever the statistics."""
+
+from __future__ import annotations
+
+import numpy as np
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from datafusion_fts.index.bm25 import ColumnStats, block_bound_factors, norms
+from datafusion_fts.index.postings_kernel import BLOCK_IMPACTS, BLOCK_SIZE, block_metadata
+
+
+@st.composite
+def postings(draw):
+    """Terms' postings over rows of random lengths: ascending distinct rows per term."""
+    n_rows = draw(st.integers(1, 600))
+    dl = np.array(draw(st.lists(st.integers(0, 2**20), min_size=n_rows, max_size=n_rows)), dtype=np.uint32)
+    offsets, rows, tfs = [0], [], []
+    for _ in range(draw(st.integers(1, 4))):
+        mine = sorted(draw(st.sets(st.integers(0, n_rows - 1), max_size=n_rows)))
+        rows += mine
+        tfs += draw(st.lists(st.integers(1, 2**32 - 1) | st.integers(1, 4), min_size=len(mine), max_size=len(mine)))
+        offsets.append(len(rows))
+    return (np.array(offsets, np.int64), np.array(rows, np.uint32), np.array(tfs, np.uint32), dl)
+
+
+@settings(max_examples=200, deadline=None)
+@given(postings(), st.floats(0.0, 3.0), st.floats(0.0, 1.0), st.integers(1, 10**9), st.integers(1, 10**6))
+def test_every_posting_is_dominated_by_an_impact_point_of_its_block(data, k1, b, total, n_docs):
+    offsets, rows, tfs, dl = data
+    block_offsets, impact_tf, impact_dl, last_row = block_metadata(offsets, rows, tfs, dl, BLOCK_SIZE)
+    assert len(impact_tf) == len(impact_dl) == BLOCK_IMPACTS * len(last_row) == BLOCK_IMPACTS * block_offsets[-1]
+    stats = ColumnStats(n_docs, total, k1, b)
+    bounds = block_bound_factors(impact_tf, impact_dl, BLOCK_IMPACTS, stats)
+    for t in range(len(offsets) - 1):
+        for j, start in enumerate(range(offsets[t], offsets[t + 1], BLOCK_SIZE)):
+            block = block_offsets[t] + j
+            end = min(start + BLOCK_SIZE, offsets[t + 1])
+            points = slice(block * BLOCK_IMPACTS, (block + 1) * BLOCK_IMPACTS)
+            for i in range(start, end):
+                dominated = (impact_tf[points] >= tfs[i]) & (impact_dl[points] <= dl[rows[i]])
+                assert dominated.any()
+            tf = tfs[start:end].astype(np.float64)
+            scores = tf / (tf + norms(dl[rows[start:end]], stats))
+            assert scores.max() <= bounds[block]
+            assert last_row[block] == rows[end - 1]
+
+
+def test_one_point_blocks_of_earlier_segments_bound_as_before():
+    stats = ColumnStats(100, 5000)
+    tf, dl = np.array([3, 1], np.uint32), np.array([40, 10], np.uint32)
+    assert np.array_equal(block_bound_factors(tf, dl, 1, stats), tf / (tf + norms(dl, stats)) * (1 + 1e-9))
