@@ -69,6 +69,8 @@ BLOCK_IMPACTS = 4
 # most) bounds its score for every k1 >= 0, 0 <= b <= 1 and average length.
 _REF_K1 = 1.2
 _REF_B = 0.75
+# Blocks whose largest tf is below this find their frontier by bucketing tfs (no sort).
+_TF_BUCKETS = 64
 
 
 @njit(cache=True, nogil=True)
@@ -106,6 +108,7 @@ def block_metadata(post_offsets: np.ndarray, rows: np.ndarray, tfs: np.ndarray, 
             total += dl[i]
     avgdl = total / n_docs if n_docs else 1.0
     keys = np.empty(block_size, dtype=np.uint64)
+    by_tf = np.empty(_TF_BUCKETS, dtype=np.float64)
     ptf = np.empty(block_size, dtype=np.float64)
     pdl = np.empty(block_size, dtype=np.float64)
     for t in range(n_terms):
@@ -114,19 +117,31 @@ def block_metadata(post_offsets: np.ndarray, rows: np.ndarray, tfs: np.ndarray, 
         end = post_offsets[t + 1]
         for s in range(start, end, block_size):
             e = min(s + block_size, end)
-            n = e - s
-            for j in range(n):  # tf descending, then length ascending
-                keys[j] = (np.uint64(0xFFFFFFFF - tfs[s + j]) << np.uint64(32)) | np.uint64(dl[rows[s + j]])
-            order = np.argsort(keys[:n])
+            top = 0
+            for j in range(s, e):
+                top = max(top, tfs[j])
             m = 0
             shortest = np.inf
-            for j in order:  # the frontier: tf descending, length descending
-                d = np.float64(dl[rows[s + j]])
-                if d < shortest:
-                    ptf[m] = tfs[s + j]
-                    pdl[m] = d
-                    m += 1
-                    shortest = d
+            if top < _TF_BUCKETS:  # (the usual case: the shortest length per tf, no sort)
+                by_tf[: top + 1] = np.inf
+                for j in range(s, e):
+                    by_tf[tfs[j]] = min(by_tf[tfs[j]], np.float64(dl[rows[j]]))
+                for tf in range(top, 0, -1):  # the frontier: tf descending, length descending
+                    if by_tf[tf] < shortest:
+                        ptf[m] = tf
+                        pdl[m] = by_tf[tf]
+                        m += 1
+                        shortest = by_tf[tf]
+            else:
+                for j in range(e - s):  # tf descending, then length ascending
+                    keys[j] = (np.uint64(0xFFFFFFFF - tfs[s + j]) << np.uint64(32)) | np.uint64(dl[rows[s + j]])
+                for j in np.argsort(keys[: e - s]):
+                    d = np.float64(dl[rows[s + j]])
+                    if d < shortest:
+                        ptf[m] = tfs[s + j]
+                        pdl[m] = d
+                        m += 1
+                        shortest = d
             while m > BLOCK_IMPACTS:
                 best, at = np.inf, 0
                 for j in range(m - 1):
