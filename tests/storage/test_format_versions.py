@@ -21,11 +21,15 @@ sys.path.insert(0, str(FIXTURE))
 from make_format1 import QUERIES, results  # noqa: E402
 
 
+def copy_fixture(tmp_path: Path, name: str) -> Path:
+    target = tmp_path / name
+    shutil.copytree(FIXTURE / name, target)
+    return target
+
+
 @pytest.fixture
 def old_db(tmp_path: Path) -> Path:
-    target = tmp_path / "format1"
-    shutil.copytree(FIXTURE / "format1", target)
-    return target
+    return copy_fixture(tmp_path, "format1")
 
 
 def test_a_format_1_database_answers_as_it_did(old_db: Path) -> None:
@@ -61,9 +65,7 @@ def test_a_newer_format_is_refused(old_db: Path) -> None:
 
 @pytest.fixture
 def format2_db(tmp_path: Path) -> Path:
-    target = tmp_path / "format2"
-    shutil.copytree(FIXTURE / "format2", target)
-    return target
+    return copy_fixture(tmp_path, "format2")
 
 
 def test_a_format_2_database_answers_as_it_did_and_after_optimize(format2_db: Path) -> None:
