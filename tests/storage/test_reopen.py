@@ -23,6 +23,7 @@ from reference import RefTable, ref_search
 import datafusion_fts as fts
 import datafusion_fts.database as database_module
 from datafusion_fts.query import Boolean, Match, MultiMatch, Phrase, Prefix
+from datafusion_fts.storage.manifest import CHECKSUM, checksum
 
 BODIES = [
     "alpha beta gamma",
@@ -546,7 +547,25 @@ def test_a_manifest_naming_a_path_outside_the_database_is_refused(path, where):
         next(iter(table["indexes"].values()))["segments"][0]["id"] = "../outside"
     else:
         manifest["retired"] = [{"id": "../../outside", "at": 0.0}]
-    (path / "manifest.json").write_text(json.dumps(manifest))
-    with pytest.raises(fts.StorageError, match="manifest"):
+    write_manifest(path, manifest)  # (with a valid checksum: the ids are what is refused)
+    with pytest.raises(fts.StorageError, match="is not one this system makes|is not an identifier"):
         fts.connect(path)
     assert outside.read_bytes() == b"not ours"
+
+
+def write_manifest(path: Path, manifest: dict) -> None:
+    body = {k: v for k, v in manifest.items() if k != CHECKSUM}
+    (path / "manifest.json").write_text(json.dumps({**body, CHECKSUM: checksum(body)}))
+
+
+@pytest.mark.parametrize("field", ["next_rowid", "rows", "n_docs"])
+def test_a_manifest_changed_but_still_json_fails_its_checksum(path, field):
+    """A flipped digit leaves a manifest that parses, with a wrong count: refused, not read."""
+    build(path)
+    gc.collect()
+    text = (path / "manifest.json").read_text()
+    at = text.index(f'"{field}":') + len(field) + 3
+    changed = text[:at] + str((int(text[at]) + 1) % 10) + text[at + 1:]
+    (path / "manifest.json").write_text(changed)
+    with pytest.raises(fts.StorageError, match="checksum mismatch"):
+        fts.connect(path)

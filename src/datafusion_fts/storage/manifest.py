@@ -15,7 +15,9 @@ and Lance keep old versions until a vacuum).
 from __future__ import annotations
 
 import base64
+import json
 import re
+import zlib
 from dataclasses import dataclass, field, replace
 from functools import cached_property
 from typing import Any
@@ -32,8 +34,11 @@ from ..analysis import AnalyzerConfig
 # 3 - index segments keep several (tf, dl) impact points per block for block-max pruning
 #     (index/postings_kernel.py block_metadata), in block_max_tf and block_min_dl; segments
 #     of format 2 keep one point (the block's max tf and min dl) and are read as they are.
+#     The manifest carries the crc32 of its content (CHECKSUM).
 FORMAT_VERSION = 3
 ROWID = "_rowid"
+# The manifest's field holding the crc32 of the rest of it (format 3 on).
+CHECKSUM = "checksum"
 # A table name: an identifier of at most MAX_NAME_CHARS characters (it names the table's
 # log file, wal/<name>.log, so nothing else may pass).
 TABLE_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
@@ -188,13 +193,15 @@ class Manifest:
 
     # -- JSON ------------------------------------------------------------------------
     def to_json(self) -> dict[str, Any]:
-        return {
+        """The manifest as JSON data, with the crc32 of the rest of it (``checksum``)."""
+        body = {
             "format": FORMAT_VERSION,
             "version": self.version,
             "next_file_id": self.next_file_id,
             "tables": {name: _table_to_json(t) for name, t in self.tables.items()},
             "retired": [vars(r) for r in self.retired],
         }
+        return {**body, CHECKSUM: checksum(body)}
 
     @classmethod
     def from_json(cls, data: dict[str, Any]) -> "Manifest":
@@ -202,6 +209,10 @@ class Manifest:
         this system makes."""
         if data.get("format") not in range(1, FORMAT_VERSION + 1):
             raise ValueError(f"unsupported manifest format {data.get('format')!r}")
+        if data["format"] >= 3:  # (earlier formats had no checksum)
+            body = {key: value for key, value in data.items() if key != CHECKSUM}
+            if data.get(CHECKSUM) != checksum(body):
+                raise ValueError(f"checksum mismatch (stored {data.get(CHECKSUM)!r}, computed {checksum(body)})")
         manifest = cls(
             version=int(data["version"]),
             next_file_id=int(data["next_file_id"]),
@@ -222,6 +233,12 @@ class Manifest:
             if not _ANY_FILE_ID.match(retired.id):
                 raise ValueError(f"retired file id {retired.id!r} is not one this system makes")
         return manifest
+
+
+def checksum(body: dict[str, Any]) -> int:
+    """The crc32 of a manifest's JSON data in canonical form (keys sorted, no spaces): a
+    damaged manifest that still parses, with a changed count or id, is refused, not read."""
+    return zlib.crc32(json.dumps(body, sort_keys=True, separators=(",", ":")).encode("utf-8"))
 
 
 def valid_table_name(name: object) -> bool:
