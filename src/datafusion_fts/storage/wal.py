@@ -106,6 +106,16 @@ def _intact_after(data: bytes, bad: int) -> list[pa.RecordBatch]:
     return batches
 
 
+def _damage(data: bytes, good: int) -> list[pa.RecordBatch] | None:
+    """When the bad record at ``good`` (the end of the intact records) is damage rather
+    than a torn tail or the end of the file, the batches of the intact records after it;
+    else None."""
+    if good == len(data):
+        return None
+    after = _intact_after(data, good)
+    return after if after or not _torn(data, good) else None
+
+
 @dataclass(frozen=True)
 class Replay:
     """What a replay read: the intact records' batches (after the earlier replay's bytes
@@ -160,19 +170,23 @@ class WriteAheadLog:
 
     def _refuse_damage(self, data: bytes, good: int) -> None:
         """Raise :class:`LogDamaged` if the bad record at ``good`` is not a torn tail."""
-        if good < len(data) and ((after := _intact_after(data, good)) or not _torn(data, good)):
+        if (after := _damage(data, good)) is not None:
             raise LogDamaged(self.path, good, len(after))
 
     def cut_torn_tail(self) -> None:
-        """Cut a torn or corrupt last record (a write that never returned) off the file.
-        Only the directory's writer may: for anyone else that tail may be a record being
-        written. Raises :class:`LogDamaged`, changing nothing, when intact records follow."""
+        """Cut a torn last record (a write that never returned) off the file. Only the
+        directory's writer may: for anyone else that tail may be a record being written.
+        Raises :class:`LogDamaged`, changing nothing, when the bad record is damage."""
         data = self._read()
         good = 0
         for good, _ in _records(data):
             pass
+        self._refuse_damage(data, good)
+        self._truncate(data, good)
+
+    def _truncate(self, data: bytes, good: int) -> None:
+        """Cut the file (``data``) at ``good``, if anything follows it."""
         if good < len(data):
-            self._refuse_damage(data, good)
             with open(self.path, "r+b") as f:
                 f.truncate(good)
                 f.flush()
@@ -189,9 +203,9 @@ class WriteAheadLog:
         good, batches = 0, []
         for good, batch in _records(data):
             batches.append(batch)
-        after = _intact_after(data, good) if good < len(data) else []
-        if good == len(data) or (not after and _torn(data, good)):
-            self.cut_torn_tail()
+        after = _damage(data, good)
+        if after is None:
+            self._truncate(data, good)  # (a torn tail, or nothing)
             return None
         batches += after
         lost: list[tuple[int, int]] = []
