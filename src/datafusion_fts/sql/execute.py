@@ -23,6 +23,7 @@ from ..storage.foreign import ForeignTable
 from ..udfs.error_bridge import TranslatingDataFrame, call
 from .dialect import CreateFulltextIndex, Explain, Fts, FtsMatch, FtsScore, FtsScoreExplain, Optimize, identifier, parse_sql
 from .lower_select import Lowered, expand_stars, lower_statement, parse_match
+from .result_frame import ResultFrame
 from .session_catalog import RESERVED_PREFIX
 from .statement_cache import Shape, StatementCache, Template, direct, shape_of, slot_leaf
 from .text_functions import rewrite_text_functions
@@ -76,6 +77,11 @@ def _statement_texts(sql: str, count: int) -> list[str]:
     return texts
 
 
+def _translating(df: datafusion.DataFrame) -> TranslatingDataFrame:
+    """``df`` as ``db.sql`` returns it: raising our errors as themselves."""
+    return df if isinstance(df, TranslatingDataFrame) else TranslatingDataFrame(df.df)
+
+
 def _literal(node: exp.Expression) -> Any:
     if isinstance(node, exp.Boolean):
         return node.this
@@ -125,7 +131,7 @@ class SqlSession:
         if self._shape is not None:
             template = self.db.statements.get(text, self._shape, self._schema_of)
             if template is not None:  # a search of a known shape: no parsing, no lowering
-                return TranslatingDataFrame(call(self._run_template, template, self._shape).df)
+                return _translating(call(self._run_template, template, self._shape))
         statements = parse_sql(text)
         if not statements:
             raise SqlError("no statement to run", text, 0)
@@ -137,7 +143,7 @@ class SqlSession:
             result = call(self._execute, statement, source)
         if result is None:
             raise SqlError("no statement to run", text, 0)
-        return TranslatingDataFrame(result.df)
+        return _translating(result)
 
     # -- dispatch -------------------------------------------------------------------------
     def _execute(self, statement: exp.Expression, source: str) -> datafusion.DataFrame:
@@ -428,7 +434,7 @@ class SqlSession:
         text, lowered = template.bind(self._text, shape, parse_leaf, _fresh_name)
         if template.direct is not None:  # the search's result is the answer
             result, _, _ = self.db.retrying(partial(self._run_search, lowered[0], in_order=True, planned=False))
-            return self.ctx.from_arrow(template.direct.apply(result))
+            return ResultFrame(self.ctx, template.direct.apply(result))
         return self._run_lowered(text, lowered)
 
     def _run_lowered(self, text: str, lowered: list[Lowered]) -> datafusion.DataFrame:
