@@ -15,7 +15,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from datafusion_fts.errors import StorageError
-from datafusion_fts.storage.page_reader import PageReader, DecodedCache
+from datafusion_fts.storage.page_reader import CHUNK_PAGES, DecodedCache, PageReader, take_rows
 
 # Types read page by page, and types the reader leaves to pyarrow's row-group reads.
 PAGED = {
@@ -97,6 +97,54 @@ def test_take_equals_pyarrow(tmp_path_factory, seed, n, options, group_rows, dat
     got = _reader(path).take(rows, names)
     expected = pq.read_table(path).select(names).take(pa.array(rows))  # (date64 reads back as date32)
     assert _decoded(got).equals(_decoded(expected))
+
+
+MULTI = {"i64": pa.int64(), "i32": pa.int32(), "f64": pa.float64(), "bool": pa.bool_(), "str": pa.string(),
+         "ts_ms": pa.timestamp("ms"), "dec": pa.decimal128(12, 3)}
+
+
+@given(files=st.lists(st.tuples(st.integers(0, 2**32 - 1), st.integers(1, 300), WRITERS), min_size=2, max_size=4),
+       data=st.data())
+def test_rows_of_several_files_equal_each_files_own(tmp_path_factory, files, data):
+    """take_rows over files written with different options (codecs, encodings, page
+    versions; one file's string column perhaps large) gives each file's rows in turn."""
+    root = tmp_path_factory.mktemp("files")
+    parts, expected = [], []
+    for i, (seed, n, options) in enumerate(files):
+        types = dict(MULTI)
+        if data.draw(st.booleans()):
+            types["str"] = pa.large_string()  # (decodes otherwise: that column is fetched file by file)
+        table = _table(seed, n, types)
+        path = root / f"{i}.parquet"
+        pq.write_table(table, path, row_group_size=data.draw(st.sampled_from([17, 100_000])), write_page_index=True,
+                       **options)
+        most = data.draw(st.sampled_from([CHUNK_PAGES, n]))  # (large fetches go file by file)
+        rows = np.array(sorted(data.draw(st.sets(st.integers(0, n - 1), max_size=most))), dtype=np.int64)
+        parts.append((_reader(path), rows))
+        expected.append(pq.read_table(path).take(pa.array(rows)))
+    if not any(len(rows) for _, rows in parts):
+        return
+    names = data.draw(st.lists(st.sampled_from(list(MULTI)), min_size=1, max_size=4, unique=True))
+    first = next(t for t, (_, rows) in zip(expected, parts) if len(rows))
+    want = pa.concat_tables([t.select(names).cast(first.select(names).schema) for t in expected])
+    assert _decoded(take_rows(parts, names)).equals(_decoded(want))
+
+
+def test_a_damaged_page_in_a_later_file_names_that_file(tmp_path: Path) -> None:
+    paths = []
+    for i in range(3):
+        (tmp_path / str(i)).mkdir()
+        path, _ = _paged_file(tmp_path / str(i))
+        paths.append(path)
+    pages = _reader(paths[2])._pages_of(1)
+    assert pages is not None
+    data = bytearray(paths[2].read_bytes())
+    data[int(pages.offsets[3] + pages.sizes[3] - 3)] ^= 0x10
+    paths[2].write_bytes(bytes(data))
+    rows = np.array([int(pages.first_rows[3])])
+    with pytest.raises(StorageError, match=f"{paths[2]}: checksum mismatch"):
+        take_rows([(_reader(p), rows) for p in paths], ["id", "body"])
+    assert take_rows([(_reader(p), rows) for p in paths[:2]], ["body"]).num_rows == 2
 
 
 def _decoded(table: pa.Table) -> pa.Table:

@@ -151,8 +151,8 @@ class TableSnapshot:
 
     def take(self, row_ids: np.ndarray, columns: list[str]) -> pa.Table:
         """The ``columns`` of ``row_ids`` (live rows of this snapshot, in any order,
-        repeats allowed), in the order given. Each fragment is asked once for its rows,
-        ascending: it reads only the pages they sit in."""
+        repeats allowed), in the order given. The store is asked once for the rows of
+        every fragment, ascending: it reads only the pages they sit in."""
         columns = [c for c in columns if c != ROWID]
         schema = pa.schema([self.schema.field(c) for c in columns])
         if not len(row_ids) or not columns:
@@ -161,10 +161,11 @@ class TableSnapshot:
         # Fragments hold ascending, disjoint ranges and fresh rows follow them all, so each
         # one's rows are a slice of ``rows``.
         bounds = np.searchsorted(rows, [f.row_lo for f in self.meta.fragments] + [self.meta.next_rowid])
-        parts = [
-            self.store.take_fragment_rows(frag.id, rows[lo:hi] - frag.row_lo, columns)
+        stored = [
+            (frag.id, rows[lo:hi] - frag.row_lo)
             for frag, lo, hi in zip(self.meta.fragments, bounds[:-1].tolist(), bounds[1:].tolist()) if lo < hi
         ]
+        parts = [self.store.take_rows(stored, columns)] if stored else []
         if bounds[-1] < len(rows):
             fresh = pa.Table.from_batches(self.fresh).select(columns)
             parts.append(fresh.take(pa.array(rows[bounds[-1]:] - self.meta.next_rowid)))

@@ -36,7 +36,7 @@ import pyarrow.parquet as pq
 
 from ..errors import StaleSnapshotError, StorageError
 from .manifest import FORMAT_VERSION, Manifest
-from .page_reader import DecodedCache, PageReader, open_parquet
+from .page_reader import DecodedCache, PageReader, open_parquet, take_rows
 
 ROW_GROUP_ROWS = 65_536
 # A data page closes once its values pass PAGE_BYTES, checked every ``write_batch_size``
@@ -72,8 +72,9 @@ class Store(Protocol):
     def iter_fragment(
         self, frag_id: str, columns: list[str], batch_rows: int, local_range: tuple[int, int] | None = None
     ) -> Iterator[pa.RecordBatch]: ...
-    def take_fragment_rows(self, frag_id: str, local_rows: np.ndarray, columns: list[str]) -> pa.Table:
-        """The ``columns`` of rows ``local_rows`` (ascending, distinct) of a fragment."""
+    def take_rows(self, parts: list[tuple[str, np.ndarray]], columns: list[str]) -> pa.Table:
+        """The ``columns`` of rows of fragments, fragment after fragment: ``parts`` are
+        (fragment id, local rows ascending and distinct, at least one)."""
     def fragment_dataset(self, frag_ids: list[str], schema: pa.Schema) -> ds.Dataset: ...
     def fragment_paths(self, frag_ids: list[str]) -> list[str] | None: ...
     def write_segment(self, seg_id: str, arrays: dict[str, pa.Array]) -> None: ...
@@ -425,9 +426,10 @@ class DirectoryStore:
                 self._group_starts[frag_id] = starts
         return starts
 
-    def take_fragment_rows(self, frag_id: str, local_rows: np.ndarray, columns: list[str]) -> pa.Table:
-        """Rows by local index (ascending, distinct), reading only the pages they sit in."""
-        return self._pages(frag_id).take(local_rows, columns)
+    def take_rows(self, parts: list[tuple[str, np.ndarray]], columns: list[str]) -> pa.Table:
+        """Rows by fragment and local index, reading only the pages they sit in, the
+        pages of all fragments at once (``page_reader.take_rows``)."""
+        return take_rows([(self._pages(frag_id), rows) for frag_id, rows in parts], columns)
 
     def fragment_dataset(self, frag_ids: list[str], schema: pa.Schema) -> ds.Dataset:
         return ds.dataset(self.fragment_paths(frag_ids), schema=schema, format="parquet")
@@ -565,8 +567,9 @@ class MemoryStore:
             table = table.slice(local_range[0], local_range[1] - local_range[0] + 1)
         yield from table.to_batches(max_chunksize=batch_rows)
 
-    def take_fragment_rows(self, frag_id: str, local_rows: np.ndarray, columns: list[str]) -> pa.Table:
-        return self._fragments[frag_id].select(columns).take(pa.array(local_rows))
+    def take_rows(self, parts: list[tuple[str, np.ndarray]], columns: list[str]) -> pa.Table:
+        tables = [self._fragments[frag_id].select(columns).take(pa.array(rows)) for frag_id, rows in parts]
+        return tables[0] if len(tables) == 1 else pa.concat_tables(tables)
 
     def fragment_dataset(self, frag_ids: list[str], schema: pa.Schema) -> ds.Dataset:
         tables = [self._fragments[f] for f in frag_ids]
