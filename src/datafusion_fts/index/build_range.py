@@ -28,6 +28,7 @@ from ..analysis import TokenStream, analyzer_for
 from ..storage.manifest import IndexMeta
 from ..storage.snapshot import TableSnapshot
 from .builder import build_segment, merge_segments
+from .malloc_policy import return_large_blocks
 from .segment import Segment
 
 # A build tokenizes at most this much text at once, then inverts it into a segment.
@@ -53,6 +54,7 @@ def build_range(
     progress: Progress | None = None,
 ) -> list[Segment]:
     """Segments over the inclusive row-id range [lo, hi] of ``index``'s column."""
+    return_large_blocks()  # (what a chunk frees does not stay in the heap)
     analyzer = analyzer_for(index.analyzer)
     last = snap.row_count - 1
     total = max(0, min(hi, last) - lo + 1) if lo <= last else 0
