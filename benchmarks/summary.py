@@ -82,6 +82,8 @@ def _rows(results: dict[int, dict]) -> list[list[str]]:
     build = lambda p: lambda r: (r["build"]["ours"][p], r["build"]["tantivy"][p])  # noqa: E731
     scalar("Build wall s (load into our storage + index; Tantivy indexes while reading)", "Tantivy", build("total_s"))
     scalar("Build peak RSS MB (the build process's own)", "Tantivy", build("peak_rss_mb"))
+    scalar("Build peak RSS growth MB (peak minus the process's RSS once its libraries are loaded)", "Tantivy",
+           lambda r: tuple(r["build"][s]["peak_rss_mb"] - r["build"][s]["rss_base_mb"] for s in ("ours", "tantivy")))
     scalar("On disk MB: table + index", "Lance", lambda r: (r["build"]["ours"]["disk_mb"], r["build"]["lance"]["disk_mb"]))
     scalar("On disk MB: the index (no positions on either)", "Lance",
            lambda r: (r["build"]["ours"]["disk_index_mb"], r["build"]["lance"]["disk_index_mb"]))
@@ -89,6 +91,9 @@ def _rows(results: dict[int, dict]) -> list[list[str]]:
         ours = "ours_rows" if peer == "lance_rows" else "ours"
         scalar(f"Query process peak RSS MB (open, run every query{' returning rows' if ours == 'ours_rows' else ''})",
                label, lambda r, o=ours, p=peer: (r["query_memory"][o]["peak_rss_mb"], r["query_memory"][p]["peak_rss_mb"]))
+    scalar("Query process RSS growth MB (its peak minus its RSS after the imports; rows)", "Lance rows",
+           lambda r: tuple(r["query_memory"][s]["peak_rss_mb"] - r["query_memory"][s]["rss_base_mb"]
+                           for s in ("ours_rows", "lance_rows")))
     return out
 
 
