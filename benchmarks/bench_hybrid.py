@@ -756,7 +756,7 @@ def _report(args, env: dict, build: dict, build_note: str, s: dict, rss: dict | 
     e = s["exact"]
     total_mis = sum(e["mismatches"].values())
     parts = [f"{ARM_LABEL[a]} {e['mismatches'].get(a, 0)} / {n}" for a, n in e["checked"].items()]
-    add(f"Row ids and `repr` of every score compared with the fully indexed plan: mismatches "
+    add("Row ids and `repr` of every score compared with the fully indexed plan: mismatches "
         + "; ".join(parts) + f" (queries × k) — **{total_mis} mismatches in total** (expected 0). "
         f"The hybrid and no-cache arms are checked on all {args.queries} queries × 3 shapes × 2 k (warm-up "
         f"pass); flat scan on its {fq} timed queries per shape and k. Plan choices as expected: "

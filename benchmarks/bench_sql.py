@@ -448,7 +448,7 @@ def _search_bench(n_rows: int, n_queries: int, repeats: int) -> dict:
         sq_ids = [r[0] for r in rows]
         # The same query with ours' tie-break (rowid ascending) added.
         rows_tb = con.execute(
-            f"SELECT rowid, bm25(docs) FROM docs WHERE docs MATCH ? ORDER BY bm25(docs), rowid LIMIT 10", (fq,)
+            "SELECT rowid, bm25(docs) FROM docs WHERE docs MATCH ? ORDER BY bm25(docs), rowid LIMIT 10", (fq,)
         ).fetchall()
         sq_tb_ids = [r[0] for r in rows_tb]
 

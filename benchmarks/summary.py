@@ -91,9 +91,12 @@ def _rows(results: dict[int, dict]) -> list[list[str]]:
         ours = "ours_rows" if peer == "lance_rows" else "ours"
         scalar(f"Query process peak RSS MB (open, run every query{' returning rows' if ours == 'ours_rows' else ''})",
                label, lambda r, o=ours, p=peer: (r["query_memory"][o]["peak_rss_mb"], r["query_memory"][p]["peak_rss_mb"]))
-    scalar("Query process RSS growth MB (its peak minus its RSS after the imports; rows)", "Lance rows",
+    scalar("Query process RSS growth MB, returning rows (peak minus RSS after the imports)", "Lance rows",
            lambda r: tuple(r["query_memory"][s]["peak_rss_mb"] - r["query_memory"][s]["rss_base_mb"]
                            for s in ("ours_rows", "lance_rows")))
+    scalar("The same, ours after a tiny database is also opened and searched (the issue's measure)", "Lance rows",
+           lambda r: (r["query_memory"]["ours_rows"]["peak_rss_mb"] - r["query_memory"]["ours_rows"]["rss_warm_mb"],
+                      r["query_memory"]["lance_rows"]["peak_rss_mb"] - r["query_memory"]["lance_rows"]["rss_base_mb"]))
     return out
 
 

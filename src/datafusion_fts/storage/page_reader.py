@@ -460,7 +460,7 @@ def take_rows(parts: list[tuple[PageReader, np.ndarray]], names: list[str]) -> p
     if len(parts) == 1 or any(len(rows) > CHUNK_PAGES for _, rows in parts):
         # (one file, or a large fetch: file by file, each in pieces of bounded size)
         tables = [reader.take(rows, names) for reader, rows in parts]
-        return tables[0] if len(tables) == 1 else pa.concat_tables(tables)
+        return pa.concat_tables([t if t.schema == tables[0].schema else t.cast(tables[0].schema) for t in tables])
     fields = [parts[0][0].schema.field(n) for n in names]
     columns: list[pa.ChunkedArray] = []
     for name, field in zip(names, fields):
