@@ -142,7 +142,7 @@ def test_a_damaged_page_in_a_later_file_names_that_file(tmp_path: Path) -> None:
     data[int(pages.offsets[3] + pages.sizes[3] - 3)] ^= 0x10
     paths[2].write_bytes(bytes(data))
     rows = np.array([int(pages.first_rows[3])])
-    with pytest.raises(StorageError, match=f"{paths[2]}: checksum mismatch"):
+    with pytest.raises(StorageError, match=f"{paths[2]}: a page of column .body. has a checksum mismatch"):
         take_rows([(_reader(p), rows) for p in paths], ["id", "body"])
     assert take_rows([(_reader(p), rows) for p in paths[:2]], ["body"]).num_rows == 2
 

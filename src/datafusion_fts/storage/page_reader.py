@@ -93,7 +93,6 @@ _DECODABLE_INTEGERS = _DECODABLE | {"DELTA_BINARY_PACKED"}
 _CODECS = {"ZSTD": "zstd", "UNCOMPRESSED": None, "SNAPPY": "snappy", "GZIP": "gzip", "BROTLI": "brotli",
            "LZ4": "lz4_raw"}
 _CRC_FIELDS = [S_HAS_CRC, S_CRC_LO, S_CRC_HI, S_CRC]
-_CRC_MISMATCH = "fails its checksum"
 _UNITS = {"milliseconds": "ms", "microseconds": "us", "nanoseconds": "ns"}
 _NONE = np.zeros(0, dtype=np.int64)
 T = TypeVar("T")
@@ -510,12 +509,13 @@ def _take_pieces(pieces: list[_Piece]) -> pa.Array:
     counts = np.array([len(used) for _, used, _, _ in located], dtype=np.int64)
     bases = np.cumsum(counts) - counts
     which = np.repeat(np.arange(len(pieces)), counts)  # each page's piece
-    groups = np.concatenate([pages.groups[used] for pages, used, _, _ in located])
     sizes = np.concatenate([pages.sizes[used] for pages, used, _, _ in located])
     fds = np.repeat(np.array([p.reader._fd for p in pieces], dtype=np.int64), counts)
     raw = read_ranges(fds, np.concatenate([pages.offsets[used] for pages, used, _, _ in located]), sizes,
                       {p.reader._fd: str(p.reader.path) for p in pieces})
-    compressed = np.concatenate([p.column.compressed[pages.groups[used]] for p, (pages, used, _, _) in zip(pieces, located)])
+    mine = [(p.column, pages.groups[used]) for p, (pages, used, _, _) in zip(pieces, located)]  # (row groups)
+    groups = np.concatenate([g for _, g in mine])
+    compressed = np.concatenate([c.compressed[g] for c, g in mine])
     try:
         spans = np.empty((len(sizes), S_FIELDS), dtype=np.int64)
         bad, why = page_spans(raw, sizes, compressed, column.max_def, spans)
@@ -530,7 +530,7 @@ def _take_pieces(pieces: list[_Piece]) -> pa.Array:
             if len(pieces) == 1 and not column.mixed:
                 codecs = column.codecs[:1]  # (one codec: one tight loop)
             else:
-                codecs = np.concatenate([p.column.codecs[pages.groups[used]] for p, (pages, used, _, _) in zip(pieces, located)])[packed]
+                codecs = np.concatenate([c.codecs[g] for c, g in mine])[packed]
             values = _decompress(pieces[0].reader, raw, codecs, packed,
                                  spans[packed, S_VAL_LO], spans[packed, S_VAL_HI], spans[packed, S_USIZE])
             done = np.array([len(v) for v in values], dtype=np.int64)
@@ -557,8 +557,6 @@ def _take_pieces(pieces: list[_Piece]) -> pa.Array:
             raise _BadPage(bad, "does not decode")
     except _BadPage as err:
         path = pieces[int(which[err.page])].reader.path
-        if err.why == _CRC_MISMATCH:
-            raise StorageError(f"damaged data file {path}: checksum mismatch in a page of column {column.name!r}") from None
         raise StorageError(f"damaged data file {path}: a page of column {column.name!r} {err.why}") from None
     return _arrow(column, buf, valid, a, b)
 
@@ -567,7 +565,7 @@ def _check_crcs(raw: np.ndarray, spans: np.ndarray) -> None:
     view = memoryview(raw)
     for page, (has, lo, hi, crc) in enumerate(spans[:, _CRC_FIELDS].tolist()):
         if has and zlib.crc32(view[lo:hi]) != crc:
-            raise _BadPage(page, _CRC_MISMATCH)
+            raise _BadPage(page, "has a checksum mismatch")
 
 
 def _dictionaries(
