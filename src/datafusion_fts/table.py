@@ -13,6 +13,7 @@ import numpy as np
 import pyarrow as pa
 
 from .analysis import ANALYZER_OPTIONS, make_analyzer_config
+from .defaults import B, K1
 from .errors import CatalogError, EngineError, InvalidArgument
 from .index.build_range import MERGE_MAX_POSTINGS, build_range
 from .index.builder import merge_segments
@@ -177,8 +178,8 @@ class Table:
             raise InvalidArgument(f"unknown index option(s) {unknown}; valid: {list(INDEX_OPTIONS)}")
         options = dict(options)
         positions = options.pop("positions", existing.positions if existing else False)
-        k1 = options.pop("k1", existing.k1 if existing else 1.2)
-        b = options.pop("b", existing.b if existing else 0.75)
+        k1 = options.pop("k1", existing.k1 if existing else K1)
+        b = options.pop("b", existing.b if existing else B)
         if not isinstance(positions, bool):
             raise InvalidArgument(f"positions must be true or false, got {positions!r}")
         for name, value, low, high in (("k1", k1, 0.0, 1e6), ("b", b, 0.0, 1.0)):

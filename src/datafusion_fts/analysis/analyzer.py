@@ -24,6 +24,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from ..defaults import ANALYZER, MAX_TOKEN_LENGTH, NAMED_ANALYZERS
 from ..errors import InvalidArgument
 from .stopwords import BUILTIN as BUILTIN_STOP_WORDS
 from .unicode_tables import simple_lower, word_and_lower_tables
@@ -58,8 +59,8 @@ def stemmer_languages() -> tuple[str, ...]:
 class AnalyzerConfig:
     """What an analyzer does; two equal configs tokenize identically (the index records it)."""
 
-    name: str = "simple"
-    max_token_length: int = 40
+    name: str = ANALYZER
+    max_token_length: int = MAX_TOKEN_LENGTH
     ascii_folding: bool = False
     stop_words: tuple[str, ...] = ()
     stemmer: str | None = None
@@ -91,18 +92,10 @@ class AnalyzerConfig:
         return json.dumps(self.to_json(), sort_keys=True)
 
 
-# Named analyzers: the base settings each name stands for. Options given next to the
-# name override them. Error messages and docs list these keys.
-NAMED_ANALYZERS: dict[str, dict[str, Any]] = {
-    "simple": {},
-    "folding": {"ascii_folding": True},
-    "english": {"ascii_folding": True, "stop_words": "english", "stemmer": "english"},
-}
-
 ANALYZER_OPTIONS = ("analyzer", "max_token_length", "ascii_folding", "stop_words", "stemmer")
 
 
-def make_analyzer_config(analyzer: str | AnalyzerConfig = "simple", **options: Any) -> AnalyzerConfig:
+def make_analyzer_config(analyzer: str | AnalyzerConfig = ANALYZER, **options: Any) -> AnalyzerConfig:
     """Resolve a named analyzer plus option overrides, validating every value."""
     if isinstance(analyzer, AnalyzerConfig):
         if options:
@@ -118,7 +111,7 @@ def make_analyzer_config(analyzer: str | AnalyzerConfig = "simple", **options: A
             f"unknown analyzer option(s) {sorted(unknown)}; valid: {list(ANALYZER_OPTIONS[1:])}"
         )
     settings = {**NAMED_ANALYZERS[analyzer], **options}
-    max_len = settings.get("max_token_length", 40)
+    max_len = settings.get("max_token_length", MAX_TOKEN_LENGTH)
     if isinstance(max_len, bool) or not isinstance(max_len, int) or not 1 <= max_len <= MAX_TOKEN_LENGTH_LIMIT:
         raise InvalidArgument(
             f"max_token_length must be an integer in [1, {MAX_TOKEN_LENGTH_LIMIT}], got {max_len!r}"

@@ -18,6 +18,8 @@ from typing import Sequence
 import numpy as np
 from numba import njit
 
+from ..defaults import B, K1
+
 
 def idf(n_docs: int, df: int) -> float:
     """Inverse document frequency; always > 0, so every term score is positive."""
@@ -38,8 +40,8 @@ class ColumnStats:
 
     n_docs: int
     total_tokens: int
-    k1: float = 1.2
-    b: float = 0.75
+    k1: float = K1
+    b: float = B
 
     @property
     def avgdl(self) -> float:

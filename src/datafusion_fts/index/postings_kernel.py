@@ -9,6 +9,8 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
+from ..defaults import B, K1
+
 BLOCK_SIZE = 128
 
 
@@ -67,8 +69,8 @@ BLOCK_IMPACTS = 4
 # The BM25 parameters at which block_metadata judges which points to merge. Only the
 # bounds' tightness depends on them: a point dominating a posting (tf at least, dl at
 # most) bounds its score for every k1 >= 0, 0 <= b <= 1 and average length.
-_REF_K1 = 1.2
-_REF_B = 0.75
+_REF_K1 = K1
+_REF_B = B
 # Blocks whose largest tf is below this find their frontier by bucketing tfs (no sort).
 _TF_BUCKETS = 64
 

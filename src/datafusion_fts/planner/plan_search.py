@@ -11,6 +11,7 @@ from typing import Any, Callable, Hashable, Protocol, TypeVar
 import pyarrow as pa
 
 from ..analysis import Analyzer, AnalyzerConfig, analyzer_for
+from ..defaults import B, K1
 from ..errors import CatalogError, InvalidArgument, PlanError
 from ..index.segment_set import SegmentSet
 from ..operators.base import ExecutionPlan
@@ -201,7 +202,7 @@ def index_context(
 
 
 def column_params(index: IndexMeta | None) -> tuple[float, float]:
-    return (index.k1, index.b) if index else (1.2, 0.75)
+    return (index.k1, index.b) if index else (K1, B)
 
 
 class Catalog(Protocol):

@@ -25,6 +25,7 @@ from typing import Any
 import pyarrow as pa
 
 from ..analysis import AnalyzerConfig
+from ..defaults import B, K1, POSITIONS
 
 # The manifest's format, and what each one changed (a database of an earlier format
 # opens; a newer one is refused, see store.DirectoryStore.load_manifest):
@@ -107,9 +108,9 @@ class IndexMeta:
 
     column: str
     analyzer: AnalyzerConfig
-    k1: float = 1.2
-    b: float = 0.75
-    positions: bool = False
+    k1: float = K1
+    b: float = B
+    positions: bool = POSITIONS
     segments: tuple[SegmentMeta, ...] = ()
 
     @cached_property

@@ -29,6 +29,7 @@ import pyarrow.compute as pc
 
 from ..analysis import Analyzer, AnalyzerConfig, TokenStream, analyzer_for, make_analyzer_config
 from ..analysis.analyzer import split_last_word
+from ..defaults import ANALYZER
 from ..errors import FtsError, InvalidArgument, QuerySyntaxError
 from ..index.bm25 import ColumnStats
 from ..index.expansion import fuzzy_candidates, prefix_candidates
@@ -52,7 +53,6 @@ from ..query.tree import Boolean, Boost, Match, MultiMatch, Phrase, Prefix, Quer
 # The column an unnamed text stands for: no query string can name it (field names are
 # identifiers), so every ``field:`` scope in a plain session is another column.
 UNNAMED = "\x00text"
-DEFAULT_ANALYZER = "simple"
 
 
 def analyzer_spec(config: AnalyzerConfig) -> str:
@@ -74,7 +74,7 @@ def resolve_analyzer(spec: str | None, function: str) -> Analyzer:
     """An ``analyzer`` argument: a named analyzer, a JSON object of analyzer options
     (``{"analyzer": "english", "stop_words": "none"}``), or NULL for the default."""
     if spec is None:
-        spec = DEFAULT_ANALYZER
+        spec = ANALYZER
     try:
         if spec.lstrip().startswith("{"):
             try:
