@@ -173,10 +173,10 @@ HELP_SCRIPT = """
 import sys
 from datafusion_fts.cli import main
 try:
-    main([sys.argv[1]])
-except SystemExit:
-    pass
-print(sorted(m for m in ("pyarrow", "datafusion", "numba", "numpy") if m in sys.modules))
+    main(sys.argv[1:])
+except SystemExit as exit:
+    print(exit.code)
+print(sorted(m for m in ("pyarrow", "datafusion", "numba", "numpy", "rich") if m in sys.modules))
 """
 
 
@@ -187,10 +187,30 @@ def test_help_and_version_import_no_engine(flag: str) -> None:
     import sys
 
     out = subprocess.run([sys.executable, "-c", HELP_SCRIPT, flag], capture_output=True, text=True, check=True)
-    assert out.stdout.strip().splitlines()[-1] == "[]"
+    assert out.stdout.strip().splitlines()[-2:] == ["0", "[]"]
     if flag == "--help":
         for name in ("demo", "import", "index", "optimize", "search", "sql", "stats"):
             assert f"\n  {name} " in out.stdout
+
+
+@pytest.mark.parametrize("args", [
+    ["search"], ["search", "--help"], ["index", "DIR", "docs"], ["sql", "--format", "xml", "DIR"],
+    ["import", "DIR", "docs", "missing.csv"], ["import", "DIR", "docs", "FILE"],
+    ["import", "DIR", "docs", "FILE", "--format", "csv", "--delimiter", "ab"], ["demo", "--bogus"],
+    ["search", "DIR", "docs", "q", "--limit", "0"], ["index", "DIR", "docs", "body", "--analyzer", "nope"],
+    ["stats", "missing"], ["nope"],
+])
+def test_argument_errors_import_no_engine(tmp_path: Path, args: list[str]) -> None:
+    """A command's arguments are checked before its module, and the engine, load
+    (cli/commands.py): a typo answers at once, with click's usage error."""
+    import subprocess
+    import sys
+
+    (tmp_path / "notes.txt").write_text("no known suffix")
+    args = [str(tmp_path) if a == "DIR" else str(tmp_path / "notes.txt") if a == "FILE" else a for a in args]
+    out = subprocess.run([sys.executable, "-c", HELP_SCRIPT, *args], capture_output=True, text=True, check=True)
+    code, modules = out.stdout.strip().splitlines()[-2:]
+    assert (code, modules) == ("0" if "--help" in args else "2", "[]"), out.stderr
 
 
 def test_compiling_a_kernel_is_announced_once_and_a_cached_one_not_at_all() -> None:

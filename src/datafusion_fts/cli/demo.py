@@ -15,7 +15,6 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
-import click
 import pyarrow as pa
 from rich.console import Console
 from rich.table import Table as RichTable
@@ -207,20 +206,3 @@ def run_demo(path: Path | None, keep: bool, console: Console) -> None:
         show_queries(table, console)
         show_paging(table, console)
         show_sql(db, console)
-
-
-
-
-@click.command()
-@click.option(
-    "--path",
-    type=click.Path(file_okay=False, path_type=Path),
-    default=None,
-    help="Build the database here (its 'docs' table is replaced) instead of a temporary directory.",
-)
-@click.option(
-    "--keep", is_flag=True, help="Keep the temporary database directory and print its path."
-)
-def demo(path: Path | None, keep: bool) -> None:
-    """Index this Python's stdlib docstrings and run example searches."""
-    run_demo(path, keep, Console())

@@ -20,7 +20,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
-import click
 import pyarrow as pa
 import pyarrow.csv as pacsv
 import pyarrow.dataset as pads
@@ -32,24 +31,8 @@ from ..database import Database, connect
 from ..errors import InvalidArgument
 from ..ingest import READ_BATCH_ROWS, check_new_schema
 from .common import column_list, open_database, plural, progress
-from .manage import (
-    build_indexes,
-    chosen_index_options,
-    index_options,
-    optimize_table,
-    print_index_summary,
-    progress_option,
-    stderr_console,
-)
-
-FORMATS = ("parquet", "csv", "jsonl")
-SUFFIX_FORMATS = {
-    ".parquet": "parquet", ".pq": "parquet",
-    ".csv": "csv", ".tsv": "csv",
-    ".jsonl": "jsonl", ".ndjson": "jsonl", ".json": "jsonl",
-}
-COMPRESSIONS = {".gz": "gzip", ".bz2": "bz2", ".zst": "zstd", ".lz4": "lz4"}
-BLOCK_BYTES = 1 << 20  # pyarrow's default block for CSV and JSON
+from .manage import build_indexes, optimize_table, print_index_summary, stderr_console
+from .options import BLOCK_BYTES, COMPRESSIONS
 
 
 @dataclass
@@ -84,23 +67,6 @@ class _CountingFile(io.RawIOBase):
     def close(self) -> None:
         self._file.close()
         super().close()
-
-
-def file_format(path: Path, given: str | None) -> str:
-    """``--format``, or the format named by the file's suffix (after a compression one)."""
-    if given is not None:
-        return given
-    suffixes = [s.lower() for s in path.suffixes]
-    if suffixes and suffixes[-1] in COMPRESSIONS:
-        suffixes.pop()
-    if path.is_dir():
-        return "parquet"  # a directory of Parquet files is one dataset
-    if suffixes and suffixes[-1] in SUFFIX_FORMATS:
-        return SUFFIX_FORMATS[suffixes[-1]]
-    raise click.UsageError(
-        f"cannot tell the format of {path.name} from its suffix; pass --format "
-        f"({'|'.join(FORMATS)})"
-    )
 
 
 def _text_stream(path: Path) -> tuple[_CountingFile, pa.NativeFile]:
@@ -216,38 +182,16 @@ def import_file(
     return Imported(rows, batches[0], time.perf_counter() - start)
 
 
-@click.command(name="import")
-@click.argument("db_path", type=click.Path(file_okay=False, path_type=Path))
-@click.argument("table")
-@click.argument("file", type=click.Path(exists=True, path_type=Path))
-@click.option("--format", "fmt", type=click.Choice(FORMATS), default=None,
-              help="The file's format (default: from its suffix; .gz/.bz2/.zst/.lz4 are "
-                   "decompressed).")
-@click.option("--index", "index_columns", default=None,
-              help="Comma-separated columns to index after the import.")
-@index_options
-@click.option("--block-size", type=click.IntRange(min=4096), default=BLOCK_BYTES,
-              show_default=True,
-              help="Bytes per CSV/JSON block read (a new table's types come from the first).")
-@click.option("--delimiter", default=",", show_default=True, help="CSV field delimiter.")
-@progress_option
-def import_command(
-    db_path: Path, table: str, file: Path, fmt: str | None, index_columns: str | None,
-    block_size: int, delimiter: str, show_progress: bool | None, **options: Any,
+def run_import(
+    db_path: Path, table: str, file: Path, fmt: str, index_columns: str | None, block_size: int,
+    delimiter: str, show_progress: bool | None, index_settings: dict[str, Any],
 ) -> None:
-    """Stream FILE (Parquet, CSV or JSON lines) into TABLE, creating it or appending.
-
-    Existing indexes of TABLE are brought up to date afterwards (as OPTIMIZE does);
-    --index builds new ones. DB_PATH is created when it does not exist.
-    """
-    fmt = file_format(file, fmt)
-    if len(delimiter) != 1:
-        raise click.BadParameter("must be one character", param_hint="--delimiter")
+    """``import``: stream the file in, then bring the table's indexes up to date and build
+    the new ones asked for."""
     db = open_database(db_path, create=True)
     console, enabled = stderr_console(show_progress)
     existing_indexes = sorted(db.table(table).snapshot().meta.indexes) if table in db.table_names() else []
     new = [c for c in column_list(index_columns) or [] if c not in existing_indexes]
-    index_settings = chosen_index_options(options)
     source_size = sum(p.stat().st_size for p in file.rglob("*") if p.is_file()) if file.is_dir() else file.stat().st_size
     with progress(console, "bytes" if fmt != "parquet" else "rows", enabled) as bars:
         task = bars.add_task(f"importing {file.name}", total=None)

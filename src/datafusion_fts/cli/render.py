@@ -25,7 +25,6 @@ from rich.tree import Tree
 
 from .common import plural, shorten
 
-FORMATS = ("table", "csv", "json", "jsonl")
 EXPLAIN_COLUMNS = ["plan_type", "plan"]
 
 

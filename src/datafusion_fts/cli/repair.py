@@ -19,10 +19,9 @@ from ..storage.wal import Salvaged, WriteAheadLog
 from .common import open_database
 
 
-@click.command()
-@click.argument("db_path", type=click.Path(exists=True, file_okay=False, path_type=Path))
-def repair(db_path: Path) -> None:
-    """Keep every intact record of DB's damaged logs; move the damaged logs aside."""
+def run_repair(db_path: Path) -> None:
+    """``repair``: keep every intact record of the database's damaged logs, move the
+    damaged logs aside, and delete the row ids lost with them."""
     if not (db_path / MANIFEST).is_file():
         raise click.UsageError(f"{db_path} is not a datafusion-fts database (no {MANIFEST})")
     salvaged = salvage_logs(db_path)

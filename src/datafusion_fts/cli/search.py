@@ -8,7 +8,6 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-import click
 import pyarrow as pa
 from rich import box
 from rich.console import Console
@@ -17,7 +16,7 @@ from rich.text import Text
 
 from ..table import Table
 from .common import column_list, open_database, shorten
-from .render import FORMATS, STREAM_WRITERS
+from .render import STREAM_WRITERS
 
 
 def results_table(
@@ -58,23 +57,10 @@ def timed_search(table: Table, query: str, **kwargs: Any) -> tuple[pa.Table, flo
     return result, (time.perf_counter() - start) * 1000.0
 
 
-@click.command()
-@click.argument("db_path", type=click.Path(exists=True, file_okay=False, path_type=Path))
-@click.argument("table")
-@click.argument("query")
-@click.option(
-    "--limit", type=click.IntRange(min=1), default=10, show_default=True, help="Rows to return."
-)
-@click.option(
-    "--offset", type=click.IntRange(min=0), default=0, show_default=True, help="Rows to skip first."
-)
-@click.option("--columns", default=None, help="Comma-separated columns to show (default: all).")
-@click.option("--format", "fmt", type=click.Choice(FORMATS), default="table", show_default=True,
-              help="table: ranked for reading; csv, json, jsonl: every column, full scores, for programs.")
-def search(
+def run_search(
     db_path: Path, table: str, query: str, limit: int, offset: int, columns: str | None, fmt: str
 ) -> None:
-    """Search TABLE of the database at DB_PATH with a query string."""
+    """``search``: the ranked rows, as a table for reading or in ``fmt`` for programs."""
     handle = open_database(db_path).table(table)
     result, ms = timed_search(
         handle, query, limit=limit, offset=offset, columns=column_list(columns)

@@ -49,11 +49,10 @@ from ..errors import FtsError
 from ..settings import REGISTRY
 from .common import error_text, is_engine_error, open_database, plural
 from .describe import describe_view, tables_overview
-from .render import EXPLAIN_COLUMNS, FORMATS, STREAM_WRITERS, explain_tree, write_table
+from .options import MAX_ROWS
+from .render import EXPLAIN_COLUMNS, STREAM_WRITERS, explain_tree, write_table
 from .sql_script import QUIT_WORDS, Piece, is_complete, split_script
 
-HISTORY_FILE = "~/.datafusion_fts_history"
-MAX_ROWS = 100
 # Statements whose result is rows; any other statement answering one `status` column is
 # reporting what it did, and prints as a message.
 QUERY_KEYWORDS = {"SELECT", "WITH", "VALUES", "SHOW", "EXPLAIN", "DESCRIBE", "TABLE", "("}
@@ -318,21 +317,10 @@ def history_for(path: str | None) -> tuple[History, str | None]:
     return FileHistory(str(file)), str(file)
 
 
-@click.command()
-@click.argument("db_path", type=click.Path(file_okay=False, path_type=Path))
-@click.option("-c", "--command", "commands", multiple=True,
-              help="Run these statements (';'-separated; repeatable) and exit.")
-@click.option("--format", "fmt", type=click.Choice(FORMATS), default="table", show_default=True,
-              help="How results print.")
-@click.option("--max-rows", type=click.IntRange(min=0), default=MAX_ROWS, show_default=True,
-              help="Rows a table shows (the count is always exact); 0 shows every row.")
-@click.option("--timing/--no-timing", default=False, help="Print each statement's time.")
-@click.option("--history", default=HISTORY_FILE, show_default=True,
-              envvar="DATAFUSION_FTS_HISTORY", help="The shell's history file ('' keeps none).")
-def sql(db_path: Path, commands: tuple[str, ...], fmt: str, max_rows: int, timing: bool,
-        history: str) -> None:
-    """SQL on the database at DB_PATH (created by its first write): an interactive shell, or,
-    with -c or a script on standard input, run and exit (status 1 at the first error)."""
+def run_sql(db_path: Path, commands: tuple[str, ...], fmt: str, max_rows: int, timing: bool,
+            history: str) -> None:
+    """``sql``: the interactive shell when standard input is a terminal and no -c was
+    given, else each script run in turn (exit status 1 at the first error)."""
     logging.getLogger("sqlglot").setLevel(logging.ERROR)  # its fallback notes are not ours
     db = open_database(db_path, create=True)
     interactive = not commands and sys.stdin.isatty()
