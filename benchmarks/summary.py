@@ -109,11 +109,11 @@ def _costs(res: dict) -> list[str]:
         return gaps[len(gaps) // 2]
 
     return [
-        f"SQL over `t.search`: +{median_gap('ours_sql', 'ours', 10):.2f} ms a statement (ids only, k=10), "
-        f"+{median_gap('ours_sql_rows', 'ours_rows', 10):.2f} ms returning rows",
-        f"returning the rows' columns over ids only: +{median_gap('ours_rows', 'ours', 10):.2f} ms for 10 rows, "
-        f"+{median_gap('ours_rows', 'ours', 100):.2f} ms for 100 (Lance: "
-        f"+{median_gap('lance_rows', 'lance', 10):.2f} / +{median_gap('lance_rows', 'lance', 100):.2f} ms)",
+        f"SQL over `t.search`: {median_gap('ours_sql', 'ours', 10):+.2f} ms a statement (ids only, k=10), "
+        f"{median_gap('ours_sql_rows', 'ours_rows', 10):+.2f} ms returning rows",
+        f"returning the rows' columns over ids only: {median_gap('ours_rows', 'ours', 10):+.2f} ms for 10 rows, "
+        f"{median_gap('ours_rows', 'ours', 100):+.2f} ms for 100 (Lance: "
+        f"{median_gap('lance_rows', 'lance', 10):+.2f} / {median_gap('lance_rows', 'lance', 100):+.2f} ms)",
     ]
 
 
