@@ -9,7 +9,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from datafusion_fts.index.bm25 import ColumnStats, block_bound_factors, norms
-from datafusion_fts.index.postings_kernel import BLOCK_IMPACTS, BLOCK_SIZE, block_metadata
+from datafusion_fts.index.postings_kernel import BLOCK_IMPACTS, BLOCK_SIZE, IMPACT_MAX, block_metadata
 
 
 @st.composite
@@ -39,8 +39,9 @@ def test_every_posting_is_dominated_by_an_impact_point_of_its_block(data, k1, b,
             block = block_offsets[t] + j
             end = min(start + BLOCK_SIZE, offsets[t + 1])
             points = slice(block * BLOCK_IMPACTS, (block + 1) * BLOCK_IMPACTS)
+            point_tf = np.where(impact_tf[points] == IMPACT_MAX, np.inf, impact_tf[points])  # (any tf from it up)
             for i in range(start, end):
-                dominated = (impact_tf[points] >= tfs[i]) & (impact_dl[points] <= dl[rows[i]])
+                dominated = (point_tf >= tfs[i]) & (impact_dl[points] <= dl[rows[i]])
                 assert dominated.any()
             tf = tfs[start:end].astype(np.float64)
             scores = tf / (tf + norms(dl[rows[start:end]], stats))
@@ -52,3 +53,20 @@ def test_one_point_blocks_of_earlier_segments_bound_as_before():
     stats = ColumnStats(100, 5000)
     tf, dl = np.array([3, 1], np.uint32), np.array([40, 10], np.uint32)
     assert np.array_equal(block_bound_factors(tf, dl, 1, stats), tf / (tf + norms(dl, stats)) * (1 + 1e-9))
+
+
+def test_points_are_16_bits_and_saturate_safely():
+    """A tf or length past 16 bits is kept as IMPACT_MAX: the tf then bounds by BM25's
+    limit (a factor of 1), the length only lowers (a looser bound); a uint32 point of the
+    same value (a segment written before) is its own value."""
+    offsets = np.array([0, 2], np.int64)
+    rows = np.array([0, 1], np.uint32)
+    tfs = np.array([70_000, 3], np.uint32)
+    dl = np.array([100_000, 90_000], np.uint32)
+    _, impact_tf, impact_dl, _ = block_metadata(offsets, rows, tfs, dl, BLOCK_SIZE)
+    assert impact_tf.dtype == impact_dl.dtype == np.uint16
+    assert impact_tf.max() == IMPACT_MAX and impact_dl.max() == IMPACT_MAX
+    stats = ColumnStats(2, 190_000)
+    assert block_bound_factors(impact_tf, impact_dl, BLOCK_IMPACTS, stats)[0] == 1 + 1e-9
+    wide = impact_tf.astype(np.uint32)
+    assert block_bound_factors(wide, impact_dl.astype(np.uint32), BLOCK_IMPACTS, stats)[0] < 1

@@ -19,6 +19,7 @@ import numpy as np
 from numba import njit
 
 from ..defaults import B, K1
+from .postings_kernel import IMPACT_MAX
 
 
 def idf(n_docs: int, df: int) -> float:
@@ -74,9 +75,12 @@ def block_bound_factors(impact_tf: np.ndarray, impact_dl: np.ndarray, impacts: i
     """Per block, an upper bound of ``tf / (tf + norm)`` over its postings: the largest value
     at its ``impacts`` (tf, dl) points, each dominating some of its postings (the value grows
     with tf and shrinks with length), computed with the query's statistics so it stays safe
-    when they change. A term's block score is at most ``weight * factor``."""
+    when they change. A term's block score is at most ``weight * factor``. A 16-bit tf
+    of ``IMPACT_MAX`` stands for any tf from it up: its factor is the limit, 1."""
     tf = impact_tf.astype(np.float64)
     factors = tf / (tf + norms(impact_dl, stats)) * BOUND_MARGIN
+    if impact_tf.dtype == np.uint16:
+        factors[impact_tf == IMPACT_MAX] = BOUND_MARGIN
     return factors if impacts == 1 else factors.reshape(-1, impacts).max(axis=1)
 
 

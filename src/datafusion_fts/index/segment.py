@@ -34,7 +34,7 @@ from .sorted_terms import find_term, term_buffers
 # Arrays of every segment, then of each layout, with their types.
 _COMMON = {
     "terms": None, "post_offsets": np.int64, "dl": np.uint32, "block_offsets": np.int64,
-    "block_max_tf": np.uint32, "block_min_dl": np.uint32, "block_last_row": np.uint32,
+    "block_max_tf": (np.uint16, np.uint32), "block_min_dl": (np.uint16, np.uint32), "block_last_row": np.uint32,
 }
 _LAYOUTS = {
     CODEC_U32: {**_COMMON, "rows": np.uint32, "tfs": np.uint32, "pos_offsets": np.int64, "positions": np.uint32},
@@ -110,8 +110,9 @@ class Segment:
                 if not pa.types.is_large_string(array.type):
                     raise StorageError(f"{where} holds {array.type}, not large_string")
                 values[name] = array
-            elif array.type.to_pandas_dtype() != dtype or array.null_count:
-                raise StorageError(f"{where} holds {array.type}, not {np.dtype(dtype)}")
+            elif array.type.to_pandas_dtype() not in (dtype if isinstance(dtype, tuple) else (dtype,)) or array.null_count:
+                wanted = " or ".join(str(np.dtype(d)) for d in (dtype if isinstance(dtype, tuple) else (dtype,)))
+                raise StorageError(f"{where} holds {array.type}, not {wanted}")
             else:
                 values[name] = _np(array)
         seg = cls(meta=meta, **values)  # type: ignore[arg-type]
