@@ -198,11 +198,12 @@ def test_help_and_version_import_no_engine(flag: str) -> None:
     ["import", "DIR", "docs", "missing.csv"], ["import", "DIR", "docs", "FILE"],
     ["import", "DIR", "docs", "FILE", "--format", "csv", "--delimiter", "ab"], ["demo", "--bogus"],
     ["search", "DIR", "docs", "q", "--limit", "0"], ["index", "DIR", "docs", "body", "--analyzer", "nope"],
-    ["stats", "missing"], ["nope"],
+    ["stats", "missing"], ["stats", "DIR"], ["sql", "DIR", "-c", "SELECT 1"], ["nope"],
 ])
 def test_argument_errors_import_no_engine(tmp_path: Path, args: list[str]) -> None:
     """A command's arguments are checked before its module, and the engine, load
-    (cli/commands.py): a typo answers at once, with click's usage error."""
+    (cli/commands.py): a typo answers at once, with click's usage error (DIR holds a
+    file and no manifest: not a database, and not empty)."""
     import subprocess
     import sys
 

@@ -26,12 +26,15 @@ from .options import (
     MAX_ROWS,
     OUTPUT_FORMATS,
     chosen_index_options,
+    existing_database,
     file_format,
     index_options,
+    new_or_existing_database,
     progress_option,
 )
 
-_DATABASE = click.Path(exists=True, file_okay=False, path_type=Path)
+_DATABASE = {"type": click.Path(exists=True, file_okay=False, path_type=Path), "callback": existing_database}
+_NEW_OR_DATABASE = {"type": click.Path(file_okay=False, path_type=Path), "callback": new_or_existing_database}
 
 
 @contextmanager
@@ -61,7 +64,7 @@ def demo(path: Path | None, keep: bool) -> None:
 
 
 @click.command(name="import")
-@click.argument("db_path", type=click.Path(file_okay=False, path_type=Path))
+@click.argument("db_path", **_NEW_OR_DATABASE)
 @click.argument("table")
 @click.argument("file", type=click.Path(exists=True, path_type=Path))
 @click.option("--format", "fmt", type=click.Choice(FILE_FORMATS), default=None,
@@ -95,7 +98,7 @@ def import_command(
 
 
 @click.command()
-@click.argument("db_path", type=_DATABASE)
+@click.argument("db_path", **_DATABASE)
 @click.argument("table")
 @click.argument("columns", nargs=-1, required=True)
 @index_options
@@ -110,7 +113,7 @@ def index(db_path: Path, table: str, columns: tuple[str, ...], show_progress: bo
 
 
 @click.command()
-@click.argument("db_path", type=_DATABASE)
+@click.argument("db_path", **_DATABASE)
 @click.argument("table")
 @progress_option
 def optimize(db_path: Path, table: str, show_progress: bool | None) -> None:
@@ -122,7 +125,7 @@ def optimize(db_path: Path, table: str, show_progress: bool | None) -> None:
 
 
 @click.command()
-@click.argument("db_path", type=_DATABASE)
+@click.argument("db_path", **_DATABASE)
 def repair(db_path: Path) -> None:
     """Keep every intact record of DB's damaged logs; move the damaged logs aside."""
     from .repair import run_repair
@@ -132,7 +135,7 @@ def repair(db_path: Path) -> None:
 
 
 @click.command()
-@click.argument("db_path", type=_DATABASE)
+@click.argument("db_path", **_DATABASE)
 @click.argument("table")
 @click.argument("query")
 @click.option("--limit", type=click.IntRange(min=1), default=10, show_default=True, help="Rows to return.")
@@ -149,7 +152,7 @@ def search(db_path: Path, table: str, query: str, limit: int, offset: int, colum
 
 
 @click.command()
-@click.argument("db_path", type=click.Path(file_okay=False, path_type=Path))
+@click.argument("db_path", **_NEW_OR_DATABASE)
 @click.option("-c", "--command", "commands", multiple=True,
               help="Run these statements (';'-separated; repeatable) and exit.")
 @click.option("--format", "fmt", type=click.Choice(OUTPUT_FORMATS), default="table", show_default=True,
@@ -169,7 +172,7 @@ def sql(db_path: Path, commands: tuple[str, ...], fmt: str, max_rows: int, timin
 
 
 @click.command()
-@click.argument("db_path", type=_DATABASE)
+@click.argument("db_path", **_DATABASE)
 def stats(db_path: Path) -> None:
     """Tables, rows per tier, index segments and sizes of the database at DB_PATH."""
     from .manage import run_stats

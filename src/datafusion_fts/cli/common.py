@@ -36,8 +36,8 @@ from rich.text import Text
 
 from ..database import Database, connect
 from ..errors import EngineError, FtsError, FtsNotice, QuerySyntaxError, SqlError
-from ..storage.store import MANIFEST
 from ..udfs.error_bridge import engine_message, is_datafusion_error
+from .options import check_database, check_database_path
 from .sql_script import find_name
 
 CELL_CHARS = 60
@@ -56,22 +56,6 @@ def plural(count: int, noun: str) -> str:
 
 
 # -- databases -----------------------------------------------------------------------------
-def check_database_path(path: Path) -> None:
-    """Refuse a directory that holds anything but a database.
-
-    Why: opening a directory as a database garbage-collects every file in its ``data/``
-    and ``index/`` subdirectories that its manifest does not name, so a database opened
-    on ``~`` would delete ``~/data/*``.
-    """
-    if path.exists() and not path.is_dir():
-        raise click.UsageError(f"{path} is a file, not a database directory")
-    if path.exists() and any(path.iterdir()) and not (path / MANIFEST).is_file():
-        raise click.UsageError(
-            f"{path} is neither empty nor a datafusion-fts database (no {MANIFEST}); "
-            "choose a new or empty directory"
-        )
-
-
 def open_database(path: Path, create: bool = False) -> Database:
     """The database at ``path``. Without ``create`` the directory must be a database
     already: ``connect`` would otherwise quietly turn a mistyped path into an empty one.
@@ -80,8 +64,8 @@ def open_database(path: Path, create: bool = False) -> Database:
     as sqlite3 makes its file at the first write."""
     if create:
         check_database_path(path)
-    elif not (path / MANIFEST).is_file():
-        raise click.UsageError(f"{path} is not a datafusion-fts database (no {MANIFEST})")
+    else:
+        check_database(path)
     made = not path.exists()
     db = connect(path)
     command = click.get_current_context(silent=True)

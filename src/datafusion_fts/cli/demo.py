@@ -23,7 +23,8 @@ from rich.text import Text
 from ..database import Database, connect
 from ..demo_corpus import DOCSTRING_SCHEMA, iter_stdlib_docstring_batches
 from ..table import Table
-from .common import bar, check_database_path, progress
+from .common import bar, progress
+from .options import check_database_path
 from .search import results_table, timed_search
 
 DEMO_TABLE = "docs"

@@ -14,6 +14,7 @@ from typing import Any
 import click
 
 from .. import defaults
+from ..storage.layout import MANIFEST
 
 # How results print (``search --format``, ``sql --format``).
 OUTPUT_FORMATS = ("table", "csv", "json", "jsonl")
@@ -87,3 +88,39 @@ def file_format(path: Path, given: str | None) -> str:
         f"cannot tell the format of {path.name} from its suffix; pass --format "
         f"({'|'.join(FILE_FORMATS)})"
     )
+
+
+def check_database_path(path: Path) -> None:
+    """Refuse a directory that holds anything but a database (a new or empty one may
+    become one).
+
+    Why: opening a directory as a database garbage-collects every file in its ``data/``
+    and ``index/`` subdirectories that its manifest does not name, so a database opened
+    on ``~`` would delete ``~/data/*``.
+    """
+    if path.exists() and not path.is_dir():
+        raise click.UsageError(f"{path} is a file, not a database directory")
+    if path.exists() and any(path.iterdir()) and not (path / MANIFEST).is_file():
+        raise click.UsageError(
+            f"{path} is neither empty nor a datafusion-fts database (no {MANIFEST}); "
+            "choose a new or empty directory"
+        )
+
+
+def check_database(path: Path) -> None:
+    """Refuse a directory that is not a database already (``connect`` would otherwise
+    quietly turn a mistyped path into an empty one)."""
+    if not (path / MANIFEST).is_file():
+        raise click.UsageError(f"{path} is not a datafusion-fts database (no {MANIFEST})")
+
+
+def existing_database(ctx: click.Context, param: click.Parameter, value: Path) -> Path:
+    """A ``DB_PATH`` argument that must be a database, checked while arguments are parsed."""
+    check_database(value)
+    return value
+
+
+def new_or_existing_database(ctx: click.Context, param: click.Parameter, value: Path) -> Path:
+    """A ``DB_PATH`` argument that is a database, or a new or empty directory."""
+    check_database_path(value)
+    return value

@@ -10,11 +10,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import click
 from rich.console import Console
 
 from ..errors import StorageError
-from ..storage.store import MANIFEST, DirectoryStore
+from ..storage.store import DirectoryStore
 from ..storage.wal import Salvaged, WriteAheadLog
 from .common import open_database
 
@@ -22,8 +21,6 @@ from .common import open_database
 def run_repair(db_path: Path) -> None:
     """``repair``: keep every intact record of the database's damaged logs, move the
     damaged logs aside, and delete the row ids lost with them."""
-    if not (db_path / MANIFEST).is_file():
-        raise click.UsageError(f"{db_path} is not a datafusion-fts database (no {MANIFEST})")
     salvaged = salvage_logs(db_path)
     console = Console()
     db = open_database(db_path)

@@ -35,6 +35,7 @@ import pyarrow.dataset as ds
 import pyarrow.parquet as pq
 
 from ..errors import StaleSnapshotError, StorageError
+from .layout import MANIFEST
 from .manifest import FORMAT_VERSION, Manifest
 from .page_reader import DecodedCache, PageReader, open_parquet, take_rows
 
@@ -53,7 +54,6 @@ PAGE_MAX_ROWS = 1024
 STATISTICS_MAX_BYTES = 64
 # A column is dictionary-encoded when its first batch has at most this share of distinct values.
 DICTIONARY_MAX_DISTINCT = 0.5
-MANIFEST = "manifest.json"
 # Seconds a write waits for the writer lock before it is refused: another Database
 # opening the directory holds it for the moment its garbage collection takes.
 LOCK_WAIT = 0.5
