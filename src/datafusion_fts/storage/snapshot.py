@@ -10,6 +10,7 @@ import numpy as np
 import pyarrow as pa
 
 from .manifest import ROWID, TableMeta
+from .reorder_rows import reorder_rows
 from .store import Store
 
 if TYPE_CHECKING:
@@ -170,7 +171,7 @@ class TableSnapshot:
             fresh = pa.Table.from_batches(self.fresh).select(columns)
             parts.append(fresh.take(pa.array(rows[bounds[-1]:] - self.meta.next_rowid)))
         table = parts[0] if len(parts) == 1 else pa.concat_tables(parts)
-        return table if np.array_equal(rows, row_ids) else table.take(pa.array(inverse))
+        return table if np.array_equal(rows, row_ids) else reorder_rows(table, inverse)
 
 
 def _no_columns(n_rows: int) -> pa.Table:
