@@ -75,10 +75,12 @@ from .parquet_values import (
     PLAIN,
     PLAIN_DICTIONARY,
     RLE_DICTIONARY,
+    bytes_array,
     gather_bytes,
     locate_rows,
     plain_entries,
     select_values,
+    validity,
 )
 
 # Pages of one column a fetch decodes at once (a few hundred KiB of small pages), and a
@@ -634,19 +636,13 @@ def _lz4(view: memoryview, spans: list[tuple[int, int, int]]) -> list:
 
 def _arrow(column: _Column, buf: np.ndarray, valid: np.ndarray, a: np.ndarray, b: np.ndarray) -> pa.Array:
     """The picked values as an array of the column's type."""
+    if column.kind == BYTES:
+        return bytes_array(column.arrow_type, valid, *gather_bytes(buf, valid, a, b))
     n = len(valid)
-    nulls = int(n - np.count_nonzero(valid))
-    mask = None if not nulls else pa.py_buffer(np.packbits(valid, bitorder="little"))
+    mask, nulls = validity(valid)
     if column.kind == BOOLEAN:
         bits = pa.py_buffer(np.packbits((a != 0) & valid, bitorder="little"))
         return pa.Array.from_buffers(pa.bool_(), n, [mask, bits], null_count=nulls)
-    if column.kind == FIXED:
-        data = a if column.width == 8 else a.astype(np.uint32)  # (a value's bits; 0 for a null)
-        array = pa.Array.from_buffers(column.physical, n, [mask, pa.py_buffer(data)], null_count=nulls)
-        return array if column.physical == column.arrow_type else array.cast(column.arrow_type)
-    large = pa.types.is_large_string(column.arrow_type) or pa.types.is_large_binary(column.arrow_type)
-    offsets, data = gather_bytes(buf, valid, a, b)
-    if not large and offsets[-1] >= 2**31:
-        raise StorageError("a fetch of more than 2 GiB of one string column: fetch fewer rows at a time")
-    buffers = [mask, pa.py_buffer(offsets if large else offsets.astype(np.int32)), pa.py_buffer(data)]
-    return pa.Array.from_buffers(column.arrow_type, n, buffers, null_count=nulls)
+    data = a if column.width == 8 else a.astype(np.uint32)  # (FIXED: a value's bits; 0 for a null)
+    array = pa.Array.from_buffers(column.physical, n, [mask, pa.py_buffer(data)], null_count=nulls)
+    return array if column.physical == column.arrow_type else array.cast(column.arrow_type)

@@ -14,8 +14,10 @@ give an error code (the index of the page), never a read outside the buffer.
 from __future__ import annotations
 
 import numpy as np
+import pyarrow as pa
 from numba import njit
 
+from ..errors import StorageError
 from .parquet_thrift import S_ENCODING, S_LEV_HI, S_LEV_LO, S_V1, S_VAL_HI, S_VAL_LO, S_VALUES, uvarint, zigzag
 
 # Physical kinds a column decodes as.
@@ -348,3 +350,20 @@ def gather_bytes(buf, valid, starts, lens):
         s, o = starts[i], offsets[i]
         out[o : offsets[i + 1]] = buf[s : s + offsets[i + 1] - o]  # (a slice copies faster than a byte loop)
     return offsets, out
+
+
+def validity(valid: np.ndarray) -> tuple[pa.Buffer | None, int]:
+    """An Arrow validity bitmap of ``valid`` (None when nothing is null) and the null count."""
+    nulls = int(len(valid) - np.count_nonzero(valid))
+    return (pa.py_buffer(np.packbits(valid, bitorder="little")) if nulls else None), nulls
+
+
+def bytes_array(arrow_type: pa.DataType, valid: np.ndarray, offsets: np.ndarray, data: np.ndarray) -> pa.Array:
+    """A string or binary array of ``arrow_type`` from int64 ``offsets`` (``n + 1``) into
+    ``data``; more than 2 GiB refused where the type's offsets are 32-bit."""
+    large = pa.types.is_large_string(arrow_type) or pa.types.is_large_binary(arrow_type)
+    if not large and offsets[-1] >= 2**31:
+        raise StorageError("a fetch of more than 2 GiB of one string column: fetch fewer rows at a time")
+    mask, nulls = validity(valid)
+    buffers = [mask, pa.py_buffer(offsets if large else offsets.astype(np.int32)), pa.py_buffer(data)]
+    return pa.Array.from_buffers(arrow_type, len(valid), buffers, null_count=nulls)

@@ -17,7 +17,7 @@ import numpy as np
 import pyarrow as pa
 from numba import njit
 
-from ..errors import StorageError
+from .parquet_values import bytes_array
 
 
 def reorder_rows(table: pa.Table, order: np.ndarray) -> pa.Table:
@@ -44,8 +44,6 @@ def _reorder_bytes(column: pa.ChunkedArray, order: np.ndarray) -> pa.Array:
     valid = np.concatenate([c.is_valid().to_numpy(zero_copy_only=False) for c, _ in chunks])
     out_offsets = np.zeros(len(order) + 1, dtype=np.int64)
     np.cumsum(lengths[order], out=out_offsets[1:])
-    if not large and out_offsets[-1] >= 2**31:
-        raise StorageError("a fetch of more than 2 GiB of one string column: fetch fewer rows at a time")
     out = np.empty(int(out_offsets[-1]), dtype=np.uint8)
     by_source = np.argsort(order, kind="stable")  # the outputs, grouped by the row they copy
     sources = order[by_source]
@@ -57,12 +55,7 @@ def _reorder_bytes(column: pa.ChunkedArray, order: np.ndarray) -> pa.Array:
             _copy_values(np.frombuffer(data, np.uint8) if data is not None else np.zeros(0, np.uint8),
                          offsets.astype(np.int64), sources[lo:hi] - first, by_source[lo:hi], out_offsets, out)
         first += len(chunk)
-    kept = valid[order]
-    nulls = len(order) - int(np.count_nonzero(kept))
-    mask = pa.py_buffer(np.packbits(kept, bitorder="little")) if nulls else None
-    bounds = out_offsets if large else out_offsets.astype(np.int32)
-    return pa.Array.from_buffers(column.type, len(order), [mask, pa.py_buffer(bounds), pa.py_buffer(out)],
-                                 null_count=nulls)
+    return bytes_array(column.type, valid[order], out_offsets, out)
 
 
 @njit(cache=True, nogil=True)
@@ -72,5 +65,4 @@ def _copy_values(data, offsets, rows, targets, out_offsets, out):  # pragma: no 
     for i in range(rows.shape[0]):
         r = rows[i]
         at = out_offsets[targets[i]]
-        for j in range(offsets[r + 1] - offsets[r]):
-            out[at + j] = data[offsets[r] + j]
+        out[at : at + offsets[r + 1] - offsets[r]] = data[offsets[r] : offsets[r + 1]]  # (as gather_bytes)
