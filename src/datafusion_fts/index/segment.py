@@ -110,11 +110,11 @@ class Segment:
                 if not pa.types.is_large_string(array.type):
                     raise StorageError(f"{where} holds {array.type}, not large_string")
                 values[name] = array
-            elif array.type.to_pandas_dtype() not in (dtype if isinstance(dtype, tuple) else (dtype,)) or array.null_count:
-                wanted = " or ".join(str(np.dtype(d)) for d in (dtype if isinstance(dtype, tuple) else (dtype,)))
-                raise StorageError(f"{where} holds {array.type}, not {wanted}")
-            else:
-                values[name] = _np(array)
+                continue
+            allowed = dtype if isinstance(dtype, tuple) else (dtype,)
+            if array.type.to_pandas_dtype() not in allowed or array.null_count:
+                raise StorageError(f"{where} holds {array.type}, not {' or '.join(str(np.dtype(d)) for d in allowed)}")
+            values[name] = _np(array)
         seg = cls(meta=meta, **values)  # type: ignore[arg-type]
         seg._check()
         return seg

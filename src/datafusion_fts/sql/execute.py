@@ -20,7 +20,7 @@ from ..operators.explain import explain_search
 from ..planner.search_request import SearchRequest
 from ..planner.plan_search import column_analyzer, plan_search
 from ..storage.foreign import ForeignTable
-from ..udfs.error_bridge import TranslatingDataFrame, call
+from ..udfs.error_bridge import call, translating
 from .dialect import CreateFulltextIndex, Explain, Fts, FtsMatch, FtsScore, FtsScoreExplain, Optimize, identifier, parse_sql
 from .lower_select import Lowered, expand_stars, lower_statement, parse_match
 from .result_frame import ResultFrame
@@ -77,11 +77,6 @@ def _statement_texts(sql: str, count: int) -> list[str]:
     return texts
 
 
-def _translating(df: datafusion.DataFrame) -> TranslatingDataFrame:
-    """``df`` as ``db.sql`` returns it: raising our errors as themselves."""
-    return df if isinstance(df, TranslatingDataFrame) else TranslatingDataFrame(df.df)
-
-
 def _literal(node: exp.Expression) -> Any:
     if isinstance(node, exp.Boolean):
         return node.this
@@ -131,7 +126,7 @@ class SqlSession:
         if self._shape is not None:
             template = self.db.statements.get(text, self._shape, self._schema_of)
             if template is not None:  # a search of a known shape: no parsing, no lowering
-                return _translating(call(self._run_template, template, self._shape))
+                return translating(call(self._run_template, template, self._shape))
         statements = parse_sql(text)
         if not statements:
             raise SqlError("no statement to run", text, 0)
@@ -143,7 +138,7 @@ class SqlSession:
             result = call(self._execute, statement, source)
         if result is None:
             raise SqlError("no statement to run", text, 0)
-        return _translating(result)
+        return translating(result)
 
     # -- dispatch -------------------------------------------------------------------------
     def _execute(self, statement: exp.Expression, source: str) -> datafusion.DataFrame:

@@ -115,12 +115,17 @@ class TranslatingDataFrame(datafusion.DataFrame):
     themselves (executing, collecting, streaming, and the frames derived from it)."""
 
 
+def translating(df: datafusion.DataFrame) -> TranslatingDataFrame:
+    """``df`` raising our errors as themselves (itself if it already does)."""
+    return df if isinstance(df, TranslatingDataFrame) else TranslatingDataFrame(df.df)
+
+
 def _translating(name: str, method: Callable[..., Any]) -> Callable[..., Any]:
     @functools.wraps(method)
     def wrapper(self: datafusion.DataFrame, *args: Any, **kwargs: Any) -> Any:
         result = call(method, self, *args, **kwargs)
-        if isinstance(result, datafusion.DataFrame) and not isinstance(result, TranslatingDataFrame):
-            return TranslatingDataFrame(result.df)
+        if isinstance(result, datafusion.DataFrame):
+            return translating(result)
         if name.startswith("execute_stream"):
             return [_TranslatedStream(s) for s in result] if isinstance(result, list) else _TranslatedStream(result)
         return result
