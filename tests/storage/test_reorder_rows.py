@@ -9,7 +9,7 @@ import pyarrow as pa
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from datafusion_fts.storage.reorder_rows import reorder_rows
+from datafusion_fts.storage.reorder_rows import MANY_CHUNKS, reorder_rows
 
 TYPES = [pa.string(), pa.large_string(), pa.binary(), pa.large_binary()]
 VALUES = st.one_of(st.none(), st.text(max_size=12))
@@ -17,8 +17,10 @@ VALUES = st.one_of(st.none(), st.text(max_size=12))
 
 @st.composite
 def chunked(draw, t: pa.DataType) -> pa.ChunkedArray:
+    """A few chunks (left to Arrow) or more than MANY_CHUNKS (reordered by our loop)."""
     chunks = []
-    for values in draw(st.lists(st.lists(VALUES, max_size=9), min_size=1, max_size=6)):
+    least = draw(st.sampled_from([1, MANY_CHUNKS + 1]))
+    for values in draw(st.lists(st.lists(VALUES, max_size=9), min_size=least, max_size=least + 5)):
         if pa.types.is_binary(t) or pa.types.is_large_binary(t):
             values = [None if v is None else v.encode() for v in values]
         array = pa.array([None, *values, None], t)
