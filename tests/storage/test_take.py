@@ -75,3 +75,19 @@ def test_data_files_have_small_pages(tmp_path: Path):
     reader = db.store._pages(frag.id)
     pages = reader._pages_of(reader._column("body").leaf)
     assert pages is not None and 200 < len(pages.first_rows) < 1000  # 16 rows a page, about
+
+
+def test_take_out_of_order_in_slices(table, monkeypatch):
+    """Many rows asked for out of order are fetched a slice of the asked order at a time
+    (storage/snapshot.py TAKE_BATCH_ROWS): the same rows, a chunk per slice."""
+    from datafusion_fts.storage import snapshot as snapshot_module
+
+    monkeypatch.setattr(snapshot_module, "TAKE_BATCH_ROWS", 100)
+    live = table.snapshot().live_rows()
+    ids = np.random.default_rng(7).choice(live, size=1050, replace=True)  # (repeats, every tier)
+    got = table.snapshot().take(ids, ["id", "title", "body"])
+    assert got.column("body").num_chunks >= 11
+    assert got.equals(_expected(table, ids, ["id", "title", "body"]))
+    ascending = np.sort(ids)  # (in row order: one fetch)
+    assert table.snapshot().take(ascending, ["id"]).column("id").to_pylist() == (
+        _expected(table, ascending, ["id"]).column("id").to_pylist())

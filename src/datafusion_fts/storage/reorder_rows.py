@@ -6,8 +6,9 @@ caller wants them in its own order (a search's: by score). For a large fetch, Ar
 input: the 93,213 bodies (64 MB) of an unbounded search in 881 chunks grew the process
 by 131 MB and took 2.3 s of a 4.1 s query on this project's test machine, where touching
 fresh memory is slow. Here a text or binary column of many chunks is copied straight into
-its final order by one compiled loop per chunk (the output is the only new memory); other
-columns, and columns of a few chunks (a top-k fetch), are left to Arrow.
+its final order by one compiled loop per chunk (the output, on huge pages where it is
+large: :mod:`.huge_pages`, is the only new memory); other columns, and columns of a few
+chunks (a top-k fetch), are left to Arrow.
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ import numpy as np
 import pyarrow as pa
 from numba import njit
 
+from .huge_pages import empty_bytes
 from .parquet_values import bytes_array
 
 # Chunks past which a text column is reordered here rather than by Arrow (a fetch reads
@@ -51,7 +53,7 @@ def _reorder_bytes(column: pa.ChunkedArray, order: np.ndarray) -> pa.Array:
     valid = np.concatenate([c.is_valid().to_numpy(zero_copy_only=False) for c, _ in chunks])
     out_offsets = np.zeros(len(order) + 1, dtype=np.int64)
     np.cumsum(lengths[order], out=out_offsets[1:])
-    out = np.empty(int(out_offsets[-1]), dtype=np.uint8)
+    out = empty_bytes(int(out_offsets[-1]))
     by_source = np.argsort(order, kind="stable")  # the outputs, grouped by the row they copy
     sources = order[by_source]
     first = 0

@@ -17,6 +17,8 @@ if TYPE_CHECKING:
     from ..index.segment import Segment
 
 SCAN_BATCH_ROWS = 32_768
+# Rows fetched at once when rows are asked for out of order (see TableSnapshot.take).
+TAKE_BATCH_ROWS = 16_384
 T = TypeVar("T")
 
 
@@ -152,12 +154,25 @@ class TableSnapshot:
 
     def take(self, row_ids: np.ndarray, columns: list[str]) -> pa.Table:
         """The ``columns`` of ``row_ids`` (live rows of this snapshot, in any order,
-        repeats allowed), in the order given. The store is asked once for the rows of
-        every fragment, ascending: it reads only the pages they sit in."""
+        repeats allowed), in the order given.
+
+        Rows asked for in their own order (a search's: by score) are fetched in slices of
+        ``TAKE_BATCH_ROWS`` of that order, each put in order as it comes: the memory a
+        fetch adds is its output plus one slice's pages and values, not the whole fetch
+        twice (fetched, then reordered). A page holding rows of several slices is read
+        once for each; ids in ascending order are fetched at once."""
         columns = [c for c in columns if c != ROWID]
         schema = pa.schema([self.schema.field(c) for c in columns])
         if not len(row_ids) or not columns:
             return pa.Table.from_batches([], schema=schema) if not len(row_ids) else _no_columns(len(row_ids))
+        if len(row_ids) > TAKE_BATCH_ROWS and np.any(row_ids[1:] < row_ids[:-1]):
+            return pa.concat_tables(self._take(row_ids[start : start + TAKE_BATCH_ROWS], columns)
+                                    for start in range(0, len(row_ids), TAKE_BATCH_ROWS))
+        return self._take(row_ids, columns)
+
+    def _take(self, row_ids: np.ndarray, columns: list[str]) -> pa.Table:
+        """:meth:`take` in one fetch: the store is asked once for the rows of every
+        fragment, ascending, and reads only the pages they sit in."""
         rows, inverse = np.unique(row_ids, return_inverse=True)
         # Fragments hold ascending, disjoint ranges and fresh rows follow them all, so each
         # one's rows are a slice of ``rows``.
