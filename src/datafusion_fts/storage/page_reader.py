@@ -37,6 +37,7 @@ import pyarrow.parquet as pq
 import zstandard
 
 from ..errors import StorageError
+from . import c_page_codecs
 from .file_ranges import read_ranges
 from .lz4_block import decompress_blocks
 from .parquet_thrift import (
@@ -339,8 +340,8 @@ class PageReader:
             raise StorageError(f"damaged data file {self.path}: no PLAIN dictionary page in {what}")
         start = int(head[H_LEN])
         try:
-            data = bytes(_decompress(self, np.frombuffer(raw, dtype=np.uint8), np.array([codec]), np.zeros(1, np.int64),
-                                     np.array([start]), np.array([start + head[H_CSIZE]]), head[H_USIZE : H_USIZE + 1])[0])
+            data = _decompress(self, np.frombuffer(raw, dtype=np.uint8), np.array([codec]), np.zeros(1, np.int64),
+                               np.array([start]), np.array([start + head[H_CSIZE]]), head[H_USIZE : H_USIZE + 1]).tobytes()
         except _BadPage as err:
             raise StorageError(f"damaged data file {self.path}: the dictionary page of {what} {err.why}") from None
         n = int(head[H_VALUES])
@@ -533,13 +534,13 @@ def _take_pieces(pieces: list[_Piece]) -> pa.Array:
                 codecs = column.codecs[:1]  # (one codec: one tight loop)
             else:
                 codecs = np.concatenate([c.codecs[g] for c, g in mine])[packed]
-            values = _decompress(pieces[0].reader, raw, codecs, packed,
-                                 spans[packed, S_VAL_LO], spans[packed, S_VAL_HI], spans[packed, S_USIZE])
-            done = np.array([len(v) for v in values], dtype=np.int64)
+            done = spans[packed, S_USIZE]
+            values = _decompress(pieces[0].reader, raw, codecs, packed, spans[packed, S_VAL_LO], spans[packed, S_VAL_HI],
+                                 done)
             spans[packed, S_VAL_LO] = filled + np.cumsum(done) - done
             spans[packed, S_VAL_HI] = spans[packed, S_VAL_LO] + done
-            parts += values
-            filled += int(done.sum())
+            parts.append(values)
+            filled += len(values)
         encodings = spans[:, S_ENCODING]
         coded = (encodings == RLE_DICTIONARY) | (encodings == PLAIN_DICTIONARY)
         dictionary: tuple[np.ndarray, ...] = (_NONE, _NONE, _NONE, _NONE, _NONE)
@@ -564,6 +565,14 @@ def _take_pieces(pieces: list[_Piece]) -> pa.Array:
 
 
 def _check_crcs(raw: np.ndarray, spans: np.ndarray) -> None:
+    """The pages' CRCs (those that carry one) checked: in one compiled call where the C
+    libraries load (:mod:`.c_page_codecs`), else page by page through ``zlib``."""
+    if c_page_codecs.AVAILABLE:
+        bad = c_page_codecs.check_crcs(raw, spans[:, S_HAS_CRC], spans[:, S_CRC_LO], spans[:, S_CRC_HI],
+                                       spans[:, S_CRC])
+        if bad >= 0:
+            raise _BadPage(bad, "has a checksum mismatch")
+        return
     view = memoryview(raw)
     for page, (has, lo, hi, crc) in enumerate(spans[:, _CRC_FIELDS].tolist()):
         if has and zlib.crc32(view[lo:hi]) != crc:
@@ -600,17 +609,24 @@ def _dictionaries(
 def _decompress(
     reader: PageReader, raw: np.ndarray, codecs: np.ndarray, pages: np.ndarray, lo: np.ndarray, hi: np.ndarray,
     sizes: np.ndarray,
-) -> list:
-    """``raw[lo[i]:hi[i]]`` decompressed to ``sizes[i]`` bytes each (bytes-like), with
-    ``reader``'s decompressors for this thread (``codecs``: each span's, or one for
-    all); ``pages[i]``: which page span i is, for errors."""
+) -> np.ndarray:
+    """``raw[lo[i]:hi[i]]`` decompressed to ``sizes[i]`` bytes each, end to end in one
+    array, with ``reader``'s decompressors for this thread (``codecs``: each span's, or
+    one for all); ``pages[i]``: which page span i is, for errors. ZSTD pages go through
+    one compiled call where libzstd loads (:mod:`.c_page_codecs`)."""
+    one = len(codecs) == 1 or len(set(codecs.tolist())) == 1
+    if one and str(codecs[0]) == "ZSTD" and c_page_codecs.AVAILABLE:
+        out, bad = c_page_codecs.decompress_frames(raw, lo, hi, sizes)
+        if bad >= 0:
+            raise _BadPage(int(pages[bad]), "does not decompress to its size")
+        return out
     view = memoryview(raw)
     spans = list(zip(lo.tolist(), hi.tolist(), sizes.tolist()))
     try:
-        if len(codecs) == 1 or len(set(codecs.tolist())) == 1:  # (one codec: one tight loop)
-            out = reader._decompressor(str(codecs[0]))(view, spans)
+        if one:  # (one codec: one tight loop)
+            parts = reader._decompressor(str(codecs[0]))(view, spans)
         else:
-            out = [reader._decompressor(c)(view, [span])[0] for c, span in zip(codecs.tolist(), spans)]
+            parts = [reader._decompressor(c)(view, [span])[0] for c, span in zip(codecs.tolist(), spans)]
     except (zstandard.ZstdError, pa.ArrowException, ValueError, _BadPage) as exc:
         # (find the page: decompress them one by one)
         for i, (span, codec) in enumerate(zip(spans, np.resize(codecs, len(spans)).tolist())):
@@ -619,10 +635,10 @@ def _decompress(
             except (zstandard.ZstdError, pa.ArrowException, ValueError, _BadPage):
                 raise _BadPage(int(pages[i]), f"does not decompress ({exc})") from None
         raise
-    for i, (v, (_, _, z)) in enumerate(zip(out, spans)):
+    for i, (v, (_, _, z)) in enumerate(zip(parts, spans)):
         if len(v) != z:
             raise _BadPage(int(pages[i]), "decompresses to the wrong size")
-    return out
+    return np.frombuffer(b"".join(parts), dtype=np.uint8)
 
 
 def _lz4(view: memoryview, spans: list[tuple[int, int, int]]) -> list:
