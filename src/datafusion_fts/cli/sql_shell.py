@@ -17,7 +17,6 @@ be swapped for a pipe, which is how the tests drive it.
 from __future__ import annotations
 
 import enum
-import logging
 import os
 import re
 import sys
@@ -321,7 +320,6 @@ def run_sql(db_path: Path, commands: tuple[str, ...], fmt: str, max_rows: int, t
             history: str) -> None:
     """``sql``: the interactive shell when standard input is a terminal and no -c was
     given, else each script run in turn (exit status 1 at the first error)."""
-    logging.getLogger("sqlglot").setLevel(logging.ERROR)  # its fallback notes are not ours
     db = open_database(db_path, create=True)
     interactive = not commands and sys.stdin.isatty()
     machine = fmt != "table"

@@ -90,6 +90,10 @@ class FtsParser(Postgres.Parser):
         "SCORE_EXPLAIN": lambda args: FtsScoreExplain(),
     }
 
+    def _warn_unsupported(self) -> None:
+        """(Silent: a statement sqlglot cannot parse becomes a Command that DataFusion runs,
+        or refuses with its own error; sqlglot's note went to the user's stderr.)"""
+
     def _parse_statement(self) -> exp.Expression | None:
         if self._match_text_seq("EXPLAIN"):
             analyze = self._match_text_seq("ANALYZE")

@@ -30,6 +30,17 @@ DEFAULT_SCHEMA = "public"
 RESERVED_PREFIX = "__fts_"
 
 
+class Names(list):
+    """Names as DataFusion reads them and as its Python API hands them out. DataFusion's
+    Rust side (datafusion 55) reads a provider's ``table_names`` as an attribute holding a
+    sequence, without calling it: a method there made ``SHOW TABLES`` and
+    ``information_schema.tables`` list none of the session's tables and printed "Unable to
+    get table_names" on stderr. Python code calls it, for a set."""
+
+    def __call__(self) -> set[str]:
+        return set(self)
+
+
 class SessionSchema(SchemaProvider):
     """The default schema: the user's tables, and each managed table's current version."""
 
@@ -38,8 +49,10 @@ class SessionSchema(SchemaProvider):
         self._managed: dict[str, Any] = {}
         self._lock = threading.Lock()  # (registering checks, then adds)
 
-    def table_names(self) -> set[str]:
-        return set(self._tables) | set(self._managed)
+    @property
+    def table_names(self) -> "Names":
+        """The users' and the managed tables (not the engine's own ``__fts_`` ones)."""
+        return Names(sorted(n for n in (*self._tables, *self._managed) if not n.startswith(RESERVED_PREFIX)))
 
     def names(self) -> set[str]:
         """(What ``ctx.catalog().schema().names()`` answers for DataFusion's own schemas.)"""
