@@ -77,17 +77,36 @@ def test_data_files_have_small_pages(tmp_path: Path):
     assert pages is not None and 200 < len(pages.first_rows) < 1000  # 16 rows a page, about
 
 
-def test_take_out_of_order_in_slices(table, monkeypatch):
-    """Many rows asked for out of order are fetched a slice of the asked order at a time
-    (storage/snapshot.py TAKE_BATCH_ROWS): the same rows, a chunk per slice."""
-    from datafusion_fts.storage import snapshot as snapshot_module
+@pytest.mark.parametrize("two_passes", [False, True])
+def test_take_many_out_of_order_in_bounded_memory(table, monkeypatch, two_passes):
+    """Many rows asked for out of order are fetched in slices of the asked order or in
+    two passes (storage/large_take.py): the same rows either way."""
+    from datafusion_fts.storage import large_take, snapshot as snapshot_module
 
     monkeypatch.setattr(snapshot_module, "TAKE_BATCH_ROWS", 100)
+    monkeypatch.setattr(large_take, "_two_passes_read_less", lambda keys, step: two_passes)
     live = table.snapshot().live_rows()
     ids = np.random.default_rng(7).choice(live, size=1050, replace=True)  # (repeats, every tier)
-    got = table.snapshot().take(ids, ["id", "title", "body"])
-    assert got.column("body").num_chunks >= 11
-    assert got.equals(_expected(table, ids, ["id", "title", "body"]))
+    columns = ["id", "title", "body", "score"]
+    got = table.snapshot().take(ids, columns)
+    assert got.column("body").num_chunks == (1 if two_passes else 11)
+    expected = _expected(table, ids, columns)
+    for name in columns:  # (NaN scores compare by bits)
+        a, b = got.column(name).combine_chunks(), expected.column(name).combine_chunks()
+        if pa.types.is_floating(a.type):
+            a, b = a.view(pa.int64()), b.view(pa.int64())
+        assert a.equals(b), name
     ascending = np.sort(ids)  # (in row order: one fetch)
     assert table.snapshot().take(ascending, ["id"]).column("id").to_pylist() == (
         _expected(table, ascending, ["id"]).column("id").to_pylist())
+
+
+def test_two_passes_chosen_when_rows_crowd_their_pages():
+    """Two passes read every page twice; slices read a page once per slice with rows in it."""
+    from datafusion_fts.storage.large_take import _two_passes_read_less
+
+    rng = np.random.default_rng(3)
+    crowded = rng.integers(0, 50, size=4000)  # 80 rows a page, over 40 slices of 100
+    sparse = rng.permutation(4000)  # a row a page
+    assert _two_passes_read_less(crowded, 100) and not _two_passes_read_less(sparse, 100)
+    assert not _two_passes_read_less(None, 100) and not _two_passes_read_less(np.full(500, -1), 100)

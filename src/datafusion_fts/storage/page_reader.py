@@ -268,6 +268,15 @@ class PageReader:
             codecs, codecs != "UNCOMPRESSED", len(set(codecs.tolist())) > 1,
         )
 
+    def pages_of(self, rows: np.ndarray, name: str) -> np.ndarray | None:
+        """The data page of column ``name`` holding each of the local ``rows``
+        (ascending), or None if that column is not read page by page."""
+        column = self._column(name)
+        pages = self._pages_of(column.leaf) if column is not None else None
+        if pages is None:
+            return None
+        return np.searchsorted(pages.first_rows, rows, side="right") - 1
+
     def _pages_of(self, leaf: int) -> _Pages | None:
         """The column's data pages from the offset index (None without one)."""
         with self._lock:

@@ -10,6 +10,7 @@ import numpy as np
 import pyarrow as pa
 
 from .manifest import ROWID, TableMeta
+from .large_take import take_out_of_order
 from .reorder_rows import reorder_rows
 from .store import Store
 
@@ -17,7 +18,7 @@ if TYPE_CHECKING:
     from ..index.segment import Segment
 
 SCAN_BATCH_ROWS = 32_768
-# Rows fetched at once when rows are asked for out of order (see TableSnapshot.take).
+# Rows fetched at once when many rows are asked for out of order (see storage/large_take.py).
 TAKE_BATCH_ROWS = 16_384
 T = TypeVar("T")
 
@@ -154,26 +155,32 @@ class TableSnapshot:
 
     def take(self, row_ids: np.ndarray, columns: list[str]) -> pa.Table:
         """The ``columns`` of ``row_ids`` (live rows of this snapshot, in any order,
-        repeats allowed), in the order given.
-
-        Rows asked for in their own order (a search's: by score) are fetched in slices of
-        ``TAKE_BATCH_ROWS`` of that order, each put in order as it comes: the memory a
-        fetch adds is its output plus one slice's pages and values, not the whole fetch
-        twice (fetched, then reordered). A page holding rows of several slices is read
-        once for each; ids in ascending order are fetched at once."""
+        repeats allowed), in the order given. More than ``TAKE_BATCH_ROWS`` ids out of
+        order (a search without a limit) are fetched in bounded memory, in slices of
+        the order asked or in two passes (:mod:`.large_take`)."""
         columns = [c for c in columns if c != ROWID]
         schema = pa.schema([self.schema.field(c) for c in columns])
         if not len(row_ids) or not columns:
             return pa.Table.from_batches([], schema=schema) if not len(row_ids) else _no_columns(len(row_ids))
         if len(row_ids) > TAKE_BATCH_ROWS and np.any(row_ids[1:] < row_ids[:-1]):
-            return pa.concat_tables(self._take(row_ids[start : start + TAKE_BATCH_ROWS], columns)
-                                    for start in range(0, len(row_ids), TAKE_BATCH_ROWS))
+            return take_out_of_order(self._take, row_ids, columns, schema, self._page_keys, TAKE_BATCH_ROWS)
         return self._take(row_ids, columns)
 
     def _take(self, row_ids: np.ndarray, columns: list[str]) -> pa.Table:
         """:meth:`take` in one fetch: the store is asked once for the rows of every
         fragment, ascending, and reads only the pages they sit in."""
         rows, inverse = np.unique(row_ids, return_inverse=True)
+        stored, fresh_from = self._stored(rows)
+        parts = [self.store.take_rows(stored, columns)] if stored else []
+        if fresh_from < len(rows):
+            fresh = pa.Table.from_batches(self.fresh).select(columns)
+            parts.append(fresh.take(pa.array(rows[fresh_from:] - self.meta.next_rowid)))
+        table = parts[0] if len(parts) == 1 else pa.concat_tables(parts)
+        return table if np.array_equal(rows, row_ids) else reorder_rows(table, inverse)
+
+    def _stored(self, rows: np.ndarray) -> tuple[list[tuple[str, np.ndarray]], int]:
+        """Ascending distinct ``rows`` as (fragment id, local rows) of each fragment
+        holding some, and where in ``rows`` the fresh ones begin."""
         # Fragments hold ascending, disjoint ranges and fresh rows follow them all, so each
         # one's rows are a slice of ``rows``.
         bounds = np.searchsorted(rows, [f.row_lo for f in self.meta.fragments] + [self.meta.next_rowid])
@@ -181,12 +188,17 @@ class TableSnapshot:
             (frag.id, rows[lo:hi] - frag.row_lo)
             for frag, lo, hi in zip(self.meta.fragments, bounds[:-1].tolist(), bounds[1:].tolist()) if lo < hi
         ]
-        parts = [self.store.take_rows(stored, columns)] if stored else []
-        if bounds[-1] < len(rows):
-            fresh = pa.Table.from_batches(self.fresh).select(columns)
-            parts.append(fresh.take(pa.array(rows[bounds[-1]:] - self.meta.next_rowid)))
-        table = parts[0] if len(parts) == 1 else pa.concat_tables(parts)
-        return table if np.array_equal(rows, row_ids) else reorder_rows(table, inverse)
+        return stored, int(bounds[-1])
+
+    def _page_keys(self, row_ids: np.ndarray, column: str) -> np.ndarray | None:
+        """Per id, a key of the page of ``column`` holding it (-1: a fresh row), or None
+        if the store does not read by page (see large_take)."""
+        rows, inverse = np.unique(row_ids, return_inverse=True)
+        stored, fresh_from = self._stored(rows)
+        keys = self.store.pages_of(stored, column) if stored else np.zeros(0, np.int64)
+        if keys is None:
+            return None
+        return np.concatenate([keys, np.full(len(rows) - fresh_from, -1, np.int64)])[inverse]
 
 
 def _no_columns(n_rows: int) -> pa.Table:

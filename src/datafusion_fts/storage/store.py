@@ -75,6 +75,9 @@ class Store(Protocol):
     def take_rows(self, parts: list[tuple[str, np.ndarray]], columns: list[str]) -> pa.Table:
         """The ``columns`` of rows of fragments, fragment after fragment: ``parts`` are
         (fragment id, local rows ascending and distinct, at least one)."""
+    def pages_of(self, parts: list[tuple[str, np.ndarray]], column: str) -> np.ndarray | None:
+        """A key of the page of ``column`` each row of ``parts`` (as for ``take_rows``)
+        sits in, equal for rows of one page; None where rows are not read by page."""
     def fragment_dataset(self, frag_ids: list[str], schema: pa.Schema) -> ds.Dataset: ...
     def fragment_paths(self, frag_ids: list[str]) -> list[str] | None: ...
     def write_segment(self, seg_id: str, arrays: dict[str, pa.Array]) -> None: ...
@@ -431,6 +434,15 @@ class DirectoryStore:
         pages of all fragments at once (``page_reader.take_rows``)."""
         return take_rows([(self._pages(frag_id), rows) for frag_id, rows in parts], columns)
 
+    def pages_of(self, parts: list[tuple[str, np.ndarray]], column: str) -> np.ndarray | None:
+        keys = []
+        for i, (frag_id, rows) in enumerate(parts):
+            pages = self._pages(frag_id).pages_of(rows, column)
+            if pages is None:
+                return None
+            keys.append(pages + (i << 40))
+        return np.concatenate(keys) if keys else np.zeros(0, np.int64)
+
     def fragment_dataset(self, frag_ids: list[str], schema: pa.Schema) -> ds.Dataset:
         return ds.dataset(self.fragment_paths(frag_ids), schema=schema, format="parquet")
 
@@ -570,6 +582,9 @@ class MemoryStore:
     def take_rows(self, parts: list[tuple[str, np.ndarray]], columns: list[str]) -> pa.Table:
         tables = [self._fragments[frag_id].select(columns).take(pa.array(rows)) for frag_id, rows in parts]
         return tables[0] if len(tables) == 1 else pa.concat_tables(tables)
+
+    def pages_of(self, parts: list[tuple[str, np.ndarray]], column: str) -> None:
+        return None  # (rows in memory: no pages to read)
 
     def fragment_dataset(self, frag_ids: list[str], schema: pa.Schema) -> ds.Dataset:
         tables = [self._fragments[f] for f in frag_ids]
