@@ -207,7 +207,8 @@ class Table:
         allowed; a failed task fails the build, and what the others wrote is removed."""
         if self.db.settings.get("fts.executor") != "ray":
             return (*self._tokenized(manifest, snap, index, ranges, progress), frozenset())
-        progress.start(TOKENIZING, sum(live_rows(snap, lo, hi) for lo, hi in ranges))
+        rows = sum(live_rows(snap, lo, hi) for lo, hi in ranges)
+        progress.start(TOKENIZING, rows)
         if not ranges:
             return manifest, [], frozenset()
         from .distributed.build import split_range
@@ -220,7 +221,7 @@ class Table:
         except BaseException:
             self.db.discard_uncommitted()
             raise
-        progress.advance(sum(live_rows(snap, lo, hi) for lo, hi in ranges))  # (the tasks report nothing)
+        progress.advance(rows)  # (the tasks report nothing on their way)
         return manifest, [self.db.segment(m) for m in metas], frozenset(m.id for m in metas)
 
     def _tokenized(

@@ -140,11 +140,10 @@ def progress(
 class BuildBars:
     """An index-build progress callback: a bar per column built, showing ``{prefix}column:
     phase`` (``indexing body: merging``), the phase's rows done of its total, and the
-    measured rate and ETA. Each
-    phase that finishes over some rows also leaves a line (rows, seconds, rows/s), so
-    every phase shows in a log as well: off a terminal a bar is drawn once, at the end.
-    A context manager: leaving it stops the bars and forgets them (the SQL runner's next
-    statement starts afresh)."""
+    measured rate and ETA. Each phase that finishes over some rows also leaves a line
+    (rows, seconds, rows/s), so every phase shows in a log as well: off a terminal a bar
+    is drawn once, at the end. A context manager: leaving it stops the bars and forgets
+    them (the SQL runner's next statement starts afresh)."""
 
     def __init__(self, bars: Progress, prefix: str) -> None:
         self.bars = bars

@@ -16,7 +16,7 @@ from __future__ import annotations
 import inspect
 import time
 from dataclasses import dataclass
-from typing import Callable, Union
+from typing import Callable, Union, cast
 
 TOKENIZING = "tokenizing"
 MERGING = "merging"
@@ -72,15 +72,17 @@ class BuildReporter:
 
     def __init__(self, callback: Progress | None, column: str) -> None:
         self.column = column
-        self._send: Callable[[BuildProgress], None] | None = None
-        if callback is not None and _takes_counts(callback):
-            counts: Callable[[int, int], None] = callback  # type: ignore[assignment]
+        self._send: Callable[[BuildProgress], None] | None
+        if callback is None:
+            self._send = None
+        elif _takes_counts(callback):
+            counts = cast(Callable[[int, int], None], callback)
             self._send = lambda step: counts(step.done, step.total) if step.phase == TOKENIZING else None
-        elif callback is not None:
-            self._send = callback  # type: ignore[assignment]
+        else:
+            self._send = cast(Callable[[BuildProgress], None], callback)
         self._phase = ""
         self._done = self._total = 0
-        self._started = time.monotonic()
+        self._started = 0.0  # (time.monotonic() when the phase began)
 
     def start(self, phase: str, total: int) -> None:
         """Begin ``phase`` over ``total`` rows (its clock starts now)."""

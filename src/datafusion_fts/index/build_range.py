@@ -48,6 +48,7 @@ CHUNKS_PER_MERGE = 16
 TAIL_PIECE_ROWS = 2048
 TAIL_WORKERS = max(1, min(4, os.cpu_count() or 1))
 
+
 def live_rows(snap: TableSnapshot, lo: int, hi: int) -> int:
     """Rows of the inclusive row-id range [lo, hi] that exist and are not deleted: what a
     build over it indexes."""
