@@ -19,6 +19,7 @@ import pyarrow as pa
 
 from .errors import CatalogError, InvalidArgument, StaleSnapshotError, StorageError
 from .analysis import Analyzer, TokenStream, analyzer_for
+from .index.build_progress import Progress
 from .index.build_range import Wanted, start_tail
 from .index.builder import merge_segments
 from .index.fresh_runs import (
@@ -98,6 +99,9 @@ class Database:
         self.store: Store = DirectoryStore(path) if path is not None else MemoryStore()
         self.settings = Settings.from_mapping(config or {})
         self.ray_init: dict[str, Any] = {}  # ray.init arguments for fts.executor = 'ray'
+        # Told the phases of index builds not given a callback of their own: SQL's
+        # CREATE FULLTEXT INDEX and OPTIMIZE (index/build_progress.py).
+        self.progress: Progress | None = None
         self._write_lock = threading.RLock()  # one writer at a time
         self._state_lock = threading.Lock()  # (manifest, fresh rows) change together
         self._load_lock = threading.Lock()  # one load of the directory's state at a time
@@ -746,18 +750,22 @@ def connect(
     config: dict[str, Any] | None = None,
     executor: str | None = None,
     ray_init: dict[str, Any] | None = None,
+    progress: Progress | None = None,
 ) -> Database:
     """Open (or create) the database in directory ``path``; in memory when ``path`` is None.
 
     ``ctx`` is the DataFusion session to extend (a new one by default); ``config`` holds
     initial ``fts.*`` settings. ``executor="ray"`` (the setting ``fts.executor``) searches
     and builds indexes on Ray, started with ``ray_init`` (``ray.init`` arguments) unless
-    it is running already.
+    it is running already. ``progress`` follows the index builds given no callback of
+    their own, as SQL's ``CREATE FULLTEXT INDEX`` and ``OPTIMIZE`` (see
+    :class:`~datafusion_fts.index.build_progress.BuildProgress`).
     """
     if executor is not None:
         config = {**(config or {}), "fts.executor": executor}
     db = Database(path, ctx, config)
     db.ray_init = dict(ray_init or {})
+    db.progress = progress
     if db.settings.get("fts.executor") == "ray":
         db.distributed_executor()  # no ray installed or no directory: say so now
     return db

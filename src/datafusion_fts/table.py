@@ -15,8 +15,8 @@ import pyarrow as pa
 from .analysis import ANALYZER_OPTIONS, make_analyzer_config
 from .defaults import B, K1
 from .errors import CatalogError, EngineError, InvalidArgument
-from .index.build_range import MERGE_MAX_POSTINGS, build_range
-from .index.builder import merge_segments
+from .index.build_progress import COMMITTING, TOKENIZING, WRITING, BuildReporter, Progress
+from .index.build_range import MERGE_MAX_POSTINGS, build_range, live_rows, merge_neighbours
 from .index.segment import Segment
 from .ingest import open_batches
 from .operators.base import SEARCH_SCHEMA, search_table
@@ -29,7 +29,6 @@ from .settings import INT64_MAX, Settings
 from .storage.snapshot import SCAN_BATCH_ROWS, TableSnapshot
 from .storage.store import Store
 
-Progress = Callable[[int, int], None]
 ROW_ID_MAX = INT64_MAX
 # What create_index and CREATE FULLTEXT INDEX ... WITH (...) accept.
 INDEX_OPTIONS = ("positions", "k1", "b", *ANALYZER_OPTIONS)
@@ -43,6 +42,7 @@ class TableHost(Catalog, Protocol):
     ctx: datafusion.SessionContext
     store: Store
     settings: Settings
+    progress: Progress | None  # the build progress callback of builds given none
 
     def sql(self, text: str) -> datafusion.DataFrame: ...
 
@@ -191,34 +191,24 @@ class Table:
             analyzer = make_analyzer_config(**options)
         return IndexMeta(column, analyzer, float(k1), float(b), positions)
 
-    def _build(
-        self, manifest: Manifest, snap: TableSnapshot, index: IndexMeta, lo: int, hi: int,
-        progress: Progress | None,
-    ) -> tuple[Manifest, list[Segment]]:
-        """Segments over the rows of [lo, hi], with file ids reserved in ``manifest``."""
-        holder = [manifest]
-
-        def new_id() -> str:
-            seg_id, holder[0] = holder[0].file_id("seg")
-            return seg_id
-
-        segments = build_range(snap, index, lo, hi, new_id, progress)
-        return holder[0], segments
+    def _reporter(self, column: str, progress: Progress | None) -> BuildReporter:
+        """The phases of a build of ``column``, told to ``progress``, else to the database's
+        callback (how SQL statements report their builds)."""
+        return BuildReporter(progress if progress is not None else self.db.progress, column)
 
     def _build_ranges(
         self, manifest: Manifest, snap: TableSnapshot, index: IndexMeta, ranges: list[tuple[int, int]],
-        progress: Progress | None, split: bool = False,
+        progress: BuildReporter, split: bool = False,
     ) -> tuple[Manifest, list[Segment], frozenset[str]]:
-        """Segments over each inclusive range, in order, and the ids of those already
-        written. With ``fts.executor = 'ray'`` they are built (and written) by parallel
-        Ray tasks, the ranges first ``split`` for parallelism when allowed; a failed task
-        fails the build, and what the others wrote is removed."""
+        """The tokenizing phase: segments over each inclusive range, in order, not yet
+        merged (:meth:`_merged`), with file ids reserved in ``manifest``, and the ids of
+        those already written. With ``fts.executor = 'ray'`` they are built (merged and
+        written) by parallel Ray tasks, the ranges first ``split`` for parallelism when
+        allowed; a failed task fails the build, and what the others wrote is removed."""
         if self.db.settings.get("fts.executor") != "ray":
-            segments: list[Segment] = []
-            for lo, hi in ranges:
-                manifest, built = self._build(manifest, snap, index, lo, hi, progress)
-                segments.extend(built)
-            return manifest, segments, frozenset()
+            return (*self._tokenized(manifest, snap, index, ranges, progress), frozenset())
+        rows = sum(live_rows(snap, lo, hi) for lo, hi in ranges)
+        progress.start(TOKENIZING, rows)
         if not ranges:
             return manifest, [], frozenset()
         from .distributed.build import split_range
@@ -231,21 +221,44 @@ class Table:
         except BaseException:
             self.db.discard_uncommitted()
             raise
-        if progress is not None:
-            progress(snap.meta.live_rows, snap.meta.live_rows)
+        progress.advance(rows)  # (the tasks report nothing on their way)
         return manifest, [self.db.segment(m) for m in metas], frozenset(m.id for m in metas)
 
+    def _tokenized(
+        self, manifest: Manifest, snap: TableSnapshot, index: IndexMeta, ranges: list[tuple[int, int]],
+        progress: BuildReporter,
+    ) -> tuple[Manifest, list[Segment]]:
+        """The tokenizing phase in this process: the chunk segments of each range, in order."""
+        progress.start(TOKENIZING, sum(live_rows(snap, lo, hi) for lo, hi in ranges))
+        new_id = _FileIds(manifest)
+        segments = [seg for lo, hi in ranges for seg in build_range(snap, index, lo, hi, new_id, progress)]
+        return new_id.manifest, segments
+
+    def _merged(
+        self, manifest: Manifest, segments: list[Segment], progress: BuildReporter,
+        max_postings: int = MERGE_MAX_POSTINGS,
+    ) -> tuple[Manifest, list[Segment]]:
+        """The merging phase: ``segments`` sorted by row range, runs of neighbours merged
+        while a merged one stays under ``max_postings`` (:func:`merge_neighbours`)."""
+        new_id = _FileIds(manifest)
+        merged = merge_neighbours(sorted(segments, key=lambda s: (s.meta.lo, s.meta.hi)), new_id, progress, max_postings)
+        return new_id.manifest, merged
+
     def _commit_index(
-        self, manifest: Manifest, index: IndexMeta, segments: list[Segment], replace_all: bool,
-        written: frozenset[str] = frozenset(),
+        self, manifest: Manifest, index: IndexMeta, segments: tuple[SegmentMeta, ...], new: list[Segment],
+        progress: BuildReporter,
     ) -> None:
-        for seg in segments:
-            if seg.meta.id not in written:
-                self.db.store.write_segment(seg.meta.id, seg.to_arrays())
-        metas = tuple(s.meta for s in segments)
-        index = replace(index, segments=metas if replace_all else index.segments + metas)
-        meta: TableMeta = manifest.tables[self.name].with_index(index)
-        self.db.commit(manifest.with_table(meta))
+        """The writing phase (the files of the ``new`` segments), then the committing one:
+        ``index`` made of ``segments``, in one commit."""
+        progress.start(WRITING, sum(seg.meta.count for seg in new))
+        for seg in new:
+            self.db.store.write_segment(seg.meta.id, seg.to_arrays())
+            progress.advance(seg.meta.count)
+        index = replace(index, segments=segments)
+        rows = sum(meta.count for meta in segments)
+        progress.start(COMMITTING, rows)
+        self.db.commit(manifest.with_table(manifest.tables[self.name].with_index(index)))
+        progress.advance(rows)
 
     def create_index(self, column: str, progress: Progress | None = None, **options: Any) -> None:
         """(Re)build ``column``'s inverted index over every committed row.
@@ -253,16 +266,21 @@ class Table:
         Options: ``positions`` (for phrase queries), ``k1``, ``b``, ``analyzer`` and the
         analyzer options of :func:`datafusion_fts.analysis.make_analyzer_config`. Fresh rows
         are flushed first (every index change does that: fresh segments are always built
-        with the current options).
+        with the current options). ``progress`` follows the build's phases
+        (:mod:`datafusion_fts.index.build_progress`).
         """
         with self.db.writing():
             self.flush()
             snap = self.snapshot()
             index = self._index_meta(column, options, None)
+            reporter = self._reporter(column, progress)
             manifest, segments, written = self._build_ranges(
-                self.db.manifest, snap, index, [(0, max(snap.committed_rows - 1, 0))], progress, split=True
+                self.db.manifest, snap, index, [(0, max(snap.committed_rows - 1, 0))], reporter, split=True
             )
-            self._commit_index(manifest, index, segments, replace_all=True, written=written)
+            if not written:  # (Ray tasks merged their own, and the index keeps their pieces)
+                manifest, segments = self._merged(manifest, segments, reporter)
+            new = [seg for seg in segments if seg.meta.id not in written]
+            self._commit_index(manifest, index, tuple(seg.meta for seg in segments), new, reporter)
 
     def build_segment(
         self, column: str, row_range: tuple[int, int], progress: Progress | None = None, **options: Any
@@ -288,17 +306,19 @@ class Table:
                         f"index on {column!r} exists with other options; rebuild it with create_index"
                     )
             index = existing or self._index_meta(column, options, None)
-            manifest, segments = self._build(self.db.manifest, snap, index, lo, hi, progress)
-            segments = [merge_segments(segments[0].meta.id, segments)] if len(segments) > 1 else segments
-            self._commit_index(manifest, index, segments, replace_all=False)
-            return segments[0].meta
+            reporter = self._reporter(column, progress)
+            manifest, chunks = self._tokenized(self.db.manifest, snap, index, [(lo, hi)], reporter)
+            manifest, (segment,) = self._merged(manifest, chunks, reporter, max_postings=ROW_ID_MAX)
+            self._commit_index(manifest, index, (*index.segments, segment.meta), [segment], reporter)
+            return segment.meta
 
     def optimize(self, progress: Progress | None = None) -> None:
         """Bring every index up to date without a full rebuild (results never change):
         segments holding deleted rows are rewritten over the same range without them, the
         unindexed tail gets a new segment, and disjoint segments are merged while the
         merged one stays under the merge budget. Data files of an earlier layout (a
-        database made by an earlier version) are rewritten in the current one."""
+        database made by an earlier version) are rewritten in the current one.
+        ``progress`` follows each index's build phases."""
         with self.db.writing():
             self.flush()
             self._upgrade_fragments()
@@ -331,7 +351,6 @@ class Table:
     def _optimize_index(self, column: str, progress: Progress | None) -> None:
         snap = self.snapshot()
         index = snap.meta.indexes[column]
-        manifest = self.db.manifest
         deleted = snap.deleted
         kept: list[Segment] = []
         ranges = []
@@ -342,29 +361,13 @@ class Table:
             else:
                 kept.append(self.db.segment(meta))
         ranges.extend(snap.uncovered(column))  # rows no segment holds (a tail, gaps)
-        manifest, built, written = self._build_ranges(manifest, snap, index, ranges, progress)
-        kept.extend(built)
-        kept.sort(key=lambda seg: (seg.meta.lo, seg.meta.hi))
-        merged: list[Segment] = []
-        for seg in kept:
-            prev = merged[-1] if merged else None
-            if (
-                prev is not None and seg.meta.count and prev.meta.count
-                and prev.meta.base + prev.meta.count <= seg.meta.base  # disjoint, in order
-                and prev.meta.hi < seg.meta.lo
-                and prev.meta.n_postings + seg.meta.n_postings <= MERGE_MAX_POSTINGS
-            ):
-                seg_id, manifest = manifest.file_id("seg")
-                merged[-1] = merge_segments(seg_id, [prev, seg])
-            else:
-                merged.append(seg)
-        if [s.meta for s in merged] == list(index.segments):
-            return
-        new = [s for s in merged if s.meta not in index.segments and s.meta.id not in written]
-        for seg in new:
-            self.db.store.write_segment(seg.meta.id, seg.to_arrays())
-        meta = manifest.tables[self.name].with_index(replace(index, segments=tuple(s.meta for s in merged)))
-        self.db.commit(manifest.with_table(meta))
+        reporter = self._reporter(column, progress)
+        manifest, built, written = self._build_ranges(self.db.manifest, snap, index, ranges, reporter)
+        manifest, merged = self._merged(manifest, kept + built, reporter)
+        metas = tuple(s.meta for s in merged)
+        if metas != index.segments:
+            new = [s for s in merged if s.meta not in index.segments and s.meta.id not in written]
+            self._commit_index(manifest, index, metas, new, reporter)
 
     # -- search -------------------------------------------------------------------------
     def search(
@@ -516,3 +519,14 @@ def _ranked(request: SearchRequest, db: TableHost) -> pa.Table:
         plan, request = plan_search(request, db)
         return pa.Table.from_batches(list(plan.execute()), schema=SEARCH_SCHEMA)
     return search_table(*found)
+
+
+class _FileIds:
+    """New segment file ids, each reserved in ``manifest`` (the manifest holding them)."""
+
+    def __init__(self, manifest: Manifest) -> None:
+        self.manifest = manifest
+
+    def __call__(self) -> str:
+        seg_id, self.manifest = self.manifest.file_id("seg")
+        return seg_id

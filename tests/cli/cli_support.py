@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import gc
+import re
 from collections.abc import Callable
 from pathlib import Path
 from typing import TypeVar
@@ -45,3 +46,13 @@ def invoke(*args: str, input: str | None = None, width: int = 200) -> Result:
     """Run the CLI as a script would (stdin is not a terminal), wide enough that rich
     does not wrap."""
     return CliRunner().invoke(main, list(args), input=input, env={"COLUMNS": str(width)})
+
+
+def phase_lines(stderr: str, lead: str) -> dict[str, int]:
+    """The rows of each phase the build progress reported as finished (the lines
+    ``{lead}: PHASE N rows in S s (R rows/s)``), checking each line's rate."""
+    found = {}
+    for phase, rows, rate in re.findall(rf"{re.escape(lead)}: (\w+) ([\d,]+) rows? in [\d.]+ s \(([\d,]+) rows/s\)", stderr):
+        assert int(rate.replace(",", "")) > 0
+        found[phase] = int(rows.replace(",", ""))
+    return found

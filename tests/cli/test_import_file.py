@@ -11,7 +11,7 @@ import pyarrow as pa
 import pyarrow.csv as pacsv
 import pyarrow.parquet as pq
 import pytest
-from cli_support import invoke, on_db
+from cli_support import invoke, on_db, phase_lines
 
 import datafusion_fts as fts
 from datafusion_fts.cli.import_file import BLOCK_BYTES, import_file
@@ -95,9 +95,16 @@ def test_progress_follows_the_reading_block_by_block(tmp_path: Path, name: str) 
 
 def test_the_progress_bar_shows_only_when_asked(tmp_path: Path) -> None:
     source = write(corpus(), tmp_path / "docs.csv")
-    shown = invoke("import", str(tmp_path / "a.db"), "docs", str(source), "--progress")
+    shown = invoke("import", str(tmp_path / "a.db"), "docs", str(source), "--index", "body", "--progress")
     assert shown.exit_code == 0, shown.output
     assert "importing docs.csv" in shown.stderr and "━" in shown.stderr
+    assert phase_lines(shown.stderr, "indexing body") == {"tokenizing": ROWS, "writing": ROWS, "committing": ROWS}
+    # Appending brings the index up to date: the new rows indexed, merged with the rest.
+    more = write(corpus(10, start=ROWS), tmp_path / "more.csv")
+    again = invoke("import", str(tmp_path / "a.db"), "docs", str(more), "--progress")
+    assert again.exit_code == 0, again.output
+    assert phase_lines(again.stderr, "optimizing docs.body") == {
+        "tokenizing": 10, "merging": ROWS + 10, "writing": ROWS + 10, "committing": ROWS + 10}
     hidden = invoke("import", str(tmp_path / "b.db"), "docs", str(source), "--no-progress")
     assert hidden.exit_code == 0, hidden.output
     assert hidden.stderr == ""

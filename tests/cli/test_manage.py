@@ -8,10 +8,12 @@ from pathlib import Path
 
 import pyarrow as pa
 import pytest
-from cli_support import invoke, on_db
+from cli_support import invoke, on_db, phase_lines
 from rich.filesize import decimal
 
 import datafusion_fts as fts
+from datafusion_fts.index import build_range
+from datafusion_fts.index.build_progress import PHASES
 
 
 def corpus(n: int, start: int = 0) -> pa.Table:
@@ -33,10 +35,13 @@ def test_index_builds_with_the_options_given(library: Path) -> None:
     assert hits == [{"id": 1}]  # stemmed: jumps ~ jumping
 
 
-def test_index_several_columns_and_progress(library: Path) -> None:
+def test_index_several_columns_and_progress(library: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(build_range, "BUILD_CHUNK_BYTES", 1)  # (a chunk per scan batch: a merge)
     result = invoke("index", str(library), "docs", "body", "title", "--progress")
     assert result.exit_code == 0, result.output
-    assert "indexing body" in result.stderr and "indexing title" in result.stderr
+    for column in ("body", "title"):  # 5 committed rows and the fresh one, flushed first
+        assert phase_lines(result.stderr, f"indexing {column}") == dict.fromkeys(PHASES, 6)
+    assert re.search(r"indexing title: committing .* 6/6 [\d,]+ rows/s ETA 0:00:00", result.stderr)
     assert "docs.body:" in result.stdout and "docs.title:" in result.stdout
     quiet = invoke("index", str(library), "docs", "title", "--no-progress")
     assert quiet.exit_code == 0 and quiet.stderr == ""
@@ -104,8 +109,12 @@ def test_stats_counts_rows_per_tier_and_sizes_on_disk(tmp_path: Path) -> None:
 def test_optimize_folds_the_tail_and_fresh_rows_into_the_index(tmp_path: Path) -> None:
     path = tmp_path / "db"
     _tiered(path)
-    result = invoke("optimize", str(path), "docs", "--no-progress")
+    result = invoke("optimize", str(path), "docs", "--progress")
     assert result.exit_code == 0, result.output
+    # The segment with deletes is rebuilt from its 97 live rows, the tail's 9 are indexed;
+    # with the flushed fresh rows' segment they merge (deleted rows spanned too).
+    assert phase_lines(result.stderr, "optimizing docs.body") == {
+        "tokenizing": 106, "merging": 115, "writing": 115, "committing": 115}
     assert "docs.body: 111 indexed · 0 unindexed tail · 0 fresh" in result.stdout
     stats = invoke("stats", str(path))
     assert "111 indexed · 0 unindexed tail · 0 fresh" in stats.stdout

@@ -9,7 +9,7 @@ import re
 from pathlib import Path
 
 import pytest
-from cli_support import COMMITTED, FRESH, invoke, on_db
+from cli_support import COMMITTED, FRESH, invoke, on_db, phase_lines
 
 SEARCH = "SELECT id, title, score() AS s FROM docs WHERE MATCH(body, 'quick OR brown') ORDER BY s DESC"
 
@@ -331,3 +331,19 @@ def test_a_database_is_made_by_its_first_write_not_by_a_read_or_a_failure(tmp_pa
     assert (path / "manifest.json").is_file()
     assert invoke("sql", str(path), "-c", "SELECT * FROM t").exit_code == 0
     assert path.exists()  # (one that was there stays, whatever the command did)
+
+
+def test_index_builds_show_progress_when_asked(library: Path) -> None:
+    script = "CREATE FULLTEXT INDEX ON docs (title); DELETE FROM docs WHERE id = 2; OPTIMIZE docs"
+    result = invoke("sql", str(library), "--progress", "-c", script)
+    assert result.exit_code == 0, result.output
+    # The title index built over the 6 rows (the fresh one flushed first, with a body
+    # segment of its own); then OPTIMIZE rebuilds body's 5-row segment without the deleted
+    # row and merges it with the flushed one (spanning the deleted row still).
+    created, optimized = result.stderr.split("indexing body:", 1)
+    assert phase_lines(created, "indexing title") == {"tokenizing": 6, "writing": 6, "committing": 6}
+    assert phase_lines("indexing body:" + optimized, "indexing body") == {
+        "tokenizing": 4, "merging": 6, "writing": 6, "committing": 6}
+    assert "optimized docs" in result.stdout
+    quiet = invoke("sql", str(library), "-c", "OPTIMIZE docs")
+    assert quiet.exit_code == 0 and quiet.stderr == ""

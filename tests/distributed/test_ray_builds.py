@@ -41,9 +41,15 @@ def seg_dirs(t: fts.Table) -> list[str]:
 def test_create_index_and_optimize_build_in_parallel_tasks(ray_session, tmp_path):
     t = three_fragments(tmp_path / "ray", "ray")
     local = three_fragments(tmp_path / "local", "local")
+    steps: list[fts.BuildProgress] = []
     for table in (t, local):
         table.create_index("body", positions=True)
-        table.create_index("title")
+        table.create_index("title", progress=steps.append if table is t else None)
+    # The tasks build, merge and write; the driver reports the rows when they are done,
+    # and commits (no merging of the tasks' segments, nothing left to write).
+    assert [(s.phase, s.done, s.total) for s in steps] == [
+        ("tokenizing", 0, 1000), ("tokenizing", 1000, 1000), ("writing", 0, 0),
+        ("committing", 0, 1000), ("committing", 1000, 1000)]
     segments = t.snapshot().meta.indexes["body"].segments
     assert [(s.lo, s.hi) for s in segments] == [(0, 333), (334, 399), (400, 667), (668, 699), (700, 999)]
     assert seg_dirs(t) == sorted({s.id for ix in t.snapshot().meta.indexes.values() for s in ix.segments})

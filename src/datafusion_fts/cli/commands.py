@@ -162,13 +162,15 @@ def search(db_path: Path, table: str, query: str, limit: int, offset: int, colum
 @click.option("--timing/--no-timing", default=False, help="Print each statement's time.")
 @click.option("--history", default=HISTORY_FILE, show_default=True,
               envvar="DATAFUSION_FTS_HISTORY", help="The shell's history file ('' keeps none).")
-def sql(db_path: Path, commands: tuple[str, ...], fmt: str, max_rows: int, timing: bool, history: str) -> None:
+@progress_option
+def sql(db_path: Path, commands: tuple[str, ...], fmt: str, max_rows: int, timing: bool, history: str,
+        show_progress: bool | None) -> None:
     """SQL on the database at DB_PATH (created by its first write): an interactive shell, or,
     with -c or a script on standard input, run and exit (status 1 at the first error)."""
     from .sql_shell import run_sql
 
     with _engine_messages():
-        run_sql(db_path, commands, fmt, max_rows, timing, history)
+        run_sql(db_path, commands, fmt, max_rows, timing, history, show_progress)
 
 
 @click.command()

@@ -12,7 +12,7 @@ from __future__ import annotations
 import re
 import shutil
 import warnings
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, Literal
@@ -26,16 +26,20 @@ from rich.progress import (
     DownloadColumn,
     MofNCompleteColumn,
     Progress,
+    ProgressColumn,
     SpinnerColumn,
+    Task,
     TaskID,
     TextColumn,
     TimeElapsedColumn,
     TransferSpeedColumn,
 )
+from rich.table import Column
 from rich.text import Text
 
 from ..database import Database, connect
 from ..errors import EngineError, FtsError, FtsNotice, QuerySyntaxError, SqlError
+from ..index.build_progress import BuildProgress
 from ..udfs.error_bridge import engine_message, is_datafusion_error
 from .options import check_database, check_database_path
 from .sql_script import find_name
@@ -86,32 +90,87 @@ def column_list(text: str | None) -> list[str] | None:
 
 
 # -- progress ------------------------------------------------------------------------------
+def stderr_console(show_progress: bool | None) -> tuple[Console, bool]:
+    """The console progress bars draw on (stderr, so stdout stays data) and whether to."""
+    console = Console(stderr=True)
+    return console, console.is_terminal if show_progress is None else show_progress
+
+
+class BuildRateColumn(ProgressColumn):
+    """An index build's own measured rate and ETA (its :class:`BuildProgress`, kept in the
+    task's ``step`` field), not rich's estimate from the bar's samples."""
+
+    def __init__(self) -> None:
+        super().__init__(table_column=Column(no_wrap=True))
+
+    def render(self, task: Task) -> Text:
+        step: BuildProgress | None = task.fields.get("step")
+        if step is None:
+            return Text("")
+        eta = "-:--:--" if step.eta_s is None else _clock(step.eta_s)
+        return Text(f"{step.rate:,.0f} rows/s ETA {eta}", style="progress.data.speed")
+
+
+def _clock(seconds: float) -> str:
+    whole = int(seconds + 0.5)
+    return f"{whole // 3600}:{whole // 60 % 60:02d}:{whole % 60:02d}"
+
+
 def progress(
     console: Console, unit: Literal["rows", "bytes"] = "rows", enabled: bool = True
 ) -> Progress:
-    """One progress layout for loading and indexing: counts of rows, or bytes read;
-    ``enabled=False`` shows nothing (``--no-progress``, or output that is not a terminal)."""
+    """One progress layout for loading and indexing: counts of rows (with an index
+    build's rate and ETA), or bytes read; ``enabled=False`` shows nothing
+    (``--no-progress``, or output that is not a terminal)."""
     counts = (
-        (MofNCompleteColumn(),) if unit == "rows" else (DownloadColumn(), TransferSpeedColumn())
+        (MofNCompleteColumn(), BuildRateColumn())
+        if unit == "rows" else (DownloadColumn(), TransferSpeedColumn(), TimeElapsedColumn())
     )
     return Progress(
         SpinnerColumn(),
-        TextColumn("{task.description:<22}"),
-        BarColumn(),
+        TextColumn("{task.description:<22}", table_column=Column(no_wrap=True)),
+        BarColumn(bar_width=None),  # (what the other columns leave, so a line fits in 80)
         *counts,
-        TimeElapsedColumn(),
         console=console,
         disable=not enabled,
+        expand=True,
     )
 
 
-def bar(progress: Progress, task: TaskID) -> Callable[[int, int], None]:
-    """An index-build progress callback ``(done_rows, total_rows)`` that moves ``task``."""
+class BuildBars:
+    """An index-build progress callback: a bar per column built, showing ``{prefix}column:
+    phase`` (``indexing body: merging``), the phase's rows done of its total, and the
+    measured rate and ETA. Each phase that finishes over some rows also leaves a line
+    (rows, seconds, rows/s), so every phase shows in a log as well: off a terminal a bar
+    is drawn once, at the end. A context manager: leaving it stops the bars and forgets
+    them (the SQL runner's next statement starts afresh)."""
 
-    def report(done: int, total: int) -> None:
-        progress.update(task, completed=done, total=total)
+    def __init__(self, bars: Progress, prefix: str) -> None:
+        self.bars = bars
+        self.prefix = prefix
+        self._tasks: dict[str, TaskID] = {}
 
-    return report
+    def __call__(self, step: BuildProgress) -> None:
+        self.bars.start()  # (for a build started by a SQL statement; else already drawing)
+        description = f"{self.prefix}{step.column}: {step.phase}"
+        task = self._tasks.get(step.column)
+        if task is None:
+            task = self._tasks[step.column] = self.bars.add_task(description)
+        self.bars.update(task, description=description, completed=step.done, total=step.total, step=step)
+        if step.total and step.done == step.total and not self.bars.disable:
+            self.bars.console.print(Text(
+                f"{description} {plural(step.total, 'row')} in {step.elapsed_s:.2f} s "
+                f"({step.rate:,.0f} rows/s)", style="dim",
+            ))
+
+    def __enter__(self) -> BuildBars:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.bars.stop()
+        for task in self._tasks.values():
+            self.bars.remove_task(task)
+        self._tasks.clear()
 
 
 # -- compiling -----------------------------------------------------------------------------

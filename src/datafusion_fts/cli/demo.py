@@ -23,7 +23,7 @@ from rich.text import Text
 from ..database import Database, connect
 from ..demo_corpus import DOCSTRING_SCHEMA, iter_stdlib_docstring_batches
 from ..table import Table
-from .common import bar, progress
+from .common import BuildBars, progress
 from .options import check_database_path
 from .search import results_table, timed_search
 
@@ -97,13 +97,9 @@ def load_demo_table(db: Database, console: Console) -> Table:
 
 def index_demo_table(table: Table, console: Console) -> None:
     """Index ``body`` with positions (phrases need them) and ``title``, with progress bars."""
-    with progress(console) as bars:
-        rows = table.count_rows()
+    with progress(console) as bars, BuildBars(bars, "indexing ") as builds:
         for column, options in (("body", {"positions": True}), ("title", {})):
-            task = bars.add_task(f"indexing {column}", total=rows)
-            table.create_index(column, progress=bar(bars, task), **options)
-            # An empty table never calls back; the bar still ends full.
-            bars.update(task, completed=rows)
+            table.create_index(column, progress=builds, **options)
 
 
 def print_summary(

@@ -30,8 +30,8 @@ from rich.filesize import decimal
 from ..database import Database, connect
 from ..errors import InvalidArgument
 from ..ingest import READ_BATCH_ROWS, check_new_schema
-from .common import column_list, open_database, plural, progress
-from .manage import build_indexes, optimize_table, print_index_summary, stderr_console
+from .common import column_list, open_database, plural, progress, stderr_console
+from .manage import build_indexes, optimize_table, print_index_summary
 from .options import BLOCK_BYTES, COMPRESSIONS
 
 

@@ -13,36 +13,26 @@ from rich.text import Text
 
 from ..database import Database
 from ..table import Table
-from .common import bar, open_database, progress
+from .common import BuildBars, open_database, progress, stderr_console
 from .describe import stats_view, table_tiers, tiers_line
-
-def stderr_console(show_progress: bool | None) -> tuple[Console, bool]:
-    """The console progress bars draw on (stderr, so stdout stays data) and whether to."""
-    console = Console(stderr=True)
-    return console, console.is_terminal if show_progress is None else show_progress
 
 
 def build_indexes(
     table: Table, columns: list[str], options: dict[str, Any], console: Console, enabled: bool
 ) -> None:
-    """(Re)build each column's index, with a bar per column. Every column is checked
-    before the first build, so a bad column or option writes nothing."""
+    """(Re)build each column's index, with a bar per column following its phases. Every
+    column is checked before the first build, so a bad column or option writes nothing."""
     for column in columns:
         table._index_meta(column, options, None)  # the engine's own validation
-    with progress(console, enabled=enabled) as bars:
-        rows = table.count_rows()
+    with progress(console, enabled=enabled) as bars, BuildBars(bars, "indexing ") as builds:
         for column in columns:
-            task = bars.add_task(f"indexing {column}", total=rows)
-            table.create_index(column, progress=bar(bars, task), **options)
-            bars.update(task, completed=rows)  # an empty table never calls back
+            table.create_index(column, progress=builds, **options)
 
 
 def optimize_table(table: Table, console: Console, enabled: bool) -> None:
-    """``table.optimize()`` with one bar that follows each segment build it runs."""
-    with progress(console, enabled=enabled) as bars:
-        task = bars.add_task(f"optimizing {table.name}", total=None)
-        table.optimize(progress=bar(bars, task))
-        bars.update(task, total=1, completed=1)
+    """``table.optimize()`` with a bar per index following the phases of its update."""
+    with progress(console, enabled=enabled) as bars, BuildBars(bars, f"optimizing {table.name}.") as builds:
+        table.optimize(progress=builds)
 
 
 def print_index_summary(db: Database, name: str, console: Console, seconds: float) -> None:

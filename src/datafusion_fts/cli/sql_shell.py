@@ -22,6 +22,7 @@ import re
 import sys
 import time
 from collections.abc import Callable, Iterable, Iterator
+from contextlib import nullcontext
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Any
@@ -46,7 +47,7 @@ from rich.text import Text
 from ..database import Database
 from ..errors import FtsError
 from ..settings import REGISTRY
-from .common import error_text, is_engine_error, open_database, plural
+from .common import BuildBars, error_text, is_engine_error, open_database, plural, progress, stderr_console
 from .describe import describe_view, tables_overview
 from .options import MAX_ROWS
 from .render import EXPLAIN_COLUMNS, STREAM_WRITERS, explain_tree, write_table
@@ -69,7 +70,9 @@ class SqlRunner:
 
     ``out`` gets results; ``notes`` gets status messages and timings (stdout in the
     table format, stderr in the machine formats, so CSV or JSON on stdout stay data);
-    ``errors`` gets errors. ``binary`` is where CSV and JSON bytes go.
+    ``errors`` gets errors. ``binary`` is where CSV and JSON bytes go. ``builds`` (the
+    database's progress callback, when progress shows) draws the index builds a statement
+    runs, and is put away before the statement's result prints.
     """
 
     db: Database
@@ -81,6 +84,7 @@ class SqlRunner:
     binary: IO[bytes] | None = None
     timing: bool = False
     history: str | None = None  # shown by \help
+    builds: BuildBars | None = None
     _first_result: bool = field(default=True, repr=False)
 
     def run(self, text: str) -> Outcome:
@@ -99,7 +103,9 @@ class SqlRunner:
     def statement(self, piece: Piece, text: str, several: bool) -> Outcome:
         start = time.perf_counter()
         try:
-            self.show(self.db.sql(piece.text), piece)
+            with self.builds if self.builds is not None else nullcontext():
+                result = self.db.sql(piece.text)
+            self.show(result, piece)
         except KeyboardInterrupt:
             self.errors.print(Text("cancelled", style="bold red"))
             return Outcome.ERROR
@@ -317,15 +323,19 @@ def history_for(path: str | None) -> tuple[History, str | None]:
 
 
 def run_sql(db_path: Path, commands: tuple[str, ...], fmt: str, max_rows: int, timing: bool,
-            history: str) -> None:
+            history: str, show_progress: bool | None) -> None:
     """``sql``: the interactive shell when standard input is a terminal and no -c was
-    given, else each script run in turn (exit status 1 at the first error)."""
+    given, else each script run in turn (exit status 1 at the first error). Index builds
+    (``CREATE FULLTEXT INDEX``, ``OPTIMIZE``) show progress bars as ``index`` does."""
     db = open_database(db_path, create=True)
     interactive = not commands and sys.stdin.isatty()
     machine = fmt != "table"
+    console, enabled = stderr_console(show_progress)
+    builds = BuildBars(progress(console, enabled=enabled), "indexing ") if enabled else None
+    db.progress = builds
     runner = SqlRunner(
         db, Console(), Console(stderr=machine), Console(stderr=True), fmt, max_rows,
-        timing=timing,
+        timing=timing, builds=builds,
     )
     if interactive:
         shell_history, runner.history = history_for(history)

@@ -2,7 +2,7 @@
 shared storage under file ids the driver reserved; only the driver commits them.
 
 A task reads the committed table (the driver flushes fresh rows first) with the
-single-process builder, :func:`..index.build_range.build_range`, so a segment built here
+single-process builder (:mod:`..index.build_range`), so a segment built here
 is the segment a local build makes over the same range.
 """
 
@@ -11,7 +11,8 @@ from __future__ import annotations
 from dataclasses import replace
 
 from ..errors import FtsError, StorageError
-from ..index.build_range import build_range
+from ..index.build_progress import BuildReporter
+from ..index.build_range import build_range, merge_neighbours
 from ..storage.manifest import IndexMeta, SegmentMeta, TableMeta
 from ..storage.shared import open_shared
 from ..storage.snapshot import TableSnapshot
@@ -38,7 +39,12 @@ def build_task(storage: str, meta: TableMeta, index: IndexMeta, lo: int, hi: int
     try:
         snap = TableSnapshot(meta, open_shared(storage))  # type: ignore[arg-type]
         chunk = iter(range(1 << 30))
-        segments = build_range(snap, index, lo, hi, lambda: f"build-{lo}-{next(chunk)}")
+
+        def new_id() -> str:
+            return f"build-{lo}-{next(chunk)}"
+
+        quiet = BuildReporter(None, index.column)  # (the driver reports the build)
+        segments = merge_neighbours(build_range(snap, index, lo, hi, new_id, quiet), new_id, quiet)
         if len(segments) > len(ids):
             raise StorageError(f"{len(segments)} segments, more than the {len(ids)} reserved")
         store = open_shared(storage)

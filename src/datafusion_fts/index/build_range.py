@@ -4,8 +4,9 @@
 (at most ``BUILD_CHUNK_BYTES`` of text) at a time, in the background while the next chunk
 is read (``CHUNKS_IN_FLIGHT``); each chunk becomes a bit-packed segment, every
 ``CHUNKS_PER_MERGE`` of them are merged into one as the build goes on, and at the end
-neighbouring segments are merged, in one k-way merge per group, while the merged segment
-stays under ``MERGE_MAX_POSTINGS``. Index builds use it (segments then persisted).
+neighbouring segments are merged (``merge_neighbours``), in one k-way merge per group,
+while the merged segment stays under ``MERGE_MAX_POSTINGS``. Index builds use them
+(segments then persisted), reporting each phase (:mod:`.build_progress`).
 
 ``start_tail`` indexes a short unindexed tail for the hybrid plan (at most
 ``fts.residual_row_limit`` rows, so it is read whole): cut into pieces tokenized and
@@ -27,6 +28,7 @@ import pyarrow as pa
 from ..analysis import TokenStream, analyzer_for
 from ..storage.manifest import IndexMeta
 from ..storage.snapshot import TableSnapshot
+from .build_progress import MERGING, BuildReporter
 from .builder import build_segment, merge_segments
 from .malloc_policy import return_large_blocks
 from .segment import Segment
@@ -46,31 +48,52 @@ CHUNKS_PER_MERGE = 16
 TAIL_PIECE_ROWS = 2048
 TAIL_WORKERS = max(1, min(4, os.cpu_count() or 1))
 
-Progress = Callable[[int, int], None]
+
+def live_rows(snap: TableSnapshot, lo: int, hi: int) -> int:
+    """Rows of the inclusive row-id range [lo, hi] that exist and are not deleted: what a
+    build over it indexes."""
+    last = snap.row_count - 1
+    if lo > last:
+        return 0
+    deleted = snap.deleted
+    gone = int(np.searchsorted(deleted, min(hi, last), side="right") - np.searchsorted(deleted, lo))
+    return min(hi, last) - lo + 1 - gone
 
 
 def build_range(
     snap: TableSnapshot, index: IndexMeta, lo: int, hi: int, new_id: Callable[[], str],
-    progress: Progress | None = None,
+    progress: BuildReporter,
 ) -> list[Segment]:
-    """Segments over the inclusive row-id range [lo, hi] of ``index``'s column."""
+    """Chunk segments (disjoint, in row order) over the inclusive row-id range [lo, hi] of
+    ``index``'s column, for :func:`merge_neighbours`; ``progress`` is told the rows of each
+    chunk as it is finished (the caller has started its tokenizing phase)."""
     return_large_blocks()  # (what a chunk frees does not stay in the heap)
     analyzer = analyzer_for(index.analyzer)
     last = snap.row_count - 1
-    total = max(0, min(hi, last) - lo + 1) if lo <= last else 0
-    deleted = snap.deleted
-    total -= int(np.searchsorted(deleted, min(hi, last), side="right") - np.searchsorted(deleted, lo))
-    done = 0
     chunks: list[Segment] = []
     merged = 0  # chunks[:merged] are merges of CHUNKS_PER_MERGE chunks each
-    building: list[Future[Segment]] = []
+    building: list[tuple[Future[Segment], int]] = []  # (chunk, its rows), in row order
     pending: list[pa.RecordBatch] = []
-    pending_bytes = 0
+    pending_bytes = pending_rows = 0
+
+    def collect(wait: bool) -> None:
+        """Take the finished chunks off the front of ``building`` (waiting for the first
+        while ``wait``), telling ``progress`` their rows; every ``CHUNKS_PER_MERGE`` new
+        chunks are merged into one while the build goes on."""
+        nonlocal merged
+        while building and (wait or building[0][0].done()):
+            future, rows = building.pop(0)
+            chunks.append(future.result())
+            progress.advance(rows)
+            wait = False
+            if len(chunks) - merged >= CHUNKS_PER_MERGE:
+                chunks[merged:] = [merge_segments(new_id(), chunks[merged:])]
+                merged += 1
 
     def build_chunk(chunk_lo: int, chunk_hi: int) -> None:
         """Tokenize and invert the pending rows in the background while the next chunk is
         read (at most ``CHUNKS_IN_FLIGHT`` at a time, which bounds the memory)."""
-        nonlocal pending, pending_bytes, merged
+        nonlocal pending, pending_bytes, pending_rows
         seg_id, covered, batches = new_id(), (chunk_lo, min(chunk_hi, last)), pending
 
         def build() -> Segment:
@@ -82,48 +105,65 @@ def build_range(
                 row_ids, stream = np.zeros(0, np.int64), None
             return build_segment(seg_id, chunk_lo, chunk_hi, covered, row_ids, stream, index.positions).pack()
 
-        if len(building) >= CHUNKS_IN_FLIGHT:
-            chunks.append(building.pop(0).result())
-            if len(chunks) - merged >= CHUNKS_PER_MERGE:
-                chunks[merged:] = [merge_segments(new_id(), chunks[merged:])]
-                merged += 1
-        building.append(_build_pool().submit(build))
-        pending, pending_bytes = [], 0
+        collect(wait=len(building) >= CHUNKS_IN_FLIGHT)
+        building.append((_build_pool().submit(build), pending_rows))
+        pending, pending_bytes, pending_rows = [], 0, 0
 
     chunk_lo = lo
     for batch in snap.scan([index.column], row_range=(lo, hi)):
         pending.append(batch)
         pending_bytes += batch.column(1).nbytes
-        done += batch.num_rows
+        pending_rows += batch.num_rows
         if pending_bytes >= BUILD_CHUNK_BYTES:
             last_id = int(batch.column(0)[-1].as_py())
             build_chunk(chunk_lo, last_id)
             chunk_lo = last_id + 1
-        if progress is not None:
-            progress(done, total)
-    last_built = not pending and bool(chunks or building)  # (the last chunk then ends at hi)
+        else:
+            collect(wait=False)  # (chunks finished meanwhile show in the progress)
+    last_built = not pending_rows and bool(chunks or building)  # (the last chunk then ends at hi)
     if not last_built:
         build_chunk(chunk_lo, hi)
-    chunks.extend(f.result() for f in building)
+    for future, rows in building:  # (no merges here: merge_neighbours merges them all at once)
+        chunks.append(future.result())
+        progress.advance(rows)
     if last_built:
         chunks[-1] = replace(chunks[-1], meta=replace(chunks[-1].meta, hi=hi))
-    return merge_runs(chunks, new_id)
+    return chunks
 
 
-def merge_runs(segments: list[Segment], new_id: Callable[[], str]) -> list[Segment]:
-    """Neighbouring segments merged into as few as stay under ``MERGE_MAX_POSTINGS`` each,
-    each group in one k-way merge (merging them two at a time would copy the first ones
-    again at every step), its batches of terms merged by the build's threads."""
+def merge_neighbours(
+    segments: list[Segment], new_id: Callable[[], str], progress: BuildReporter,
+    max_postings: int = MERGE_MAX_POSTINGS,
+) -> list[Segment]:
+    """``segments`` (sorted by row range) with each run of neighbours merged, in one k-way
+    merge per run (merging them two at a time would copy the first ones again at every
+    step), its batches of terms merged by the build's threads. A run holds non-empty
+    segments each wholly after the one before (rows and row ids), while the merged segment
+    stays under ``max_postings``. Starts ``progress``'s merging phase, over the rows of the
+    runs of more than one segment."""
     groups: list[list[Segment]] = []
-    total = 0
+    postings = 0
     for seg in segments:
-        if groups and total + seg.meta.n_postings <= MERGE_MAX_POSTINGS:
+        prev = groups[-1][-1].meta if groups else None
+        if (
+            prev is not None and seg.meta.count and prev.count
+            and prev.base + prev.count <= seg.meta.base and prev.hi < seg.meta.lo
+            and postings + seg.meta.n_postings <= max_postings
+        ):
             groups[-1].append(seg)
-            total += seg.meta.n_postings
+            postings += seg.meta.n_postings
         else:
             groups.append([seg])
-            total = seg.meta.n_postings
-    return [group[0] if len(group) == 1 else merge_segments(new_id(), group, map_=_build_pool().map) for group in groups]
+            postings = seg.meta.n_postings
+    progress.start(MERGING, sum(s.meta.count for group in groups if len(group) > 1 for s in group))
+    out = []
+    for group in groups:
+        if len(group) == 1:
+            out.append(group[0])
+            continue
+        out.append(merge_segments(new_id(), group, map_=_build_pool().map))
+        progress.advance(sum(s.meta.count for s in group))
+    return out
 
 
 @functools.lru_cache(maxsize=1)
