@@ -41,6 +41,14 @@ def _expected(docs, ids: np.ndarray, columns: list[str]) -> pa.Table:
     return every.select(columns).take(pa.array([position[i] for i in ids.tolist()], pa.int64()))
 
 
+def _assert_same(got: pa.Table, expected: pa.Table) -> None:
+    for name in expected.column_names:  # (NaN scores compare by bits)
+        a, b = got.column(name).combine_chunks(), expected.column(name).combine_chunks()
+        if pa.types.is_floating(a.type):
+            a, b = a.view(pa.int64()), b.view(pa.int64())
+        assert a.equals(b), name
+
+
 @settings(max_examples=40)
 @given(data=st.data())
 def test_take_any_rows_in_the_order_asked(table, data):
@@ -49,12 +57,7 @@ def test_take_any_rows_in_the_order_asked(table, data):
     columns = data.draw(st.lists(st.sampled_from(["id", "title", "body", "score"]), min_size=1, max_size=4, unique=True))
     got = table.snapshot().take(ids, columns)
     assert got.column_names == columns and got.num_rows == len(ids)
-    expected = _expected(table, ids, columns)
-    for name in columns:  # (NaN scores compare by bits)
-        a, b = got.column(name).combine_chunks(), expected.column(name).combine_chunks()
-        if pa.types.is_floating(a.type):
-            a, b = a.view(pa.int64()), b.view(pa.int64())
-        assert a.equals(b), name
+    _assert_same(got, _expected(table, ids, columns))
 
 
 def test_take_duplicates_every_tier_and_no_ids(table):
@@ -90,12 +93,7 @@ def test_take_many_out_of_order_in_bounded_memory(table, monkeypatch, two_passes
     columns = ["id", "title", "body", "score"]
     got = table.snapshot().take(ids, columns)
     assert got.column("body").num_chunks == (1 if two_passes else 11)
-    expected = _expected(table, ids, columns)
-    for name in columns:  # (NaN scores compare by bits)
-        a, b = got.column(name).combine_chunks(), expected.column(name).combine_chunks()
-        if pa.types.is_floating(a.type):
-            a, b = a.view(pa.int64()), b.view(pa.int64())
-        assert a.equals(b), name
+    _assert_same(got, _expected(table, ids, columns))
     ascending = np.sort(ids)  # (in row order: one fetch)
     assert table.snapshot().take(ascending, ["id"]).column("id").to_pylist() == (
         _expected(table, ascending, ["id"]).column("id").to_pylist())
