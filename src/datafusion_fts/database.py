@@ -18,9 +18,7 @@ import numpy as np
 import pyarrow as pa
 
 from .errors import CatalogError, InvalidArgument, StaleSnapshotError, StorageError
-from .analysis import Analyzer, TokenStream, analyzer_for
 from .index.build_progress import Progress
-from .index.build_range import Wanted, start_tail
 from .index.builder import merge_segments
 from .index.fresh_runs import (
     FreshRun,
@@ -31,11 +29,10 @@ from .index.fresh_runs import (
     fresh_segments,
     move_run,
 )
-from .index.segment import InMemorySegment, Segment
+from .index.segment import Segment
 from .index.segment_set import SegmentSet
-from .index.transient import find_terms, lookup_terms
-from .operators.flat_scan_search import expand, term_requests
 from .operators.hybrid_residual_search import TailInfo
+from .planner.segment_sets import SegmentSets
 from .query.tree import Query
 from .ingest import check_new_schema, conform, open_batches, prefetched
 from .settings import Settings
@@ -60,8 +57,6 @@ if TYPE_CHECKING:
     from .table import Table
 
 FRAGMENT_ROWS = 1 << 20
-# Searchable views of columns (segment sets, with their per-row norms) kept for reuse.
-SEGMENT_SET_CACHE = 8
 # Times a reader reads the manifest and the logs again when a commit lands meanwhile (or
 # runs a search again when a file of its snapshot was deleted meanwhile).
 READ_ATTEMPTS = 8
@@ -116,12 +111,8 @@ class Database:
         # "tail_rows_tokenized" (queries indexing an unindexed tail in memory).
         self.counters: Counter[str] = Counter()
         self._logs: dict[str, WriteAheadLog] = {}
-        self._segments: dict[str, Segment] = {}
-        self._segment_sets: dict[tuple, SegmentSet] = {}
-        self._tails: dict[tuple, tuple[SegmentSet, TailInfo]] = {}
-        self._tail_ids = itertools.count()
+        self.segment_sets = SegmentSets(self.store, self.settings, self.counters)  # (planner/segment_sets.py)
         self.statements = StatementCache()  # SQL search statements by shape (sql/statement_cache.py)
-        self._cache_lock = threading.Lock()
         # Per table: the last snapshot handed out, with the (immutable) state it was made
         # of; the next query on an unchanged table gets the same one, and with it the
         # memos kept on it (coverage, segment sets).
@@ -291,11 +282,7 @@ class Database:
             known = self._registered.get(name)
             if known is None or known[0] is not meta or old_fresh.get(name, ()) is not fresh.get(name, ()):
                 self._register(meta)
-        live = manifest.file_ids()
-        with self._cache_lock:
-            self._segments = {k: v for k, v in self._segments.items() if k in live}
-            self._segment_sets = {k: v for k, v in self._segment_sets.items() if live.issuperset(k[2])}
-            self._tails = {k: v for k, v in self._tails.items() if live.issuperset(k[-1])}
+        self.segment_sets.retain(manifest.file_ids())
 
     @contextmanager
     def writing(self) -> Iterator[None]:
@@ -337,9 +324,7 @@ class Database:
         """After a write failed before its commit: delete what it wrote, forget what it
         cached (the next write reuses its file ids)."""
         self._collect_garbage(self._manifest)
-        live = self._manifest.file_ids()
-        with self._cache_lock:
-            self._segments = {k: v for k, v in self._segments.items() if k in live}
+        self.segment_sets.retain(self._manifest.file_ids())
 
     def retrying(self, read: Callable[[], T]) -> T:
         """Run ``read``; while a file of its snapshot is gone (deleted after a later commit
@@ -432,9 +417,7 @@ class Database:
                 self.discard_uncommitted()
                 raise
             self.commit(manifest.with_table(new_meta), flushed=name)
-            with self._cache_lock:  # the segments just written are in memory already
-                for seg_id, seg in persisted.items():
-                    self._segments.setdefault(seg_id, seg)
+            self.segment_sets.add(persisted)  # (the segments just written are in memory already)
             log = self._log(name)
             if log is not None:
                 log.truncate()
@@ -615,133 +598,23 @@ class Database:
         return executor_for(self)
 
     def segment(self, meta: SegmentMeta) -> Segment:
-        with self._cache_lock:
-            seg = self._segments.get(meta.id)
-        if seg is None:
-            seg = Segment.from_arrays(meta, self.store.read_segment(meta.id))
-            with self._cache_lock:
-                seg = self._segments.setdefault(meta.id, seg)
-        return seg
+        return self.segment_sets.segment(meta)
 
     def caches_tails(self) -> bool:
-        return bool(self.settings.get("fts.tail_cache_entries"))
+        return self.segment_sets.caches_tails()
 
     def hybrid_segment_set(
         self, snapshot: TableSnapshot, column: str, query: Query | None = None
     ) -> tuple[SegmentSet, TailInfo]:
-        """The column's persisted and fresh segments plus in-memory segments over the rows
-        none of them holds (the unindexed tail).
-
-        With the tail cache on (``fts.tail_cache_entries``) the tail is indexed whole, once
-        per tail version, and kept in a small LRU. With it off, each query reads and
-        tokenizes the tail once for all its leaves and keeps postings only for ``query``'s
-        terms on this column (its exact terms and the tail's best expansions of its fuzzy
-        and prefix leaves: all a query can read). Either way the tail is tokenized in
-        parallel pieces while the persisted segments are loaded.
-        """
-        limit = self.settings.get("fts.tail_cache_entries")
-        if limit:  # the same for every query on this snapshot (see caches_tails)
-            hit = snapshot.memo.get(("hybrid_set", column))
-            if hit is None:
-                made = self._hybrid_set(snapshot, column, query, limit)
-                # (not derived(): this query reports its own build, later ones a cached tail)
-                snapshot.memo[("hybrid_set", column)] = (made[0], replace(made[1], cached=True))
-                return made
-            return hit
-        return self._hybrid_set(snapshot, column, query, limit)
-
-    def _hybrid_set(
-        self, snapshot: TableSnapshot, column: str, query: Query | None, limit: int
-    ) -> tuple[SegmentSet, TailInfo]:
-        index = snapshot.meta.indexes[column]
-        gaps = tuple(snapshot.uncovered(column))
-        deletes = tuple(f.deletes for f in snapshot.meta.fragments if f.deletes)
-        key = (snapshot.name, column, gaps, index.analyzer, index.positions, deletes)
-        with self._cache_lock:
-            hit = self._tails.pop(key, None)
-            if hit is not None:
-                self._tails[key] = hit  # most recently used last
-        if hit is not None:
-            return self._cached_set(snapshot, column, hit[0]), replace(hit[1], cached=True)
-        start = time.perf_counter()
-        with self._cache_lock:
-            self.counters["tail_rows_tokenized"] += sum(hi - lo + 1 for lo, hi in gaps)
-        wanted, seed = None, ()
-        if not limit and query is not None:
-            wanted, seed = _query_terms_only(query, column, analyzer_for(index.analyzer))
-        join = start_tail(snapshot, index, gaps, lambda: f"tail-{next(self._tail_ids)}", wanted, seed)
-        for meta in index.segments:
-            self.segment(meta)  # meanwhile (loaded once, then cached)
-        pieces = join()
-        if limit:  # kept for many queries: one part per gap costs less than one per piece
-            pieces = _merge_contiguous(pieces, lambda: f"tail-{next(self._tail_ids)}")
-        tail = [InMemorySegment.of(seg) for seg in pieces]
-        info = TailInfo(gaps, (time.perf_counter() - start) * 1e3, False, terms_only=wanted is not None)
-        if limit:
-            with self._cache_lock:
-                self._tails[key] = (tail, info)
-                while len(self._tails) > limit:
-                    self._tails.pop(next(iter(self._tails)))
-        return self._cached_set(snapshot, column, tail), info
+        return self.segment_sets.hybrid_segment_set(snapshot, column, query)
 
     def segment_set(self, snapshot: TableSnapshot, column: str) -> SegmentSet:
-        """The (cached) searchable view of a column's index in ``snapshot``: its persisted
-        segments and the fresh tier's segments, as parts of one set (exact statistics over
-        both, docs/design.md: "Statistics and BM25")."""
-        return snapshot.derived(("segment_set", column), self._cached_set, snapshot, column, [])
-
-    def _cached_set(self, snapshot: TableSnapshot, column: str, extra: list[Segment]) -> SegmentSet:
-        index = snapshot.meta.indexes[column]
-        fresh = list(snapshot.fresh_segments.get(column, ()))
-        deletes = tuple(f.deletes for f in snapshot.meta.fragments if f.deletes)
-        key = (
-            snapshot.name, column, tuple(s.id for s in index.segments),
-            tuple(s.meta.id for s in fresh + extra), index.k1, index.b, deletes,
-        )
-        with self._cache_lock:
-            cached = self._segment_sets.pop(key, None)
-            if cached is not None:
-                self._segment_sets[key] = cached  # most recently used last
-                return cached
-        segments = [self.segment(s) for s in index.segments] + fresh + extra
-        made = SegmentSet(segments, index.k1, index.b, snapshot.deleted)
-        with self._cache_lock:
-            made = self._segment_sets.setdefault(key, made)
-            while len(self._segment_sets) > SEGMENT_SET_CACHE:
-                self._segment_sets.pop(next(iter(self._segment_sets)))
-        return made
+        return self.segment_sets.segment_set(snapshot, column)
 
 
 def _part_names(table: str) -> tuple[str, str, str]:
     """The names of a managed table's data, deleted ids and fresh rows in the parts' session."""
     return tuple(f"{RESERVED_PREFIX}{table}_{part}" for part in ("data", "deleted", "fresh"))
-
-
-def _merge_contiguous(segments: list[Segment], new_id: Callable[[], str]) -> list[Segment]:
-    """``segments`` (ascending ranges) with each run of adjacent ranges merged into one
-    segment: the pieces a gap was tokenized in (in parallel) become one segment part."""
-    runs: list[list[Segment]] = []
-    for seg in segments:
-        if runs and seg.meta.lo == runs[-1][-1].meta.hi + 1:
-            runs[-1].append(seg)
-        else:
-            runs.append([seg])
-    return [run[0] if len(run) == 1 else merge_segments(new_id(), run, packed=False) for run in runs]
-
-
-def _query_terms_only(query: Query, column: str, analyzer: Analyzer) -> tuple[Wanted, tuple[str, ...]]:
-    """What a tail piece must keep for ``query`` on ``column``: the stream ids of the exact
-    terms (handed to the tokenizer as seeds) and of the piece's best expansions."""
-    exact, expanding = term_requests(query, {column: analyzer})
-    seed = tuple(exact[column])
-
-    def wanted(stream: TokenStream) -> np.ndarray:
-        ids = lookup_terms(stream, seed) if seed else np.zeros(0, np.int64)
-        extra = [t for found in expand(stream, expanding[column]).values() for _, t in found]
-        ids = np.concatenate([ids, find_terms(stream, extra)])
-        return ids[ids >= 0]
-
-    return wanted, seed
 
 
 def connect(

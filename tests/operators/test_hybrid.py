@@ -110,7 +110,7 @@ def test_tail_cache_is_bounded():
     tail_state(t)
     t.delete("_rowid = 4")
     tail_state(t)
-    assert len(t.db._tails) == 1
+    assert len(t.db.segment_sets._tails) == 1
 
 
 def test_tail_ranges_are_the_rows_no_segment_holds():

@@ -22,6 +22,7 @@ tell them, and takes the cheaper.
 
 from __future__ import annotations
 
+from concurrent.futures import Executor
 from typing import Callable
 
 import numpy as np
@@ -36,16 +37,18 @@ Take = Callable[[np.ndarray, list[str]], pa.Table]
 
 def take_out_of_order(
     take: Take, row_ids: np.ndarray, columns: list[str], schema: pa.Schema,
-    page_keys: Callable[[np.ndarray, str], np.ndarray | None], step: int,
+    page_keys: Callable[[np.ndarray, str], np.ndarray | None], step: int, pool: Executor | None = None,
 ) -> pa.Table:
     """``columns`` (of ``schema``) of ``row_ids`` in the order given, through ``take``
     (which fetches ids in ascending order at once). ``page_keys(row_ids, column)``: a key
     per id of the page holding it (equal within a page, negative for rows held in
-    memory), or None when unknown."""
+    memory), or None when unknown. Slices or windows run on ``pool`` when given (two at a
+    time on a 2-core machine: the output plus two slices' working memory)."""
+    each = pool.map if pool is not None else map
     text = [c for c in columns if is_bytes(schema.field(c).type)]
     if text and _two_passes_read_less(page_keys(row_ids, text[0]), step):
-        return _in_two_passes(take, row_ids, columns, schema, text, step)
-    return pa.concat_tables(take(row_ids[start : start + step], columns) for start in range(0, len(row_ids), step))
+        return _in_two_passes(take, row_ids, columns, schema, text, step, each)
+    return pa.concat_tables(each(lambda ids: take(ids, columns), [row_ids[s : s + step] for s in range(0, len(row_ids), step)]))
 
 
 def _two_passes_read_less(keys: np.ndarray | None, step: int) -> bool:
@@ -61,7 +64,7 @@ def _two_passes_read_less(keys: np.ndarray | None, step: int) -> bool:
 
 
 def _in_two_passes(take: Take, row_ids: np.ndarray, columns: list[str], schema: pa.Schema, text: list[str],
-                   step: int) -> pa.Table:
+                   step: int, each: Callable = map) -> pa.Table:
     """See the module docstring: the text columns written once, into their final place."""
     n = len(row_ids)
     by_row = np.argsort(row_ids, kind="stable")
@@ -69,25 +72,31 @@ def _in_two_passes(take: Take, row_ids: np.ndarray, columns: list[str], schema: 
     other = [c for c in columns if c not in text]
     lengths = {c: np.zeros(n, dtype=np.int64) for c in text}
     valid = {c: np.ones(n, dtype=np.bool_) for c in text}
-    kept = []
-    for at in windows:
+
+    def measure(at: np.ndarray) -> pa.Table:
+        """Pass 1 over one window: its text values' lengths; its other columns."""
         window = take(row_ids[at], columns)
         for c in text:
             lengths[c][at] = byte_lengths(window.column(c))
             valid[c][at] = window.column(c).is_valid().to_numpy(zero_copy_only=False)
-        if other:
-            kept.append(window.select(other))
-        del window
+        return window.select(other)
+
+    kept = list(each(measure, windows))
     offsets, out = {}, {}
     for c in text:
         offsets[c] = np.zeros(n + 1, dtype=np.int64)
         np.cumsum(lengths[c], out=offsets[c][1:])
         out[c] = empty_bytes(int(offsets[c][-1]))
     everything = np.arange(step, dtype=np.int64)
-    for at in windows:
+
+    def place(at: np.ndarray) -> None:
+        """Pass 2 over one window: its text values copied to their places."""
         window = take(row_ids[at], text)
         for c in text:
             copy_values(window.column(c), everything[: len(at)], at, offsets[c], out[c])
+
+    for _ in each(place, windows):
+        pass
     arrays = {c: bytes_array(schema.field(c).type, valid[c], offsets[c], out[c]) for c in text}
     if other:
         rest = reorder_rows(pa.concat_tables(kept), np.argsort(by_row, kind="stable"))
