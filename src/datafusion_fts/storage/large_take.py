@@ -22,7 +22,6 @@ tell them, and takes the cheaper.
 
 from __future__ import annotations
 
-from concurrent.futures import Executor
 from typing import Callable
 
 import numpy as np
@@ -37,18 +36,18 @@ Take = Callable[[np.ndarray, list[str]], pa.Table]
 
 def take_out_of_order(
     take: Take, row_ids: np.ndarray, columns: list[str], schema: pa.Schema,
-    page_keys: Callable[[np.ndarray, str], np.ndarray | None], step: int, pool: Executor | None = None,
+    page_keys: Callable[[np.ndarray, str], np.ndarray | None], step: int,
 ) -> pa.Table:
     """``columns`` (of ``schema``) of ``row_ids`` in the order given, through ``take``
     (which fetches ids in ascending order at once). ``page_keys(row_ids, column)``: a key
     per id of the page holding it (equal within a page, negative for rows held in
-    memory), or None when unknown. Slices or windows run on ``pool`` when given (two at a
-    time on a 2-core machine: the output plus two slices' working memory)."""
-    each = pool.map if pool is not None else map
+    memory), or None when unknown. On the caller's thread: two slices at once on a
+    thread pool took longer for the 93,213- and 305,055-row queries in interleaved runs on
+    this project's 2-core test machine (with another job running there)."""
     text = [c for c in columns if is_bytes(schema.field(c).type)]
     if text and _two_passes_read_less(page_keys(row_ids, text[0]), step):
-        return _in_two_passes(take, row_ids, columns, schema, text, step, each)
-    return pa.concat_tables(each(lambda ids: take(ids, columns), [row_ids[s : s + step] for s in range(0, len(row_ids), step)]))
+        return _in_two_passes(take, row_ids, columns, schema, text, step)
+    return pa.concat_tables(take(row_ids[start : start + step], columns) for start in range(0, len(row_ids), step))
 
 
 def _two_passes_read_less(keys: np.ndarray | None, step: int) -> bool:
@@ -64,7 +63,7 @@ def _two_passes_read_less(keys: np.ndarray | None, step: int) -> bool:
 
 
 def _in_two_passes(take: Take, row_ids: np.ndarray, columns: list[str], schema: pa.Schema, text: list[str],
-                   step: int, each: Callable = map) -> pa.Table:
+                   step: int) -> pa.Table:
     """See the module docstring: the text columns written once, into their final place."""
     n = len(row_ids)
     by_row = np.argsort(row_ids, kind="stable")
@@ -81,7 +80,7 @@ def _in_two_passes(take: Take, row_ids: np.ndarray, columns: list[str], schema: 
             valid[c][at] = window.column(c).is_valid().to_numpy(zero_copy_only=False)
         return window.select(other)
 
-    kept = list(each(measure, windows))
+    kept = [measure(at) for at in windows]
     offsets, out = {}, {}
     for c in text:
         offsets[c] = np.zeros(n + 1, dtype=np.int64)
@@ -95,8 +94,8 @@ def _in_two_passes(take: Take, row_ids: np.ndarray, columns: list[str], schema: 
         for c in text:
             copy_values(window.column(c), everything[: len(at)], at, offsets[c], out[c])
 
-    for _ in each(place, windows):
-        pass
+    for at in windows:
+        place(at)
     arrays = {c: bytes_array(schema.field(c).type, valid[c], offsets[c], out[c]) for c in text}
     if other:
         rest = reorder_rows(pa.concat_tables(kept), np.argsort(by_row, kind="stable"))

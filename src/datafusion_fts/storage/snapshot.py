@@ -163,9 +163,7 @@ class TableSnapshot:
         if not len(row_ids) or not columns:
             return pa.Table.from_batches([], schema=schema) if not len(row_ids) else _no_columns(len(row_ids))
         if len(row_ids) > TAKE_BATCH_ROWS and np.any(row_ids[1:] < row_ids[:-1]):
-            import os
-            return take_out_of_order(self._take, row_ids, columns, schema, self._page_keys, TAKE_BATCH_ROWS,
-                                     self.store.pool() if os.environ.get("FTS_PAR") else None)
+            return take_out_of_order(self._take, row_ids, columns, schema, self._page_keys, TAKE_BATCH_ROWS)
         return self._take(row_ids, columns)
 
     def _take(self, row_ids: np.ndarray, columns: list[str]) -> pa.Table:

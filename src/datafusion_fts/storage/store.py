@@ -23,7 +23,7 @@ import struct
 import threading
 import time
 import weakref
-from concurrent.futures import Executor, ThreadPoolExecutor
+from concurrent.futures import ThreadPoolExecutor
 from contextlib import AbstractContextManager, contextmanager
 from pathlib import Path
 from typing import Iterable, Iterator, Protocol
@@ -75,8 +75,6 @@ class Store(Protocol):
     def take_rows(self, parts: list[tuple[str, np.ndarray]], columns: list[str]) -> pa.Table:
         """The ``columns`` of rows of fragments, fragment after fragment: ``parts`` are
         (fragment id, local rows ascending and distinct, at least one)."""
-    def pool(self) -> Executor | None:
-        """Threads a large fetch spreads its pieces over (None: the caller's thread)."""
     def pages_of(self, parts: list[tuple[str, np.ndarray]], column: str) -> np.ndarray | None:
         """A key of the page of ``column`` each row of ``parts`` (as for ``take_rows``)
         sits in, equal for rows of one page; None where rows are not read by page."""
@@ -387,8 +385,8 @@ class DirectoryStore:
                 reader = self._readers.setdefault(frag_id, reader)
         return reader
 
-    def pool(self) -> ThreadPoolExecutor:
-        """Threads a scan or a large fetch spreads its pieces over (made on first use)."""
+    def _scan_pool(self) -> ThreadPoolExecutor:
+        """Threads a scan spreads its pages over (made on first use)."""
         with self._lock:
             if self._pool is None:
                 self._pool = ThreadPoolExecutor(max_workers=os.cpu_count() or 1, thread_name_prefix="fts-scan")
@@ -408,7 +406,7 @@ class DirectoryStore:
         pages = self._pages(frag_id)
         if pages.readable(columns):
             lo, hi = local_range if local_range is not None else (0, pages.num_rows - 1)
-            yield from pages.scan(columns, batch_rows, lo, hi, self.pool())
+            yield from pages.scan(columns, batch_rows, lo, hi, self._scan_pool())
             return
         # A reader of its own per scan: concurrent scans never share pyarrow state, and
         # without memory mapping the scanned pages are not charged to this process's RSS.
@@ -587,9 +585,6 @@ class MemoryStore:
 
     def pages_of(self, parts: list[tuple[str, np.ndarray]], column: str) -> None:
         return None  # (rows in memory: no pages to read)
-
-    def pool(self) -> None:
-        return None
 
     def fragment_dataset(self, frag_ids: list[str], schema: pa.Schema) -> ds.Dataset:
         tables = [self._fragments[f] for f in frag_ids]
