@@ -421,7 +421,7 @@ class Database:
                     seg = merge_segments(seg_id, parts) if len(parts) > 1 else replace(
                         parts[0], meta=replace(parts[0].meta, id=seg_id)
                     )
-                    self.store.write_segment(seg_id, seg.to_arrays())
+                    seg = seg.written(self.store.write_segment(seg_id, seg.to_arrays()))
                     persisted[seg_id] = seg
                     new_meta = new_meta.with_index(replace(index, segments=index.segments + (seg.meta,)))
             except BaseException:
@@ -614,7 +614,7 @@ class Database:
         with self._cache_lock:
             seg = self._segments.get(meta.id)
         if seg is None:
-            seg = Segment.from_arrays(meta, self.store.read_segment(meta.id))
+            seg = Segment.open(meta, self.store)
             with self._cache_lock:
                 seg = self._segments.setdefault(meta.id, seg)
         return seg

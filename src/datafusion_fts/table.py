@@ -157,10 +157,10 @@ class Table:
                     fragments.append(frag)
                     continue
                 if frag.deletes:
-                    mine = np.union1d(self.db.store.read_deletes(frag.deletes), mine)
+                    mine = np.union1d(self.db.store.read_deletes(frag.deletes, frag.deletes_crc), mine)
                 dv_id, manifest = manifest.file_id("dv")
-                self.db.store.write_deletes(dv_id, mine)
-                fragments.append(replace(frag, deletes=dv_id, deleted=len(mine)))
+                crc = self.db.store.write_deletes(dv_id, mine)
+                fragments.append(replace(frag, deletes=dv_id, deleted=len(mine), deletes_crc=crc))
             meta = replace(manifest.tables[self.name], fragments=tuple(fragments))
             self.db.commit(manifest.with_table(meta))
         return len(ids)
@@ -239,9 +239,8 @@ class Table:
         self, manifest: Manifest, index: IndexMeta, segments: list[Segment], replace_all: bool,
         written: frozenset[str] = frozenset(),
     ) -> None:
-        for seg in segments:
-            if seg.meta.id not in written:
-                self.db.store.write_segment(seg.meta.id, seg.to_arrays())
+        segments = [s if s.meta.id in written else s.written(self.db.store.write_segment(s.meta.id, s.to_arrays()))
+                    for s in segments]
         metas = tuple(s.meta for s in segments)
         index = replace(index, segments=metas if replace_all else index.segments + metas)
         meta: TableMeta = manifest.tables[self.name].with_index(index)
@@ -361,8 +360,9 @@ class Table:
         if [s.meta for s in merged] == list(index.segments):
             return
         new = [s for s in merged if s.meta not in index.segments and s.meta.id not in written]
-        for seg in new:
-            self.db.store.write_segment(seg.meta.id, seg.to_arrays())
+        new_ids = {s.meta.id for s in new}
+        merged = [s.written(self.db.store.write_segment(s.meta.id, s.to_arrays())) if s.meta.id in new_ids else s
+                  for s in merged]
         meta = manifest.tables[self.name].with_index(replace(index, segments=tuple(s.meta for s in merged)))
         self.db.commit(manifest.with_table(meta))
 
