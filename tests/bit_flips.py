@@ -98,7 +98,9 @@ def trial(pristine: Path, work: Path, relative: Path, bit: int, expected: list[A
         found = results(work, sql)
     except StorageError:
         return "detected"
-    except Exception:  # noqa: BLE001 - any other exception is what this counts
+    except (KeyboardInterrupt, SystemExit):
+        raise
+    except BaseException:  # (a Rust panic in a library is a pyo3 PanicException, a BaseException)
         return "crash"
     return "harmless" if found == (expected if sql else expected[:-1]) else "wrong"
 
