@@ -108,14 +108,13 @@ def decode(data: bytes, expected: int, where: str) -> tuple[dict[str, FileSums],
 
 
 class LazyRegions:
-    """A file's regions not verified yet: verified the first time a read reaches them.
+    """A file's regions not verified yet (``done`` marks the others): verified the first
+    time a read reaches them. Marking a region from two threads at once is harmless."""
 
-    Marking a region verified from two threads at once is harmless (both computed it)."""
-
-    def __init__(self, where: str, data: np.ndarray, sums: FileSums, region: int, itemsize: int) -> None:
+    def __init__(self, where: str, data: np.ndarray, sums: FileSums, region: int, itemsize: int, done: np.ndarray) -> None:
         self.where, self.data, self.sums, self.region, self.itemsize = where, data, sums, region, itemsize
-        self.done = np.zeros(len(sums.crcs), dtype=bool)
-        self.complete = False
+        self.done = done
+        self.complete = bool(done.all())
 
     def verify(self, lo: np.ndarray, hi: np.ndarray) -> None:
         """Verify the regions holding values [lo[i], hi[i]) of the values buffer (clipped)."""
@@ -127,10 +126,6 @@ class LazyRegions:
         for a, b in zip(first.tolist(), last.tolist()):
             if b >= a and not self.done[a : b + 1].all():
                 self.check(a, b + 1)
-
-    def verify_all(self) -> None:
-        if not self.complete:
-            self.check(0, len(self.done))
 
     def check(self, a: int, b: int) -> None:
         """Verify regions [a, b) (those not verified yet)."""
@@ -150,29 +145,25 @@ def check_region(where: str, data: np.ndarray, sums: FileSums, region: int, r: i
         )
 
 
-def verify_file(where: str, data: np.ndarray, sums: FileSums, region: int, lazy: bool) -> LazyRegions | None:
+def verify_file(where: str, data: np.ndarray, sums: FileSums, region: int, lazy: bool) -> np.ndarray:
     """Verify a file before it is parsed: its size, and every region of it, but with
-    ``lazy`` those wholly inside its values buffer (returned to verify when read)."""
+    ``lazy`` those wholly inside its values buffer. Returns which regions were verified."""
     if len(data) != sums.size or len(sums.crcs) != -(-sums.size // region):
         raise StorageError(f"index segment file {where} is damaged: {len(data)} bytes, its checksum file says "
                            f"{sums.size}")
-    regions = LazyRegions(where, data, sums, region, 1)
-    if not lazy:
-        regions.verify_all()
-        return None
-    start, end = sums.values
-    inside = np.zeros(len(sums.crcs), dtype=bool)
-    inside[-(-start // region) : end // region] = True  # regions wholly in [start, end)
-    for r in np.flatnonzero(~inside).tolist():
+    done = np.ones(len(sums.crcs), dtype=bool)
+    if lazy:
+        start, end = sums.values
+        done[-(-start // region) : end // region] = False  # regions wholly in [start, end)
+    for r in np.flatnonzero(done).tolist():
         check_region(where, data, sums, region, r)
-    regions.done[~inside] = True
-    return regions
+    return done
 
 
-def check_values(where: str, array: pa.Array, base: int, sums: FileSums, regions: LazyRegions) -> LazyRegions:
-    """``regions`` of a lazy array, once its values buffer is where the checksum file says
-    (so the regions verified later are the bytes the array reads)."""
+def lazy_regions(where: str, array: pa.Array, base: int, data: np.ndarray, sums: FileSums, region: int,
+                 done: np.ndarray) -> LazyRegions:
+    """The regions of a lazy array left to verify, once its values buffer is where the
+    checksum file says (so the regions verified later are the bytes the array reads)."""
     if values_span(array, base) != sums.values or array.offset:
         raise StorageError(f"index segment file {where} is damaged: its values are not where its checksum file says")
-    regions.itemsize = array.type.bit_width // 8
-    return regions
+    return LazyRegions(where, data, sums, region, array.type.bit_width // 8, done)

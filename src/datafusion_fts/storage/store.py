@@ -523,10 +523,11 @@ class DirectoryStore:
                 out[name] = checksums.parse(buffer, str(path))
                 continue
             data = checksums.file_bytes(buffer)
-            found = checksums.verify_file(str(path), data, files[name], region, name in lazy)
+            done = checksums.verify_file(str(path), data, files[name], region, name in lazy)
             out[name] = checksums.parse(buffer, str(path))
-            if found is not None:
-                regions[name] = checksums.check_values(str(path), out[name], buffer.address, files[name], found)
+            if name in lazy:
+                regions[name] = checksums.lazy_regions(str(path), out[name], buffer.address, data, files[name],
+                                                       region, done)
         return out, regions
 
     # -- deletion vectors -------------------------------------------------------------
