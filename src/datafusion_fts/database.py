@@ -410,7 +410,7 @@ class Database:
                     seg = merge_segments(seg_id, parts) if len(parts) > 1 else replace(
                         parts[0], meta=replace(parts[0].meta, id=seg_id)
                     )
-                    self.store.write_segment(seg_id, seg.to_arrays())
+                    seg = seg.written(self.store.write_segment(seg_id, seg.to_arrays()))
                     persisted[seg_id] = seg
                     new_meta = new_meta.with_index(replace(index, segments=index.segments + (seg.meta,)))
             except BaseException:

@@ -157,10 +157,10 @@ class Table:
                     fragments.append(frag)
                     continue
                 if frag.deletes:
-                    mine = np.union1d(self.db.store.read_deletes(frag.deletes), mine)
+                    mine = np.union1d(self.db.store.read_deletes(frag.deletes, frag.deletes_crc), mine)
                 dv_id, manifest = manifest.file_id("dv")
-                self.db.store.write_deletes(dv_id, mine)
-                fragments.append(replace(frag, deletes=dv_id, deleted=len(mine)))
+                crc = self.db.store.write_deletes(dv_id, mine)
+                fragments.append(replace(frag, deletes=dv_id, deleted=len(mine), deletes_crc=crc))
             meta = replace(manifest.tables[self.name], fragments=tuple(fragments))
             self.db.commit(manifest.with_table(meta))
         return len(ids)
@@ -247,18 +247,22 @@ class Table:
     def _commit_index(
         self, manifest: Manifest, index: IndexMeta, segments: tuple[SegmentMeta, ...], new: list[Segment],
         progress: BuildReporter,
-    ) -> None:
-        """The writing phase (the files of the ``new`` segments), then the committing one:
-        ``index`` made of ``segments``, in one commit."""
+    ) -> tuple[SegmentMeta, ...]:
+        """The writing phase (the files of the ``new`` segments, each then carrying the crc
+        of its checksum file), then the committing one: ``index`` made of ``segments``, in
+        one commit. Returns the segments as committed."""
         progress.start(WRITING, sum(seg.meta.count for seg in new))
+        written = {}
         for seg in new:
-            self.db.store.write_segment(seg.meta.id, seg.to_arrays())
+            written[seg.meta.id] = seg.written(self.db.store.write_segment(seg.meta.id, seg.to_arrays())).meta
             progress.advance(seg.meta.count)
+        segments = tuple(written.get(meta.id, meta) for meta in segments)
         index = replace(index, segments=segments)
         rows = sum(meta.count for meta in segments)
         progress.start(COMMITTING, rows)
         self.db.commit(manifest.with_table(manifest.tables[self.name].with_index(index)))
         progress.advance(rows)
+        return segments
 
     def create_index(self, column: str, progress: Progress | None = None, **options: Any) -> None:
         """(Re)build ``column``'s inverted index over every committed row.
@@ -309,8 +313,7 @@ class Table:
             reporter = self._reporter(column, progress)
             manifest, chunks = self._tokenized(self.db.manifest, snap, index, [(lo, hi)], reporter)
             manifest, (segment,) = self._merged(manifest, chunks, reporter, max_postings=ROW_ID_MAX)
-            self._commit_index(manifest, index, (*index.segments, segment.meta), [segment], reporter)
-            return segment.meta
+            return self._commit_index(manifest, index, (*index.segments, segment.meta), [segment], reporter)[-1]
 
     def optimize(self, progress: Progress | None = None) -> None:
         """Bring every index up to date without a full rebuild (results never change):

@@ -254,11 +254,11 @@ def test_a_search_whose_segments_are_deleted_meanwhile_answers_right(
     real = reader.store.read_segment
     interleaved: list[str] = []
 
-    def read_segment(seg_id: str) -> dict[str, pa.Array]:
+    def read_segment(seg_id: str, *args: Any) -> tuple[dict[str, pa.Array], dict]:
         if not interleaved:  # the reader has its snapshot; another Database optimizes now
             interleaved.append(seg_id)
             writer.table("docs").optimize()
-        return real(seg_id)
+        return real(seg_id, *args)
 
     monkeypatch.setattr(reader.store, "read_segment", read_segment)
     assert search(reader) == expected
@@ -330,11 +330,11 @@ def test_a_reload_that_finds_a_deletion_vector_gone_is_an_error_once_then_right(
     real = reader.store.read_deletes
     gone: list[str] = []
 
-    def read_deletes(dv_id: str) -> Any:
+    def read_deletes(dv_id: str, crc: int | None) -> Any:
         if not gone:  # (as if deleted between the reader's read of the manifest and of the file)
             gone.append(dv_id)
             raise store._gone(reader.store.root, "deletion vector", dv_id)
-        return real(dv_id)
+        return real(dv_id, crc)
 
     monkeypatch.setattr(reader.store, "read_deletes", read_deletes)
     with pytest.raises(fts.StaleSnapshotError):

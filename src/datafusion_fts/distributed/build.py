@@ -51,8 +51,7 @@ def build_task(storage: str, meta: TableMeta, index: IndexMeta, lo: int, hi: int
         out = []
         for seg, seg_id in zip(segments, ids):
             seg = replace(seg, meta=replace(seg.meta, id=seg_id))
-            store.write_segment(seg_id, seg.to_arrays())
-            out.append(seg.meta)
+            out.append(seg.written(store.write_segment(seg_id, seg.to_arrays())).meta)
         return out
     except Exception as exc:  # a storage or decoding failure: name the range
         if isinstance(exc, FtsError) and not isinstance(exc, StorageError):

@@ -60,7 +60,7 @@ class SearchWorker:
             store = self._stores.get(share.storage)
             if store is None:
                 store = self._stores[share.storage] = open_shared(share.storage)
-            seg = self._segments[key] = Segment.from_arrays(meta, store.read_segment(meta.id))
+            seg = self._segments[key] = Segment.open(meta, store)
         return seg
 
     def _share(self, key: str, box: list[Any]) -> _Loaded:

@@ -170,6 +170,7 @@ class _MergeInputs:
             if a == b:
                 continue
             post, blocks = seg.post_offsets[a : b + 1], seg.block_offsets[a : b + 1]
+            seg.verify_terms(a, b, self.with_positions)
             try:
                 starts = scatter_postings(
                     seg.source, post, blocks, gid[a:b] - t0, seg.meta.base - self.base, offsets, written, rows, tfs

@@ -75,6 +75,7 @@ def term_topk(
                 continue
             local_include = include[lo:hi] - base
         try:
+            seg.verify(part_ids[i], False)
             if conjunctive:
                 rows, scores, sc, sk, total = conjunction_topk(
                     *seg.source, seg.post_offsets, seg.block_offsets, part_norms[i],

@@ -67,7 +67,7 @@ class SegmentSets:
         with self._lock:
             seg = self._segments.get(meta.id)
         if seg is None:
-            seg = Segment.from_arrays(meta, self.store.read_segment(meta.id))
+            seg = Segment.open(meta, self.store)
             with self._lock:
                 seg = self._segments.setdefault(meta.id, seg)
         return seg

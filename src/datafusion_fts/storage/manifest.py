@@ -37,7 +37,10 @@ from ..defaults import B, K1, POSITIONS
 #     each, saturated; segments written earlier in format 3 have 32-bit points and are read
 #     as they are); segments of format 2 keep one point (the block's max tf and min dl).
 #     The manifest carries the crc32 of its content (CHECKSUM).
-FORMAT_VERSION = 3
+# 4 - index segments keep a checksum file (storage/checksums.py) whose crc32 is
+#     SegmentMeta.checksums, deletion vectors their crc32 (FragmentMeta.deletes_crc);
+#     both are None for files written earlier, which are read unverified.
+FORMAT_VERSION = 4
 ROWID = "_rowid"
 # The manifest's field holding the crc32 of the rest of it (format 3 on).
 CHECKSUM = "checksum"
@@ -59,8 +62,9 @@ class FragmentMeta:
     """A Parquet file of rows ``row_lo .. row_lo + rows - 1`` (dense row ids).
 
     ``deletes`` names the fragment's deletion vector (the sorted ids of its deleted rows,
-    ``deleted`` of them); fragments are never rewritten to delete a row. ``layout`` says
-    how the file is laid out (see FORMAT_VERSION): 1 in a database of format 1.
+    ``deleted`` of them, the crc32 of its file ``deletes_crc``); fragments are never
+    rewritten to delete a row. ``layout`` says how the file is laid out (see
+    FORMAT_VERSION): 1 in a database of format 1.
     """
 
     id: str
@@ -69,6 +73,7 @@ class FragmentMeta:
     deletes: str | None = None
     deleted: int = 0
     layout: int = 1
+    deletes_crc: int | None = None
 
     @property
     def row_hi(self) -> int:
@@ -88,7 +93,8 @@ class SegmentMeta:
 
     It holds the rows that existed in that range when it was built: row ids ``base ..
     base + count - 1`` (``count`` may be 0 for a range beyond the last row). ``codec``
-    names the layout of its postings on disk.
+    names the layout of its postings on disk, ``checksums`` the crc32 of its checksum
+    file (None: written before format 4, or held in memory).
     """
 
     id: str
@@ -101,6 +107,7 @@ class SegmentMeta:
     n_terms: int
     n_postings: int
     codec: str = CODEC_U32
+    checksums: int | None = None
 
 
 @dataclass(frozen=True)

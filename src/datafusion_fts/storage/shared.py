@@ -9,6 +9,7 @@ memory-mapped); any other URI (``s3://...``, ``gs://...``) goes through its
 
 from __future__ import annotations
 
+import zlib
 from collections.abc import Iterator
 from typing import Protocol
 from urllib.parse import urlparse
@@ -18,17 +19,20 @@ import pyarrow as pa
 import pyarrow.fs as pafs
 
 from ..errors import StorageError
+from . import checksums
 from .page_reader import open_parquet
-from .store import DirectoryStore
+from .store import DirectoryStore, deletes_of
 
 
 class SharedStore(Protocol):
     """The part of a store that workers and build tasks use."""
 
-    def read_segment(self, seg_id: str) -> dict[str, pa.Array]: ...
-    def write_segment(self, seg_id: str, arrays: dict[str, pa.Array]) -> None: ...
+    def read_segment(
+        self, seg_id: str, crc: int | None, lazy: frozenset[str] = frozenset()
+    ) -> tuple[dict[str, pa.Array], dict[str, checksums.LazyRegions]]: ...
+    def write_segment(self, seg_id: str, arrays: dict[str, pa.Array]) -> int | None: ...
     def iter_fragment(self, frag_id: str, columns: list[str], batch_rows: int) -> Iterator[pa.RecordBatch]: ...
-    def read_deletes(self, dv_id: str) -> np.ndarray: ...
+    def read_deletes(self, dv_id: str, crc: int | None) -> np.ndarray: ...
 
 
 class FileSystemStore:
@@ -39,38 +43,66 @@ class FileSystemStore:
         self.fs = fs
         self.root = root.rstrip("/")
 
-    def _read_ipc(self, path: str) -> pa.ChunkedArray:
+    def _read(self, path: str) -> pa.Buffer:
         with self.fs.open_input_file(path) as f:
-            return pa.ipc.open_file(f).read_all().column(0)
+            return f.read_buffer()
 
-    def read_segment(self, seg_id: str) -> dict[str, pa.Array]:
+    def read_segment(
+        self, seg_id: str, crc: int | None, lazy: frozenset[str] = frozenset()
+    ) -> tuple[dict[str, pa.Array], dict[str, checksums.LazyRegions]]:
+        """Read every array of a segment into memory, each file verified whole with ``crc``
+        (the manifest's crc32 of its checksum file; ``lazy`` is moot: all is read)."""
         directory = f"{self.root}/index/{seg_id}"
         try:
-            infos = self.fs.get_file_info(pafs.FileSelector(directory))
+            if crc is None:
+                infos = self.fs.get_file_info(pafs.FileSelector(directory))
+                files = None
+                names = sorted(i.base_name[: -len(".arrow")] for i in infos if i.base_name.endswith(".arrow"))
+            else:
+                where = f"{directory}/{checksums.CHECKSUMS}"
+                files, region = checksums.decode(self._read(where).to_pybytes(), crc, where)
+                names = sorted(files)
             out = {}
-            for info in sorted(infos, key=lambda i: i.path):
-                if info.path.endswith(".arrow"):
-                    column = self._read_ipc(info.path)
-                    out[info.base_name[: -len(".arrow")]] = column.combine_chunks()
+            for name in names:
+                where = f"{directory}/{name}.arrow"
+                buffer = self._read(where)
+                if files is not None:
+                    checksums.verify_file(where, checksums.file_bytes(buffer), files[name], region, False)
+                out[name] = checksums.parse(buffer, where)
         except (OSError, pa.ArrowInvalid) as exc:
             raise StorageError(f"cannot read index segment {directory}: {exc}") from exc
-        return out
+        return out, {}
 
-    def write_segment(self, seg_id: str, arrays: dict[str, pa.Array]) -> None:
+    def write_segment(self, seg_id: str, arrays: dict[str, pa.Array]) -> int:
+        """Write a segment's arrays and their checksum file; the crc32 of that file."""
         directory = f"{self.root}/index/{seg_id}"
         self.fs.create_dir(directory)
+        sums = {}
         for name, array in arrays.items():
             batch = pa.record_batch([array], names=[name])
-            with self.fs.open_output_stream(f"{directory}/{name}.arrow") as sink:
-                with pa.ipc.new_file(sink, batch.schema) as writer:
-                    writer.write_batch(batch)
+            sink = pa.BufferOutputStream()
+            with pa.ipc.new_file(sink, batch.schema) as writer:
+                writer.write_batch(batch)
+            buffer = sink.getvalue()
+            sums[name] = checksums.file_sums(buffer)
+            with self.fs.open_output_stream(f"{directory}/{name}.arrow") as out:
+                out.write(buffer)
+        data = checksums.encode(sums)
+        with self.fs.open_output_stream(f"{directory}/{checksums.CHECKSUMS}") as out:
+            out.write(data)
+        return zlib.crc32(data)
 
     def iter_fragment(self, frag_id: str, columns: list[str], batch_rows: int) -> Iterator[pa.RecordBatch]:
         with self.fs.open_input_file(f"{self.root}/data/{frag_id}.parquet") as f:
             yield from open_parquet(f).iter_batches(batch_size=batch_rows, columns=columns)
 
-    def read_deletes(self, dv_id: str) -> np.ndarray:
-        return self._read_ipc(f"{self.root}/data/{dv_id}.arrow").to_numpy()
+    def read_deletes(self, dv_id: str, crc: int | None) -> np.ndarray:
+        where = f"{self.root}/data/{dv_id}.arrow"
+        try:
+            data = self._read(where).to_pybytes()
+        except OSError as exc:
+            raise StorageError(f"cannot read deletion vector {where}: {exc}") from exc
+        return deletes_of(data, crc, where)
 
 
 def open_shared(location: str) -> SharedStore:

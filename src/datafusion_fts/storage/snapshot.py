@@ -107,7 +107,7 @@ class TableSnapshot:
         for frag in self.meta.fragments:
             if row_range is not None and (frag.row_hi < row_range[0] or frag.row_lo > row_range[1]):
                 continue
-            deleted = self.store.read_deletes(frag.deletes) if frag.deletes else None
+            deleted = self.store.read_deletes(frag.deletes, frag.deletes_crc) if frag.deletes else None
             local = None
             if row_range is not None:
                 local = (max(0, row_range[0] - frag.row_lo), min(frag.rows - 1, row_range[1] - frag.row_lo))
@@ -139,7 +139,7 @@ class TableSnapshot:
     @cached_property
     def deleted(self) -> np.ndarray:
         """Every deleted committed row id, ascending."""
-        parts = [self.store.read_deletes(f.deletes) for f in self.meta.fragments if f.deletes]
+        parts = [self.store.read_deletes(f.deletes, f.deletes_crc) for f in self.meta.fragments if f.deletes]
         return np.concatenate(parts) if parts else np.zeros(0, dtype=np.int64)
 
     def live_rows(self) -> np.ndarray:

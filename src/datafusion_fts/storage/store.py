@@ -23,6 +23,7 @@ import struct
 import threading
 import time
 import weakref
+import zlib
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import AbstractContextManager, contextmanager
 from pathlib import Path
@@ -35,6 +36,7 @@ import pyarrow.dataset as ds
 import pyarrow.parquet as pq
 
 from ..errors import StaleSnapshotError, StorageError
+from . import checksums
 from .layout import MANIFEST
 from .manifest import FORMAT_VERSION, Manifest
 from .page_reader import DecodedCache, PageReader, open_parquet, take_rows
@@ -80,15 +82,17 @@ class Store(Protocol):
         sits in, equal for rows of one page; None where rows are not read by page."""
     def fragment_dataset(self, frag_ids: list[str], schema: pa.Schema) -> ds.Dataset: ...
     def fragment_paths(self, frag_ids: list[str]) -> list[str] | None: ...
-    def write_segment(self, seg_id: str, arrays: dict[str, pa.Array]) -> None: ...
-    def read_segment(self, seg_id: str) -> dict[str, pa.Array]: ...
+    def write_segment(self, seg_id: str, arrays: dict[str, pa.Array]) -> int | None: ...
+    def read_segment(
+        self, seg_id: str, crc: int | None, lazy: frozenset[str] = frozenset()
+    ) -> tuple[dict[str, pa.Array], dict[str, checksums.LazyRegions]]: ...
     def lock_for_writes(self) -> bool: ...
     def release_write_lock(self) -> None: ...
     @property
     def holds_write_lock(self) -> bool: ...
     def exclusive(self) -> AbstractContextManager[bool]: ...
-    def write_deletes(self, dv_id: str, rows: np.ndarray) -> None: ...
-    def read_deletes(self, dv_id: str) -> np.ndarray: ...
+    def write_deletes(self, dv_id: str, rows: np.ndarray) -> int | None: ...
+    def read_deletes(self, dv_id: str, crc: int | None) -> np.ndarray: ...
     def collect_garbage(self, keep: frozenset[str]) -> None: ...
 
 
@@ -117,6 +121,27 @@ def fsync_path(path: Path) -> None:
         os.fsync(fd)
     finally:
         os.close(fd)
+
+
+def _deletes_file(rows: np.ndarray) -> bytes:
+    """The Arrow IPC file of a deletion vector (small: written and read whole)."""
+    batch = pa.record_batch([pa.array(rows, pa.int64())], names=["_rowid"])
+    sink = pa.BufferOutputStream()
+    with pa.ipc.new_file(sink, batch.schema) as writer:
+        writer.write_batch(batch)
+    return sink.getvalue().to_pybytes()
+
+
+def deletes_of(data: bytes, crc: int | None, where: str) -> np.ndarray:
+    """The row ids of deletion vector file ``data``, checked against ``crc`` when given."""
+    if crc is not None and zlib.crc32(data) != crc:
+        raise StorageError(f"deletion vector {where} is damaged: its crc32 is {zlib.crc32(data)}, "
+                           f"the manifest says {crc}")
+    try:
+        column = pa.ipc.open_file(pa.py_buffer(data)).read_all().column(0)
+    except (OSError, pa.ArrowInvalid, IndexError) as exc:
+        raise StorageError(f"cannot read deletion vector {where}: {exc}") from exc
+    return column.to_numpy()
 
 
 def _gone(root: Path, kind: str, file_id: str) -> StaleSnapshotError:
@@ -455,59 +480,92 @@ class DirectoryStore:
         return [str(p) for p in paths]
 
     # -- segments -------------------------------------------------------------------
-    def write_segment(self, seg_id: str, arrays: dict[str, pa.Array]) -> None:
+    def write_segment(self, seg_id: str, arrays: dict[str, pa.Array]) -> int:
+        """Write a segment's arrays and their checksum file; the crc32 of that file (for
+        the manifest)."""
         final = self.root / "index" / seg_id
         tmp = self.root / "index" / (seg_id + ".tmp")
         shutil.rmtree(tmp, ignore_errors=True)
         tmp.mkdir()
+        sums = {}
         for name, array in arrays.items():
             path = tmp / f"{name}.arrow"
             batch = pa.record_batch([array], names=[name])
             with pa.OSFile(str(path), "wb") as sink, pa.ipc.new_file(sink, batch.schema) as writer:
                 writer.write_batch(batch)
             fsync_path(path)
+            sums[name] = checksums.file_sums(pa.memory_map(str(path), "r").read_buffer())
+        data = checksums.encode(sums)
+        with open(tmp / checksums.CHECKSUMS, "wb") as f:
+            f.write(data)
+            f.flush()
+            os.fsync(f.fileno())
         os.replace(tmp, final)
         fsync_path(final.parent)
+        return zlib.crc32(data)
 
-    def read_segment(self, seg_id: str) -> dict[str, pa.Array]:
-        """Memory-map every array of a segment (zero copy)."""
-        out = {}
+    def read_segment(
+        self, seg_id: str, crc: int | None, lazy: frozenset[str] = frozenset()
+    ) -> tuple[dict[str, pa.Array], dict[str, checksums.LazyRegions]]:
+        """Memory-map every array of a segment (zero copy). With ``crc`` (the manifest's
+        crc32 of its checksum file) its files are verified first, but for the values of
+        the ``lazy`` arrays: their regions to verify when read are returned."""
         directory = self.root / "index" / seg_id
         try:
-            names = sorted(name for name in os.listdir(directory) if name.endswith(".arrow"))
+            if crc is None:  # (written before checksums: read as it is)
+                names = sorted(name[: -len(".arrow")] for name in os.listdir(directory) if name.endswith(".arrow"))
+            else:
+                path = directory / checksums.CHECKSUMS
+                files, region = checksums.decode(path.read_bytes(), crc, str(path))
+                names = sorted(files)
         except (FileNotFoundError, NotADirectoryError):
+            if directory.is_dir():
+                raise StorageError(f"index segment checksum file {directory / checksums.CHECKSUMS} is missing") from None
             raise _gone(self.root, "index segment", seg_id) from None
-        for path in (directory / name for name in names):
+        out, regions = {}, {}
+        for name in names:
+            path = directory / f"{name}.arrow"
             try:
-                source = pa.memory_map(str(path), "r")
-                column = pa.ipc.open_file(source).read_all().column(0)
+                buffer = pa.memory_map(str(path), "r").read_buffer()
             except FileNotFoundError:
                 raise _gone(self.root, "index segment", seg_id) from None  # deleted while being read
-            except (OSError, pa.ArrowInvalid) as exc:
+            except OSError as exc:
                 raise StorageError(f"cannot read index segment file {path}: {exc}") from exc
-            out[path.stem] = column.chunk(0) if column.num_chunks == 1 else column.combine_chunks()
-        return out
+            if crc is None:
+                out[name] = checksums.parse(buffer, str(path))
+                continue
+            data = checksums.file_bytes(buffer)
+            done = checksums.verify_file(str(path), data, files[name], region, name in lazy)
+            out[name] = checksums.parse(buffer, str(path))
+            if name in lazy:
+                regions[name] = checksums.lazy_regions(str(path), out[name], buffer.address, data, files[name],
+                                                       region, done)
+        return out, regions
 
     # -- deletion vectors -------------------------------------------------------------
-    def write_deletes(self, dv_id: str, rows: np.ndarray) -> None:
+    def write_deletes(self, dv_id: str, rows: np.ndarray) -> int:
+        """Write a deletion vector; the crc32 of its file (for the manifest)."""
         path = self.root / "data" / f"{dv_id}.arrow"
         tmp = path.with_suffix(".arrow.tmp")
-        batch = pa.record_batch([pa.array(rows, pa.int64())], names=["_rowid"])
-        with pa.OSFile(str(tmp), "wb") as sink, pa.ipc.new_file(sink, batch.schema) as writer:
-            writer.write_batch(batch)
+        data = _deletes_file(rows)
+        with open(tmp, "wb") as f:
+            f.write(data)
         fsync_path(tmp)
         os.replace(tmp, path)
         fsync_path(path.parent)
+        return zlib.crc32(data)
 
-    def read_deletes(self, dv_id: str) -> np.ndarray:
+    def read_deletes(self, dv_id: str, crc: int | None) -> np.ndarray:
+        """A deletion vector's row ids, its file checked against ``crc`` (the manifest's
+        crc32 of it; None for files written before checksums)."""
         path = self.root / "data" / f"{dv_id}.arrow"
         try:
-            column = pa.ipc.open_file(pa.memory_map(str(path), "r")).read_all().column(0)
+            data = path.read_bytes()
         except FileNotFoundError:
             raise _gone(self.root, "deletion vector", dv_id) from None
-        except (OSError, pa.ArrowInvalid) as exc:
+        except OSError as exc:
             raise StorageError(f"cannot read deletion vector {path}: {exc}") from exc
-        return column.to_numpy()
+        return deletes_of(data, crc, str(path))
 
     # -- housekeeping ---------------------------------------------------------------
     def file_bytes(self, file_id: str) -> int:
@@ -595,10 +653,13 @@ class MemoryStore:
         return None
 
     def write_segment(self, seg_id: str, arrays: dict[str, pa.Array]) -> None:
+        """Keep the arrays (no checksums: memory holds no file to damage)."""
         self._segments[seg_id] = dict(arrays)
 
-    def read_segment(self, seg_id: str) -> dict[str, pa.Array]:
-        return self._segments[seg_id]
+    def read_segment(
+        self, seg_id: str, crc: int | None, lazy: frozenset[str] = frozenset()
+    ) -> tuple[dict[str, pa.Array], dict[str, checksums.LazyRegions]]:
+        return self._segments[seg_id], {}
 
     def lock_for_writes(self) -> bool:
         """Nothing to lock: no one else can reach this memory (so nothing to adopt)."""
@@ -618,7 +679,7 @@ class MemoryStore:
     def write_deletes(self, dv_id: str, rows: np.ndarray) -> None:
         self._deletes[dv_id] = np.asarray(rows, dtype=np.int64)
 
-    def read_deletes(self, dv_id: str) -> np.ndarray:
+    def read_deletes(self, dv_id: str, crc: int | None) -> np.ndarray:
         return self._deletes[dv_id]
 
     def collect_garbage(self, keep: frozenset[str]) -> None:

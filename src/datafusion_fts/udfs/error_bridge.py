@@ -11,6 +11,7 @@ remembers a detached copy of the error, and ``db.sql`` translates DataFusion's e
 from __future__ import annotations
 
 import functools
+import re
 import threading
 from collections import OrderedDict
 from collections.abc import Callable, Iterator
@@ -18,11 +19,14 @@ from typing import Any, TypeVar
 
 import datafusion
 
-from ..errors import EngineError, FtsError
+from ..errors import EngineError, FtsError, StorageError
 
 F = TypeVar("F", bound=Callable[..., Any])
 
 _REMEMBERED = 32  # errors of recent statements; a statement raises at most a few
+# DataFusion's messages when its Parquet reader cannot decode a file or reads past its
+# end (a damaged footer): the file is damaged.
+_PARQUET_FAILED = re.compile(r"Parquet (?:argument )?error|Object Store error: .* Out of range of file")
 _lock = threading.Lock()
 _recent: OrderedDict[str, FtsError] = OrderedDict()
 
@@ -82,7 +86,8 @@ def engine_message(exc: BaseException) -> str:
 
 def call(function: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
     """``function(*args)``, with DataFusion's errors translated: ours raised inside it
-    as themselves, its own as an :class:`EngineError`."""
+    as themselves, a data file its Parquet reader cannot decode as a StorageError, its
+    others as an :class:`EngineError`."""
     try:
         return function(*args, **kwargs)
     except Exception as exc:
@@ -90,7 +95,10 @@ def call(function: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
         if found is not exc:
             raise found from None
         if is_datafusion_error(exc):
-            raise EngineError(engine_message(exc)) from exc
+            message = engine_message(exc)
+            if _PARQUET_FAILED.search(message):
+                raise StorageError(f"a data file is damaged: DataFusion's Parquet reader failed: {message}") from exc
+            raise EngineError(message) from exc
         raise
 
 
