@@ -47,7 +47,7 @@ def layouts(draw):
     return ref, layout, splits, queries
 
 
-@settings(max_examples=max(10, settings().max_examples * 2 // 3))  # 40 by default: Ray calls cost ms
+@settings(max_examples=max(10, settings().max_examples // 3))  # 20 by default: Ray calls cost ms
 @given(layouts())
 def test_ray_matches_local_plan_and_reference(ray_session, case):
     ref, layout, splits, queries = case

@@ -12,7 +12,7 @@ from pathlib import Path
 import numpy as np
 import pyarrow as pa
 import pytest
-from hypothesis import given
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import datafusion_fts as fts
@@ -105,6 +105,7 @@ def test_whole_lists_read_back_as_written(lists):
             assert np.array_equal(got[0], rows) and np.array_equal(got[1], tfs)
 
 
+@settings(max_examples=max(settings.default.max_examples // 2, 1))  # (~0.13 s an example)
 @given(posting_lists(with_positions=True))
 def test_positions_read_back_as_written(lists):
     post_offsets, block_offsets, layouts = _sources(lists, True)

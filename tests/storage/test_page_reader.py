@@ -11,7 +11,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
-from hypothesis import given
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from datafusion_fts.errors import StorageError
@@ -83,6 +83,7 @@ WRITERS = st.fixed_dictionaries({
 })
 
 
+@settings(max_examples=max(settings.default.max_examples // 2, 1))  # (a file written per example)
 @given(seed=st.integers(0, 2**32 - 1), n=st.integers(1, 400), options=WRITERS,
        group_rows=st.sampled_from([1, 33, 128, 100_000]), data=st.data())
 def test_take_equals_pyarrow(tmp_path_factory, seed, n, options, group_rows, data):

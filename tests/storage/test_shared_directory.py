@@ -84,7 +84,7 @@ def apply(t: fts.Table, op: tuple, next_id: int) -> int:
 
 
 @given(ops=OPS, grace=st.sampled_from([0, 600]))
-@settings(max_examples=max(settings.default.max_examples // 2, 1))  # (a directory per example)
+@settings(max_examples=max(settings.default.max_examples // 4, 1))  # (a directory and a process per example)
 def test_a_reader_sees_each_change_of_the_writer_as_the_writer_does(ops: list[tuple], grace: int) -> None:
     with tempfile.TemporaryDirectory() as tmp:
         writer = fts.connect(tmp, config={"fts.gc_grace_seconds": grace})
