@@ -90,9 +90,9 @@ def _latency(res: dict, out: Path, rows: bool = False) -> Path | None:
     x = np.arange(len(classes))
     for ax, k in zip(np.atleast_1d(axes), ks):
         for i, name in enumerate(names):
-            rows = [lat[f"{c}@{k}"][name] for c in classes]
-            p50 = np.array([r.get("p50", np.nan) for r in rows])
-            p95 = np.array([r.get("p95", np.nan) for r in rows])
+            cells = [lat[f"{c}@{k}"][name] for c in classes]
+            p50 = np.array([r.get("p50", np.nan) for r in cells])
+            p95 = np.array([r.get("p95", np.nan) for r in cells])
             pos = x - 0.4 + width * (i + 0.5)
             ax.bar(pos, p50, width, color=COLORS[name], label=meta["labels"][name])
             ax.errorbar(pos, p50, yerr=[np.zeros_like(p50), np.nan_to_num(p95 - p50)], fmt="none",
