@@ -67,13 +67,41 @@ def _parse_rows(text: str) -> int:
     return int(float(text) * scale)
 
 
-def _paths(n_rows: int) -> dict[str, Path]:
+def stem(n_rows: int, corpus_name: str = "synthetic") -> str:
+    """The part of bench-data/ file names naming a corpus: ``<n>`` for the synthetic one (the
+    names every earlier run used), ``<corpus>-<n>`` for another, so no run overwrites another's."""
+    return str(n_rows) if corpus_name == "synthetic" else f"{corpus_name}-{n_rows}"
+
+
+def _paths(n_rows: int, corpus_name: str = "synthetic") -> dict[str, Path]:
+    key = stem(n_rows, corpus_name)
     return {
-        "parquet": DATA / f"corpus-{n_rows}.parquet",
-        "ours": DATA / f"fts-{n_rows}",
-        "tantivy": DATA / f"tantivy-{n_rows}",
-        "build_json": DATA / f"bench-core-build-{n_rows}.json",
+        "parquet": DATA / f"corpus-{key}.parquet",
+        "terms": DATA / f"corpus-{key}.terms.json",  # (real text: its terms by document frequency)
+        "ours": DATA / f"fts-{key}",
+        "tantivy": DATA / f"tantivy-{key}",
+        "build_json": DATA / f"bench-core-build-{key}.json",
     }
+
+
+def prepare_corpus(corpus_name: str, rows: int | None) -> int:
+    """Write the corpus's Parquet file (and a real text's ranked terms) unless current; returns
+    its row count. ``rows`` is the synthetic corpus's size, or at most that many docstrings."""
+    import corpus
+
+    t0 = time.perf_counter()
+    if corpus_name == "synthetic":
+        n_rows = rows if rows is not None else 1_000_000
+        paths = _paths(n_rows)
+        written = corpus.write_parquet(paths["parquet"], n_rows, SEED)
+    else:
+        table = corpus.stdlib_table(rows)
+        n_rows = table.num_rows
+        paths = _paths(n_rows, corpus_name)
+        written = corpus.write_stdlib(paths["parquet"], paths["terms"], table)
+    if written:
+        _log(f"wrote {paths['parquet']} in {time.perf_counter() - t0:.1f} s")
+    return n_rows
 
 
 def _peak_rss_mb() -> float:
@@ -172,7 +200,7 @@ def _machine() -> dict[str, str]:
 
 
 # -- build (each in its own subprocess) ---------------------------------------------------
-def _child_ours(n_rows: int) -> dict:
+def _child_ours(n_rows: int, corpus_name: str = "synthetic") -> dict:
     t_import = time.perf_counter()
     import pyarrow as pa
 
@@ -191,7 +219,7 @@ def _child_ours(n_rows: int) -> dict:
     gc.collect()
     rss_base = _peak_rss_mb()
 
-    paths = _paths(n_rows)
+    paths = _paths(n_rows, corpus_name)
     shutil.rmtree(paths["ours"], ignore_errors=True)
     cpu0 = _cpu_s()
     t0 = time.perf_counter()
@@ -215,14 +243,14 @@ def _child_ours(n_rows: int) -> dict:
     }
 
 
-def _child_tantivy(n_rows: int) -> dict:
+def _child_tantivy(n_rows: int, corpus_name: str = "synthetic") -> dict:
     t_import = time.perf_counter()
     import pyarrow.parquet as pq
     import tantivy
 
     import_s = time.perf_counter() - t_import
     rss_base = _peak_rss_mb()
-    paths = _paths(n_rows)
+    paths = _paths(n_rows, corpus_name)
     shutil.rmtree(paths["tantivy"], ignore_errors=True)
     paths["tantivy"].mkdir(parents=True)
     cpu0 = _cpu_s()
@@ -260,18 +288,23 @@ def _child_tantivy(n_rows: int) -> dict:
     }
 
 
-def _run_child(system: str, n_rows: int) -> dict:
+def _run_child(system: str, n_rows: int, corpus_name: str = "synthetic") -> dict:
     _log(f"building {system} index over {n_rows:,} rows in a fresh subprocess ...")
-    return common.run_child(__file__, ["--child", system, "--rows", str(n_rows)], _log)
+    return common.run_child(__file__, ["--child", system, "--rows", str(n_rows), "--corpus", corpus_name], _log)
 
 
 # -- queries ------------------------------------------------------------------------------
-def _query_sets(n_queries: int) -> dict[str, list[tuple[str, ...]]]:
-    """Deterministic term tuples per class; terms differ from query to query in a class."""
+def _query_sets(n_queries: int, corpus_name: str = "synthetic", n_rows: int = 0) -> dict[str, list[tuple[str, ...]]]:
+    """Deterministic term tuples per class; terms differ from query to query in a class. The
+    bands are Zipf ranks of the synthetic corpus, or a real text's own document frequencies
+    (``prepare_corpus`` saved them; ``n_rows`` names that corpus)."""
     import corpus
 
-    def draw(band: str, count: int, rng_seed: int) -> list[str]:
-        return corpus.query_terms(SEED, band, count, rng_seed)
+    if corpus_name == "synthetic":
+        def draw(band: str, count: int, rng_seed: int) -> list[str]:
+            return corpus.query_terms(SEED, band, count, rng_seed)
+    else:
+        draw = corpus.stdlib_terms(_paths(n_rows, corpus_name)["terms"])[0].pick
 
     q = n_queries
     med3 = draw("medium", 2 * q, 15)
@@ -747,19 +780,18 @@ def main(argv: list[str] | None = None) -> None:
                         help="reuse bench-data/fts-<n>/ and bench-data/tantivy-<n>/ (and their build numbers)")
     parser.add_argument("--no-docs", action="store_true", help="do not write docs/benchmarks.md")
     parser.add_argument("--child", choices=("ours", "tantivy"), help=argparse.SUPPRESS)
+    parser.add_argument("--corpus", default="synthetic", help=argparse.SUPPRESS)  # (bench_peers' build children)
     args = parser.parse_args(argv)
     n_rows = args.rows
     sys.path.insert(0, str(HERE))
 
     if args.child:
-        result = _child_ours(n_rows) if args.child == "ours" else _child_tantivy(n_rows)
+        result = (_child_ours if args.child == "ours" else _child_tantivy)(n_rows, args.corpus)
         common.emit_result(result)
         return
 
     if not 1 <= args.queries <= 100:
         parser.error("--queries must be in 1..100 (the frequent band has 100 words)")
-    import corpus
-
     env = {
         "date": _dt.datetime.now().astimezone().strftime("%Y-%m-%d %H:%M %Z"),
         "machine": _machine(),
@@ -768,9 +800,7 @@ def main(argv: list[str] | None = None) -> None:
                      ("datafusion-fts", "datafusion", "pyarrow", "numpy", "numba", "tantivy")},
     }
     paths = _paths(n_rows)
-    t0 = time.perf_counter()
-    if corpus.write_parquet(paths["parquet"], n_rows, SEED):
-        _log(f"wrote {paths['parquet']} in {time.perf_counter() - t0:.1f} s")
+    prepare_corpus("synthetic", n_rows)
     env["parquet_mb"] = paths["parquet"].stat().st_size / 1e6
 
     build_note = ""

@@ -1,10 +1,12 @@
 """Peers benchmark (issue 7): datafusion-fts against Tantivy, SQLite FTS5, bm25s, Lance and
 DuckDB's fts extension, on the same corpus and machine, in one run.
 
-Every system indexes the ``body`` column of the seeded Zipf corpus (``benchmarks/corpus.py``)
-with its analyzer set as close to ours as it allows (split on non-alphanumerics, lowercase,
-no stemming, no stop words), then answers bench_core's query classes through its most
-natural API.
+Every system indexes the ``body`` column of the seeded Zipf corpus (``benchmarks/corpus.py``),
+or with ``--corpus stdlib`` of a real English text (the docstrings of this Python's standard
+library), with its analyzer set as close to ours as it allows (split on non-alphanumerics,
+lowercase, no stemming, no stop words), then answers bench_core's query classes through its
+most natural API. On real text the query terms' bands come from the corpus's own document
+frequencies, and the analyzers' remaining differences show in the sanity checks.
 
 * **Build**: each system is built in a fresh subprocess, so its peak RSS (``VmHWM``, read in
   the child) is its own: docs/s, CPU seconds, peak RSS and the size on disk.
@@ -25,11 +27,14 @@ Usage::
     python benchmarks/bench_peers.py --rows 100000           # quick run
     python benchmarks/bench_peers.py                         # 1,000,000 rows
     python benchmarks/bench_peers.py --skip-build            # reuse bench-data/ builds
+    python benchmarks/bench_peers.py --corpus stdlib         # real text (every docstring)
     python benchmarks/plot_peers.py docs/img/peers.json      # redraw the plots only
 
-Results go to ``bench-data/peers-<n>.json``. Unless ``--no-docs``, the markdown report
-replaces the ``## Peers (issue 7)`` section of ``docs/benchmarks.md``, and the JSON and the
-PNG plots go to ``docs/img/``.
+Results go to ``bench-data/peers-<n>.json`` (``peers-stdlib-<n>.json``). Unless ``--no-docs``,
+the markdown report replaces the ``## Peers (issue 7)`` section of ``docs/benchmarks.md`` (the
+real-text one its own section, ``SECTIONS``), and the JSON and the PNG plots go to
+``docs/img/`` (``peers.json``, ``peers-*.png``; real text ``peers-stdlib.json``,
+``peers-stdlib-*.png``).
 """
 
 from __future__ import annotations
@@ -54,7 +59,7 @@ import common  # noqa: E402
 ROOT = HERE.parent
 DATA = ROOT / "bench-data"
 IMG = ROOT / "docs" / "img"
-SECTION = "## Peers (issue 7)"
+SECTIONS = {"synthetic": "## Peers (issue 7)", "stdlib": "## Real text: Python standard library docstrings"}
 FIELD = bc.FIELD
 KS = bc.KS
 CLASSES = tuple(bc.CLASS_DOC)
@@ -87,17 +92,19 @@ def _log(msg: str) -> None:
     print(f"[bench_peers {time.strftime('%H:%M:%S')}] {msg}", file=sys.stderr, flush=True)
 
 
-def _paths(n_rows: int) -> dict[str, Path]:
-    core, sql = bc._paths(n_rows), bench_sql._paths(n_rows)
+def _paths(n_rows: int, corpus_name: str = "synthetic") -> dict[str, Path]:
+    core, sql = bc._paths(n_rows, corpus_name), bench_sql._paths(n_rows, corpus_name)
+    key = bc.stem(n_rows, corpus_name)
     return {
         "parquet": core["parquet"],
+        "terms": core["terms"],
         "ours": core["ours"],
         "tantivy": core["tantivy"],
         "sqlite": sql["sqlite"],
-        "bm25s": DATA / f"bm25s-{n_rows}",
-        "lance": DATA / f"lance-{n_rows}",
-        "duckdb": DATA / f"duckdb-{n_rows}.db",
-        "json": DATA / f"peers-{n_rows}.json",
+        "bm25s": DATA / f"bm25s-{key}",
+        "lance": DATA / f"lance-{key}",
+        "duckdb": DATA / f"duckdb-{key}.db",
+        "json": DATA / f"peers-{key}.json",
     }
 
 
@@ -178,11 +185,11 @@ class _Phases:
                 "disk_index_mb": None} | extra
 
 
-def _child_bm25s(n_rows: int) -> dict:
+def _child_bm25s(n_rows: int, corpus_name: str = "synthetic") -> dict:
     import bm25s
     import pyarrow.parquet as pq
 
-    p = _paths(n_rows)
+    p = _paths(n_rows, corpus_name)
     shutil.rmtree(p["bm25s"], ignore_errors=True)
     clock = _Phases()
     bodies = pq.read_table(p["parquet"], columns=[FIELD]).column(0).to_pylist()
@@ -201,12 +208,12 @@ def _child_bm25s(n_rows: int) -> dict:
     return clock.result(p["bm25s"])
 
 
-def _child_lance(n_rows: int) -> dict:
+def _child_lance(n_rows: int, corpus_name: str = "synthetic") -> dict:
     import lance
     import pyarrow as pa
     import pyarrow.parquet as pq
 
-    p = _paths(n_rows)
+    p = _paths(n_rows, corpus_name)
     shutil.rmtree(p["lance"], ignore_errors=True)
     clock = _Phases()
     pf = pq.ParquetFile(p["parquet"])
@@ -220,10 +227,10 @@ def _child_lance(n_rows: int) -> dict:
                         fragments=len(ds.get_fragments()))
 
 
-def _child_duckdb(n_rows: int) -> dict:
+def _child_duckdb(n_rows: int, corpus_name: str = "synthetic") -> dict:
     import duckdb  # noqa: F401  (imported before the clock starts, like the other children's libraries)
 
-    p = _paths(n_rows)
+    p = _paths(n_rows, corpus_name)
     for f in (p["duckdb"], p["duckdb"].with_name(p["duckdb"].name + ".wal")):
         f.unlink(missing_ok=True)
     clock = _Phases()
@@ -243,13 +250,13 @@ def _child_duckdb(n_rows: int) -> dict:
     return clock.result(p["duckdb"], threads=threads)
 
 
-def _build(system: str, n_rows: int) -> dict:
+def _build(system: str, n_rows: int, corpus_name: str) -> dict:
     _log(f"building {system} over {n_rows:,} rows in a fresh subprocess ...")
     if system in ("ours", "tantivy"):
-        return bc._run_child(system, n_rows)
+        return bc._run_child(system, n_rows, corpus_name)
     if system == "sqlite":
-        return bench_sql._run_sqlite_child(n_rows)
-    return common.run_child(__file__, ["--child", system, "--rows", str(n_rows)], _log)
+        return bench_sql._run_sqlite_child(n_rows, corpus_name)
+    return common.run_child(__file__, ["--child", system, "--rows", str(n_rows), "--corpus", corpus_name], _log)
 
 
 def _normalize_build(system: str, r: dict) -> dict:
@@ -547,7 +554,7 @@ def _prepare(peer: Peer, sets: dict, slow_queries: int) -> tuple[dict, dict[str,
     return queries, na
 
 
-def _child_query(system: str, n_rows: int, n_queries: int, slow_queries: int) -> dict:
+def _child_query(system: str, n_rows: int, corpus_name: str, n_queries: int, slow_queries: int) -> dict:
     """Memory of one system at query time: opened in a fresh process, every query run once."""
     _probe(system)  # the imports, so the baseline includes the libraries
     base = common.proc_status_kb()
@@ -564,10 +571,10 @@ def _child_query(system: str, n_rows: int, n_queries: int, slow_queries: int) ->
     warm = common.proc_status_kb()
     peer = PEERS[system]()
     t0 = time.perf_counter()
-    peer.open(_paths(n_rows), n_rows)
+    peer.open(_paths(n_rows, corpus_name), n_rows)
     open_s = time.perf_counter() - t0
     opened = common.proc_status_kb()
-    queries, _ = _prepare(peer, bc._query_sets(n_queries), slow_queries)
+    queries, _ = _prepare(peer, bc._query_sets(n_queries, corpus_name, n_rows), slow_queries)
     t0 = time.perf_counter()
     calls = 0
     for qs in queries.values():
@@ -587,9 +594,10 @@ def _overlap(a: list[int], b: list[int]) -> float:
     return 1.0 if denom == 0 else len(set(a) & set(b)) / denom
 
 
-def _search_bench(n_rows: int, systems: list[str], n_queries: int, repeats: int, slow_queries: int) -> dict:
-    paths = _paths(n_rows)
-    sets = bc._query_sets(n_queries)
+def _search_bench(n_rows: int, corpus_name: str, systems: list[str], n_queries: int, repeats: int,
+                  slow_queries: int) -> dict:
+    paths = _paths(n_rows, corpus_name)
+    sets = bc._query_sets(n_queries, corpus_name, n_rows)
     peers: dict[str, Peer] = {}
     for name in systems:
         peer = PEERS[name]()
@@ -687,8 +695,8 @@ ANALYSIS = {
                "positions on (its default), stored+fast `id`, default writer heap and threads.",
     "sqlite": "bench_sql's build: `fts5(body, tokenize='unicode61')` with rowid = id (stores the body text), "
               "then `optimize`.",
-    "bm25s": f"`bm25s.tokenize(bodies, lower=True, stopwords=None)` (its regex `\\b\\w\\w+\\b`; every corpus word "
-             f"has >= 2 letters), `BM25(k1={K1}, b={B}, method=\"lucene\")`, `.index()`, `.save()`; the whole "
+    "bm25s": f"`bm25s.tokenize(bodies, lower=True, stopwords=None)` (its regex `\\b\\w\\w+\\b`; every synthetic "
+             f"corpus word has >= 2 letters), `BM25(k1={K1}, b={B}, method=\"lucene\")`, `.index()`, `.save()`; the whole "
              "corpus is held in memory as Python lists to build (bm25s has no streaming build). Scores are "
              "precomputed per (term, doc) at index time (float32).",
     "lance": "`lance.write_dataset` of the Parquet batches (id, title, body), then "
@@ -721,22 +729,101 @@ VARIANT = {
 }
 
 
+# How each peer's analyzer splits real text differently from ours (on the synthetic corpus,
+# lowercase letters separated by spaces, they all agree).
+REAL_TEXT_TOKENS = {
+    "ours_sql": "the same index as `t.search`.",
+    "tantivy": "the same split as ours (runs of letters and digits, lowercased, > 40 bytes dropped): the same "
+               "terms and document lengths, up to characters Rust's and our Unicode tables class differently.",
+    "lance": "its `simple` tokenizer is Tantivy's: the same terms and lengths as ours.",
+    "sqlite": "`unicode61` also removes diacritics (`é` → `e`), so a few accented words become ASCII ones; otherwise "
+              "it splits like ours.",
+    "bm25s": "its regex `\\w\\w+` keeps `_` inside words (`file_name` is one token, `file` and `name` for ours) "
+             "and drops one-character tokens: docstrings are full of identifiers, so matches and document lengths "
+             "differ.",
+    "duckdb": "everything but a-z separates words after lowercasing and stripping accents: digits split (`utf8` is "
+              "`utf`), `_` splits as for ours; matches and document lengths differ where words hold digits.",
+}
+
+
+def _corpus_lines(env: dict) -> list[str]:
+    """The Setup bullet describing the corpus."""
+    import corpus
+
+    n = env["rows"]
+    if common.corpus_of(env) == "synthetic":
+        return [f"- **Corpus**: `bench-data/corpus-{n}.parquet` ({env['parquet_mb']:.1f} MB zstd), `corpus.write_parquet"
+                f"(path, {n:,}, seed={bc.SEED})`: {corpus.VOCAB_SIZE:,}-word random-letter vocabulary, Zipf "
+                f"s={corpus.ZIPF_S}, bodies ~{corpus.BODY_MEAN_WORDS:.0f} words; only `body` is indexed, by every "
+                "system."]
+    info = env["corpus_info"]
+    return [f"- **Corpus**: `bench-data/corpus-{bc.stem(n, env['corpus'])}.parquet` ({env['parquet_mb']:.1f} MB "
+            f"zstd), real English text: the docstrings of this Python's standard library (Python {info['python']}, "
+            "read with `ast` by `datafusion_fts.demo_corpus.stdlib_docstrings`, test directories skipped), "
+            f"**{n:,} documents** (title = a docstring's first line, body = the whole docstring), "
+            f"**{info['body_bytes'] / 1e6:.2f} MB** of body text, {info['tokens']:,} tokens (mean "
+            f"{info['tokens'] / n:.0f} a body) over {info['distinct_terms']:,} distinct terms by our analyzer; only "
+            "`body` is indexed, by every system."]
+
+
+def _bands_text(env: dict) -> str:
+    """Where the query classes' terms come from."""
+    import corpus
+
+    if common.corpus_of(env) == "synthetic":
+        return ("bench_core's classes and terms: frequent band = ranks 0-99, medium = 1,000-9,999, "
+                "rare = 50,000-149,999")
+    info = env["corpus_info"]
+    b = info["bands"]
+    lo, hi = corpus.REAL_MEDIUM_DF
+    return (f"bench_core's classes; the terms come from the corpus's **real document frequencies** (df): of its "
+            f"{info['plain_terms']:,} plain words (lowercase ASCII, 3-40 letters, not one of Lucene's 33 English "
+            "stop words: the same term for ours, Tantivy and Lance, none of which stems here), frequent band = the "
+            f"{b['frequent']['terms']} of highest df (df {b['frequent']['df_min']:,}-{b['frequent']['df_max']:,}), "
+            f"medium = the {b['medium']['terms']:,} in {lo:.1%}-{hi:.0%} of the documents (df "
+            f"{b['medium']['df_min']}-{b['medium']['df_max']}), rare = the {b['rare']['terms']:,} in "
+            f"{corpus.REAL_RARE_DF[0]}-{corpus.REAL_RARE_DF[1]} documents; drawn with bench_core's seeds, so the "
+            "sets are a function of the corpus")
+
+
+def _summary(res: dict, img: str) -> list[str]:
+    """One screen first: summary.py's questions for this run alone, every ratio ours / peer."""
+    import summary
+
+    n, info = res["meta"]["rows"], res["meta"]["corpus_info"]
+    out = [f"The corpus: the **{n:,} docstrings** of Python {info['python']}'s standard library, "
+           f"**{info['body_bytes'] / 1e6:.2f} MB** of English text (~{info['tokens'] / n:.0f} words a docstring); "
+           "the query terms are drawn from its **real document frequencies** (see Query latency). At this size a "
+           "query reads at most a few thousand postings, so latencies are mostly each system's cost per call, "
+           "which the synthetic 1M and 10M runs above put in proportion.", "",
+           "**Every ratio is ours / peer: lower is better.** Latency cells are the range of the p50s over the 7 "
+           "query classes (detail below).", "",
+           "| question | peer | ours | peer | **ours / peer** |", "|---|---|---:|---:|---:|"]
+    out += ["| " + " | ".join(row) + " |" for row in summary._rows({res["meta"]["rows"]: res})]
+    out += ["", "What SQL and returning rows cost: " + "; ".join(summary._costs(res)) + ".", "",
+            f"![Latency returning rows]({img}-rows.png)", ""]
+    return out
+
+
 def _p50(lat: dict, name: str) -> float | None:
     return lat[name].get("p50") if name in lat else None
 
 
 def _report(res: dict) -> str:
     """The markdown section, from the results alone (so it can be rewritten without a rerun)."""
-    import corpus
-
     env, build, qmem, s, unavailable = (res[k] for k in ("meta", "build", "query_memory", "search", "unavailable"))
     n, queries, repeats = env["rows"], env["queries"], env["repeats"]
-    lines: list[str] = [SECTION, ""]
+    corpus_name, img = common.corpus_of(env), "img/" + common.peers_prefix(env)
+    lines: list[str] = [SECTIONS[corpus_name], ""]
     add = lines.append
     flags = (f" --queries {queries} --repeats {repeats} --slow-queries {env['slow_queries']}"
              + (" --skip-build" if env["skip_build"] else ""))
-    add(f"Generated by `python benchmarks/bench_peers.py --rows {n}{flags}` on {env['date']}; plots by "
-        "`python benchmarks/plot_peers.py docs/img/peers.json` from the results file it wrote.")
+    if corpus_name == "synthetic":
+        rows = f"--rows {n}"
+    else:
+        rows = f"--corpus {corpus_name}" + (f" --rows {env['rows_arg']}" if env.get("rows_arg") else "")
+    add(f"Generated by `python benchmarks/bench_peers.py {rows}{flags}` on {env['date']}; plots by "
+        f"`python benchmarks/plot_peers.py docs/{img}.json` from the results file it wrote.")
     add("")
     busy = max(env.get(f"other_{phase}_cores", 0.0) for phase in ("build", "qmem", "search"))
     if busy > BUSY_CORES:
@@ -746,6 +833,8 @@ def _report(res: dict) -> str:
             "run, and rerun the script on a quiet machine for figures to quote. Sizes, match counts, overlaps "
             "and score ratios do not depend on the load; peak RSS barely does.")
         add("")
+    if corpus_name != "synthetic":
+        lines += _summary(res, img)
     add("### Setup")
     add("")
     m = env["machine"]
@@ -758,9 +847,7 @@ def _report(res: dict) -> str:
         "and build times are then inflated, and unevenly so between systems.")
     add(f"- **Code**: {env['git']} when the search phase imported it.")
     add(f"- **Python** {m['python']}; " + ", ".join(f"{k} {v}" for k, v in env["versions"].items()))
-    add(f"- **Corpus**: `bench-data/corpus-{n}.parquet` ({env['parquet_mb']:.1f} MB zstd), `corpus.write_parquet"
-        f"(path, {n:,}, seed={bc.SEED})`: {corpus.VOCAB_SIZE:,}-word random-letter vocabulary, Zipf s={corpus.ZIPF_S}, "
-        f"bodies ~{corpus.BODY_MEAN_WORDS:.0f} words; only `body` is indexed, by every system.")
+    lines += _corpus_lines(env)
     add("- **Index configuration** (each system's analyzer set as close to ours as it allows):")
     for name in BUILDS:
         if name not in unavailable:
@@ -776,8 +863,7 @@ def _report(res: dict) -> str:
     if env.get("build_note"):
         add(env["build_note"])
         add("")
-    ours_rate = n / build["ours"]["total_s"]
-    add("| system | on disk holds | build s | **docs/s** | ours docs/s ÷ this | CPU s | peak RSS MB | "
+    add("| system | on disk holds | build s | **docs/s** | ours build s / this | CPU s | peak RSS MB | "
         "RSS after imports MB | on disk MB | of which index MB |")
     add("|---|---|---:|---:|---:|---:|---:|---:|---:|---:|")
     for name in BUILDS:
@@ -787,7 +873,7 @@ def _report(res: dict) -> str:
         rate = n / b["total_s"]
         idx = f"{b['disk_index_mb']:,.1f}" if b.get("disk_index_mb") else "—"
         add(f"| {LABEL[name]} | {STORED[name]} | {b['total_s']:.1f} | **{rate:,.0f}** | "
-            f"{ours_rate / rate:.2f}x | {b['cpu_s']:.1f} | {b['peak_rss_mb']:,.0f} | {b['rss_base_mb']:,.0f} | "
+            f"{build['ours']['total_s'] / b['total_s']:.2f}x | {b['cpu_s']:.1f} | {b['peak_rss_mb']:,.0f} | {b['rss_base_mb']:,.0f} | "
             f"{b['disk_mb']:,.1f} | {idx} |")
     add("")
     add("Build phases (s): " + "; ".join(
@@ -796,18 +882,18 @@ def _report(res: dict) -> str:
     add("")
     add("docs/s = rows / (load + index): for ours, Lance and DuckDB it includes copying the table into the "
         "system's own storage; Tantivy, SQLite and bm25s read the Parquet file as they index. "
-        "`ours ÷ this` > 1 means datafusion-fts builds faster. Peak RSS is the child's own `VmHWM` "
+        "`ours build s / this`: lower is better, < 1 means datafusion-fts builds faster. Peak RSS is the child's own `VmHWM` "
         "(interpreter and libraries included, see the after-imports column); CPU s over 2 cores shows "
         "which builds use both, and on a busy machine it is the less load-sensitive figure (wall time then "
         "depends on how much of the machine each build happened to get).")
     add("")
-    add("![Build throughput](img/peers-build.png)")
+    add(f"![Build throughput]({img}-build.png)")
     add("")
 
     add("### Query latency")
     add("")
-    add(f"{queries} distinct queries per class (bench_core's classes and terms: frequent band = ranks 0-99, "
-        f"medium = 1,000-9,999, rare = 50,000-149,999), at k=10 and k=100. One warm-up pass over every query, then "
+    add(f"{queries} distinct queries per class ({_bands_text(env)}), at k=10 and k=100. One warm-up pass over "
+        "every query, then "
         f"{repeats} timed pass(es). Within a pass each system runs a (class, k) block of queries on its own, "
         "the systems' order rotated from block to block and pass to pass (query-by-query interleaving was tried "
         "first: a DuckDB or SQL call sweeps hundreds of MB and left the next system's call 3-5x slower). "
@@ -818,7 +904,7 @@ def _report(res: dict) -> str:
     if slow:
         add("")
         add(f"{', '.join(LABEL[x] for x in slow)} ran only the first {env['slow_queries']} queries of each class "
-            f"(`--slow-queries`): each of its calls takes 0.1-1 s or more, because `match_bm25` joins the whole "
+            f"(`--slow-queries`): each of its calls is slow (0.1-1 s or more at a million rows), because `match_bm25` joins the whole "
             "postings table rather than looking the query terms up. Its ratio below compares with ours' p50 over "
             "the same queries.")
     add("")
@@ -841,7 +927,7 @@ def _report(res: dict) -> str:
             add(f"| {bc.CLASS_DOC[cls][0]} | {k} | {bc._pct(cnt, 50):,.0f} | " + " | ".join(cells) + " |")
     add("")
     others = [x for x in names if x != "ours" and x not in ROWS]
-    add("**p50 ratio ours ÷ peer** (> 1: datafusion-fts `t.search` is slower; < 1: faster):")
+    add("**p50 ratio ours / peer, lower is better** (> 1: datafusion-fts `t.search` is slower; < 1: faster):")
     add("")
     add("| class | k | " + " | ".join(LABEL[x] for x in others) + " |")
     add("|---|---:|" + "---:|" * len(others))
@@ -867,10 +953,10 @@ def _report(res: dict) -> str:
         "also loads its numba kernels from numba's on-disk cache, while bm25s compiles its numba retrieval "
         "kernels on the first call (they are not cached).")
     add("")
-    add("![Latency by class and k](img/peers-latency.png)")
+    add(f"![Latency by class and k]({img}-latency.png)")
     add("")
 
-    lines += _rows_report(s, list(s["first_ms"]))
+    lines += _rows_report(s, list(s["first_ms"]), img)
     add("### Memory")
     add("")
     add("Query memory: each system opened in a fresh subprocess that then runs every query of every class once "
@@ -891,9 +977,9 @@ def _report(res: dict) -> str:
     add("")
     add(f"The latency run's own process, with every system open at once, peaked at {s['rss_main_peak_mb']:,.0f} MB.")
     add("")
-    add("![Memory](img/peers-memory.png)")
+    add(f"![Memory]({img}-memory.png)")
     add("")
-    add("![On-disk size](img/peers-size.png)")
+    add(f"![On-disk size]({img}-size.png)")
     add("")
 
     add("### Sanity checks")
@@ -923,6 +1009,15 @@ def _report(res: dict) -> str:
     for name in others:
         add(f"- **{LABEL[name]}**: {VARIANT[name]}")
     add("")
+    if corpus_name != "synthetic":
+        add("On real text the analyzers differ too (on the synthetic corpus, lowercase letters between spaces, "
+            "they agree): the query terms are plain words every system keeps whole, but a system that splits "
+            "the text around them differently counts other matches and document lengths, which moves scores and "
+            "the top 10 even where the BM25 formula is ours:")
+        add("")
+        for name in others:
+            add(f"- **{LABEL[name]}**: {REAL_TEXT_TOKENS[name]}")
+        add("")
     add("Overlap below 1 for systems whose scores are a constant multiple of ours comes from ties at the "
         "10th place: ours breaks them by row id ascending, the others in their own order (or float32 rounding "
         "merges near-ties).")
@@ -930,7 +1025,7 @@ def _report(res: dict) -> str:
     return "\n".join(lines)
 
 
-def _rows_report(s: dict, names: list[str]) -> list[str]:
+def _rows_report(s: dict, names: list[str], img: str) -> list[str]:
     """What a real query costs: the top k with every column (id, title, body), beside Lance
     returning the same columns and beside each system's ids-only call."""
     if not {"ours_rows", "lance_rows"} <= set(names):
@@ -952,7 +1047,7 @@ def _rows_report(s: dict, names: list[str]) -> list[str]:
             worst = max([worst, *[r for r in ratios if r]])
             cells = [F(p[x]) if p[x] else "n/a" for x in p] + [f"**{r:.2f}x**" if r else "n/a" for r in ratios]
             out.append(f"| {bc.CLASS_DOC[cls][0]} | {k} | " + " | ".join(cells) + " |")
-    out += ["", f"Worst ratio: {worst:.2f}x.", "", "![Latency returning rows](img/peers-rows.png)", ""]
+    out += ["", f"Worst ratio: {worst:.2f}x.", "", f"![Latency returning rows]({img}-rows.png)", ""]
     return out
 
 
@@ -983,7 +1078,11 @@ def _duckdb_note() -> str:
 
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--rows", type=bc._parse_rows, default=1_000_000, help="corpus rows (default 1,000,000)")
+    parser.add_argument("--rows", type=bc._parse_rows,
+                        help="corpus rows (default 1,000,000); with --corpus stdlib the first that many docstrings "
+                             "(default all)")
+    parser.add_argument("--corpus", choices=common.CORPORA, default="synthetic",
+                        help="the seeded Zipf corpus (default) or real text: this Python's stdlib docstrings")
     parser.add_argument("--queries", type=int, default=30, help="distinct queries per class (<= 100)")
     parser.add_argument("--repeats", type=int, default=2, help="timed passes after the warm-up pass")
     parser.add_argument("--slow-queries", type=int, default=10,
@@ -997,34 +1096,37 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--child", choices=("bm25s", "lance", "duckdb"), help=argparse.SUPPRESS)
     parser.add_argument("--child-query", choices=SEARCHERS, help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
-    n_rows = args.rows
+    n_rows, corpus_name = args.rows, args.corpus
     if args.from_json:
         _publish(json.loads(args.from_json.read_text()), args.no_docs)
         return
     if args.child:
-        common.emit_result({"bm25s": _child_bm25s, "lance": _child_lance, "duckdb": _child_duckdb}[args.child](n_rows))
+        child = {"bm25s": _child_bm25s, "lance": _child_lance, "duckdb": _child_duckdb}[args.child]
+        common.emit_result(child(n_rows, corpus_name))
         return
     if args.child_query:
-        common.emit_result(_child_query(args.child_query, n_rows, args.queries, args.slow_queries))
+        common.emit_result(_child_query(args.child_query, n_rows, corpus_name, args.queries, args.slow_queries))
         return
     if not 1 <= args.queries <= 100:
         parser.error("--queries must be in 1..100 (the frequent band has 100 words)")
     wanted = [x.strip() for x in args.systems.split(",") if x.strip()]
     if "ours" not in wanted or any(x not in SEARCHERS for x in wanted):
         parser.error(f"--systems must include ours and name only {', '.join(SEARCHERS)}")
-    import corpus
 
-    paths = _paths(n_rows)
     env = {"date": _dt.datetime.now().astimezone().strftime("%Y-%m-%d %H:%M %Z"), "machine": bc._machine(),
            "load_start": common.loadavg(), "versions": _versions(), "duckdb_note": _duckdb_note()}
     unavailable = {x: err for x in wanted if (err := _probe(x))}
     for x, err in unavailable.items():
         _log(f"{x} cannot run here: {err}")
     systems = [x for x in wanted if x not in unavailable]
-    t0 = time.perf_counter()
-    if corpus.write_parquet(paths["parquet"], n_rows, bc.SEED):
-        _log(f"wrote {paths['parquet']} in {time.perf_counter() - t0:.1f} s")
+    env["corpus"], env["rows_arg"] = corpus_name, args.rows
+    n_rows = bc.prepare_corpus(corpus_name, n_rows)
+    paths = _paths(n_rows, corpus_name)
     env["parquet_mb"] = paths["parquet"].stat().st_size / 1e6
+    if corpus_name != "synthetic":
+        import corpus
+
+        env["corpus_info"] = corpus.stdlib_terms(paths["terms"])[1]
 
     builds = [x for x in BUILDS if x in systems]
     saved = json.loads(paths["json"].read_text()) if args.skip_build and paths["json"].exists() else None
@@ -1038,13 +1140,14 @@ def main(argv: list[str] | None = None) -> None:
                              f"{saved['meta']['load_start']}); this run used `--skip-build`.*")
     else:
         with bc._OtherCpu() as other:
-            build = {x: _normalize_build(x, _build(x, n_rows)) for x in builds}
+            build = {x: _normalize_build(x, _build(x, n_rows, corpus_name)) for x in builds}
         env["other_build"], env["other_build_cores"] = other.describe(), other.other_s / other.wall_s
 
     _log("query memory, one fresh subprocess per system ...")
     with bc._OtherCpu() as other:
-        qmem = {x: common.run_child(__file__, ["--child-query", x, "--rows", str(n_rows), "--queries",
-                                               str(args.queries), "--slow-queries", str(args.slow_queries)], _log)
+        qmem = {x: common.run_child(__file__, ["--child-query", x, "--rows", str(n_rows), "--corpus", corpus_name,
+                                               "--queries", str(args.queries), "--slow-queries",
+                                               str(args.slow_queries)], _log)
                 for x in systems}
     env["other_qmem"], env["other_qmem_cores"] = other.describe(), other.other_s / other.wall_s
 
@@ -1052,7 +1155,7 @@ def main(argv: list[str] | None = None) -> None:
     env["git"] = common.git_state()
     _log("latency run ...")
     with bc._OtherCpu() as other:
-        search = _search_bench(n_rows, systems, args.queries, args.repeats, args.slow_queries)
+        search = _search_bench(n_rows, corpus_name, systems, args.queries, args.repeats, args.slow_queries)
     env["other_search"], env["other_search_cores"] = other.describe(), other.other_s / other.wall_s
     env["load_end"] = common.loadavg()
 
@@ -1069,18 +1172,20 @@ def _publish(results: dict, no_docs: bool) -> None:
     """Print the section; write the plots, and unless ``no_docs`` the docs section and docs/img/."""
     import plot_peers
 
+    meta = results["meta"]
     section = _report(results)
     print(section)
     if no_docs:
-        out = DATA / f"peers-img-{results['meta']['rows']}"
+        out = DATA / f"peers-img-{bc.stem(meta['rows'], common.corpus_of(meta))}"
         plot_peers.plot(results, out)
         _log(f"plots in {out}")
         return
     IMG.mkdir(parents=True, exist_ok=True)
-    (IMG / "peers.json").write_text(json.dumps(results, indent=1))
+    (IMG / f"{common.peers_prefix(meta)}.json").write_text(json.dumps(results, indent=1))
     plot_peers.plot(results, IMG)
-    bc.write_docs_section(SECTION, section)
-    _log(f"wrote section {SECTION!r} to {bc.DOCS} and plots to {IMG}")
+    title = SECTIONS[common.corpus_of(meta)]
+    bc.write_docs_section(title, section)
+    _log(f"wrote section {title!r} to {bc.DOCS} and plots to {IMG}")
 
 
 if __name__ == "__main__":

@@ -80,13 +80,14 @@ CLASS_DOC = {
 SYSTEMS = ("search", "sql", "search_cols", "sql_cols", "sqlite")
 
 
-def _paths(n_rows: int) -> dict[str, Path]:
+def _paths(n_rows: int, corpus_name: str = "synthetic") -> dict[str, Path]:
+    key = bc.stem(n_rows, corpus_name)
     return {
-        "parquet": DATA / f"corpus-{n_rows}.parquet",
-        "ours": DATA / f"fts-{n_rows}",
-        "sqlite": DATA / f"sqlite-{n_rows}.db",
-        "core_build_json": DATA / f"bench-core-build-{n_rows}.json",
-        "build_json": DATA / f"bench-sql-build-{n_rows}.json",
+        "parquet": DATA / f"corpus-{key}.parquet",
+        "ours": DATA / f"fts-{key}",
+        "sqlite": DATA / f"sqlite-{key}.db",
+        "core_build_json": DATA / f"bench-core-build-{key}.json",
+        "build_json": DATA / f"bench-sql-build-{key}.json",
     }
 
 
@@ -138,10 +139,10 @@ def _fts5_info() -> dict:
     return {"version": sqlite3.sqlite_version, "fts5_option": "ENABLE_FTS5" in options, "fts5_works": works}
 
 
-def _child_sqlite(n_rows: int) -> dict:
+def _child_sqlite(n_rows: int, corpus_name: str = "synthetic") -> dict:
     import pyarrow.parquet as pq
 
-    paths = _paths(n_rows)
+    paths = _paths(n_rows, corpus_name)
     path = paths["sqlite"]
     tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
     for p in (path, tmp):
@@ -181,9 +182,9 @@ def _child_sqlite(n_rows: int) -> dict:
     }
 
 
-def _run_sqlite_child(n_rows: int) -> dict:
+def _run_sqlite_child(n_rows: int, corpus_name: str = "synthetic") -> dict:
     _log(f"building the SQLite FTS5 table over {n_rows:,} rows in a fresh subprocess ...")
-    return common.run_child(__file__, ["--child", "sqlite", "--rows", str(n_rows)], _log)
+    return common.run_child(__file__, ["--child", "sqlite", "--rows", str(n_rows), "--corpus", corpus_name], _log)
 
 
 # -- phase breakdown of db.sql --------------------------------------------------------------
@@ -767,11 +768,12 @@ def main(argv: list[str] | None = None) -> None:
                         help="reuse bench-data/sqlite-<n>.db and its build numbers (built when missing)")
     parser.add_argument("--no-docs", action="store_true", help="do not write docs/benchmarks.md")
     parser.add_argument("--child", choices=("sqlite",), help=argparse.SUPPRESS)
+    parser.add_argument("--corpus", default="synthetic", help=argparse.SUPPRESS)  # (bench_peers' build child)
     args = parser.parse_args(argv)
     n_rows = args.rows
 
     if args.child:
-        common.emit_result(_child_sqlite(n_rows))
+        common.emit_result(_child_sqlite(n_rows, args.corpus))
         return
     if not 1 <= args.queries <= 100:
         parser.error("--queries must be in 1..100 (the frequent band has 100 words)")

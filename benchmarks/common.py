@@ -16,6 +16,21 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 RESULT_PREFIX = "BENCH_RESULT "
+# The corpora bench_peers runs on (``corpus.py``): the seeded Zipf one and real text. Here, not
+# in corpus.py, so that choosing one imports neither numpy nor pyarrow into a measured child.
+CORPORA = ("synthetic", "stdlib")
+
+
+def corpus_of(meta: dict) -> str:
+    """The corpus a peers run measured (results of runs before the option were all synthetic)."""
+    return meta.get("corpus", "synthetic")
+
+
+def peers_prefix(meta: dict) -> str:
+    """File-name prefix of a peers run's plots and results copy in docs/img/: ``peers`` for the
+    synthetic corpus, ``peers-<corpus>`` for another, so neither overwrites the other."""
+    corpus = corpus_of(meta)
+    return "peers" if corpus == "synthetic" else f"peers-{corpus}"
 
 
 def emit_result(result: dict) -> None:

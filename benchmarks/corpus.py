@@ -6,6 +6,10 @@ own child random stream, and batches are cut out of those blocks: the output doe
 on ``batch_rows``, and a smaller corpus is exactly a prefix of a larger one.
 
 Run ``python benchmarks/corpus.py [n_rows]`` to write ``bench-data/corpus-<n>.parquet``.
+
+Beside it, a real-text corpus (``CORPORA``): the docstrings of the running Python's standard
+library (``datafusion_fts.demo_corpus``), whose query bands come from its own document
+frequencies (``write_stdlib``, ``RankedTerms``) rather than from Zipf ranks.
 """
 
 from __future__ import annotations
@@ -14,7 +18,7 @@ import json
 import os
 import sys
 import time
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from functools import lru_cache
 from pathlib import Path
 
@@ -211,35 +215,59 @@ def _corpus_metadata(n_rows: int, seed: int) -> dict[bytes, bytes]:
     return {_METADATA_KEY: json.dumps(value, sort_keys=True).encode()}
 
 
-def _is_current(path: Path, n_rows: int, seed: int) -> bool:
-    """True if ``path`` is a complete corpus file generated with the same parameters."""
+def _is_current_metadata(path: Path, expected: dict[bytes, bytes]) -> bool:
+    """True if ``path`` is a complete corpus file whose identifying metadata is ``expected``."""
     try:
         metadata = pq.read_schema(path).metadata or {}
     except (OSError, pa.ArrowException):
         return False
-    return metadata.get(_METADATA_KEY) == _corpus_metadata(n_rows, seed)[_METADATA_KEY]
+    return metadata.get(_METADATA_KEY) == expected[_METADATA_KEY]
 
 
-def write_parquet(path: str | os.PathLike[str], n_rows: int, seed: int = 42) -> bool:
-    """Stream the corpus to ``path`` in ~64k-row row groups; returns False if already there.
+def _is_current(path: Path, n_rows: int, seed: int) -> bool:
+    """True if ``path`` is a complete corpus file generated with the same parameters."""
+    return _is_current_metadata(path, _corpus_metadata(n_rows, seed))
 
-    The file is written under a temporary name and renamed, so an interrupted run never leaves
-    a file that looks complete.
-    """
-    target = Path(path)
-    if _is_current(target, n_rows, seed):
-        return False
+
+def _write(target: Path, batches: Iterable[pa.RecordBatch], metadata: dict[bytes, bytes]) -> None:
+    """Write ``batches`` to ``target`` in ~64k-row row groups under a temporary name, then
+    rename, so an interrupted run never leaves a file that looks complete."""
     target.parent.mkdir(parents=True, exist_ok=True)
     tmp = target.with_name(f".{target.name}.{os.getpid()}.tmp")
-    schema = SCHEMA.with_metadata(_corpus_metadata(n_rows, seed))
     try:
-        with pq.ParquetWriter(tmp, schema, compression="zstd") as writer:
-            for batch in generate(n_rows, seed, batch_rows=ROW_GROUP_ROWS):
+        with pq.ParquetWriter(tmp, SCHEMA.with_metadata(metadata), compression="zstd") as writer:
+            for batch in batches:
                 writer.write_batch(batch, row_group_size=ROW_GROUP_ROWS)
         os.replace(tmp, target)
     finally:
         tmp.unlink(missing_ok=True)
+
+
+def write_parquet(path: str | os.PathLike[str], n_rows: int, seed: int = 42) -> bool:
+    """Stream the corpus to ``path`` in ~64k-row row groups; returns False if already there."""
+    target = Path(path)
+    if _is_current(target, n_rows, seed):
+        return False
+    _write(target, generate(n_rows, seed, batch_rows=ROW_GROUP_ROWS), _corpus_metadata(n_rows, seed))
     return True
+
+
+class RankedTerms:
+    """A corpus's candidate query terms by frequency rank (index == rank) and its bands, each a
+    half-open rank range, so both corpora draw query terms the same way."""
+
+    def __init__(self, terms: pa.Array, bands: dict[str, tuple[int, int]]) -> None:
+        self.terms, self.bands = terms, bands
+
+    def pick(self, band: str, count: int, rng_seed: int = 0) -> list[str]:
+        """``count`` distinct terms whose rank lies in ``band`` (deterministic)."""
+        if band not in self.bands:
+            raise ValueError(f"unknown band {band!r}; expected one of {sorted(self.bands)}")
+        lo, hi = self.bands[band]
+        if not 0 <= count <= hi - lo:
+            raise ValueError(f"count must be in 0..{hi - lo} for band {band!r}, got {count}")
+        ranks = np.random.default_rng(rng_seed).choice(np.arange(lo, hi), size=count, replace=False)
+        return self.terms.take(pa.array(ranks, type=pa.int64())).to_pylist()
 
 
 def query_terms(seed: int, band: str, count: int, rng_seed: int = 0) -> list[str]:
@@ -248,13 +276,98 @@ def query_terms(seed: int, band: str, count: int, rng_seed: int = 0) -> list[str
     Bands are half-open rank ranges: "frequent" [0, 100), "medium" [1000, 10000),
     "rare" [50000, 150000).
     """
-    if band not in BANDS:
-        raise ValueError(f"unknown band {band!r}; expected one of {sorted(BANDS)}")
-    lo, hi = BANDS[band]
-    if not 0 <= count <= hi - lo:
-        raise ValueError(f"count must be in 0..{hi - lo} for band {band!r}, got {count}")
-    ranks = np.random.default_rng(rng_seed).choice(np.arange(lo, hi), size=count, replace=False)
-    return _vocab_array(seed).take(pa.array(ranks, type=pa.int64())).to_pylist()
+    return RankedTerms(_vocab_array(seed), BANDS).pick(band, count, rng_seed)
+
+
+# -- the real-text corpus ---------------------------------------------------------------------
+STDLIB_VERSION = 1  # bump when the stdlib file or its term list changes
+# Query terms of real text: plain lowercase ASCII words of 3-40 letters that are not English
+# stop words. Ours (the default `simple` analyzer), Tantivy's default tokenizer and Lance's
+# `simple` one all split on non-alphanumerics and lowercase, so such a word is one and the same
+# term in all three; none of them stems or drops stop words here (stop words are left out only
+# because nobody searches for "the").
+_PLAIN_WORD = r"[a-z]{3,40}"
+# Real-text bands by document frequency (df): the 100 most frequent terms, terms in
+# 0.1 %-1 % of the documents (below the frequent ones and above the rare ones, which a small
+# corpus needs), and terms in 2-5 documents.
+REAL_FREQUENT = 100
+REAL_MEDIUM_DF = (0.001, 0.01)
+REAL_RARE_DF = (2, 5)
+
+
+def stdlib_table(limit: int | None = None) -> pa.Table:
+    """The stdlib docstrings (optionally the first ``limit``) as ``SCHEMA``'s (id, title, body)."""
+    from datafusion_fts.demo_corpus import stdlib_docstrings
+
+    table = stdlib_docstrings(limit)
+    return pa.Table.from_arrays([table.column(f.name) for f in SCHEMA], schema=SCHEMA)
+
+
+def _stdlib_metadata(n_rows: int) -> dict[bytes, bytes]:
+    """Identifies a stdlib corpus file: its rows, this Python (its stdlib is the text), the format."""
+    value = {"corpus": "stdlib", "n_rows": n_rows, "python": sys.version, "version": STDLIB_VERSION}
+    return {_METADATA_KEY: json.dumps(value, sort_keys=True).encode()}
+
+
+def document_frequencies(body: pa.Array | pa.ChunkedArray) -> tuple[dict[str, int], dict[str, int]]:
+    """Document frequency of every plain word (``_PLAIN_WORD``, not a stop word) of ``body``,
+    tokenized by our default analyzer (the terms every system indexes alike), and the counts of
+    all tokens and distinct terms (for the report)."""
+    import re
+
+    from datafusion_fts.analysis import analyzer_for, make_analyzer_config
+    from datafusion_fts.analysis.stopwords import ENGLISH
+
+    stream = analyzer_for(make_analyzer_config()).analyze(body)
+    vocab = stream.vocab.to_pylist()
+    pairs = np.unique(stream.row.astype(np.int64) * len(vocab) + stream.term)
+    df = np.bincount(pairs % len(vocab), minlength=len(vocab)) if len(vocab) else np.zeros(0, np.int64)
+    plain = re.compile(_PLAIN_WORD)
+    stats = {"tokens": len(stream.term), "distinct_terms": len(vocab)}
+    return {t: int(d) for t, d in zip(vocab, df) if plain.fullmatch(t) and t not in ENGLISH}, stats
+
+
+def write_stdlib(path: Path, terms_path: Path, table: pa.Table) -> bool:
+    """Write the stdlib corpus ``table`` to ``path`` and its terms ranked by document frequency
+    (df descending, then alphabetically) to ``terms_path``; returns False if both are there."""
+    metadata = _stdlib_metadata(table.num_rows)
+    if terms_path.exists() and _is_current_metadata(path, metadata):
+        return False
+    body = table.column("body")
+    df, stats = document_frequencies(body)
+    ranked = sorted(df, key=lambda t: (-df[t], t))
+    stats |= {"n_rows": table.num_rows, "body_bytes": pc.sum(pc.binary_length(body)).as_py() or 0,
+              "python": sys.version.split()[0]}
+    terms_path.parent.mkdir(parents=True, exist_ok=True)
+    terms_path.write_text(json.dumps(stats | {"terms": ranked, "df": [df[t] for t in ranked]}))
+    _write(path, table.to_batches(max_chunksize=ROW_GROUP_ROWS), metadata)
+    return True
+
+
+def real_bands(df: list[int], n_rows: int) -> dict[str, tuple[int, int]]:
+    """Rank ranges of the real-text bands, from document frequencies sorted descending."""
+    desc = -np.asarray(df, dtype=np.int64)  # ascending, for searchsorted
+
+    def first_below(limit: float) -> int:  # first rank whose df < limit
+        return int(np.searchsorted(desc, -limit, side="right"))
+
+    medium_lo = max(REAL_FREQUENT, first_below(REAL_MEDIUM_DF[1] * n_rows))
+    medium_hi = max(medium_lo, min(first_below(REAL_MEDIUM_DF[0] * n_rows), first_below(REAL_RARE_DF[1] + 1)))
+    return {"frequent": (0, min(REAL_FREQUENT, len(df))), "medium": (medium_lo, medium_hi),
+            "rare": (first_below(REAL_RARE_DF[1] + 1), first_below(REAL_RARE_DF[0]))}
+
+
+def stdlib_terms(terms_path: Path) -> tuple[RankedTerms, dict]:
+    """The ranked terms ``write_stdlib`` saved with their bands, and for the report the corpus's
+    counts and per band its size and document-frequency range."""
+    saved = json.loads(terms_path.read_text())
+    df, n_rows = saved.pop("df"), saved["n_rows"]
+    terms = saved.pop("terms")
+    bands = real_bands(df, n_rows)
+    info = saved | {"plain_terms": len(terms), "bands": {
+        band: {"terms": hi - lo, "df_max": df[lo] if hi > lo else 0, "df_min": df[hi - 1] if hi > lo else 0}
+        for band, (lo, hi) in bands.items()}}
+    return RankedTerms(pa.array(terms, pa.string()), bands), info
 
 
 def main(argv: list[str]) -> None:

@@ -5,7 +5,9 @@
 Writes ``peers-build.png`` (build docs/s), ``peers-latency.png`` (p50 by query class and k,
 log scale, p95 as whiskers), ``peers-rows.png`` (the same for searches returning the rows'
 columns), ``peers-memory.png`` (peak RSS building and querying) and ``peers-size.png``
-(on-disk size) into the output directory (default: the JSON's).
+(on-disk size) into the output directory (default: the JSON's). A run on another corpus than
+the synthetic one writes ``peers-<corpus>-*.png`` instead (``common.peers_prefix``), beside the
+synthetic ones.
 """
 
 from __future__ import annotations
@@ -21,6 +23,7 @@ matplotlib.use("Agg")  # files only, no display
 
 import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
+from common import corpus_of, peers_prefix as prefix  # noqa: E402
 
 ORDER = ("ours", "ours_sql", "tantivy", "sqlite", "bm25s", "lance", "duckdb", "ours_rows", "ours_sql_rows",
          "lance_rows")
@@ -31,7 +34,8 @@ DPI = 110
 
 def _footer(fig, meta: dict, phase: str, key: str) -> None:
     """Rows, machine, date and the other processes' CPU measured during ``phase``, under the plot."""
-    fig.text(0.5, -0.01, f"{meta['rows']:,} rows · {meta['machine']['cpu']}, {meta['machine']['cores']} cores · "
+    what = "rows" if corpus_of(meta) == "synthetic" else f"rows ({corpus_of(meta)} corpus)"
+    fig.text(0.5, -0.01, f"{meta['rows']:,} {what} · {meta['machine']['cpu']}, {meta['machine']['cores']} cores · "
              f"{meta['date']} · other processes' CPU during {phase}: {meta[key]}",
              ha="center", va="top", fontsize=7)
 
@@ -73,7 +77,7 @@ def _build(res: dict, out: Path) -> Path:
     _bar_labels(ax, bars, "{:,.0f}")
     _finish(fig, ax, meta, "Index build throughput", "documents / s (load + index, higher is better)",
             ("the builds", "other_build"), legend=False)
-    return _save(fig, out, "peers-build.png")
+    return _save(fig, out, f"{prefix(meta)}-build.png")
 
 
 def _latency(res: dict, out: Path, rows: bool = False) -> Path | None:
@@ -90,9 +94,9 @@ def _latency(res: dict, out: Path, rows: bool = False) -> Path | None:
     x = np.arange(len(classes))
     for ax, k in zip(np.atleast_1d(axes), ks):
         for i, name in enumerate(names):
-            rows = [lat[f"{c}@{k}"][name] for c in classes]
-            p50 = np.array([r.get("p50", np.nan) for r in rows])
-            p95 = np.array([r.get("p95", np.nan) for r in rows])
+            cells = [lat[f"{c}@{k}"][name] for c in classes]
+            p50 = np.array([r.get("p50", np.nan) for r in cells])
+            p95 = np.array([r.get("p95", np.nan) for r in cells])
             pos = x - 0.4 + width * (i + 0.5)
             ax.bar(pos, p50, width, color=COLORS[name], label=meta["labels"][name])
             ax.errorbar(pos, p50, yerr=[np.zeros_like(p50), np.nan_to_num(p95 - p50)], fmt="none",
@@ -109,7 +113,7 @@ def _latency(res: dict, out: Path, rows: bool = False) -> Path | None:
     fig.suptitle(f"Query latency by class, {what} (log scale, lower is better)", fontsize=12)
     fig.tight_layout()
     _footer(fig, meta, "the latency run", "other_search")
-    return _save(fig, out, "peers-rows.png" if rows else "peers-latency.png")
+    return _save(fig, out, f"{prefix(meta)}-{'rows' if rows else 'latency'}.png")
 
 
 def _memory(res: dict, out: Path) -> Path:
@@ -129,7 +133,7 @@ def _memory(res: dict, out: Path) -> Path:
     ax.set_xticks(x, _names(meta, names), fontsize=9)
     _finish(fig, ax, meta, "Memory: building and querying", "peak RSS, MB (VmHWM of a fresh process)",
             ("the query-memory runs", "other_qmem"), legend=True)
-    return _save(fig, out, "peers-memory.png")
+    return _save(fig, out, f"{prefix(meta)}-memory.png")
 
 
 def _size(res: dict, out: Path) -> Path:
@@ -147,7 +151,7 @@ def _size(res: dict, out: Path) -> Path:
     ax.set_xticks(range(len(names)), _names(meta, names), fontsize=9)
     _finish(fig, ax, meta, "On-disk size after the build", "on disk, MB", ("the builds", "other_build"),
             legend=True)
-    return _save(fig, out, "peers-size.png")
+    return _save(fig, out, f"{prefix(meta)}-size.png")
 
 
 def plot(results: dict, out: Path) -> list[Path]:
