@@ -10,7 +10,7 @@ from hypothesis import HealthCheck, settings
 sys.path.insert(0, os.path.dirname(__file__))
 
 settings.register_profile(
-    "default", deadline=None, max_examples=60, suppress_health_check=[HealthCheck.too_slow]
+    "default", deadline=None, max_examples=50, suppress_health_check=[HealthCheck.too_slow]
 )
 settings.register_profile(
     "thorough", deadline=None, max_examples=600, suppress_health_check=[HealthCheck.too_slow]
