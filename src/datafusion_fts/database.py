@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any, Callable, Iterator, TypeVar
 import datafusion
 import numpy as np
 import pyarrow as pa
+import pyarrow.parquet as pq
 
 from .errors import CatalogError, InvalidArgument, StaleSnapshotError, StorageError
 from .index.build_progress import Progress
@@ -47,9 +48,18 @@ from .storage.manifest import (
     TableMeta,
     valid_table_name,
 )
-from .sql.session_catalog import RESERVED_PREFIX, attach
+from .sql.session_catalog import RESERVED_PREFIX, attach, parquet_source_of
 from .sql.statement_cache import StatementCache
 from .storage.snapshot import TableSnapshot
+from .storage.source_files import (
+    RowCounts,
+    SourceFiles,
+    SourceReaders,
+    adopt,
+    list_files,
+    reconcile,
+    table_schema,
+)
 from .storage.store import DirectoryStore, MemoryStore, Store
 from .storage.wal import Replay, WriteAheadLog
 
@@ -91,6 +101,15 @@ class Database:
         # the parts their views are made of live in a session of their own.
         self._schema = attach(self.ctx)
         self._parts = datafusion.SessionContext()
+        # Tables indexed in place: their files' views number rows in file order, which
+        # takes one partition per file (see _register_source).
+        self._source_parts = datafusion.SessionContext(datafusion.SessionConfig().with_target_partitions(1))
+        self._source_readers = SourceReaders()
+        self._row_counts = RowCounts()
+        # Per table indexed in place: the committed table, its source as last listed, and
+        # the table as the source is (storage/source_files.py: reconcile).
+        self._listed: dict[str, tuple[TableMeta, tuple, TableMeta]] = {}
+        self._register_lock = threading.RLock()  # (registrations swap parts of the sessions)
         self.store: Store = DirectoryStore(path) if path is not None else MemoryStore()
         self.settings = Settings.from_mapping(config or {})
         self.ray_init: dict[str, Any] = {}  # ray.init arguments for fts.executor = 'ray'
@@ -162,19 +181,97 @@ class Database:
 
     def snapshot(self, name: str) -> TableSnapshot:
         """The table as a query sees it: committed rows plus the fresh rows so far (taken
-        under a short lock of its own, so readers never wait for a writer's fsync)."""
+        under a short lock of its own, so readers never wait for a writer's fsync); for a
+        table indexed in place, its source's files as they are now."""
         self.refresh()
         with self._state_lock:
             meta = self._manifest.tables.get(name)
-            if meta is None:
-                raise CatalogError(f"no table named {name!r}; tables: {self.table_names()}")
+        if meta is None:
+            raise CatalogError(f"no table named {name!r}; tables: {self.table_names()}")
+        files = None
+        if meta.source is not None:
+            meta = self._reconciled(meta)
+            files = SourceFiles(meta, self._source_readers)
+        with self._state_lock:
             runs = self._fresh.get(name, ())
             last = self._snapshots.get(name)
             if last is not None and last[0] is meta and last[1] is runs:
                 return last[2]
-            snap = TableSnapshot(meta, self.store, fresh_batches(runs), fresh_segments(runs))
+            snap = TableSnapshot(meta, self.store, fresh_batches(runs), fresh_segments(runs), files)
             self._snapshots[name] = (meta, runs, snap)
         return snap
+
+    # -- tables indexed in place (storage/source_files.py) ------------------------------
+    def _reconciled(self, meta: TableMeta) -> TableMeta:
+        """``meta`` as its source's files are now: the same object while neither the
+        committed table nor the listing changed (so are the snapshot and its memos). A
+        changed listing is shown to DataFusion at once."""
+        assert meta.source is not None
+        files = list_files(meta.source)
+        last = self._listed.get(meta.name)
+        if last is not None and last[0] is meta and last[1] == files:
+            return last[2]
+        current = reconcile(meta, files, self._row_counts)
+        self._listed[meta.name] = (meta, files, current)
+        known = self._registered.get(meta.name)
+        if known is None or known[0] != current:
+            self._register(current)
+        return current
+
+    def index_in_place(self, name: str, source: str | os.PathLike[str] | None = None) -> Table:
+        """Make ``name`` a table indexed in place: its rows are the Parquet files of
+        ``source`` (a file or a directory), read where they are, or, without ``source``,
+        of the table ``name`` registered on the session (``ctx.register_parquet``). The
+        database keeps the list of files, never their rows; indexes are then built as on
+        any table (:meth:`Table.create_index`). Files added later are searched at once as
+        the unindexed tail, and indexed by ``OPTIMIZE``; see docs/design.md: "Tables
+        indexed in place". Returns the table (as it is, if it is already in place on
+        that source)."""
+        if not valid_table_name(name):
+            raise InvalidArgument(f"table name must be an identifier of at most {MAX_NAME_CHARS} characters, got {name!r}")
+        if name.lower().startswith(RESERVED_PREFIX):
+            raise InvalidArgument(f"table name {name!r} starts with {RESERVED_PREFIX!r}, which names the engine's own tables")
+        if source is None:
+            if not self.ctx.table_exist(name):
+                raise CatalogError(f"no table named {name!r} on the session to index in place")
+            source = parquet_source_of(self.ctx, name)
+        path = os.path.abspath(os.fspath(source))
+        files = list_files(path)
+        if not files:
+            raise InvalidArgument(f"no Parquet files under {path!r} to index in place")
+        schema = table_schema(pq.read_schema(Path(path) / files[0].file if os.path.isdir(path) else path))
+        if ROWID in schema.names:
+            raise InvalidArgument(f"{ROWID!r} is reserved for row ids; the files under {path!r} have such a column")
+        with self.writing():
+            existing = self._manifest.tables.get(name)
+            if existing is not None:
+                if existing.source == path:
+                    return self.table(name)
+                raise CatalogError(f"table {name!r} already exists")
+            meta = TableMeta(name=name, schema=schema, source=path)
+            self.commit(adopt(self._manifest.with_table(meta), meta, files, self._row_counts))
+        return self.table(name)
+
+    def adopt_source(self, name: str) -> None:
+        """Commit a table indexed in place as its files are now (new files get ids of
+        their own, changed and removed ones leave holes), before OPTIMIZE or an index
+        build indexes them. Nothing for a managed table."""
+        with self.writing():
+            meta = self._manifest.tables[name]
+            if meta.source is None:
+                return
+            manifest = adopt(self._manifest, meta, list_files(meta.source), self._row_counts)
+            if manifest.tables[name] != meta:
+                self.commit(manifest)
+
+    def refuse_writes(self, name: str) -> None:
+        """Refuse a write to the rows of a table indexed in place: they are its files'."""
+        meta = self._manifest.tables.get(name)
+        if meta is not None and meta.source is not None:
+            raise InvalidArgument(
+                f"table {name!r} is indexed in place: its rows are the Parquet files under {meta.source}; "
+                "add, replace or remove files there (the next query sees them)"
+            )
 
     # -- the fresh tier (docs/design.md: "Fresh tier and visibility") ----------------------
     def _log(self, name: str) -> WriteAheadLog | None:
@@ -279,6 +376,9 @@ class Database:
             self._deregister(name)
         for name, meta in manifest.tables.items():  # (against what is registered: a failed
             # registration, a file deleted meanwhile, is made again at the next load)
+            if meta.source is not None:
+                self._reconciled(meta)  # (registers the table as its files are)
+                continue
             known = self._registered.get(name)
             if known is None or known[0] is not meta or old_fresh.get(name, ()) is not fresh.get(name, ()):
                 self._register(meta)
@@ -356,6 +456,7 @@ class Database:
         from 0; the segments are moved to the real ids under the lock, which costs nothing:
         segments store rows relative to their base), so concurrent writers tokenize in
         parallel and serialize only on the log append and the publication."""
+        self.refuse_writes(name)
         meta = self.snapshot(name).meta
         source_schema, batches = open_batches(data)
         incoming = [b for b in conform(batches, source_schema, meta.schema) if b.num_rows]
@@ -467,6 +568,7 @@ class Database:
     ) -> tuple[Manifest, TableMeta]:
         """Write ``batches`` as new fragments after the table's last row id; return the
         manifest and table that name them (not yet committed; the caller is writing)."""
+        self.refuse_writes(meta.name)
         stream = prefetched(conform(batches, source_schema, meta.schema))
         fragments = list(meta.fragments)
         next_rowid = meta.next_rowid
@@ -535,6 +637,13 @@ class Database:
         An insert changes only the fresh rows: the dataset and the deleted ids stay while
         ``meta`` is the same object.
         """
+        with self._register_lock:
+            if meta.source is not None:
+                self._register_source(meta)
+            else:
+                self._register_managed(meta)
+
+    def _register_managed(self, meta: TableMeta) -> None:
         data_name, deleted_name, fresh_name = _part_names(meta.name)
         known = self._registered.get(meta.name)
         same = known is not None and known[0] is meta
@@ -566,6 +675,31 @@ class Database:
             )
         self._schema.set_managed(meta.name, self._parts.sql(source).into_view())
 
+    def _register_source(self, meta: TableMeta) -> None:
+        """Show a table indexed in place to DataFusion as its files, each numbered from its
+        first row id in file order (a scan of one partition per file), UNION ALL: the
+        rows as the last listing found them, ``_rowid`` first."""
+        data_name = _part_names(meta.name)[0]
+        known = self._registered.get(meta.name)
+        for name in known[1] if known else ():
+            if self._source_parts.table_exist(name):
+                self._source_parts.deregister_table(name)
+        paths = SourceFiles(meta, self._source_readers).paths()
+        names = [f"{data_name}_{i}" for i in range(len(paths))]
+        for name, path in zip(names, paths):
+            self._source_parts.register_parquet(name, path, schema=meta.schema)
+        self._registered[meta.name] = (meta, names, False)
+        file_schema = pa.schema([pa.field(ROWID, pa.int64(), False), *meta.schema])
+        if not names:
+            self._schema.set_managed(meta.name, self._source_parts.from_arrow(file_schema.empty_table()).into_view())
+            return
+        columns = ", ".join(f'"{c}"' for c in meta.schema.names)
+        source = " UNION ALL ".join(
+            f'SELECT CAST(row_number() OVER () AS BIGINT) + {frag.row_lo - 1} AS "{ROWID}", {columns} FROM "{name}"'
+            for frag, name in zip(meta.fragments, names)
+        )
+        self._schema.set_managed(meta.name, self._source_parts.sql(source).into_view())
+
     def _register_data(self, meta: TableMeta, data_name: str, file_schema: pa.Schema) -> list[str]:
         """Register the table's fragments as parts; their names. Files are read by
         DataFusion's own Parquet reader, one part each (a pyarrow dataset scan that a LIMIT
@@ -585,10 +719,12 @@ class Database:
 
     def _deregister(self, name: str) -> None:
         known = self._registered.pop(name, None)
+        self._listed.pop(name, None)
         self._schema.drop_managed(name)
         for table in (*(known[1] if known else ()), *_part_names(name)):
-            if self._parts.table_exist(table):
-                self._parts.deregister_table(table)
+            for session in (self._parts, self._source_parts):
+                if session.table_exist(table):
+                    session.deregister_table(table)
 
     # -- index access -------------------------------------------------------------------
     def distributed_executor(self) -> Any:

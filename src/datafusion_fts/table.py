@@ -24,7 +24,7 @@ from .planner.search_request import SearchRequest
 from .planner.plan_search import Catalog, plan_search
 from .planner.prepared_search import search_prepared
 from .query.tree import QUERY_TYPES, Query
-from .storage.manifest import PAGED_LAYOUT, ROWID, IndexMeta, Manifest, SegmentMeta, TableMeta
+from .storage.manifest import PAGED_LAYOUT, ROWID, SOURCE_LAYOUT, IndexMeta, Manifest, SegmentMeta, TableMeta
 from .settings import INT64_MAX, Settings
 from .storage.snapshot import SCAN_BATCH_ROWS, TableSnapshot
 from .storage.store import Store
@@ -60,6 +60,10 @@ class TableHost(Catalog, Protocol):
     def append_fresh(self, name: str, data: Any) -> int: ...
 
     def flush(self, name: str) -> None: ...
+
+    def adopt_source(self, name: str) -> None: ...
+
+    def refuse_writes(self, name: str) -> None: ...
 
     def commit(self, manifest: Manifest, flushed: str | None = None) -> None: ...
 
@@ -139,6 +143,7 @@ class Table:
         """
         if not isinstance(predicate, str) or not predicate.strip():
             raise InvalidArgument("delete needs a SQL predicate, e.g. \"id = 7\"")
+        self.db.refuse_writes(self.name)
         with self.db.writing():
             try:
                 found = self.db.sql(f'SELECT "{ROWID}" FROM "{self.name}" WHERE {predicate}').to_arrow_table()
@@ -275,11 +280,13 @@ class Table:
         """
         with self.db.writing():
             self.flush()
+            self._index_meta(column, options, None)  # (checked before anything is committed)
+            self.db.adopt_source(self.name)
             snap = self.snapshot()
             index = self._index_meta(column, options, None)
             reporter = self._reporter(column, progress)
             manifest, segments, written = self._build_ranges(
-                self.db.manifest, snap, index, [(0, max(snap.committed_rows - 1, 0))], reporter, split=True
+                self.db.manifest, snap, index, [(0, max(snap.meta.next_rowid - 1, 0))], reporter, split=True
             )
             if not written:  # (Ray tasks merged their own, and the index keeps their pieces)
                 manifest, segments = self._merged(manifest, segments, reporter)
@@ -324,6 +331,7 @@ class Table:
         ``progress`` follows each index's build phases."""
         with self.db.writing():
             self.flush()
+            self.db.adopt_source(self.name)
             self._upgrade_fragments()
             for column in list(self.snapshot().meta.indexes):
                 self._optimize_index(column, progress)
@@ -333,14 +341,14 @@ class Table:
         decodes its whole row group) in the paged one; their rows, row ids and deletion
         vectors stay as they are, so indexes stay valid."""
         meta = self.snapshot().meta
-        if all(f.layout == PAGED_LAYOUT for f in meta.fragments):
+        if all(f.layout in (PAGED_LAYOUT, SOURCE_LAYOUT) for f in meta.fragments):
             return
         manifest = self.db.manifest
         file_schema = pa.schema([pa.field(ROWID, pa.int64(), False), *meta.schema])
         fragments = []
         try:
             for frag in meta.fragments:
-                if frag.layout != PAGED_LAYOUT:
+                if frag.layout not in (PAGED_LAYOUT, SOURCE_LAYOUT):
                     frag_id, manifest = manifest.file_id("frag")
                     batches = self.db.store.iter_fragment(frag.id, file_schema.names, SCAN_BATCH_ROWS)
                     self.db.store.write_fragment(frag_id, file_schema, batches)

@@ -29,13 +29,17 @@ class TailInfo:
     build_ms: float
     cached: bool
     terms_only: bool = False  # postings of the query's terms only (no tail cache)
+    # A table indexed in place: the source files whose rows the tail holds (new or changed
+    # since the index was built), what the tail is made of for the user.
+    files: tuple[str, ...] = ()
 
     @property
     def rows(self) -> int:
         return sum(hi - lo + 1 for lo, hi in self.ranges)
 
     def display(self) -> str:
-        return ", ".join(f"{lo}..{hi}" for lo, hi in self.ranges) or "none"
+        ranges = ", ".join(f"{lo}..{hi}" for lo, hi in self.ranges) or "none"
+        return f"{ranges}; files not indexed: {', '.join(self.files)}" if self.files else ranges
 
 
 def tail_rows(table: TableSnapshot, column: str) -> int:

@@ -105,7 +105,7 @@ class SegmentSets:
         index = snapshot.meta.indexes[column]
         gaps = tuple(snapshot.uncovered(column))
         deletes = tuple(f.deletes for f in snapshot.meta.fragments if f.deletes)
-        key = (snapshot.name, column, gaps, index.analyzer, index.positions, deletes)
+        key = (snapshot.name, column, gaps, index.analyzer, index.positions, snapshot.rows_key, deletes)
         with self._lock:
             hit = self._tails.pop(key, None)
             if hit is not None:
@@ -125,7 +125,8 @@ class SegmentSets:
         if limit:  # kept for many queries: one part per gap costs less than one per piece
             pieces = _merge_contiguous(pieces, lambda: f"tail-{next(self._tail_ids)}")
         tail = [InMemorySegment.of(seg) for seg in pieces]
-        info = TailInfo(gaps, (time.perf_counter() - start) * 1e3, False, terms_only=wanted is not None)
+        info = TailInfo(gaps, (time.perf_counter() - start) * 1e3, False, terms_only=wanted is not None,
+                        files=snapshot.files_in(gaps))
         if limit:
             with self._lock:
                 self._tails[key] = (tail, info)
@@ -145,7 +146,7 @@ class SegmentSets:
         deletes = tuple(f.deletes for f in snapshot.meta.fragments if f.deletes)
         key = (
             snapshot.name, column, tuple(s.id for s in index.segments),
-            tuple(s.meta.id for s in fresh + extra), index.k1, index.b, deletes,
+            tuple(s.meta.id for s in fresh + extra), index.k1, index.b, snapshot.rows_key, deletes,
         )
         with self._lock:
             cached = self._segment_sets.pop(key, None)

@@ -218,13 +218,23 @@ class SqlSession:
         return self._status("; ".join(f"{n} = {v!r}" for n, v in names))
 
     def _create_index(self, statement: CreateFulltextIndex) -> datafusion.DataFrame:
-        table = self.db.table(identifier(statement.this))
+        """``CREATE FULLTEXT INDEX ON t (columns)``: on a managed table, or on a Parquet
+        table of the session, indexed in place (``Database.index_in_place``)."""
+        name = identifier(statement.this)
         options = {}
         for option in statement.args.get("options") or []:
             if not isinstance(option, exp.EQ):
                 raise InvalidArgument(f"index options are key = value, got {option.sql()}")
             options[option.this.name.lower()] = _literal(option.expression)
         columns = [identifier(c) for c in statement.expressions]
+        if name not in self.db.table_names() and self.ctx.table_exist(name) and not name.startswith(RESERVED_PREFIX):
+            schema = self.ctx.table(name).schema()
+            for column in columns:  # (checked before the table is made one indexed in place)
+                if column not in schema.names:
+                    raise CatalogError(f"table {name!r} has no column {column!r}; columns: {schema.names}")
+            table = self.db.index_in_place(name)
+        else:
+            table = self.db.table(name)
         # Validate every column before building any index: a failing statement writes nothing.
         for column in columns:
             table._index_meta(column, options, None)

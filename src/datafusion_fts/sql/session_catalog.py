@@ -15,13 +15,16 @@ the write.
 
 from __future__ import annotations
 
+import os
+import re
 import threading
 from typing import Any
 
 import datafusion
 from datafusion.catalog import CatalogProvider, SchemaProvider
 
-from ..errors import CatalogError
+from ..errors import CatalogError, InvalidArgument
+from ..storage.source_files import list_files
 
 DEFAULT_CATALOG = "datafusion"
 DEFAULT_SCHEMA = "public"
@@ -104,3 +107,37 @@ def attach(ctx: datafusion.SessionContext) -> SessionSchema:
     schemas[DEFAULT_SCHEMA] = schema
     ctx.register_catalog_provider(DEFAULT_CATALOG, _SessionCatalog(schemas))
     return schema
+
+
+# A file DataFusion's verbose physical plan lists in a Parquet scan's file groups (a
+# path without its leading "/", and maybe the byte range a partition reads).
+_SCANNED_FILE = re.compile(r"(?:\[|, )([^\[\],]+?\.parquet)(?::\d+\.\.\d+)?(?=[,\]])")
+
+
+def parquet_source_of(ctx: datafusion.SessionContext, name: str) -> str:
+    """The file or directory the session's table ``name`` reads, for indexing it in place.
+
+    DataFusion's Python API does not say where a registered table's files are; its
+    verbose physical plan lists every file a scan reads. Their common directory (the file,
+    if there is one, unless it is alone in its directory) is the source, accepted only if
+    listing it finds exactly those files (storage/source_files.py: ``list_files``)."""
+    plan = ctx.sql(f'EXPLAIN VERBOSE SELECT * FROM "{name}"').to_arrow_table()
+    texts = [p for p, kind in zip(plan.column("plan").to_pylist(), plan.column("plan_type").to_pylist())
+             if kind == "physical_plan" or kind.startswith("physical_plan")]
+    scans = [line for text in texts[-1:] for line in text.splitlines() if "file_type=parquet" in line]
+    if len(scans) != 1:
+        raise InvalidArgument(
+            f"table {name!r} is not one Parquet file or directory; index it in place by path: "
+            "db.index_in_place(name, path)"
+        )
+    scanned = sorted({"/" + path for path in _SCANNED_FILE.findall(scans[0])})
+    root = os.path.commonpath(scanned) if scanned else ""
+    if len(scanned) == 1 and {f.file for f in list_files(os.path.dirname(root))} == {os.path.basename(root)}:
+        root = os.path.dirname(root)
+    listed = [os.path.join(root if os.path.isdir(root) else os.path.dirname(root), f.file) for f in list_files(root)]
+    if not scanned or sorted(listed) != scanned:
+        raise InvalidArgument(
+            f"cannot tell which files table {name!r} reads (local Parquet files only); index it in place "
+            "by path: db.index_in_place(name, path)"
+        )
+    return root

@@ -40,7 +40,9 @@ from ..defaults import B, K1, POSITIONS
 # 4 - index segments keep a checksum file (storage/checksums.py) whose crc32 is
 #     SegmentMeta.checksums, deletion vectors their crc32 (FragmentMeta.deletes_crc);
 #     both are None for files written earlier, which are read unverified.
-FORMAT_VERSION = 4
+# 5 - tables indexed in place (TableMeta.source): their fragments are the user's Parquet
+#     files (FragmentMeta.file, size, mtime_ns; ids ``src-``), holding no copy of the data.
+FORMAT_VERSION = 5
 ROWID = "_rowid"
 # The manifest's field holding the crc32 of the rest of it (format 3 on).
 CHECKSUM = "checksum"
@@ -51,10 +53,12 @@ MAX_NAME_CHARS = 128
 # The ids of the files a manifest names, by kind (file_id makes them): a manifest naming
 # anything else (``../../file``) is refused, so nothing outside the directory is read.
 _FILE_IDS = {"fragment": re.compile(r"^frag-\d{8}$"), "deletion vector": re.compile(r"^dv-\d{8}$"),
-             "segment": re.compile(r"^seg-\d{8}$")}
+             "segment": re.compile(r"^seg-\d{8}$"), "source file": re.compile(r"^src-\d{8}$")}
 _ANY_FILE_ID = re.compile(r"^(frag|dv|seg)-\d{8}$")
 # FragmentMeta.layout of the files written now (earlier: 1, see FORMAT_VERSION).
 PAGED_LAYOUT = 2
+# FragmentMeta.layout of a user's file an in-place table reads (laid out as its writer chose).
+SOURCE_LAYOUT = 0
 
 
 @dataclass(frozen=True)
@@ -65,6 +69,10 @@ class FragmentMeta:
     ``deleted`` of them, the crc32 of its file ``deletes_crc``); fragments are never
     rewritten to delete a row. ``layout`` says how the file is laid out (see
     FORMAT_VERSION): 1 in a database of format 1.
+
+    A fragment of a table indexed in place (``TableMeta.source``) is a user's file:
+    ``file`` is its path under the source, ``size`` and ``mtime_ns`` what it was when
+    its rows were given their ids (a file that differs is not the file indexed).
     """
 
     id: str
@@ -74,6 +82,9 @@ class FragmentMeta:
     deleted: int = 0
     layout: int = 1
     deletes_crc: int | None = None
+    file: str | None = None
+    size: int | None = None
+    mtime_ns: int | None = None
 
     @property
     def row_hi(self) -> int:
@@ -136,11 +147,30 @@ class IndexMeta:
 
 @dataclass(frozen=True)
 class TableMeta:
+    """A table: its fragments (ascending, disjoint row-id ranges) and indexes. ``source``
+    (an absolute path) makes it a table indexed in place: its rows are the Parquet files
+    under that path, read where they are (docs/design.md: "Tables indexed in place")."""
+
     name: str
     schema: pa.Schema  # user columns, without _rowid
     next_rowid: int = 0
     fragments: tuple[FragmentMeta, ...] = ()
     indexes: dict[str, IndexMeta] = field(default_factory=dict)
+    source: str | None = None
+
+    @cached_property
+    def holes(self) -> tuple[tuple[int, int], ...]:
+        """Inclusive row-id ranges below ``next_rowid`` that no fragment holds: the rows of
+        a source's files that changed or went away since they were given ids (a managed
+        table's fragments leave none). Such rows are gone as deleted rows are."""
+        holes, start = [], 0
+        for frag in self.fragments:
+            if frag.row_lo > start:
+                holes.append((start, frag.row_lo - 1))
+            start = frag.row_lo + frag.rows
+        if start < self.next_rowid:
+            holes.append((start, self.next_rowid - 1))
+        return tuple(holes)
 
     @property
     def committed_rows(self) -> int:
@@ -174,7 +204,7 @@ class Manifest:
         """Every file this version reads: fragments, deletion vectors, index segments."""
         ids = set()
         for t in self.tables.values():
-            ids.update(f.id for f in t.fragments)
+            ids.update(f.id for f in t.fragments if f.file is None)  # (a source's files are not ours)
             ids.update(f.deletes for f in t.fragments if f.deletes)
             ids.update(s.id for ix in t.indexes.values() for s in ix.segments)
         return frozenset(ids)
@@ -232,6 +262,10 @@ class Manifest:
             if not valid_table_name(name):
                 raise ValueError(f"table name {name!r} is not an identifier of at most {MAX_NAME_CHARS} characters")
             for frag in table.fragments:
+                if table.source is not None:
+                    _check_id("source file", frag.id)
+                    _check_source_file(frag)
+                    continue
                 _check_id("fragment", frag.id)
                 if frag.deletes is not None:
                     _check_id("deletion vector", frag.deletes)
@@ -255,6 +289,15 @@ def valid_table_name(name: object) -> bool:
     return isinstance(name, str) and len(name) <= MAX_NAME_CHARS and TABLE_NAME.match(name) is not None
 
 
+def _check_source_file(frag: FragmentMeta) -> None:
+    """A source file's path must stay under its source (no ``..``, not absolute)."""
+    path = frag.file
+    if not isinstance(path, str) or not path or "\0" in path or path.startswith("/") or ".." in path.split("/"):
+        raise ValueError(f"source file {path!r} is not a path under the table's source")
+    if not isinstance(frag.size, int) or not isinstance(frag.mtime_ns, int):
+        raise ValueError(f"source file {path!r} has no size or modification time")
+
+
 def _check_id(kind: str, file_id: object) -> None:
     if not isinstance(file_id, str) or not _FILE_IDS[kind].match(file_id):
         raise ValueError(f"{kind} id {file_id!r} is not one this system makes")
@@ -269,10 +312,13 @@ def _schema_from_b64(text: str) -> pa.Schema:
 
 
 def _table_to_json(t: TableMeta) -> dict[str, Any]:
+    source = {"source": t.source} if t.source is not None else {}
     return {
+        **source,
         "schema": _schema_to_b64(t.schema),
         "next_rowid": t.next_rowid,
-        "fragments": [vars(f) for f in t.fragments],
+        "fragments": [{k: v for k, v in vars(f).items() if v is not None or k not in _SOURCE_FIELDS}
+                      for f in t.fragments],
         "indexes": {
             col: {
                 "analyzer": ix.analyzer.to_json(),
@@ -286,9 +332,17 @@ def _table_to_json(t: TableMeta) -> dict[str, Any]:
     }
 
 
+# FragmentMeta's fields only a source's files have (left out of the JSON of the others).
+_SOURCE_FIELDS = ("file", "size", "mtime_ns")
+
+
 def _table_from_json(name: str, d: dict[str, Any]) -> TableMeta:
+    source = d.get("source")
+    if source is not None and not (isinstance(source, str) and source.startswith("/") and "\0" not in source):
+        raise ValueError(f"table {name!r} has source {source!r}, not an absolute path")
     return TableMeta(
         name=name,
+        source=source,
         schema=_schema_from_b64(d["schema"]),
         next_rowid=int(d["next_rowid"]),
         fragments=tuple(FragmentMeta(**f) for f in d["fragments"]),

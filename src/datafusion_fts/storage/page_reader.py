@@ -219,6 +219,10 @@ class PageReader:
         except (OSError, pa.ArrowException) as exc:
             raise StorageError(f"cannot read data file {path}: {exc}") from exc
         weakref.finalize(self, os.close, self._fd)
+        st = os.fstat(self._fd)
+        # What this file's decoded pieces are cached under: a file rewritten at the same
+        # path (a user's, read in place) is another file.
+        self._key = (str(path), st.st_size, st.st_mtime_ns)
         meta = self._file.metadata
         self.schema = self._file.schema_arrow
         self.num_rows = meta.num_rows
@@ -327,7 +331,7 @@ class PageReader:
 
     def _dictionary(self, leaf: int, group: int, first_page_at: int, codec: str) -> _Dictionary:
         return self._cache.get(
-            (str(self.path), "dictionary", leaf, group),
+            (*self._key, "dictionary", leaf, group),
             lambda: self._read_dictionary(leaf, group, first_page_at, codec),
             lambda d: len(d.data),
         )
@@ -424,7 +428,7 @@ class PageReader:
             with self._file_lock:
                 return self._file.read_row_group(group, columns=names)
 
-        return self._cache.get((str(self.path), "row group", group, tuple(names)), read, lambda t: t.nbytes)
+        return self._cache.get((*self._key, "row group", group, tuple(names)), read, lambda t: t.nbytes)
 
     def readable(self, names: list[str]) -> bool:
         """Whether every one of ``names`` is read page by page (else by row group)."""

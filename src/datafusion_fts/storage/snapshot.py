@@ -12,6 +12,7 @@ import pyarrow as pa
 from .manifest import ROWID, TableMeta
 from .large_take import take_out_of_order
 from .reorder_rows import reorder_rows
+from .source_files import SourceFiles
 from .store import Store
 
 if TYPE_CHECKING:
@@ -29,12 +30,14 @@ class TableSnapshot:
     (``fresh``: batches with ``_rowid`` first, ids right after the committed ones) and the
     in-memory segments over them (``fresh_segments``: per indexed column, taken in the
     same step as the rows). A query takes one snapshot at its start: its visibility cut
-    (docs/design.md: "Fresh tier and visibility")."""
+    (docs/design.md: "Fresh tier and visibility"). A table indexed in place reads its
+    rows from its source's files (``files``), as listed at the snapshot."""
 
     meta: TableMeta
     store: Store
     fresh: tuple[pa.RecordBatch, ...] = ()
     fresh_segments: Mapping[str, tuple["Segment", ...]] = field(default_factory=dict, repr=False)
+    files: SourceFiles | None = field(default=None, repr=False, compare=False)
     # See derived().
     memo: dict[tuple, Any] = field(default_factory=dict, init=False, repr=False, compare=False)
 
@@ -54,6 +57,20 @@ class TableSnapshot:
     def row_count(self) -> int:
         """Row ids handed out and visible to this snapshot: 0 .. row_count - 1."""
         return self.meta.next_rowid + sum(b.num_rows for b in self.fresh)
+
+    @property
+    def _data(self) -> Store | SourceFiles:
+        """What the rows are read from: the store's fragments, or a source's files."""
+        return self.files if self.files is not None else self.store
+
+    @cached_property
+    def rows_key(self) -> tuple:
+        """What, beside its fragments' deletion vectors, tells this snapshot's rows from
+        another version's under the same row ids: for a table indexed in place, its files
+        (a file rewritten is read under new ids) and holes; nothing for a managed table."""
+        if self.meta.source is None:
+            return ()
+        return self.meta.holes, tuple((f.row_lo, f.file, f.size, f.mtime_ns) for f in self.meta.fragments)
 
     def derived(self, key: tuple, make: Callable[..., T], *args: Any) -> T:
         """``make(*args)``, computed once per snapshot under ``key``: for what depends on
@@ -93,6 +110,13 @@ class TableSnapshot:
             gaps.append((start, self.row_count - 1))
         return [(lo, hi) for lo, hi in gaps if lo <= hi]
 
+    def files_in(self, ranges: tuple[tuple[int, int], ...]) -> tuple[str, ...]:
+        """The source files (of a table indexed in place) holding rows of ``ranges``."""
+        return tuple(
+            f.file for f in self.meta.fragments
+            if f.file is not None and any(f.row_lo <= hi and lo <= f.row_hi for lo, hi in ranges)
+        )
+
     def covered_until(self, column: str) -> int:
         """The highest row id r such that a segment holds every row 0..r (-1 if none)."""
         spans = self.covered(column)
@@ -111,7 +135,7 @@ class TableSnapshot:
             local = None
             if row_range is not None:
                 local = (max(0, row_range[0] - frag.row_lo), min(frag.rows - 1, row_range[1] - frag.row_lo))
-            for batch in self.store.iter_fragment(frag.id, wanted, batch_rows, local):
+            for batch in self._data.iter_fragment(frag.id, wanted, batch_rows, local):
                 if deleted is not None:
                     ids = batch.column(0).to_numpy()
                     batch = batch.filter(pa.array(~np.isin(ids, deleted, assume_unique=True)))
@@ -138,9 +162,13 @@ class TableSnapshot:
 
     @cached_property
     def deleted(self) -> np.ndarray:
-        """Every deleted committed row id, ascending."""
+        """Every deleted committed row id, ascending: those of the deletion vectors, and
+        the holes of a table indexed in place (``TableMeta.holes``)."""
         parts = [self.store.read_deletes(f.deletes, f.deletes_crc) for f in self.meta.fragments if f.deletes]
-        return np.concatenate(parts) if parts else np.zeros(0, dtype=np.int64)
+        parts += [np.arange(lo, hi + 1, dtype=np.int64) for lo, hi in self.meta.holes]
+        if not parts:
+            return np.zeros(0, dtype=np.int64)
+        return np.sort(np.concatenate(parts)) if len(parts) > 1 else parts[0]
 
     def live_rows(self) -> np.ndarray:
         """Every live committed row id, ascending."""
@@ -171,7 +199,7 @@ class TableSnapshot:
         fragment, ascending, and reads only the pages they sit in."""
         rows, inverse = np.unique(row_ids, return_inverse=True)
         stored, fresh_from = self._stored(rows)
-        parts = [self.store.take_rows(stored, columns)] if stored else []
+        parts = [self._data.take_rows(stored, columns)] if stored else []
         if fresh_from < len(rows):
             fresh = pa.Table.from_batches(self.fresh).select(columns)
             parts.append(fresh.take(pa.array(rows[fresh_from:] - self.meta.next_rowid)))
@@ -195,7 +223,7 @@ class TableSnapshot:
         if the store does not read by page (see large_take)."""
         rows, inverse = np.unique(row_ids, return_inverse=True)
         stored, fresh_from = self._stored(rows)
-        keys = self.store.pages_of(stored, column) if stored else np.zeros(0, np.int64)
+        keys = self._data.pages_of(stored, column) if stored else np.zeros(0, np.int64)
         if keys is None:
             return None
         return np.concatenate([keys, np.full(len(rows) - fresh_from, -1, np.int64)])[inverse]

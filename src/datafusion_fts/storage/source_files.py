@@ -1,0 +1,235 @@
+"""Tables indexed in place: a user's Parquet files, read where they are (docs/design.md:
+"Tables indexed in place").
+
+The database holds the index and a list of the files it covers (``FragmentMeta.file``,
+with the size and modification time each had), never a copy of the rows. A row's id is
+its file's first id plus its position in the file, so ids stay put while the files do.
+
+Each query lists the source again (:func:`list_files`, a ``stat`` per file) and
+reconciles the list with the committed one (:func:`reconcile`):
+
+- a file listed and unchanged keeps its ids, and its rows stay indexed;
+- a file that is new, or whose size or modification time differs, is read as new rows
+  after every id given so far: the unindexed tail, which searches read with exact
+  statistics until ``OPTIMIZE`` indexes it;
+- a file changed or gone leaves its old ids to no fragment: a *hole*
+  (``TableMeta.holes``), whose rows every plan treats as deleted.
+
+No plan reads a row the index cannot vouch for: an answer is that of the files as they
+are at the query's listing.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import Iterator
+
+import numpy as np
+import pyarrow as pa
+
+from ..errors import StaleSnapshotError, StorageError
+from .manifest import ROWID, SOURCE_LAYOUT, FragmentMeta, Manifest, TableMeta
+from .page_reader import DecodedCache, PageReader, open_parquet, take_rows
+
+# Files of a source directory: what DataFusion's listing table reads of it.
+PARQUET_SUFFIX = ".parquet"
+
+
+@dataclass(frozen=True)
+class SourceFile:
+    """A file under a source: its path relative to the source, size and mtime."""
+
+    file: str
+    size: int
+    mtime_ns: int
+
+
+def list_files(source: str) -> tuple[SourceFile, ...]:
+    """The Parquet files of ``source`` (a file, or a directory walked recursively, names
+    starting with ``.`` or ``_`` skipped as Hive and Spark skip them), sorted by path."""
+    root = Path(source)
+    try:
+        if root.is_file():
+            st = root.stat()
+            return (SourceFile(root.name, st.st_size, st.st_mtime_ns),)
+        found = []
+        for directory, dirs, names in os.walk(root):
+            dirs[:] = [d for d in dirs if not d.startswith((".", "_"))]
+            for name in names:
+                if name.endswith(PARQUET_SUFFIX) and not name.startswith((".", "_")):
+                    path = os.path.join(directory, name)
+                    st = os.stat(path)
+                    found.append(SourceFile(os.path.relpath(path, root), st.st_size, st.st_mtime_ns))
+    except FileNotFoundError:
+        return ()
+    except OSError as exc:
+        raise StorageError(f"cannot list the source {source}: {exc}") from exc
+    return tuple(sorted(found, key=lambda f: f.file))
+
+
+def file_root(source: str) -> Path:
+    """The directory a source's ``FragmentMeta.file`` paths are relative to."""
+    root = Path(source)
+    return root.parent if root.is_file() else root
+
+
+def reconcile(meta: TableMeta, files: tuple[SourceFile, ...], rows_of: "RowCounts") -> TableMeta:
+    """``meta`` as the source is now (see the module docstring): the committed fragments
+    whose file is listed unchanged, then one fragment per other listed file, with ids
+    after ``meta.next_rowid`` in path order (ids ``src-tail-N``, until a commit)."""
+    listed = {f.file: f for f in files}
+    kept = tuple(
+        frag for frag in meta.fragments
+        if (f := listed.get(frag.file)) is not None and (f.size, f.mtime_ns) == (frag.size, frag.mtime_ns)
+    )
+    known = {frag.file for frag in kept}
+    next_rowid = meta.next_rowid
+    tail = []
+    for f in files:
+        if f.file in known:
+            continue
+        rows = rows_of(meta, f)
+        tail.append(FragmentMeta(f"src-tail-{len(tail)}", next_rowid, rows, layout=SOURCE_LAYOUT,
+                                 file=f.file, size=f.size, mtime_ns=f.mtime_ns))
+        next_rowid += rows
+    if not tail and len(kept) == len(meta.fragments):
+        return meta
+    return replace(meta, fragments=kept + tuple(tail), next_rowid=next_rowid)
+
+
+def adopt(manifest: Manifest, meta: TableMeta, files: tuple[SourceFile, ...], rows_of: "RowCounts") -> Manifest:
+    """``manifest`` with ``meta`` as its source is listed (:func:`reconcile`), each new
+    file's fragment given an id of its own: what a commit makes of a listing."""
+    current = reconcile(meta, files, rows_of)
+    fragments = []
+    for frag in current.fragments:
+        if frag.id.startswith("src-tail-"):
+            frag_id, manifest = manifest.file_id("src")
+            frag = replace(frag, id=frag_id)
+        fragments.append(frag)
+    return manifest.with_table(replace(current, fragments=tuple(fragments)))
+
+
+class RowCounts:
+    """Rows per source file, read from its footer once per (path, size, mtime); a file
+    whose columns differ from the table's is refused (its rows could not be searched
+    like the others')."""
+
+    def __init__(self) -> None:
+        self._rows: dict[tuple[str, str, int, int], int] = {}
+
+    def __call__(self, meta: TableMeta, f: SourceFile) -> int:
+        key = (meta.source or "", f.file, f.size, f.mtime_ns)
+        rows = self._rows.get(key)
+        if rows is None:
+            path = file_root(meta.source or "") / f.file
+            try:
+                pf = open_parquet(path)
+            except FileNotFoundError:
+                raise StaleSnapshotError(f"source file {path} went away while it was listed", "") from None
+            except (OSError, pa.ArrowException) as exc:
+                raise StorageError(f"table {meta.name!r}: cannot read source file {path}: {exc}") from exc
+            check_schema(meta, pf.schema_arrow, path)
+            rows = self._rows[key] = pf.metadata.num_rows
+        return rows
+
+
+def table_schema(schema: pa.Schema) -> pa.Schema:
+    """The table's schema of a source file's Arrow schema (its metadata dropped)."""
+    return pa.schema([f.remove_metadata() for f in schema])
+
+
+def check_schema(meta: TableMeta, schema: pa.Schema, path: Path) -> None:
+    if not table_schema(schema).equals(meta.schema):
+        raise StorageError(
+            f"table {meta.name!r}: source file {path} has columns {table_schema(schema)}, "
+            f"not the table's {meta.schema}; move it out of {meta.source} or index the source again"
+        )
+
+
+class SourceFiles:
+    """Reads an in-place table's rows from its files, as a store reads its fragments
+    (``iter_fragment``, ``take_rows``, ``pages_of``, by fragment id): page by page where
+    a file has an offset index, else by row group (see :mod:`.page_reader`)."""
+
+    def __init__(self, meta: TableMeta, readers: "SourceReaders") -> None:
+        self._root = file_root(meta.source or "")
+        self._fragments = {f.id: f for f in meta.fragments}
+        self._readers = readers
+
+    def _reader(self, frag_id: str) -> tuple[PageReader, FragmentMeta]:
+        frag = self._fragments[frag_id]
+        return self._readers.reader(self._root / (frag.file or ""), frag), frag
+
+    def iter_fragment(
+        self, frag_id: str, columns: list[str], batch_rows: int, local_range: tuple[int, int] | None = None
+    ) -> Iterator[pa.RecordBatch]:
+        """The file's rows in batches, ``_rowid`` (its first id plus the position) first
+        where asked; with ``local_range`` (inclusive) only the pages, or row groups, that
+        overlap it."""
+        reader, frag = self._reader(frag_id)
+        names = [c for c in columns if c != ROWID]
+        lo, hi = local_range if local_range is not None else (0, frag.rows - 1)
+        if not names:  # (ids alone: nothing to read)
+            for start in range(lo, hi + 1, batch_rows):
+                ids = np.arange(frag.row_lo + start, frag.row_lo + min(start + batch_rows, hi + 1), dtype=np.int64)
+                yield pa.RecordBatch.from_arrays([pa.array(ids)], names=[ROWID])
+            return
+        if reader.readable(names):
+            batches, position = reader.scan(names, batch_rows, lo, hi), lo
+        else:
+            starts = reader.group_starts
+            first = int(np.searchsorted(starts, lo, side="right")) - 1
+            last = int(np.searchsorted(starts, hi, side="right")) - 1
+            groups = list(range(max(first, 0), last + 1))
+            batches = open_parquet(reader.path).iter_batches(batch_size=batch_rows, columns=names, row_groups=groups)
+            position = int(starts[max(first, 0)])
+        for batch in batches:
+            if ROWID in columns:
+                ids = pa.array(np.arange(frag.row_lo + position, frag.row_lo + position + batch.num_rows, dtype=np.int64))
+                batch = pa.RecordBatch.from_arrays([ids, *batch.columns], names=[ROWID, *batch.schema.names])
+            position += batch.num_rows
+            yield batch
+
+    def take_rows(self, parts: list[tuple[str, np.ndarray]], columns: list[str]) -> pa.Table:
+        return take_rows([(self._reader(frag_id)[0], rows) for frag_id, rows in parts], columns)
+
+    def pages_of(self, parts: list[tuple[str, np.ndarray]], column: str) -> np.ndarray | None:
+        keys = []
+        for i, (frag_id, rows) in enumerate(parts):
+            pages = self._reader(frag_id)[0].pages_of(rows, column)
+            if pages is None:
+                return None
+            keys.append(pages + (i << 40))
+        return np.concatenate(keys) if keys else np.zeros(0, np.int64)
+
+    def paths(self) -> list[str]:
+        """The files, in row-id order."""
+        return [str(self._root / (f.file or "")) for f in self._fragments.values()]
+
+
+class SourceReaders:
+    """Page readers of source files, one per path and (size, mtime): a file rewritten gets
+    a new reader, never the old one's offset index. A file must still be what the snapshot
+    listed when it is opened, and when a query reads it (``os.stat``, a microsecond):
+    otherwise the query runs again on a new listing (:class:`StaleSnapshotError`)."""
+
+    def __init__(self) -> None:
+        self._readers: dict[str, tuple[int, int, PageReader]] = {}
+        self._cache = DecodedCache()
+
+    def reader(self, path: Path, frag: FragmentMeta) -> PageReader:
+        try:
+            st = os.stat(path)
+        except FileNotFoundError:
+            st = None
+        if st is None or (st.st_size, st.st_mtime_ns) != (frag.size, frag.mtime_ns):
+            raise StaleSnapshotError(f"source file {path} changed after this query listed it", "")
+        known = self._readers.get(str(path))
+        if known is not None and known[:2] == (st.st_size, st.st_mtime_ns):
+            return known[2]
+        reader = PageReader(path, self._cache)
+        self._readers[str(path)] = (st.st_size, st.st_mtime_ns, reader)
+        return reader

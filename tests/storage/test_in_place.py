@@ -1,0 +1,222 @@
+"""Tables indexed in place (storage/source_files.py): a user's Parquet files, searched
+by every plan with the reference's results, as the files are indexed, added, rewritten,
+removed and optimized (docs/design.md: "Tables indexed in place")."""
+
+from __future__ import annotations
+
+import os
+import tempfile
+from pathlib import Path
+
+import datafusion
+import pyarrow as pa
+import pyarrow.parquet as pq
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import datafusion_fts as fts
+from datafusion_fts.errors import FtsError, PlanError
+from engine_tables import index_options
+from reference import RefTable, ref_search
+from strategies import corpus_and_query, table_columns
+
+PLANS = ("auto", "indexed", "hybrid", "flat_scan")
+
+
+class Source:
+    """A directory of Parquet files and the row ids the rule of source_files.py gives
+    their rows, kept independently of the engine: a file keeps the ids it was committed
+    with while it is unchanged; every other file, in path order, follows the highest id
+    given so far."""
+
+    def __init__(self, root: Path, columns: list[str]) -> None:
+        self.root = root
+        self.columns = columns
+        self.files: dict[str, list[dict]] = {}  # name -> rows
+        self.committed: dict[str, int] = {}  # name -> first id, as of the last commit
+        self.next_rowid = 0  # after the committed files
+        self._version = 0
+
+    def write(self, name: str, rows: list[dict]) -> None:
+        self.files[name] = rows
+        self.committed.pop(name, None)
+        table = pa.table({c: pa.array([r.get(c) for r in rows], pa.string()) for c in self.columns})
+        path = self.root / name
+        pq.write_table(table, path, row_group_size=7)
+        self._version += 1  # (a rewrite within one mtime tick must still look changed)
+        os.utime(path, ns=(10**18 + self._version, 10**18 + self._version))
+
+    def remove(self, name: str) -> None:
+        del self.files[name]
+        self.committed.pop(name, None)
+        os.unlink(self.root / name)
+
+    def ids(self) -> dict[str, int]:
+        """Each file's first id as a query sees the directory now."""
+        first = dict(self.committed)
+        next_rowid = self.next_rowid
+        for name in sorted(self.files):
+            if name not in first:
+                first[name] = next_rowid
+                next_rowid += len(self.files[name])
+        return first
+
+    def commit(self) -> None:
+        """What OPTIMIZE (or an index build) commits: the ids as a query sees them."""
+        first = self.ids()
+        self.next_rowid = max([self.next_rowid, *[first[n] + len(r) for n, r in self.files.items()]])
+        self.committed = first
+
+    def reference(self, template: RefTable) -> RefTable:
+        rows = {first + i: row for name, first in self.ids().items() for i, row in enumerate(self.files[name])}
+        return RefTable(rows=rows, params=template.params, max_token_length=template.max_token_length,
+                        columns=self.columns)
+
+
+def hits(t: fts.Table, query, limit, offset=0) -> list[tuple[int, str]]:
+    result = t.search(query, limit=limit, offset=offset, columns=[])
+    return list(zip(result.column("_rowid").to_pylist(), map(repr, result.column("_score").to_pylist())))
+
+
+def check_every_plan(db: fts.Database, t: fts.Table, ref: RefTable, query) -> list[tuple[int, str]]:
+    expected = [(r, repr(s)) for r, s in ref_search(ref, query)]
+    answered = set()
+    for plan in PLANS:
+        db.settings.set("fts.force_plan", plan)
+        try:
+            got = hits(t, query, None)
+        except PlanError:
+            continue  # (this plan cannot answer here: the tail or an index is missing)
+        assert got == expected, plan
+        if expected:
+            assert hits(t, query, 3, 1) == expected[1:4], plan
+        answered.add(plan)
+    db.settings.set("fts.force_plan", "auto")
+    assert {"auto", "flat_scan"} <= answered
+    return expected
+
+
+def split(rows: list[dict], cuts: list[int]) -> list[list[dict]]:
+    bounds = [0, *sorted({c % (len(rows) + 1) for c in cuts}), len(rows)]
+    return [rows[a:b] for a, b in zip(bounds, bounds[1:])]
+
+
+@settings(max_examples=12, deadline=None)
+@given(corpus_and_query(deletes=False, params=True, min_rows=2),
+       st.lists(st.integers(0, 40), max_size=3), st.data())
+def test_every_plan_matches_the_reference_as_files_come_change_and_go(case, cuts, data):
+    template, query = case
+    columns = table_columns(template)
+    rows = [template.rows[r] for r in sorted(template.rows)]
+    with tempfile.TemporaryDirectory() as tmp:
+        source = Source(Path(tmp) / "src", columns)
+        source.root.mkdir()
+        for i, part in enumerate(split(rows, cuts)):
+            source.write(f"part-{i:03d}.parquet", part)
+        db = fts.connect(Path(tmp) / "db")
+        t = db.index_in_place("docs", source.root)
+        for column in columns:
+            t.create_index(column, **index_options(template, column))
+        source.commit()
+        check_every_plan(db, t, source.reference(template), query)
+
+        # A new file: searched at once, as the unindexed tail.
+        source.write("part-999.parquet", data.draw(st.permutations(rows)))
+        check_every_plan(db, t, source.reference(template), query)
+
+        # A file rewritten: its old ids are gone, its rows come after every id so far.
+        victim = data.draw(st.sampled_from(sorted(source.files)))
+        source.write(victim, data.draw(st.lists(st.sampled_from(rows), max_size=5)))
+        before = check_every_plan(db, t, source.reference(template), query)
+
+        # OPTIMIZE indexes the tail: the same ids, the same answers.
+        t.optimize()
+        source.commit()
+        assert check_every_plan(db, t, source.reference(template), query) == before
+
+        # A file removed: its rows leave the results and the statistics.
+        source.remove(data.draw(st.sampled_from(sorted(source.files))))
+        check_every_plan(db, t, source.reference(template), query)
+        t.optimize()
+        source.commit()
+        check_every_plan(db, t, source.reference(template), query)
+
+        # Reopened by another Database: the same.
+        check_every_plan(db, fts.connect(Path(tmp) / "db").table("docs"), source.reference(template), query)
+
+
+@pytest.fixture
+def parquet_dir(tmp_path: Path) -> Path:
+    src = tmp_path / "src"
+    src.mkdir()
+    pq.write_table(pa.table({"id": [1, 2, 3], "title": ["a", "b", "c"],
+                             "body": ["alpha beta", "beta gamma", "gamma delta"]}), src / "a.parquet")
+    pq.write_table(pa.table({"id": [4, 5], "title": ["d", "e"], "body": ["alpha alpha", "delta"]}),
+                   src / "b.parquet")
+    return src
+
+
+def test_sql_indexes_a_parquet_directory_registered_on_the_session(tmp_path, parquet_dir):
+    ctx = datafusion.SessionContext()
+    ctx.register_parquet("docs", str(parquet_dir))
+    db = fts.connect(tmp_path / "db", ctx=ctx)
+    db.sql("CREATE FULLTEXT INDEX ON docs (body)")
+    assert db.manifest.tables["docs"].source == str(parquet_dir)
+    sql = "SELECT _rowid, id, title, score() AS s FROM docs WHERE MATCH(body, 'alpha') ORDER BY score() DESC"
+    assert [(r["_rowid"], r["id"], r["title"]) for r in db.sql(sql).to_pylist()] == [(3, 4, "d"), (0, 1, "a")]
+    # The rows' columns come from the user's files; the database holds none of them.
+    assert not list((tmp_path / "db" / "data").iterdir())
+    # Plain DataFusion SQL on the session sees the table with its row ids.
+    assert ctx.sql("SELECT _rowid, id FROM docs ORDER BY _rowid").to_pylist() == [
+        {"_rowid": i, "id": i + 1} for i in range(5)
+    ]
+    # A file added is found by the next query, and EXPLAIN says it is the unindexed tail.
+    pq.write_table(pa.table({"id": [6], "title": ["f"], "body": ["alpha omega"]}), parquet_dir / "c.parquet")
+    assert [r["id"] for r in db.sql(sql).to_pylist()] == [4, 1, 6]
+    explained = "\n".join(r["plan"] for r in db.sql("EXPLAIN " + sql).to_pylist())
+    assert "HybridResidualSearch" in explained and "c.parquet" in explained
+    assert ctx.sql("SELECT count(*) AS n FROM docs").to_pylist() == [{"n": 6}]
+
+
+def test_a_source_file_changed_under_a_query_is_read_again(tmp_path, parquet_dir):
+    db = fts.connect(tmp_path / "db")
+    t = db.index_in_place("docs", parquet_dir)
+    t.create_index("body")
+    assert [r["id"] for r in t.search("alpha", columns=["id"]).to_pylist()] == [4, 1]
+    pq.write_table(pa.table({"id": [4, 5], "title": ["d", "e"], "body": ["omega", "alpha alpha alpha"]}),
+                   parquet_dir / "b.parquet")
+    os.utime(parquet_dir / "b.parquet", ns=(1, 1))
+    assert [r["id"] for r in t.search("alpha", columns=["id"]).to_pylist()] == [5, 1]
+
+
+def test_writes_to_a_table_indexed_in_place_are_refused_and_write_nothing(tmp_path, parquet_dir):
+    db = fts.connect(tmp_path / "db")
+    t = db.index_in_place("docs", parquet_dir)
+    version = db.manifest.version
+    for write in (lambda: t.insert(pa.table({"id": [9], "title": ["x"], "body": ["y"]})),
+                  lambda: t.bulk_insert(pa.table({"id": [9], "title": ["x"], "body": ["y"]})),
+                  lambda: t.delete("id = 1"),
+                  lambda: db.sql("INSERT INTO docs VALUES (9, 'x', 'y')")):
+        with pytest.raises(fts.InvalidArgument, match="indexed in place"):
+            write()
+    assert db.manifest.version == version
+    assert t.count_rows() == 5
+
+
+def test_bad_sources_get_clear_errors(tmp_path, parquet_dir):
+    db = fts.connect(tmp_path / "db")
+    with pytest.raises(fts.InvalidArgument, match="no Parquet files"):
+        db.index_in_place("docs", tmp_path / "nowhere")
+    with pytest.raises(fts.CatalogError, match="no table named"):
+        db.index_in_place("docs")
+    t = db.index_in_place("docs", parquet_dir)
+    assert db.index_in_place("docs", parquet_dir).name == t.name  # (again: the same table)
+    pq.write_table(pa.table({"other": [1]}), parquet_dir / "z.parquet")
+    with pytest.raises(FtsError, match="not the table's"):
+        t.search("alpha")
+    with pytest.raises(fts.InvalidArgument, match="reserved"):
+        src = tmp_path / "rowid"
+        src.mkdir()
+        pq.write_table(pa.table({"_rowid": [1]}), src / "a.parquet")
+        db.index_in_place("other", src)
