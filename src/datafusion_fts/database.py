@@ -11,7 +11,7 @@ from collections import Counter
 from contextlib import contextmanager
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Callable, Iterator, TypeVar
+from typing import TYPE_CHECKING, Any, Callable, Iterator, Sequence, TypeVar
 
 import datafusion
 import numpy as np
@@ -50,7 +50,7 @@ from .storage.manifest import (
 )
 from .sql.session_catalog import RESERVED_PREFIX, attach, parquet_source_of
 from .sql.statement_cache import StatementCache
-from .storage.snapshot import TableSnapshot
+from .storage.snapshot import SCAN_BATCH_ROWS, TableSnapshot
 from .storage.source_files import (
     RowCounts,
     SourceFiles,
@@ -191,7 +191,7 @@ class Database:
         files = None
         if meta.source is not None:
             meta = self._reconciled(meta)
-            files = SourceFiles(meta, self._source_readers)
+            files = SourceFiles(meta, self._source_readers, self.store)
         with self._state_lock:
             runs = self._fresh.get(name, ())
             last = self._snapshots.get(name)
@@ -218,15 +218,19 @@ class Database:
             self._register(current)
         return current
 
-    def index_in_place(self, name: str, source: str | os.PathLike[str] | None = None) -> Table:
+    def index_in_place(
+        self, name: str, source: str | os.PathLike[str] | None = None, store: Sequence[str] | None = None
+    ) -> Table:
         """Make ``name`` a table indexed in place: its rows are the Parquet files of
         ``source`` (a file or a directory), read where they are, or, without ``source``,
         of the table ``name`` registered on the session (``ctx.register_parquet``). The
-        database keeps the list of files, never their rows; indexes are then built as on
-        any table (:meth:`Table.create_index`). Files added later are searched at once as
-        the unindexed tail, and indexed by ``OPTIMIZE``; see docs/design.md: "Tables
-        indexed in place". Returns the table (as it is, if it is already in place on
-        that source)."""
+        database keeps the list of files, never their rows, but for a copy of the
+        ``store`` columns (fetched from there: for files whose row groups are large, a
+        fetch from the user's files decodes a whole row group). Indexes are then built as
+        on any table (:meth:`Table.create_index`). Files added later are searched at once
+        as the unindexed tail, and indexed by ``OPTIMIZE``; see docs/design.md: "Tables
+        indexed in place". Returns the table; on a table already in place on that
+        source, ``store`` (when given) replaces its stored columns."""
         if not valid_table_name(name):
             raise InvalidArgument(f"table name must be an identifier of at most {MAX_NAME_CHARS} characters, got {name!r}")
         if name.lower().startswith(RESERVED_PREFIX):
@@ -242,27 +246,57 @@ class Database:
         schema = table_schema(pq.read_schema(Path(path) / files[0].file if os.path.isdir(path) else path))
         if ROWID in schema.names:
             raise InvalidArgument(f"{ROWID!r} is reserved for row ids; the files under {path!r} have such a column")
+        stored = _stored_columns(store, schema)
         with self.writing():
-            existing = self._manifest.tables.get(name)
-            if existing is not None:
-                if existing.source == path:
-                    return self.table(name)
+            meta = self._manifest.tables.get(name)
+            if meta is not None and meta.source != path:
                 raise CatalogError(f"table {name!r} already exists")
-            meta = TableMeta(name=name, schema=schema, source=path)
-            self.commit(adopt(self._manifest.with_table(meta), meta, files, self._row_counts))
+            if meta is None:
+                meta = TableMeta(name=name, schema=schema, source=path, stored=stored or ())
+                manifest = adopt(self._manifest.with_table(meta), meta, files, self._row_counts)
+            elif stored is not None and stored != meta.stored:
+                fragments = tuple(replace(f, copy=None) for f in meta.fragments)
+                manifest = self._manifest.with_table(replace(meta, stored=stored, fragments=fragments))
+            else:
+                return self.table(name)
+            self.commit(self._copy_stored(manifest, name))
         return self.table(name)
 
     def adopt_source(self, name: str) -> None:
         """Commit a table indexed in place as its files are now (new files get ids of
-        their own, changed and removed ones leave holes), before OPTIMIZE or an index
-        build indexes them. Nothing for a managed table."""
+        their own and copies of the stored columns, changed and removed ones leave
+        holes), before OPTIMIZE or an index build indexes them. Nothing for a managed
+        table."""
         with self.writing():
             meta = self._manifest.tables[name]
             if meta.source is None:
                 return
             manifest = adopt(self._manifest, meta, list_files(meta.source), self._row_counts)
             if manifest.tables[name] != meta:
-                self.commit(manifest)
+                self.commit(self._copy_stored(manifest, name))
+
+    def _copy_stored(self, manifest: Manifest, name: str) -> Manifest:
+        """``manifest`` with a copy of the stored columns of each file of the in-place
+        table ``name`` that has none (fragments of ours, with the file's row ids),
+        written but not committed."""
+        meta = manifest.tables[name]
+        if not meta.stored:
+            return manifest
+        files = SourceFiles(meta, self._source_readers, self.store)
+        file_schema = pa.schema([pa.field(ROWID, pa.int64(), False), *[meta.schema.field(c) for c in meta.stored]])
+        fragments = []
+        try:
+            for frag in meta.fragments:
+                if frag.copy is None:
+                    copy_id, manifest = manifest.file_id("frag")
+                    batches = files.iter_fragment(frag.id, file_schema.names, SCAN_BATCH_ROWS)
+                    self.store.write_fragment(copy_id, file_schema, batches)
+                    frag = replace(frag, copy=copy_id)
+                fragments.append(frag)
+        except BaseException:
+            self.discard_uncommitted()
+            raise
+        return manifest.with_table(replace(meta, fragments=tuple(fragments)))
 
     def refuse_writes(self, name: str) -> None:
         """Refuse a write to the rows of a table indexed in place: they are its files'."""
@@ -684,7 +718,7 @@ class Database:
         for name in known[1] if known else ():
             if self._source_parts.table_exist(name):
                 self._source_parts.deregister_table(name)
-        paths = SourceFiles(meta, self._source_readers).paths()
+        paths = SourceFiles(meta, self._source_readers, self.store).paths()
         names = [f"{data_name}_{i}" for i in range(len(paths))]
         for name, path in zip(names, paths):
             self._source_parts.register_parquet(name, path, schema=meta.schema)
@@ -746,6 +780,18 @@ class Database:
 
     def segment_set(self, snapshot: TableSnapshot, column: str) -> SegmentSet:
         return self.segment_sets.segment_set(snapshot, column)
+
+
+def _stored_columns(store: Sequence[str] | None, schema: pa.Schema) -> tuple[str, ...] | None:
+    """The columns a table indexed in place keeps a copy of (None: not said)."""
+    if store is None:
+        return None
+    if isinstance(store, str) or not all(isinstance(c, str) for c in store):
+        raise InvalidArgument(f"store must be a list of column names, got {store!r}")
+    missing = [c for c in store if c not in schema.names]
+    if missing:
+        raise InvalidArgument(f"store names columns {missing} the files do not have; columns: {schema.names}")
+    return tuple(dict.fromkeys(store))
 
 
 def _part_names(table: str) -> tuple[str, str, str]:

@@ -220,3 +220,37 @@ def test_bad_sources_get_clear_errors(tmp_path, parquet_dir):
         src.mkdir()
         pq.write_table(pa.table({"_rowid": [1]}), src / "a.parquet")
         db.index_in_place("other", src)
+
+
+def test_stored_columns_are_fetched_from_the_database_copy(tmp_path, parquet_dir):
+    ctx = datafusion.SessionContext()
+    ctx.register_parquet("docs", str(parquet_dir))
+    db = fts.connect(tmp_path / "db", ctx=ctx)
+    db.sql("CREATE FULLTEXT INDEX ON docs (body) WITH (store = 'title')")
+    assert db.manifest.tables["docs"].stored == ("title",)
+    copies = [f.copy for f in db.manifest.tables["docs"].fragments]
+    assert all(copies) and len(list((tmp_path / "db" / "data").iterdir())) == 2
+    expected = [{"id": 4, "title": "d", "body": "alpha alpha"}, {"id": 1, "title": "a", "body": "alpha beta"}]
+    assert db.table("docs").search("alpha", columns=["id", "title", "body"]).drop_columns(
+        ["_rowid", "_score"]).to_pylist() == expected
+    # The copy is what a fetch of the stored column reads: with the user's file of the
+    # same size and time holding other titles, the copy's still come back.
+    path = parquet_dir / "a.parquet"
+    st = path.stat()
+    pq.write_table(pa.table({"id": [1, 2, 3], "title": ["X", "Y", "Z"],
+                             "body": ["alpha beta", "beta gamma", "gamma delta"]}), path)
+    assert path.stat().st_size == st.st_size
+    os.utime(path, ns=(st.st_atime_ns, st.st_mtime_ns))
+    fresh = fts.connect(tmp_path / "db").table("docs")
+    assert [r["title"] for r in fresh.search("alpha", columns=["title"]).to_pylist()] == ["d", "a"]
+    # A new file has no copy until OPTIMIZE: fetched from the file meanwhile.
+    pq.write_table(pa.table({"id": [6], "title": ["f"], "body": ["alpha omega"]}), parquet_dir / "c.parquet")
+    assert [r["title"] for r in db.table("docs").search("alpha", columns=["title"]).to_pylist()] == ["d", "a", "f"]
+    db.sql("OPTIMIZE docs")
+    assert all(f.copy for f in db.manifest.tables["docs"].fragments)
+    assert [r["title"] for r in db.table("docs").search("alpha", columns=["title"]).to_pylist()] == ["d", "a", "f"]
+    with pytest.raises(fts.InvalidArgument, match="do not have"):
+        db.index_in_place("docs", parquet_dir, store=["nope"])
+    db.create_table("managed", pa.table({"body": ["x"]}))
+    with pytest.raises(fts.InvalidArgument, match="store is for tables indexed in place"):
+        db.sql("CREATE FULLTEXT INDEX ON managed (body) WITH (store = 'body')")

@@ -227,13 +227,22 @@ class SqlSession:
                 raise InvalidArgument(f"index options are key = value, got {option.sql()}")
             options[option.this.name.lower()] = _literal(option.expression)
         columns = [identifier(c) for c in statement.expressions]
-        if name not in self.db.table_names() and self.ctx.table_exist(name) and not name.startswith(RESERVED_PREFIX):
+        store = options.pop("store", None)
+        if store is not None and not isinstance(store, str):
+            raise InvalidArgument(f"store is a list of column names in a string ('title, url'), got {store!r}")
+        stored = [c.strip() for c in store.split(",") if c.strip()] if store is not None else None
+        meta = self.db.manifest.tables.get(name)
+        if meta is None and self.ctx.table_exist(name) and not name.startswith(RESERVED_PREFIX):
             schema = self.ctx.table(name).schema()
             for column in columns:  # (checked before the table is made one indexed in place)
                 if column not in schema.names:
                     raise CatalogError(f"table {name!r} has no column {column!r}; columns: {schema.names}")
-            table = self.db.index_in_place(name)
+            table = self.db.index_in_place(name, store=stored)
+        elif meta is not None and meta.source is not None:
+            table = self.db.index_in_place(name, meta.source, store=stored)
         else:
+            if stored is not None:
+                raise InvalidArgument(f"store is for tables indexed in place; {name!r} keeps every column already")
             table = self.db.table(name)
         # Validate every column before building any index: a failing statement writes nothing.
         for column in columns:

@@ -72,7 +72,9 @@ class FragmentMeta:
 
     A fragment of a table indexed in place (``TableMeta.source``) is a user's file:
     ``file`` is its path under the source, ``size`` and ``mtime_ns`` what it was when
-    its rows were given their ids (a file that differs is not the file indexed).
+    its rows were given their ids (a file that differs is not the file indexed);
+    ``copy`` names a fragment of ours holding its rows' stored columns
+    (``TableMeta.stored``), fetched from there rather than from the user's file.
     """
 
     id: str
@@ -85,6 +87,7 @@ class FragmentMeta:
     file: str | None = None
     size: int | None = None
     mtime_ns: int | None = None
+    copy: str | None = None
 
     @property
     def row_hi(self) -> int:
@@ -149,7 +152,8 @@ class IndexMeta:
 class TableMeta:
     """A table: its fragments (ascending, disjoint row-id ranges) and indexes. ``source``
     (an absolute path) makes it a table indexed in place: its rows are the Parquet files
-    under that path, read where they are (docs/design.md: "Tables indexed in place")."""
+    under that path, read where they are (docs/design.md: "Tables indexed in place"),
+    but for the ``stored`` columns, of which the database keeps a copy."""
 
     name: str
     schema: pa.Schema  # user columns, without _rowid
@@ -157,6 +161,7 @@ class TableMeta:
     fragments: tuple[FragmentMeta, ...] = ()
     indexes: dict[str, IndexMeta] = field(default_factory=dict)
     source: str | None = None
+    stored: tuple[str, ...] = ()
 
     @cached_property
     def holes(self) -> tuple[tuple[int, int], ...]:
@@ -205,6 +210,7 @@ class Manifest:
         ids = set()
         for t in self.tables.values():
             ids.update(f.id for f in t.fragments if f.file is None)  # (a source's files are not ours)
+            ids.update(f.copy for f in t.fragments if f.copy)
             ids.update(f.deletes for f in t.fragments if f.deletes)
             ids.update(s.id for ix in t.indexes.values() for s in ix.segments)
         return frozenset(ids)
@@ -265,6 +271,8 @@ class Manifest:
                 if table.source is not None:
                     _check_id("source file", frag.id)
                     _check_source_file(frag)
+                    if frag.copy is not None:
+                        _check_id("fragment", frag.copy)
                     continue
                 _check_id("fragment", frag.id)
                 if frag.deletes is not None:
@@ -312,7 +320,7 @@ def _schema_from_b64(text: str) -> pa.Schema:
 
 
 def _table_to_json(t: TableMeta) -> dict[str, Any]:
-    source = {"source": t.source} if t.source is not None else {}
+    source = {"source": t.source, "stored": list(t.stored)} if t.source is not None else {}
     return {
         **source,
         "schema": _schema_to_b64(t.schema),
@@ -333,7 +341,7 @@ def _table_to_json(t: TableMeta) -> dict[str, Any]:
 
 
 # FragmentMeta's fields only a source's files have (left out of the JSON of the others).
-_SOURCE_FIELDS = ("file", "size", "mtime_ns")
+_SOURCE_FIELDS = ("file", "size", "mtime_ns", "copy")
 
 
 def _table_from_json(name: str, d: dict[str, Any]) -> TableMeta:
@@ -343,6 +351,7 @@ def _table_from_json(name: str, d: dict[str, Any]) -> TableMeta:
     return TableMeta(
         name=name,
         source=source,
+        stored=tuple(str(c) for c in d.get("stored", ())),
         schema=_schema_from_b64(d["schema"]),
         next_rowid=int(d["next_rowid"]),
         fragments=tuple(FragmentMeta(**f) for f in d["fragments"]),

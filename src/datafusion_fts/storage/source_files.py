@@ -32,9 +32,11 @@ import pyarrow as pa
 from ..errors import StaleSnapshotError, StorageError
 from .manifest import ROWID, SOURCE_LAYOUT, FragmentMeta, Manifest, TableMeta
 from .page_reader import DecodedCache, PageReader, open_parquet, take_rows
+from .store import Store
 
 # Files of a source directory: what DataFusion's listing table reads of it.
 PARQUET_SUFFIX = ".parquet"
+_ROWID_FIELD = pa.field(ROWID, pa.int64(), False)
 
 
 @dataclass(frozen=True)
@@ -160,12 +162,15 @@ def check_schema(meta: TableMeta, schema: pa.Schema, path: Path) -> None:
 class SourceFiles:
     """Reads an in-place table's rows from its files, as a store reads its fragments
     (``iter_fragment``, ``take_rows``, ``pages_of``, by fragment id): page by page where
-    a file has an offset index, else by row group (see :mod:`.page_reader`)."""
+    a file has an offset index, else by row group (see :mod:`.page_reader`). Fetches of
+    stored columns read the database's copies (``FragmentMeta.copy``) instead."""
 
-    def __init__(self, meta: TableMeta, readers: "SourceReaders") -> None:
+    def __init__(self, meta: TableMeta, readers: "SourceReaders", store: Store) -> None:
         self._root = file_root(meta.source or "")
         self._fragments = {f.id: f for f in meta.fragments}
+        self._stored = frozenset(meta.stored)
         self._readers = readers
+        self._store = store
 
     def _reader(self, frag_id: str) -> tuple[PageReader, FragmentMeta]:
         frag = self._fragments[frag_id]
@@ -183,7 +188,7 @@ class SourceFiles:
         if not names:  # (ids alone: nothing to read)
             for start in range(lo, hi + 1, batch_rows):
                 ids = np.arange(frag.row_lo + start, frag.row_lo + min(start + batch_rows, hi + 1), dtype=np.int64)
-                yield pa.RecordBatch.from_arrays([pa.array(ids)], names=[ROWID])
+                yield pa.RecordBatch.from_arrays([pa.array(ids)], schema=pa.schema([_ROWID_FIELD]))
             return
         if reader.readable(names):
             batches, position = reader.scan(names, batch_rows, lo, hi), lo
@@ -197,11 +202,30 @@ class SourceFiles:
         for batch in batches:
             if ROWID in columns:
                 ids = pa.array(np.arange(frag.row_lo + position, frag.row_lo + position + batch.num_rows, dtype=np.int64))
-                batch = pa.RecordBatch.from_arrays([ids, *batch.columns], names=[ROWID, *batch.schema.names])
+                batch = pa.RecordBatch.from_arrays([ids, *batch.columns], schema=pa.schema([_ROWID_FIELD, *batch.schema]))
             position += batch.num_rows
             yield batch
 
     def take_rows(self, parts: list[tuple[str, np.ndarray]], columns: list[str]) -> pa.Table:
+        """As a store's ``take_rows``: the stored columns from the copies of the files
+        that have one (the committed ones: those not yet committed follow them in row-id
+        order), every other column and file from the files."""
+        copied = 0
+        while copied < len(parts) and self._fragments[parts[copied][0]].copy:
+            copied += 1
+        kept = [c for c in columns if c in self._stored] if copied else []
+        read = [c for c in columns if c not in kept]
+        found: dict[str, pa.ChunkedArray] = {}
+        if kept:
+            copies = self._store.take_rows([(self._fragments[f].copy or "", rows) for f, rows in parts[:copied]], kept)
+            if copied < len(parts):
+                copies = pa.concat_tables([copies, self._from_files(parts[copied:], kept)])
+            found.update(zip(kept, copies.columns))
+        if read:
+            found.update(zip(read, self._from_files(parts, read).columns))
+        return pa.table({c: found[c] for c in columns})
+
+    def _from_files(self, parts: list[tuple[str, np.ndarray]], columns: list[str]) -> pa.Table:
         return take_rows([(self._reader(frag_id)[0], rows) for frag_id, rows in parts], columns)
 
     def pages_of(self, parts: list[tuple[str, np.ndarray]], column: str) -> np.ndarray | None:
