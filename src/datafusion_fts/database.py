@@ -188,15 +188,14 @@ class Database:
             meta = self._manifest.tables.get(name)
         if meta is None:
             raise CatalogError(f"no table named {name!r}; tables: {self.table_names()}")
-        files = None
         if meta.source is not None:
             meta = self._reconciled(meta)
-            files = SourceFiles(meta, self._source_readers, self.store)
         with self._state_lock:
             runs = self._fresh.get(name, ())
             last = self._snapshots.get(name)
             if last is not None and last[0] is meta and last[1] is runs:
                 return last[2]
+            files = SourceFiles(meta, self._source_readers, self.store) if meta.source is not None else None
             snap = TableSnapshot(meta, self.store, fresh_batches(runs), fresh_segments(runs), files)
             self._snapshots[name] = (meta, runs, snap)
         return snap
