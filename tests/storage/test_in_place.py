@@ -254,3 +254,22 @@ def test_stored_columns_are_fetched_from_the_database_copy(tmp_path, parquet_dir
     db.create_table("managed", pa.table({"body": ["x"]}))
     with pytest.raises(fts.InvalidArgument, match="store is for tables indexed in place"):
         db.sql("CREATE FULLTEXT INDEX ON managed (body) WITH (store = 'body')")
+
+
+def test_explain_analyze_says_what_the_fetch_read(tmp_path, parquet_dir):
+    paged = tmp_path / "paged"
+    paged.mkdir()
+    pq.write_table(pq.read_table(parquet_dir / "a.parquet"), paged / "a.parquet", write_page_index=True)
+    db = fts.connect(tmp_path / "db")
+    db.index_in_place("plain", parquet_dir, store=["title"]).create_index("body")
+    db.index_in_place("paged", paged).create_index("body")
+
+    def fetch_line(table: str) -> str:
+        plan = db.sql(f"EXPLAIN ANALYZE SELECT id, title FROM {table} WHERE MATCH(body, 'beta') LIMIT 5").to_pydict()
+        return next(line for text in plan["plan"] for line in text.splitlines() if line.startswith("FetchRows"))
+
+    # (pyarrow's defaults: no page index, so a row group; the stored copy is paged)
+    assert fetch_line("plain") == (
+        "FetchRows: rows=2, columns=['id', 'title']  [id: 1 row group of source files; title: 1 page of stored copies]"
+    )
+    assert fetch_line("paged") == "FetchRows: rows=2, columns=['id', 'title']  [id: 1 page of source files; title: 1 page of source files]"

@@ -500,6 +500,8 @@ class SqlSession:
                     logical.append(f"  simplify_query: tree={request.query!r}")
                 if plan is not None:
                     physical.append(_explain_plan(plan, bool(statement.args.get("analyze"))))
+                    if statement.args.get("analyze") and item.search.managed and item.search.carries_rows:
+                        physical.append(_explain_fetch(request.snapshot, result, list(item.search.columns)))
                 self._register_result(item.result_table, result)
                 registered.append(item.result_table)
             df_plan = self.ctx.sql("EXPLAIN " + rewritten.sql(dialect="postgres")).to_arrow_table()
@@ -512,6 +514,26 @@ class SqlSession:
             for name in registered:
                 self.ctx.deregister_table(name)
         return self.ctx.from_pydict(rows)
+
+
+def _explain_fetch(snapshot: TableSnapshot, result: pa.Table, columns: list[str]) -> str:
+    """EXPLAIN ANALYZE's line for the fetch of the found rows' columns: what it read per
+    column (pages, row groups; of a source's files, of stored copies, or fresh rows)."""
+    units = snapshot.fetch_units(result.column(0).to_numpy(), columns)
+    read = "; ".join(
+        f"{column}: " + (", ".join(f"{n} {_singular(unit) if n == 1 else unit}" for unit, n in sorted(found.items()))
+                         or "nothing")
+        for column, found in units.items()
+    )
+    return f"FetchRows: rows={result.num_rows}, columns={columns}  [{read}]"
+
+
+def _singular(unit: str) -> str:
+    """'pages of source files' -> 'page of source files' (likewise row groups, rows)."""
+    for plural in ("pages", "row groups", "rows"):
+        if unit.startswith(plural) or unit.startswith("fresh " + plural):
+            return unit.replace(plural, plural[:-1], 1)
+    return unit
 
 
 def _explain_plan(plan: Any, analyze: bool) -> str:

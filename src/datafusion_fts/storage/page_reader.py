@@ -25,7 +25,7 @@ import os
 import threading
 import weakref
 import zlib
-from collections import OrderedDict
+from collections import Counter, OrderedDict
 from concurrent.futures import Executor
 from dataclasses import dataclass
 from pathlib import Path
@@ -281,6 +281,14 @@ class PageReader:
             return None
         return np.searchsorted(pages.first_rows, rows, side="right") - 1
 
+    def units_of(self, rows: np.ndarray, name: str) -> tuple[str, int]:
+        """What a fetch of column ``name`` at the local ``rows`` reads: ("pages", how
+        many data pages) or, for a column read by row group, ("row groups", how many)."""
+        pages = self.pages_of(rows, name)
+        if pages is not None:
+            return "pages", len(np.unique(pages))
+        return "row groups", len(np.unique(np.searchsorted(self.group_starts, rows, side="right")))
+
     def _pages_of(self, leaf: int) -> _Pages | None:
         """The column's data pages from the offset index (None without one)."""
         with self._lock:
@@ -487,6 +495,16 @@ def take_rows(parts: list[tuple[PageReader, np.ndarray]], names: list[str]) -> p
             columns.append(pa.chunked_array(
                 [c for r, rows in parts for c in r.take(rows, [name]).column(0).cast(field.type).chunks], field.type))
     return pa.table(columns, schema=pa.schema(fields))
+
+
+def fetch_units(parts: list[tuple[PageReader, np.ndarray]], name: str) -> Counter[str]:
+    """What :func:`take_rows` reads of column ``name`` at ``parts``: data pages, or row
+    groups where the column is read by row group (``PageReader.units_of``)."""
+    units: Counter[str] = Counter()
+    for reader, rows in parts:
+        unit, count = reader.units_of(rows, name)
+        units[unit] += count
+    return units
 
 
 @dataclass(frozen=True)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections import Counter
 from dataclasses import dataclass, field
 from functools import cached_property
 from typing import TYPE_CHECKING, Any, Callable, Iterator, Mapping, TypeVar
@@ -217,6 +218,21 @@ class TableSnapshot:
             for frag, lo, hi in zip(self.meta.fragments, bounds[:-1].tolist(), bounds[1:].tolist()) if lo < hi
         ]
         return stored, int(bounds[-1])
+
+    def fetch_units(self, row_ids: np.ndarray, columns: list[str]) -> dict[str, Counter[str]]:
+        """Per column, what :meth:`take` of ``row_ids`` reads (pages, row groups, rows
+        in memory), for EXPLAIN ANALYZE: a fetch costs what it touches."""
+        rows = np.unique(row_ids)
+        stored, fresh_from = self._stored(rows)
+        units = {}
+        for column in columns:
+            if column == ROWID:
+                continue
+            found = self._data.fetch_units(stored, column) if stored else Counter()
+            if fresh_from < len(rows):
+                found["fresh rows in memory"] += len(rows) - fresh_from
+            units[column] = found
+        return units
 
     def _page_keys(self, row_ids: np.ndarray, column: str) -> np.ndarray | None:
         """Per id, a key of the page of ``column`` holding it (-1: a fresh row), or None

@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import os
 import stat
+from collections import Counter
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Iterator
@@ -32,7 +33,7 @@ import pyarrow as pa
 
 from ..errors import StaleSnapshotError, StorageError
 from .manifest import ROWID, SOURCE_LAYOUT, FragmentMeta, Manifest, TableMeta
-from .page_reader import DecodedCache, PageReader, open_parquet, take_rows
+from .page_reader import DecodedCache, PageReader, fetch_units, open_parquet, take_rows
 from .store import Store
 
 # Files of a source directory: what DataFusion's listing table reads of it.
@@ -225,6 +226,20 @@ class SourceFiles:
         if read:
             found.update(zip(read, self._from_files(parts, read).columns))
         return pa.table({c: found[c] for c in columns})
+
+    def fetch_units(self, parts: list[tuple[str, np.ndarray]], column: str) -> Counter[str]:
+        """What :meth:`take_rows` reads of ``column``: pages or row groups of the files,
+        or pages of the stored copies."""
+        copied = 0
+        while column in self._stored and copied < len(parts) and self._fragments[parts[copied][0]].copy:
+            copied += 1
+        units: Counter[str] = Counter()
+        if copied:
+            copies = [(self._fragments[f].copy or "", rows) for f, rows in parts[:copied]]
+            units.update({f"{unit} of stored copies": n for unit, n in self._store.fetch_units(copies, column).items()})
+        files = fetch_units([(self._reader(f)[0], rows) for f, rows in parts[copied:]], column)
+        units.update({f"{unit} of source files": n for unit, n in files.items()})
+        return units
 
     def _from_files(self, parts: list[tuple[str, np.ndarray]], columns: list[str]) -> pa.Table:
         return take_rows([(self._reader(frag_id)[0], rows) for frag_id, rows in parts], columns)

@@ -27,6 +27,7 @@ import zlib
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import AbstractContextManager, contextmanager
 from pathlib import Path
+from collections import Counter
 from typing import Iterable, Iterator, Protocol
 
 import numpy as np
@@ -39,7 +40,7 @@ from ..errors import StaleSnapshotError, StorageError
 from . import checksums
 from .layout import MANIFEST
 from .manifest import FORMAT_VERSION, Manifest
-from .page_reader import DecodedCache, PageReader, open_parquet, take_rows
+from .page_reader import DecodedCache, PageReader, fetch_units, open_parquet, take_rows
 
 ROW_GROUP_ROWS = 65_536
 # A data page closes once its values pass PAGE_BYTES, checked every ``write_batch_size``
@@ -80,6 +81,9 @@ class Store(Protocol):
     def pages_of(self, parts: list[tuple[str, np.ndarray]], column: str) -> np.ndarray | None:
         """A key of the page of ``column`` each row of ``parts`` (as for ``take_rows``)
         sits in, equal for rows of one page; None where rows are not read by page."""
+    def fetch_units(self, parts: list[tuple[str, np.ndarray]], column: str) -> Counter[str]:
+        """What ``take_rows(parts, [column])`` reads, by unit ("pages", "row groups",
+        "rows in memory"), for EXPLAIN ANALYZE."""
     def fragment_dataset(self, frag_ids: list[str], schema: pa.Schema) -> ds.Dataset: ...
     def fragment_paths(self, frag_ids: list[str]) -> list[str] | None: ...
     def write_segment(self, seg_id: str, arrays: dict[str, pa.Array]) -> int | None: ...
@@ -468,6 +472,9 @@ class DirectoryStore:
             keys.append(pages + (i << 40))
         return np.concatenate(keys) if keys else np.zeros(0, np.int64)
 
+    def fetch_units(self, parts: list[tuple[str, np.ndarray]], column: str) -> Counter[str]:
+        return fetch_units([(self._pages(frag_id), rows) for frag_id, rows in parts], column)
+
     def fragment_dataset(self, frag_ids: list[str], schema: pa.Schema) -> ds.Dataset:
         return ds.dataset(self.fragment_paths(frag_ids), schema=schema, format="parquet")
 
@@ -643,6 +650,9 @@ class MemoryStore:
 
     def pages_of(self, parts: list[tuple[str, np.ndarray]], column: str) -> None:
         return None  # (rows in memory: no pages to read)
+
+    def fetch_units(self, parts: list[tuple[str, np.ndarray]], column: str) -> Counter[str]:
+        return Counter({"rows in memory": sum(len(rows) for _, rows in parts)})
 
     def fragment_dataset(self, frag_ids: list[str], schema: pa.Schema) -> ds.Dataset:
         tables = [self._fragments[f] for f in frag_ids]
