@@ -28,6 +28,7 @@ from .session_catalog import RESERVED_PREFIX
 from .statement_cache import Shape, StatementCache, Template, direct, shape_of, slot_leaf
 from .text_functions import rewrite_text_functions
 from ..settings import Settings
+from ..storage.manifest import Manifest
 from ..storage.snapshot import TableSnapshot
 from ..table import Table
 
@@ -47,6 +48,9 @@ class SqlHost(Protocol):
     def table(self, name: str) -> Table: ...
 
     def snapshot(self, name: str) -> TableSnapshot: ...
+
+    @property
+    def manifest(self) -> Manifest: ...
 
     def create_table(self, name: str, data: Any = None, schema: pa.Schema | None = None) -> Table: ...
 
@@ -331,15 +335,15 @@ class SqlSession:
     # -- searches -------------------------------------------------------------------------
     def _index_analyzer(self, table: str, column: str) -> AnalyzerConfig | None:
         """The analyzer of a managed table's index on ``column`` (None: no index)."""
-        if table not in self.db.table_names():
-            return None
-        index = self.db.snapshot(table).meta.indexes.get(column)
+        meta = self.db.manifest.tables.get(table)  # (the committed table: no listing of a source)
+        index = meta.indexes.get(column) if meta is not None else None
         return index.analyzer if index is not None else None
 
     def _schema_of(self, name: str) -> tuple[pa.Schema, bool] | None:
         """(schema, managed) of a table SQL may search."""
-        if name in self.db.table_names():
-            return self.db.snapshot(name).schema, True
+        meta = self.db.manifest.tables.get(name)  # (the committed table: no listing of a source)
+        if meta is not None:
+            return meta.schema, True
         if self.ctx.table_exist(name) and not name.startswith(RESERVED_PREFIX):
             return self.ctx.table(name).schema(), False
         return None

@@ -573,11 +573,13 @@ def _take_pieces(pieces: list[_Piece]) -> pa.Array:
             parts.append(values)
             filled += len(values)
         encodings = spans[:, S_ENCODING]
-        coded = (encodings == RLE_DICTIONARY) | (encodings == PLAIN_DICTIONARY)
-        dictionary: tuple[np.ndarray, ...] = (_NONE, _NONE, _NONE, _NONE, _NONE)
-        if coded.any():
-            dictionary, filled = _dictionaries(pieces, [pages for pages, _, _, _ in located], which, groups, coded,
-                                               parts, filled)
+        dict_n = np.zeros(len(sizes), np.int64)
+        dictionaries = {}
+        on_dictionary = (encodings == RLE_DICTIONARY) | (encodings == PLAIN_DICTIONARY)
+        if on_dictionary.any():
+            dictionaries = _dictionaries(pieces, [pages for pages, _, _, _ in located], which, groups, on_dictionary)
+            for (i, group), d in dictionaries.items():
+                dict_n[on_dictionary & (which == i) & (groups == group)] = d.n
         buf = np.frombuffer(b"".join(parts), dtype=np.uint8) if len(parts) > 1 else raw
         page_of = np.concatenate([page_of + base for (_, _, page_of, _), base in zip(located, bases.tolist())])
         wanted = np.concatenate([wanted for _, _, _, wanted in located])
@@ -585,8 +587,11 @@ def _take_pieces(pieces: list[_Piece]) -> pa.Array:
         valid = np.empty(n, dtype=np.bool_)
         a = np.zeros(n, dtype=np.int64)
         b = np.zeros(n, dtype=np.int64)
-        bad = select_values(buf, spans, *dictionary, page_of, wanted, column.kind, column.width, column.max_def,
-                            valid, a, b)
+        coded = np.zeros(n, dtype=np.bool_)
+        bad = select_values(buf, spans, dict_n, page_of, wanted, column.kind, column.width, column.max_def,
+                            valid, a, b, coded)
+        if bad < 0 and coded.any():
+            buf = _look_up(column, dictionaries, which[page_of], groups[page_of], coded, buf, a, b)
         if bad >= 0:
             raise _BadPage(bad, "does not decode")
     except _BadPage as err:
@@ -612,29 +617,43 @@ def _check_crcs(raw: np.ndarray, spans: np.ndarray) -> None:
 
 def _dictionaries(
     pieces: list[_Piece], pages: list[_Pages], which: np.ndarray, groups: np.ndarray, coded: np.ndarray,
-    parts: list, filled: int,
-) -> tuple[tuple[np.ndarray, ...], int]:
-    """The dictionaries of the row groups whose pages ``coded`` refer to one, appended
-    to ``parts`` (from offset ``filled``): per page where its entries start, how many
-    there are and (byte arrays) where its entries' offsets start; all entries'
-    offsets and lengths; and the new ``filled``."""
-    m = len(groups)
-    dict_lo, dict_n, dict_entry0 = np.zeros(m, np.int64), np.zeros(m, np.int64), np.zeros(m, np.int64)
-    starts, lens = [_NONE], [_NONE]
-    entries = 0
+) -> dict[tuple[int, int], _Dictionary]:
+    """The dictionaries (cached, decompressed) of the row groups whose pages ``coded``
+    refer to one, by (piece, row group)."""
+    found = {}
     for i in np.unique(which[coded]).tolist():
-        piece, mine_i = pieces[i], coded & (which == i)
-        for group in np.unique(groups[mine_i]).tolist():
+        piece = pieces[i]
+        for group in np.unique(groups[coded & (which == i)]).tolist():
             first_page = int(pages[i].offsets[np.searchsorted(pages[i].groups, group)])
-            d = piece.reader._dictionary(piece.column.leaf, group, first_page, str(piece.column.codecs[group]))
-            mine = mine_i & (groups == group)
-            dict_lo[mine], dict_n[mine], dict_entry0[mine] = filled, d.n, entries
-            starts.append(d.starts + filled)
-            lens.append(d.lens)
-            entries += len(d.starts)
-            parts.append(d.data)
-            filled += len(d.data)
-    return (dict_lo, dict_n, dict_entry0, np.concatenate(starts), np.concatenate(lens)), filled
+            found[i, group] = piece.reader._dictionary(piece.column.leaf, group, first_page,
+                                                       str(piece.column.codecs[group]))
+    return found
+
+
+def _look_up(
+    column: _Column, dictionaries: dict[tuple[int, int], _Dictionary], piece_of: np.ndarray, group_of: np.ndarray,
+    coded: np.ndarray, buf: np.ndarray, a: np.ndarray, b: np.ndarray,
+) -> np.ndarray:
+    """The values of the rows ``coded`` (``a``: their dictionary entries, of row group
+    ``group_of`` of piece ``piece_of``) from their dictionaries: fixed-width values into
+    ``a``; byte arrays' bytes appended to ``buf`` (returned), ``a``/``b`` pointing there.
+    Only the wanted entries are copied, not the dictionaries."""
+    extra, filled = [buf], len(buf)
+    for (i, group), d in dictionaries.items():
+        rows = np.flatnonzero(coded & (piece_of == i) & (group_of == group))
+        if not len(rows):
+            continue
+        entries = a[rows]
+        if column.kind == FIXED:
+            values = np.frombuffer(d.data, dtype="<i8" if column.width == 8 else "<u4", count=d.n)
+            a[rows] = values[entries].astype(np.int64)
+            continue
+        starts, lens = d.starts[entries], d.lens[entries]
+        offsets, data = gather_bytes(np.frombuffer(d.data, dtype=np.uint8), np.ones(len(rows), np.bool_), starts, lens)
+        a[rows], b[rows] = filled + offsets[:-1], lens
+        extra.append(data)
+        filled += len(data)
+    return np.concatenate(extra) if len(extra) > 1 else buf
 
 
 def _decompress(

@@ -196,20 +196,19 @@ def _pick(buf, lo, hi, width, valid, index, w0, w1, out):
 
 
 @njit(cache=True, nogil=True)
-def select_values(
-    buf, spans, dict_lo, dict_n, dict_entry0, dict_starts, dict_lens, page_of, wanted, kind, width, max_def,
-    valid, a, b,
-):
+def select_values(buf, spans, dict_n, page_of, wanted, kind, width, max_def, valid, a, b, coded):
     """The wanted values of a column's pages. Page p's definition levels are
     ``buf[spans[p, S_LEV_LO]:spans[p, S_LEV_HI]]`` (a data page v2's; a v1 page's open
     its values region, behind their 4-byte length) and its values ``buf[spans[p,
     S_VAL_LO]:spans[p, S_VAL_HI]]`` (see :func:`.parquet_thrift.page_spans`); a
-    dictionary-encoded page's entries start at ``dict_lo[p]`` (``dict_n[p]`` of them;
-    byte arrays: ``dict_starts/dict_lens`` from ``dict_entry0[p]``).
+    dictionary-encoded page's dictionary has ``dict_n[p]`` entries.
 
     Wanted row w is position ``wanted[w]`` of page ``page_of[w]`` (ascending). Out:
     ``valid[w]``, and its value as ``a[w]`` (BOOLEAN: 0/1; FIXED: its ``width`` bytes'
-    value as int64 bits; BYTES: the offset of its bytes) and ``b[w]`` (BYTES: their length).
+    value as int64 bits; BYTES: the offset of its bytes) and ``b[w]`` (BYTES: their length);
+    for a row of a dictionary-encoded page, ``coded[w]`` and its entry as ``a[w]``, which
+    the caller looks up in the page's dictionary (never copied into ``buf``: a dictionary
+    page is up to a MiB, a fetch wants a few of its entries).
     Returns -1, or the index of the first damaged page."""
     n = wanted.shape[0]
     index = np.empty(n, dtype=np.int64)
@@ -245,19 +244,14 @@ def select_values(
                 return p
             if not _pick(buf, lo + 1, hi, np.int64(buf[lo]), valid, index, w0, w1, a):
                 return p
+            if kind == BOOLEAN:
+                return p  # (no writer dictionary-encodes booleans)
             for w in range(w0, w1):
                 if not valid[w]:
                     continue
-                entry = a[w]
-                if entry < 0 or entry >= dict_n[p]:
+                if a[w] < 0 or a[w] >= dict_n[p]:
                     return p
-                if kind == FIXED:
-                    a[w] = _le(buf, dict_lo[p] + entry * width, width)
-                elif kind == BYTES:
-                    a[w] = dict_starts[dict_entry0[p] + entry]
-                    b[w] = dict_lens[dict_entry0[p] + entry]
-                else:
-                    return p  # (no writer dictionary-encodes booleans)
+                coded[w] = True
         elif enc == DELTA_BINARY_PACKED and kind == FIXED:
             if not _delta_pick(buf, lo, hi, valid, index, w0, w1, a):
                 return p
