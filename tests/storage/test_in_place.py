@@ -273,3 +273,52 @@ def test_explain_analyze_says_what_the_fetch_read(tmp_path, parquet_dir):
         "FetchRows: rows=2, columns=['id', 'title']  [id: 1 row group of source files; title: 1 page of stored copies]"
     )
     assert fetch_line("paged") == "FetchRows: rows=2, columns=['id', 'title']  [id: 1 page of source files; title: 1 page of source files]"
+
+
+def test_explain_names_new_changed_and_removed_files(tmp_path, parquet_dir):
+    db = fts.connect(tmp_path / "db")
+    db.index_in_place("docs", parquet_dir).create_index("body")
+    pq.write_table(pa.table({"id": [6], "title": ["f"], "body": ["alpha omega"]}), parquet_dir / "c.parquet")
+    (parquet_dir / "a.parquet").unlink()
+    plan = db.sql("EXPLAIN SELECT id FROM docs WHERE MATCH(body, 'alpha')").to_pydict()["plan"][0]
+    assert f"source: {parquet_dir} (2 files); new or changed since committed: c.parquet; " \
+           "rows of changed or removed files: 0..2" in plan
+
+
+def test_sql_beside_files_added_and_optimized_in_other_threads(tmp_path, parquet_dir):
+    """Readers never fail and always see a whole listing: each added file holds one
+    more 'alpha' row, so a count is one of the counts the files ever gave."""
+    import threading
+
+    ctx = datafusion.SessionContext()
+    ctx.register_parquet("docs", str(parquet_dir))
+    db = fts.connect(tmp_path / "db", ctx=ctx)
+    db.sql("CREATE FULLTEXT INDEX ON docs (body)")
+    sql = "SELECT count(*) AS n FROM docs WHERE MATCH(body, 'alpha')"
+    counts, errors, done = [], [], threading.Event()
+
+    def read() -> None:
+        while not done.is_set():
+            try:
+                counts.append(db.sql(sql).to_pylist()[0]["n"])
+            except Exception as exc:  # (any failure fails the test)
+                errors.append(exc)
+
+    readers = [threading.Thread(target=read) for _ in range(2)]
+    for r in readers:
+        r.start()
+    try:
+        for i in range(6):
+            # (written under a name listings skip, then renamed: never read half written)
+            pq.write_table(pa.table({"id": [10 + i], "title": ["n"], "body": [f"alpha new{i}"]}),
+                           parquet_dir / f"_n{i}.parquet")
+            os.rename(parquet_dir / f"_n{i}.parquet", parquet_dir / f"n{i}.parquet")
+            if i % 2:
+                db.table("docs").optimize()
+    finally:
+        done.set()
+        for r in readers:
+            r.join()
+    assert not errors, errors[:3]
+    assert counts and set(counts) <= set(range(2, 9))
+    assert db.sql(sql).to_pylist() == [{"n": 8}]

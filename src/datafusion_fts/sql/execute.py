@@ -502,6 +502,8 @@ class SqlSession:
                 result, plan, request = self._run_search(item)
                 if request is not None and request.query is not item.search.tree:
                     logical.append(f"  simplify_query: tree={request.query!r}")
+                if request is not None and isinstance(request.snapshot, TableSnapshot) and request.snapshot.meta.source:
+                    logical.append(f"  source: {request.snapshot.describe_source()}")
                 if plan is not None:
                     physical.append(_explain_plan(plan, bool(statement.args.get("analyze"))))
                     if statement.args.get("analyze") and item.search.managed and item.search.carries_rows:

@@ -13,7 +13,7 @@ import pyarrow as pa
 from .manifest import ROWID, TableMeta
 from .large_take import take_out_of_order
 from .reorder_rows import reorder_rows
-from .source_files import SourceFiles
+from .source_files import TAIL_ID_PREFIX, SourceFiles
 from .store import Store
 
 if TYPE_CHECKING:
@@ -110,6 +110,19 @@ class TableSnapshot:
         if start < self.row_count:
             gaps.append((start, self.row_count - 1))
         return [(lo, hi) for lo, hi in gaps if lo <= hi]
+
+    def describe_source(self) -> str:
+        """For EXPLAIN, a table indexed in place as this snapshot found its files: how
+        many, which are not indexed yet (the tail), and the ids of rows whose files
+        changed or went away since (read as deleted: no plan answers from them)."""
+        tail = [f.file for f in self.meta.fragments if f.id.startswith(TAIL_ID_PREFIX)]
+        committed = len(self.meta.fragments) - len(tail)
+        parts = [f"{self.meta.source} ({committed + len(tail)} files)"]
+        if tail:
+            parts.append(f"new or changed since committed: {', '.join(str(f) for f in tail)}")
+        if self.meta.holes:
+            parts.append("rows of changed or removed files: " + ", ".join(f"{lo}..{hi}" for lo, hi in self.meta.holes))
+        return "; ".join(parts)
 
     def files_in(self, ranges: tuple[tuple[int, int], ...]) -> tuple[str, ...]:
         """The source files (of a table indexed in place) holding rows of ``ranges``."""

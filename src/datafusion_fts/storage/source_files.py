@@ -39,6 +39,8 @@ from .store import Store
 # Files of a source directory: what DataFusion's listing table reads of it.
 PARQUET_SUFFIX = ".parquet"
 _ROWID_FIELD = pa.field(ROWID, pa.int64(), False)
+# The ids of the fragments of files listed but not committed (the tail), until a commit.
+TAIL_ID_PREFIX = "src-tail-"
 
 
 @dataclass(frozen=True)
@@ -103,7 +105,7 @@ def reconcile(meta: TableMeta, files: tuple[SourceFile, ...], rows_of: "RowCount
         if f.file in known:
             continue
         rows = rows_of(meta, f)
-        tail.append(FragmentMeta(f"src-tail-{len(tail)}", next_rowid, rows, layout=SOURCE_LAYOUT,
+        tail.append(FragmentMeta(f"{TAIL_ID_PREFIX}{len(tail)}", next_rowid, rows, layout=SOURCE_LAYOUT,
                                  file=f.file, size=f.size, mtime_ns=f.mtime_ns))
         next_rowid += rows
     if not tail and len(kept) == len(meta.fragments):
@@ -117,7 +119,7 @@ def adopt(manifest: Manifest, meta: TableMeta, files: tuple[SourceFile, ...], ro
     current = reconcile(meta, files, rows_of)
     fragments = []
     for frag in current.fragments:
-        if frag.id.startswith("src-tail-"):
+        if frag.id.startswith(TAIL_ID_PREFIX):
             frag_id, manifest = manifest.file_id("src")
             frag = replace(frag, id=frag_id)
         fragments.append(frag)
