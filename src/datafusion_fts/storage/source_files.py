@@ -24,9 +24,9 @@ from __future__ import annotations
 import os
 import stat
 from collections import Counter
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from pathlib import Path
-from typing import Iterator
+from typing import Iterator, NamedTuple
 
 import numpy as np
 import pyarrow as pa
@@ -43,9 +43,9 @@ _ROWID_FIELD = pa.field(ROWID, pa.int64(), False)
 TAIL_ID_PREFIX = "src-tail-"
 
 
-@dataclass(frozen=True)
-class SourceFile:
-    """A file under a source: its path relative to the source, size and mtime."""
+class SourceFile(NamedTuple):
+    """A file under a source: its path relative to the source, size and mtime (a tuple:
+    every query makes one per file)."""
 
     file: str
     size: int
@@ -67,7 +67,7 @@ def list_files(source: str) -> tuple[SourceFile, ...]:
         return ()
     except OSError as exc:
         raise StorageError(f"cannot list the source {source}: {exc}") from exc
-    found.sort(key=lambda f: f.file)
+    found.sort()
     return tuple(found)
 
 
