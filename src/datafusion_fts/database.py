@@ -49,6 +49,7 @@ from .storage.manifest import (
     valid_table_name,
 )
 from .sql.session_catalog import RESERVED_PREFIX, attach, parquet_source_of
+from .sql.table_views import TableViews
 from .sql.statement_cache import StatementCache
 from .storage.snapshot import SCAN_BATCH_ROWS, TableSnapshot
 from .storage.source_files import (
@@ -99,18 +100,13 @@ class Database:
         self.ctx = ctx if ctx is not None else datafusion.SessionContext()
         # Managed tables resolve through a schema provider of ours (sql/session_catalog.py);
         # the parts their views are made of live in a session of their own.
-        self._schema = attach(self.ctx)
-        self._parts = datafusion.SessionContext()
-        # Tables indexed in place: their files' views number rows in file order, which
-        # takes one partition per file (see _register_source).
-        self._source_parts = datafusion.SessionContext(datafusion.SessionConfig().with_target_partitions(1))
+        self.store: Store = DirectoryStore(path) if path is not None else MemoryStore()
+        self._views = TableViews(attach(self.ctx), self.store)  # (sql/table_views.py)
         self._source_readers = SourceReaders()
         self._row_counts = RowCounts()
         # Per table indexed in place: the committed table, its source as last listed, and
         # the table as the source is (storage/source_files.py: reconcile).
         self._listed: dict[str, tuple[TableMeta, tuple, TableMeta]] = {}
-        self._register_lock = threading.RLock()  # (registrations swap parts of the sessions)
-        self.store: Store = DirectoryStore(path) if path is not None else MemoryStore()
         self.settings = Settings.from_mapping(config or {})
         self.ray_init: dict[str, Any] = {}  # ray.init arguments for fts.executor = 'ray'
         # Told the phases of index builds not given a callback of their own: SQL's
@@ -136,9 +132,6 @@ class Database:
         # of; the next query on an unchanged table gets the same one, and with it the
         # memos kept on it (coverage, segment sets).
         self._snapshots: dict[str, tuple[TableMeta, tuple[FreshRun, ...], TableSnapshot]] = {}
-        # Per table: the TableMeta whose fragments (dataset) and deleted ids (whether any)
-        # are registered as its parts.
-        self._registered: dict[str, tuple[TableMeta, list[str], bool]] = {}
         with self.store.exclusive() as alone:
             if alone:  # nobody writes: recover from a crash (and delete files past their grace)
                 self._recover(self.store.load_manifest())
@@ -212,9 +205,8 @@ class Database:
             return last[2]
         current = reconcile(meta, files, self._row_counts)
         self._listed[meta.name] = (meta, files, current)
-        known = self._registered.get(meta.name)
-        if known is None or known[0] != current:
-            self._register(current)
+        if self._views.registered(meta.name) != current:
+            self._show(current)
         return current
 
     def index_in_place(
@@ -406,15 +398,15 @@ class Database:
                 name: last for name, last in self._snapshots.items() if manifest.tables.get(name) is last[0]
             }
         for name in set(old.tables) - set(manifest.tables):
-            self._deregister(name)
+            self._listed.pop(name, None)
+            self._views.deregister(name)
         for name, meta in manifest.tables.items():  # (against what is registered: a failed
             # registration, a file deleted meanwhile, is made again at the next load)
             if meta.source is not None:
                 self._reconciled(meta)  # (registers the table as its files are)
                 continue
-            known = self._registered.get(name)
-            if known is None or known[0] is not meta or old_fresh.get(name, ()) is not fresh.get(name, ()):
-                self._register(meta)
+            if self._views.registered(name) is not meta or old_fresh.get(name, ()) is not fresh.get(name, ()):
+                self._show(meta)
         self.segment_sets.retain(manifest.file_ids())
 
     @contextmanager
@@ -519,7 +511,7 @@ class Database:
             with self._state_lock:
                 self._fresh[name] = runs
             self.counters.update(tally)
-            self._register(current)
+            self._show(current)
             if sum(r.rows for r in runs) >= self.settings.get("fts.memtable_rows"):
                 self.flush(name)
             return n
@@ -573,8 +565,8 @@ class Database:
                 source_schema, batches = schema, iter(())
             else:
                 source_schema, batches = open_batches(data)
-            table_schema = check_new_schema(schema if schema is not None else source_schema)
-            meta = TableMeta(name=name, schema=table_schema)
+            new_schema = check_new_schema(schema if schema is not None else source_schema)
+            meta = TableMeta(name=name, schema=new_schema)
             manifest = self._manifest.with_table(meta)
             manifest, meta = self.append(manifest, meta, source_schema, batches)
             log = self._log(name)
@@ -660,104 +652,9 @@ class Database:
             self._install(manifest, fresh)
             self._collect_garbage(manifest)
 
-    def _register(self, meta: TableMeta) -> None:
-        """Show ``meta`` to DataFusion as a table of its live rows, ``_rowid`` included:
-        built here, then swapped in as what the name resolves to (no moment without it).
-
-        With fresh rows or deletions the table is a view: the fragments' dataset UNION ALL
-        the fresh rows, anti-joined with the deleted row ids (pyarrow datasets with a filter
-        cannot be scanned by DataFusion), over parts registered in a session of their own.
-        An insert changes only the fresh rows: the dataset and the deleted ids stay while
-        ``meta`` is the same object.
-        """
-        with self._register_lock:
-            if meta.source is not None:
-                self._register_source(meta)
-            else:
-                self._register_managed(meta)
-
-    def _register_managed(self, meta: TableMeta) -> None:
-        data_name, deleted_name, fresh_name = _part_names(meta.name)
-        known = self._registered.get(meta.name)
-        same = known is not None and known[0] is meta
-        for name in (fresh_name,) if same else (*(known[1] if known else ()), deleted_name, fresh_name):
-            if self._parts.table_exist(name):
-                self._parts.deregister_table(name)
-        file_schema = pa.schema([pa.field(ROWID, pa.int64(), False), *meta.schema])
-        if same:
-            _, data_parts, has_deleted = known
-        else:
-            data_parts = self._register_data(meta, data_name, file_schema)
-            deleted = TableSnapshot(meta, self.store).deleted
-            has_deleted = bool(len(deleted))
-            if has_deleted:
-                self._parts.register_record_batches(deleted_name, [[pa.record_batch({ROWID: pa.array(deleted)})]])
-            self._registered[meta.name] = (meta, data_parts, has_deleted)
-        fresh = list(fresh_batches(self._fresh.get(meta.name, ())))
-        parts = [f'SELECT * FROM "{name}"' for name in data_parts]
-        if fresh:
-            self._parts.register_record_batches(fresh_name, [fresh])
-            parts.append(f'SELECT * FROM "{fresh_name}"')
-        if not parts:  # (no rows at all)
-            self._schema.set_managed(meta.name, self._parts.from_arrow(file_schema.empty_table()).into_view())
-            return
-        source = " UNION ALL ".join(parts)
-        if has_deleted:
-            source = (
-                f'SELECT d.* FROM ({source}) AS d LEFT ANTI JOIN "{deleted_name}" AS x ON d."{ROWID}" = x."{ROWID}"'
-            )
-        self._schema.set_managed(meta.name, self._parts.sql(source).into_view())
-
-    def _register_source(self, meta: TableMeta) -> None:
-        """Show a table indexed in place to DataFusion as its files, each numbered from its
-        first row id in file order (a scan of one partition per file), UNION ALL: the
-        rows as the last listing found them, ``_rowid`` first."""
-        data_name = _part_names(meta.name)[0]
-        known = self._registered.get(meta.name)
-        for name in known[1] if known else ():
-            if self._source_parts.table_exist(name):
-                self._source_parts.deregister_table(name)
-        paths = SourceFiles(meta, self._source_readers, self.store).paths()
-        names = [f"{data_name}_{i}" for i in range(len(paths))]
-        for name, path in zip(names, paths):
-            self._source_parts.register_parquet(name, path, schema=meta.schema)
-        self._registered[meta.name] = (meta, names, False)
-        file_schema = pa.schema([pa.field(ROWID, pa.int64(), False), *meta.schema])
-        if not names:
-            self._schema.set_managed(meta.name, self._source_parts.from_arrow(file_schema.empty_table()).into_view())
-            return
-        columns = ", ".join(f'"{c}"' for c in meta.schema.names)
-        source = " UNION ALL ".join(
-            f'SELECT CAST(row_number() OVER () AS BIGINT) + {frag.row_lo - 1} AS "{ROWID}", {columns} FROM "{name}"'
-            for frag, name in zip(meta.fragments, names)
-        )
-        self._schema.set_managed(meta.name, self._source_parts.sql(source).into_view())
-
-    def _register_data(self, meta: TableMeta, data_name: str, file_schema: pa.Schema) -> list[str]:
-        """Register the table's fragments as parts; their names. Files are read by
-        DataFusion's own Parquet reader, one part each (a pyarrow dataset scan that a LIMIT
-        leaves unfinished can crash the interpreter at exit); an in-memory store's
-        fragments are one pyarrow dataset."""
-        paths = self.store.fragment_paths([f.id for f in meta.fragments])
-        if paths is None:
-            if not meta.fragments:  # (a dataset of no files cannot take part in a union)
-                return []
-            dataset = self.store.fragment_dataset([f.id for f in meta.fragments], file_schema)
-            self._parts.register_dataset(data_name, dataset)
-            return [data_name]
-        names = [f"{data_name}_{i}" for i in range(len(paths))]
-        for name, path in zip(names, paths):
-            self._parts.register_parquet(name, path, schema=file_schema)
-        return names
-
-    def _deregister(self, name: str) -> None:
-        known = self._registered.pop(name, None)
-        self._listed.pop(name, None)
-        self._schema.drop_managed(name)
-        for table in (*(known[1] if known else ()), *_part_names(name)):
-            for session in (self._parts, self._source_parts):
-                if session.table_exist(table):
-                    session.deregister_table(table)
+    def _show(self, meta: TableMeta) -> None:
+        """Make DataFusion's view of the table ``meta`` (and its fresh rows) current."""
+        self._views.register(meta, list(fresh_batches(self._fresh.get(meta.name, ()))))
 
     # -- index access -------------------------------------------------------------------
     def distributed_executor(self) -> Any:
@@ -791,11 +688,6 @@ def _stored_columns(store: Sequence[str] | None, schema: pa.Schema) -> tuple[str
     if missing:
         raise InvalidArgument(f"store names columns {missing} the files do not have; columns: {schema.names}")
     return tuple(dict.fromkeys(store))
-
-
-def _part_names(table: str) -> tuple[str, str, str]:
-    """The names of a managed table's data, deleted ids and fresh rows in the parts' session."""
-    return tuple(f"{RESERVED_PREFIX}{table}_{part}" for part in ("data", "deleted", "fresh"))
 
 
 def connect(

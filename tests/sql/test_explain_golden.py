@@ -101,6 +101,8 @@ def test_explain_analyze_adds_metrics_to_the_search_plan():
     analyzed = dict(explain_rows(db, "EXPLAIN ANALYZE " + query))
     assert analyzed["logical_plan"] == plain["logical_plan"]
     lines = analyzed["search_plan"].split("\n")
+    fetch = lines.pop()  # (what the fetch of the found rows' columns read: ANALYZE only)
+    assert re.fullmatch(r"FetchRows: rows=3, columns=\['id'\]  \[id: \d+ (pages?|rows? in memory)\]", fetch), fetch
     assert [line.split("  [")[0] for line in lines] == plain["search_plan"].split("\n")
     assert "rows_out=3" in lines[0]
     assert all(re.search(r"  \[\w+=[^\]]*\]$", line) for line in lines)

@@ -89,6 +89,12 @@ def file_root(source: str) -> Path:
     return root.parent if root.is_file() else root
 
 
+def source_paths(meta: TableMeta) -> list[str]:
+    """The paths of a table indexed in place's files, in row-id order."""
+    root = file_root(meta.source or "")
+    return [str(root / (f.file or "")) for f in meta.fragments]
+
+
 def reconcile(meta: TableMeta, files: tuple[SourceFile, ...], rows_of: "RowCounts") -> TableMeta:
     """``meta`` as the source is now (see the module docstring): the committed fragments
     whose file is listed unchanged, then one fragment per other listed file, with ids
@@ -255,9 +261,6 @@ class SourceFiles:
             keys.append(pages + (i << 40))
         return np.concatenate(keys) if keys else np.zeros(0, np.int64)
 
-    def paths(self) -> list[str]:
-        """The files, in row-id order."""
-        return [str(self._root / (f.file or "")) for f in self._fragments.values()]
 
 
 class SourceReaders:

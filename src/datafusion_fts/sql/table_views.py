@@ -1,0 +1,145 @@
+"""The DataFusion views of a database's tables: what a managed table's name resolves to in
+the session (docs/design.md: "Managed tables in DataFusion", "Tables indexed in place").
+
+A view is built beforehand, at a write or a listing that changed the table, and swapped
+in with one assignment in the session's schema provider (:class:`.session_catalog.SessionSchema`),
+so a statement planned at any moment finds the previous or the new version, never none.
+Its parts live in private sessions: a managed table's fragments (each read by DataFusion's
+own Parquet reader), fresh rows and deleted ids; a table indexed in place's files.
+"""
+
+from __future__ import annotations
+
+import threading
+
+import datafusion
+import pyarrow as pa
+
+from ..storage.manifest import ROWID, TableMeta
+from ..storage.snapshot import TableSnapshot
+from ..storage.source_files import source_paths
+from ..storage.store import Store
+from .session_catalog import RESERVED_PREFIX, SessionSchema
+
+
+class TableViews:
+    """Builds and swaps in the views of one database's tables."""
+
+    def __init__(self, schema: SessionSchema, store: Store) -> None:
+        self._schema = schema
+        self._store = store
+        self._parts = datafusion.SessionContext()
+        # Tables indexed in place: their files' views number rows in file order, which
+        # takes one partition per file (see _register_source).
+        self._source_parts = datafusion.SessionContext(datafusion.SessionConfig().with_target_partitions(1))
+        # Per table: the TableMeta whose parts are registered, their names, and whether it
+        # has deleted ids.
+        self._registered: dict[str, tuple[TableMeta, list[str], bool]] = {}
+        self._lock = threading.RLock()  # (registrations swap parts of the sessions)
+
+    def registered(self, name: str) -> TableMeta | None:
+        """The table version ``name``'s view shows (None: none)."""
+        known = self._registered.get(name)
+        return known[0] if known is not None else None
+
+    def register(self, meta: TableMeta, fresh: list[pa.RecordBatch]) -> None:
+        """Show ``meta`` to DataFusion as a table of its live rows, ``_rowid`` included:
+        built here, then swapped in as what the name resolves to (no moment without it).
+
+        With ``fresh`` rows or deletions the table is a view: the fragments UNION ALL the
+        fresh rows, anti-joined with the deleted row ids (pyarrow datasets with a filter
+        cannot be scanned by DataFusion). An insert changes only the fresh rows: the
+        fragments and the deleted ids stay registered while ``meta`` is the same object.
+        """
+        with self._lock:
+            if meta.source is not None:
+                self._register_source(meta)
+            else:
+                self._register_managed(meta, fresh)
+
+    def _register_managed(self, meta: TableMeta, fresh: list[pa.RecordBatch]) -> None:
+        data_name, deleted_name, fresh_name = _part_names(meta.name)
+        known = self._registered.get(meta.name)
+        same = known is not None and known[0] is meta
+        for name in (fresh_name,) if same else (*(known[1] if known else ()), deleted_name, fresh_name):
+            if self._parts.table_exist(name):
+                self._parts.deregister_table(name)
+        file_schema = pa.schema([pa.field(ROWID, pa.int64(), False), *meta.schema])
+        if same:
+            _, data_parts, has_deleted = known
+        else:
+            data_parts = self._register_data(meta, data_name, file_schema)
+            deleted = TableSnapshot(meta, self._store).deleted
+            has_deleted = bool(len(deleted))
+            if has_deleted:
+                self._parts.register_record_batches(deleted_name, [[pa.record_batch({ROWID: pa.array(deleted)})]])
+            self._registered[meta.name] = (meta, data_parts, has_deleted)
+        parts = [f'SELECT * FROM "{name}"' for name in data_parts]
+        if fresh:
+            self._parts.register_record_batches(fresh_name, [fresh])
+            parts.append(f'SELECT * FROM "{fresh_name}"')
+        if not parts:  # (no rows at all)
+            self._schema.set_managed(meta.name, self._parts.from_arrow(file_schema.empty_table()).into_view())
+            return
+        source = " UNION ALL ".join(parts)
+        if has_deleted:
+            source = (
+                f'SELECT d.* FROM ({source}) AS d LEFT ANTI JOIN "{deleted_name}" AS x ON d."{ROWID}" = x."{ROWID}"'
+            )
+        self._schema.set_managed(meta.name, self._parts.sql(source).into_view())
+
+    def _register_source(self, meta: TableMeta) -> None:
+        """A table indexed in place as its files, each numbered from its first row id in
+        file order (a scan of one partition per file), UNION ALL: the rows as the last
+        listing found them, ``_rowid`` first."""
+        data_name = _part_names(meta.name)[0]
+        known = self._registered.get(meta.name)
+        for name in known[1] if known else ():
+            if self._source_parts.table_exist(name):
+                self._source_parts.deregister_table(name)
+        paths = source_paths(meta)
+        names = [f"{data_name}_{i}" for i in range(len(paths))]
+        for name, path in zip(names, paths):
+            self._source_parts.register_parquet(name, path, schema=meta.schema)
+        self._registered[meta.name] = (meta, names, False)
+        file_schema = pa.schema([pa.field(ROWID, pa.int64(), False), *meta.schema])
+        if not names:
+            self._schema.set_managed(meta.name, self._source_parts.from_arrow(file_schema.empty_table()).into_view())
+            return
+        columns = ", ".join(f'"{c}"' for c in meta.schema.names)
+        source = " UNION ALL ".join(
+            f'SELECT CAST(row_number() OVER () AS BIGINT) + {frag.row_lo - 1} AS "{ROWID}", {columns} FROM "{name}"'
+            for frag, name in zip(meta.fragments, names)
+        )
+        self._schema.set_managed(meta.name, self._source_parts.sql(source).into_view())
+
+    def _register_data(self, meta: TableMeta, data_name: str, file_schema: pa.Schema) -> list[str]:
+        """Register the table's fragments as parts; their names. Files are read by
+        DataFusion's own Parquet reader, one part each (a pyarrow dataset scan that a LIMIT
+        leaves unfinished can crash the interpreter at exit); an in-memory store's
+        fragments are one pyarrow dataset."""
+        paths = self._store.fragment_paths([f.id for f in meta.fragments])
+        if paths is None:
+            if not meta.fragments:  # (a dataset of no files cannot take part in a union)
+                return []
+            dataset = self._store.fragment_dataset([f.id for f in meta.fragments], file_schema)
+            self._parts.register_dataset(data_name, dataset)
+            return [data_name]
+        names = [f"{data_name}_{i}" for i in range(len(paths))]
+        for name, path in zip(names, paths):
+            self._parts.register_parquet(name, path, schema=file_schema)
+        return names
+
+    def deregister(self, name: str) -> None:
+        with self._lock:
+            known = self._registered.pop(name, None)
+            self._schema.drop_managed(name)
+            for table in (*(known[1] if known else ()), *_part_names(name)):
+                for session in (self._parts, self._source_parts):
+                    if session.table_exist(table):
+                        session.deregister_table(table)
+
+
+def _part_names(table: str) -> tuple[str, str, str]:
+    """The names of a managed table's data, deleted ids and fresh rows in the parts' sessions."""
+    return tuple(f"{RESERVED_PREFIX}{table}_{part}" for part in ("data", "deleted", "fresh"))
