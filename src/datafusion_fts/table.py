@@ -171,7 +171,10 @@ class Table:
         return len(ids)
 
     # -- indexes ------------------------------------------------------------------------
-    def _index_meta(self, column: str, options: dict[str, Any], existing: IndexMeta | None) -> IndexMeta:
+    def index_meta(self, column: str, options: dict[str, Any], existing: IndexMeta | None) -> IndexMeta:
+        """The index ``create_index(column, **options)`` would build (its segments not
+        yet), checked: an unknown column or option, or a bad value, is an FtsError. SQL
+        and the CLI check every column with it before building any."""
         snap = self.snapshot()
         if column not in snap.schema.names:
             raise CatalogError(f"table {self.name!r} has no column {column!r}; columns: {snap.schema.names}")
@@ -280,10 +283,10 @@ class Table:
         """
         with self.db.writing():
             self.flush()
-            self._index_meta(column, options, None)  # (checked before anything is committed)
+            self.index_meta(column, options, None)  # (checked before anything is committed)
             self.db.adopt_source(self.name)
             snap = self.snapshot()
-            index = self._index_meta(column, options, None)
+            index = self.index_meta(column, options, None)
             reporter = self._reporter(column, progress)
             manifest, segments, written = self._build_ranges(
                 self.db.manifest, snap, index, [(0, max(snap.meta.next_rowid - 1, 0))], reporter, split=True
@@ -311,12 +314,12 @@ class Table:
             snap = self.snapshot()
             existing = snap.meta.indexes.get(column)
             if existing is not None and options:
-                wanted = self._index_meta(column, options, None)
+                wanted = self.index_meta(column, options, None)
                 if replace(wanted, segments=existing.segments) != existing:
                     raise InvalidArgument(
                         f"index on {column!r} exists with other options; rebuild it with create_index"
                     )
-            index = existing or self._index_meta(column, options, None)
+            index = existing or self.index_meta(column, options, None)
             reporter = self._reporter(column, progress)
             manifest, chunks = self._tokenized(self.db.manifest, snap, index, [(lo, hi)], reporter)
             manifest, (segment,) = self._merged(manifest, chunks, reporter, max_postings=ROW_ID_MAX)

@@ -149,7 +149,7 @@ def check_index_request(schema: pa.Schema, columns: list[str], options: dict[str
         return
     probe = connect().create_table("probe", schema=check_new_schema(schema))
     for column in columns:
-        probe._index_meta(column, options, None)
+        probe.index_meta(column, options, None)
 
 
 def import_file(

@@ -23,7 +23,7 @@ def build_indexes(
     """(Re)build each column's index, with a bar per column following its phases. Every
     column is checked before the first build, so a bad column or option writes nothing."""
     for column in columns:
-        table._index_meta(column, options, None)  # the engine's own validation
+        table.index_meta(column, options, None)  # the engine's own validation
     with progress(console, enabled=enabled) as bars, BuildBars(bars, "indexing ") as builds:
         for column in columns:
             table.create_index(column, progress=builds, **options)

@@ -27,7 +27,7 @@ from ..index.bm25 import ColumnStats
 from ..index.expansion import fuzzy_candidates, prefix_candidates
 from ..index.term_postings import TermPostings
 from ..index.transient import TransientIndex, lookup_terms
-from ..planner.bind_query import bind
+from ..query.bind import bind
 from ..query.bound import BoundPhrase, bound_leaves, query_terms
 from ..query.tree import Match, Phrase, Prefix, Query, leaves
 from .base import ExecutionPlan, search_batch

@@ -28,7 +28,7 @@ from ..operators.hybrid_residual_search import HybridResidualSearch, TailInfo
 from ..operators.indexed_search import IndexedSearch
 from ..query.bound import query_terms
 from ..storage.snapshot import TableSnapshot
-from .bind_query import bind
+from ..query.bind import bind
 from .search_request import SearchRequest
 
 

@@ -23,7 +23,7 @@ from ..query.tree import Phrase, Query, leaves, shape
 from ..storage.manifest import IndexMeta
 from ..storage.foreign import ForeignTable
 from ..storage.snapshot import TableSnapshot
-from .bind_query import bind
+from ..query.bind import bind
 from .plan_distributed import DistributedExecutor, plan_distributed
 from .advise_index import advise_index
 from .search_request import DECIDED, SearchRequest, evolve

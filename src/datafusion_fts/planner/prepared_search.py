@@ -28,7 +28,7 @@ from ..operators.term_slots import TermSlots, term_slots
 from ..operators.term_topk import term_topk
 from ..query.tree import Match, leaves, shape
 from ..storage.snapshot import TableSnapshot
-from .bind_query import bind
+from ..query.bind import bind
 from .plan_search import (
     Catalog, IndexBindContext, SearchRequest, apply_rules, column_analyzer, index_context, kept, simplified,
 )

@@ -30,9 +30,34 @@ from .text_functions import rewrite_text_functions
 from ..settings import Settings
 from ..storage.manifest import Manifest
 from ..storage.snapshot import TableSnapshot
-from ..table import Table
 
 T = TypeVar("T")
+
+
+class SqlTable(Protocol):
+    """What SQL asks of a managed table (``table.Table`` is one): SQL is handed the
+    database's tables, it does not make them."""
+
+    name: str
+
+    @property
+    def schema(self) -> pa.Schema: ...
+
+    def index_meta(self, column: str, options: dict[str, Any], existing: Any) -> Any: ...
+
+    def create_index(self, column: str, progress: Any = None, **options: Any) -> None: ...
+
+    def insert(self, data: Any) -> int: ...
+
+    def find(
+        self, query: Any, limit: int | None = 10, offset: int = 0, include_row_ids: Any = None,
+        default_columns: list[str] | None = None,
+    ) -> tuple[pa.Table, TableSnapshot]: ...
+
+    def plan(
+        self, query: Any, limit: int | None = 10, offset: int = 0, include_row_ids: Any = None,
+        default_columns: list[str] | None = None,
+    ) -> Any: ...
 
 
 class SqlHost(Protocol):
@@ -45,16 +70,18 @@ class SqlHost(Protocol):
 
     def table_names(self) -> list[str]: ...
 
-    def table(self, name: str) -> Table: ...
+    def table(self, name: str) -> SqlTable: ...
 
     def snapshot(self, name: str) -> TableSnapshot: ...
 
     @property
     def manifest(self) -> Manifest: ...
 
-    def create_table(self, name: str, data: Any = None, schema: pa.Schema | None = None) -> Table: ...
+    def create_table(self, name: str, data: Any = None, schema: pa.Schema | None = None) -> SqlTable: ...
 
     def drop_table(self, name: str) -> None: ...
+
+    def index_in_place(self, name: str, source: Any = None, store: Any = None) -> SqlTable: ...
 
     def retrying(self, read: Callable[[], T]) -> T: ...
 
@@ -250,7 +277,7 @@ class SqlSession:
             table = self.db.table(name)
         # Validate every column before building any index: a failing statement writes nothing.
         for column in columns:
-            table._index_meta(column, options, None)
+            table.index_meta(column, options, None)
         for column in columns:
             table.create_index(column, **options)
         return self._status(f"indexed {table.name} ({', '.join(columns)})")

@@ -37,7 +37,7 @@ from ..index.transient import TransientIndex, lookup_terms
 from ..operators.evaluate import Evaluator, QueryStats
 from ..operators.flat_scan_search import _BatchSource, _present_vocab
 from ..operators.merge_kernels import later_occurrences, phrase_tf, sloppy_phrase_tf
-from ..planner.bind_query import bind
+from ..query.bind import bind
 from ..query.bound import (
     BoundBoolean,
     BoundBoost,

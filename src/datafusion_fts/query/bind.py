@@ -1,6 +1,6 @@
 """Bind a query tree: check its columns, analyze its text, expand fuzzy and prefix leaves.
 
-The result (:mod:`..query.bound`) is what every operator evaluates, so a query's terms are
+The result (:mod:`.bound`) is what every operator evaluates, so a query's terms are
 decided once, against the table's global vocabulary, whatever plan runs it.
 """
 
@@ -11,8 +11,8 @@ from typing import Protocol
 from ..analysis import Analyzer
 from ..analysis.analyzer import split_last_word
 from ..errors import InvalidArgument, PlanError
-from ..query.bound import BoundBoolean, BoundBoost, BoundPhrase, BoundQuery, BoundTerms
-from ..query.tree import Boolean, Boost, Match, MultiMatch, Phrase, Prefix, Query
+from .bound import BoundBoolean, BoundBoost, BoundPhrase, BoundQuery, BoundTerms
+from .tree import Boolean, Boost, Match, MultiMatch, Phrase, Prefix, Query
 
 
 class BindContext(Protocol):
