@@ -32,24 +32,22 @@ from .simplify_query import simplify_query
 DEFAULT_ANALYZER = AnalyzerConfig()
 
 
-_TEXT_COLUMNS: dict[int, tuple[pa.Schema, frozenset[str]]] = {}
-
-
 def _text_columns(schema: pa.Schema) -> frozenset[str]:
-    """The names of the schema's text columns (that occur once). Cached per schema
-    object: a table's schema changes rarely, every query reads it."""
-    entry = _TEXT_COLUMNS.get(id(schema))
-    if entry is None or entry[0] is not schema:
-        names = [f.name for f in schema]
-        text = frozenset(
-            f.name for f in schema
-            if names.count(f.name) == 1
-            and (pa.types.is_string(f.type) or pa.types.is_large_string(f.type) or pa.types.is_string_view(f.type))
-        )
-        if len(_TEXT_COLUMNS) >= 64:
-            _TEXT_COLUMNS.clear()
-        entry = _TEXT_COLUMNS[id(schema)] = (schema, text)
-    return entry[1]
+    """The names of the schema's text columns (that occur once)."""
+    names = [f.name for f in schema]
+    return frozenset(
+        f.name for f in schema
+        if names.count(f.name) == 1
+        and (pa.types.is_string(f.type) or pa.types.is_large_string(f.type) or pa.types.is_string_view(f.type))
+    )
+
+
+def _text_columns_of(snapshot: TableSnapshot | ForeignTable) -> frozenset[str]:
+    """:func:`_text_columns` of the table, once per snapshot of a managed table (every
+    query reads it)."""
+    if isinstance(snapshot, TableSnapshot):
+        return snapshot.derived(("text_columns",), _text_columns, snapshot.schema)
+    return _text_columns(snapshot.schema)
 
 
 def check_columns(req: SearchRequest) -> SearchRequest:
@@ -58,7 +56,7 @@ def check_columns(req: SearchRequest) -> SearchRequest:
     names: dict[str, None] = {}
     phrases: set[str] = set()
     schema = req.snapshot.schema
-    text = _text_columns(schema)
+    text = _text_columns_of(req.snapshot)
     for leaf in leaves(req.query):
         column = leaf.column
         if column is None:

@@ -3,7 +3,7 @@
 
 from __future__ import annotations
 
-import itertools
+import uuid
 from functools import partial
 from typing import Any, Callable, Protocol, TypeVar
 
@@ -85,12 +85,12 @@ class SqlHost(Protocol):
 
     def retrying(self, read: Callable[[], T]) -> T: ...
 
-_names = itertools.count()
 
 
 def _fresh_name() -> str:
-    """A name no other search result has (results are registered while a statement runs)."""
-    return f"{RESERVED_PREFIX}result_{next(_names)}"
+    """A name no other search result has (results are registered while a statement runs,
+    on a session other threads may share): random, so no counter is shared."""
+    return f"{RESERVED_PREFIX}result_{uuid.uuid4().hex[:16]}"
 
 
 def _statement_texts(sql: str, count: int) -> list[str]:
