@@ -19,10 +19,10 @@ from .index.build_progress import COMMITTING, TOKENIZING, WRITING, BuildReporter
 from .index.build_range import MERGE_MAX_POSTINGS, build_range, live_rows, merge_neighbours
 from .index.segment import Segment
 from .ingest import open_batches
-from .operators.base import SEARCH_SCHEMA, search_table
 from .planner.search_request import SearchRequest
 from .planner.plan_search import Catalog, plan_search
-from .planner.prepared_search import search_prepared
+from .operators.base import SEARCH_SCHEMA
+from .planner.run_search import run_search
 from .query.tree import QUERY_TYPES, Query
 from .storage.manifest import PAGED_LAYOUT, ROWID, SOURCE_LAYOUT, IndexMeta, Manifest, SegmentMeta, TableMeta
 from .settings import INT64_MAX, Settings
@@ -452,7 +452,7 @@ class Table:
         for name in wanted:
             if name not in snap.schema.names:
                 raise CatalogError(f"table {self.name!r} has no column {name!r}")
-        return _ranked(request, self.db), snap, wanted
+        return run_search(request, self.db), snap, wanted
 
     def find(
         self,
@@ -467,7 +467,7 @@ class Table:
         snapshot, the search's visibility cut (docs/design.md: "Fresh tier and visibility"). SQL's
         searches run this."""
         request = self._request(query, limit, offset, include_row_ids, default_columns)
-        return _ranked(request, self.db), request.snapshot
+        return run_search(request, self.db), request.snapshot
 
     def plan(
         self,
@@ -524,15 +524,6 @@ def _with_columns(found: pa.Table, snap: TableSnapshot, wanted: list[str]) -> pa
     for name in wanted:
         found = found.append_column(snap.schema.field(name), values.column(name))
     return found
-
-
-def _ranked(request: SearchRequest, db: TableHost) -> pa.Table:
-    """The rows and scores of a search: its prepared form when it has one, else its plan."""
-    found = search_prepared(request, db)
-    if found is None:
-        plan, request = plan_search(request, db)
-        return pa.Table.from_batches(list(plan.execute()), schema=SEARCH_SCHEMA)
-    return search_table(*found)
 
 
 class _FileIds:

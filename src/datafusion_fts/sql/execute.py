@@ -19,6 +19,7 @@ from ..operators.base import SEARCH_SCHEMA
 from ..operators.explain import explain_search
 from ..planner.search_request import SearchRequest
 from ..planner.plan_search import column_analyzer, plan_search
+from ..planner.run_search import run_search
 from ..storage.foreign import ForeignTable
 from ..udfs.error_bridge import call, translating
 from .dialect import CreateFulltextIndex, Explain, Fts, FtsMatch, FtsScore, FtsScoreExplain, Optimize, identifier, parse_sql
@@ -397,8 +398,12 @@ class SqlSession:
                 return foreign.take(np.zeros(0, np.int64), np.zeros(0)), None, None
             request = SearchRequest(foreign, search.tree, search.k, force_plan=self.db.settings.get("fts.force_plan"),
                                     residual_row_limit=self.db.settings.get("fts.residual_row_limit"))
-            plan, request = plan_search(request, None)
-            found = pa.Table.from_batches(list(plan.execute()), schema=SEARCH_SCHEMA)
+            plan = None
+            if planned:
+                plan, request = plan_search(request, None)
+                found = pa.Table.from_batches(list(plan.execute()), schema=SEARCH_SCHEMA)
+            else:
+                found = run_search(request, None)
             return foreign.take(found.column(0).to_numpy(), found.column(1).to_numpy()), plan, request
         table = self.db.table(search.table)
         include = None

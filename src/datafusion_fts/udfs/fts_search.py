@@ -20,9 +20,8 @@ from datafusion import udtf
 from datafusion.expr import Expr
 
 from ..errors import CatalogError, InvalidArgument
-from ..operators.base import SEARCH_SCHEMA
 from ..planner.search_request import SearchRequest
-from ..planner.plan_search import plan_search
+from ..planner.run_search import run_search
 from ..query.parser import parse
 from ..storage.foreign import ForeignTable
 from .error_bridge import raising
@@ -58,8 +57,7 @@ def search_any(ctx: datafusion.SessionContext, db: ManagedTables | None, table: 
         return db.table(table).search(tree, limit=k, columns=[])
     if not ctx.table_exist(table):
         raise CatalogError(f"fts_search: no table named {table!r}")
-    plan, _ = plan_search(SearchRequest(ForeignTable(ctx, table), tree, k), None)
-    return pa.Table.from_batches(list(plan.execute()), schema=SEARCH_SCHEMA)
+    return run_search(SearchRequest(ForeignTable(ctx, table), tree, k), None)
 
 
 def register_fts_search(ctx: datafusion.SessionContext, db: ManagedTables | None = None) -> None:
