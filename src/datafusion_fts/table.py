@@ -213,7 +213,9 @@ class Table:
         those already written. With ``fts.executor = 'ray'`` they are built (merged and
         written) by parallel Ray tasks, the ranges first ``split`` for parallelism when
         allowed; a failed task fails the build, and what the others wrote is removed."""
-        if self.db.settings.get("fts.executor") != "ray":
+        if self.db.settings.get("fts.executor") != "ray" or snap.meta.source is not None:
+            # (Ray's build tasks read a store's fragments; a table indexed in place is
+            # read where its files are, by this process)
             return (*self._tokenized(manifest, snap, index, ranges, progress), frozenset())
         rows = sum(live_rows(snap, lo, hi) for lo, hi in ranges)
         progress.start(TOKENIZING, rows)
