@@ -89,10 +89,11 @@ def test_prefilter_skips_shares_with_nothing_to_include(big_table):
 def test_explain_analyze_shows_the_distributed_operator(big_table):
     db = big_table.db
     db.sql("SET fts.executor = 'ray'")
-    text = db.sql(
+    rows = db.sql(
         "EXPLAIN ANALYZE SELECT _rowid, score() FROM docs WHERE MATCH(body, 'alpha') "
         "ORDER BY score() DESC LIMIT 3"
-    ).to_arrow_table().column(1)[1].as_py()
+    ).to_pydict()
+    text = dict(zip(rows["plan_type"], rows["plan"]))["plan_with_metrics"]
     line = next(line for line in text.splitlines() if "DistributedSearch" in line)
     assert f"actors={ACTORS}" in line and "executor=ray" in line
     for metric in ("messages=", "stats_bytes=", "result_bytes=", "phase1_ms=", "phase2_ms="):

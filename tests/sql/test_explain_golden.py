@@ -93,19 +93,27 @@ def test_explain_writes_nothing_and_leaves_results_alone():
     assert db.sql(query).to_arrow_table() == before
 
 
-def test_explain_analyze_adds_metrics_to_the_search_plan():
+def test_explain_analyze_is_one_tree_with_metrics():
+    """DataFusion's operators with their metrics, the search's under the scan of its
+    result: the fetch of the rows' columns over the search plan, each with its metrics."""
     db = fresh_db()
     db.sql("CREATE FULLTEXT INDEX ON docs (body)")
     query = "SELECT id FROM docs WHERE MATCH(body, 'alpha') ORDER BY score() DESC LIMIT 3"
     plain = dict(explain_rows(db, "EXPLAIN " + query))
     analyzed = dict(explain_rows(db, "EXPLAIN ANALYZE " + query))
+    assert list(analyzed) == ["logical_plan", "datafusion_logical_plan", "plan_with_metrics"]
     assert analyzed["logical_plan"] == plain["logical_plan"]
-    lines = analyzed["search_plan"].split("\n")
-    fetch = lines.pop()  # (what the fetch of the found rows' columns read: ANALYZE only)
-    assert re.fullmatch(r"FetchRows: rows=3, columns=\['id'\]  \[id: \d+ (pages?|rows? in memory)\]", fetch), fetch
-    assert [line.split("  [")[0] for line in lines] == plain["search_plan"].split("\n")
-    assert "rows_out=3" in lines[0]
-    assert all(re.search(r"  \[\w+=[^\]]*\]$", line) for line in lines)
+    tree = analyzed["plan_with_metrics"].split("\n")
+    assert all("metrics=[" in line for line in tree[:3])  # DataFusion's own
+    at = next(i for i, line in enumerate(tree) if line.lstrip().startswith("FetchRows"))
+    assert "partition_sizes=" in tree[at - 1]
+    depth = len(tree[at]) - len(tree[at].lstrip())
+    assert depth == len(tree[at - 1]) - len(tree[at - 1].lstrip()) + 2
+    assert re.fullmatch(r"FetchRows: rows=3, columns=\['id'\]  \[id: \d+ (pages?|rows? in memory)\]", tree[at].strip())
+    search = [line[depth + 2:] for line in tree[at + 1:]]
+    assert [line.split("  [")[0] for line in search] == plain["search_plan"].split("\n")
+    assert "rows_out=3" in search[0]
+    assert all(re.search(r"  \[\w+=[^\]]*\]$", line) for line in search)
 
 
 def test_explain_without_a_search_is_datafusions_own():

@@ -266,7 +266,8 @@ def test_explain_analyze_says_what_the_fetch_read(tmp_path, parquet_dir):
 
     def fetch_line(table: str) -> str:
         plan = db.sql(f"EXPLAIN ANALYZE SELECT id, title FROM {table} WHERE MATCH(body, 'beta') LIMIT 5").to_pydict()
-        return next(line for text in plan["plan"] for line in text.splitlines() if line.startswith("FetchRows"))
+        return next(line.strip() for text in plan["plan"] for line in text.splitlines()
+                    if line.lstrip().startswith("FetchRows"))
 
     # (pyarrow's defaults: no page index, so a row group; the stored copy is paged)
     assert fetch_line("plain") == (

@@ -525,10 +525,11 @@ class SqlSession:
         rows: dict[str, list[str]] = {"plan_type": [], "plan": []}
         if inner.find(FtsMatch, FtsScore, FtsScoreExplain) is None:
             return self.ctx.sql(("EXPLAIN ANALYZE " if statement.args.get("analyze") else "EXPLAIN ") + inner.sql(dialect="postgres"))
+        analyze = bool(statement.args.get("analyze"))
         rewritten, lowered = self._plan(inner, source)
         registered = []
         try:
-            logical, physical = [], []
+            logical, searches = [], []
             for item in lowered:
                 logical.append(item.search.display())
                 result, plan, request = self._run_search(item)
@@ -537,21 +538,47 @@ class SqlSession:
                 if request is not None and isinstance(request.snapshot, TableSnapshot) and request.snapshot.meta.source:
                     logical.append(f"  source: {request.snapshot.describe_source()}")
                 if plan is not None:
-                    physical.append(_explain_plan(plan, bool(statement.args.get("analyze"))))
-                    if statement.args.get("analyze") and item.search.managed and item.search.carries_rows:
-                        physical.append(_explain_fetch(request.snapshot, result, list(item.search.columns)))
+                    tree = _explain_plan(plan, analyze)
+                    if analyze and item.search.managed and item.search.carries_rows:
+                        fetch = _explain_fetch(request.snapshot, result, list(item.search.columns))
+                        tree = fetch + "\n" + "\n".join("  " + line for line in tree.splitlines())
+                    searches.append(tree)
                 self._register_result(item.result_table, result)
                 registered.append(item.result_table)
-            df_plan = self.ctx.sql("EXPLAIN " + rewritten.sql(dialect="postgres")).to_arrow_table()
-            rows["plan_type"] += ["logical_plan", "search_plan"]
-            rows["plan"] += ["\n".join(logical), "\n".join(physical)]
-            for kind, text in zip(df_plan.column(0).to_pylist(), df_plan.column(1).to_pylist()):
-                rows["plan_type"].append(f"datafusion_{kind}")
-                rows["plan"].append(text)
+            sql = rewritten.sql(dialect="postgres")
+            df_plan = self.ctx.sql("EXPLAIN " + sql).to_arrow_table()
+            rows["plan_type"].append("logical_plan")
+            rows["plan"].append("\n".join(logical))
+            if analyze:  # one tree: DataFusion's operators, the searches under their scans
+                df_logical = df_plan.column(1).to_pylist()[0]
+                analyzed = self.ctx.sql("EXPLAIN ANALYZE " + sql).to_arrow_table().column(1).to_pylist()[-1]
+                rows["plan_type"] += ["datafusion_logical_plan", "plan_with_metrics"]
+                rows["plan"] += [df_logical, _one_tree(analyzed, searches)]
+            else:
+                rows["plan_type"].append("search_plan")
+                rows["plan"].append("\n".join(searches))
+                for kind, text in zip(df_plan.column(0).to_pylist(), df_plan.column(1).to_pylist()):
+                    rows["plan_type"].append(f"datafusion_{kind}")
+                    rows["plan"].append(text)
         finally:
             for name in registered:
                 self.ctx.deregister_table(name)
         return self.ctx.from_pydict(rows)
+
+
+def _one_tree(analyzed: str, searches: list[str]) -> str:
+    """DataFusion's plan with metrics, each search's tree (the fetch of its rows' columns
+    over its operators) under the scan that reads its result. A search result is a
+    memory table (``partition_sizes=``): with one search and one such scan the search
+    goes under it; otherwise the searches follow DataFusion's tree, each on its own."""
+    lines = analyzed.rstrip("\n").splitlines()
+    scans = [i for i, line in enumerate(lines) if "partition_sizes=" in line]
+    if len(searches) == 1 and len(scans) == 1:
+        at = scans[0]
+        depth = len(lines[at]) - len(lines[at].lstrip()) + 2
+        nested = [" " * depth + line for line in searches[0].splitlines()]
+        return "\n".join(lines[: at + 1] + nested + lines[at + 1 :])
+    return "\n".join(lines + [line for tree in searches for line in tree.splitlines()])
 
 
 def _explain_fetch(snapshot: TableSnapshot, result: pa.Table, columns: list[str]) -> str:
