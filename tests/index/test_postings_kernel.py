@@ -70,3 +70,23 @@ def test_points_are_16_bits_and_saturate_safely():
     assert block_bound_factors(impact_tf, impact_dl, BLOCK_IMPACTS, stats)[0] == 1 + 1e-9
     wide = impact_tf.astype(np.uint32)
     assert block_bound_factors(wide, impact_dl.astype(np.uint32), BLOCK_IMPACTS, stats)[0] < 1
+
+
+@settings(max_examples=100, deadline=None)
+@given(st.lists(st.tuples(st.integers(0, 70_000), st.integers(0, 70_000)), min_size=4, max_size=64),
+       st.sampled_from([1, BLOCK_IMPACTS]), st.sampled_from([np.uint16, np.uint32]),
+       st.floats(0.0, 3.0), st.floats(0.0, 1.0), st.integers(0, 10**6), st.integers(1, 10**9))
+def test_compiled_block_bounds_equal_the_array_formula(points, impacts, dtype, k1, b, n_docs, total):
+    """The compiled pass gives the array expression's values bit for bit (NaN where a
+    0/0 point makes one)."""
+    points = points[: len(points) // impacts * impacts]
+    tf = np.minimum([p[0] for p in points], np.iinfo(dtype).max).astype(dtype)
+    dl = np.minimum([p[1] for p in points], np.iinfo(dtype).max).astype(dtype)
+    stats = ColumnStats(n_docs, total, k1, b)
+    f = tf.astype(np.float64)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        expected = f / (f + norms(dl, stats)) * (1 + 1e-9)
+    if dtype == np.uint16:
+        expected[tf == IMPACT_MAX] = 1 + 1e-9
+    expected = expected if impacts == 1 else expected.reshape(-1, impacts).max(axis=1)
+    np.testing.assert_array_equal(block_bound_factors(tf, dl, impacts, stats), expected)

@@ -76,12 +76,32 @@ def block_bound_factors(impact_tf: np.ndarray, impact_dl: np.ndarray, impacts: i
     at its ``impacts`` (tf, dl) points, each dominating some of its postings (the value grows
     with tf and shrinks with length), computed with the query's statistics so it stays safe
     when they change. A term's block score is at most ``weight * factor``. A 16-bit tf
-    of ``IMPACT_MAX`` stands for any tf from it up: its factor is the limit, 1."""
-    tf = impact_tf.astype(np.float64)
-    factors = tf / (tf + norms(impact_dl, stats)) * BOUND_MARGIN
-    if impact_tf.dtype == np.uint16:
-        factors[impact_tf == IMPACT_MAX] = BOUND_MARGIN
-    return factors if impacts == 1 else factors.reshape(-1, impacts).max(axis=1)
+    of ``IMPACT_MAX`` stands for any tf from it up: its factor is the limit, 1.
+
+    Every block of every segment is bounded again when the statistics change (a write,
+    a new file of a table indexed in place): one compiled pass, without the temporaries
+    of the array expression (1M rows: 148 ms before)."""
+    return _block_bounds(impact_tf, impact_dl, impacts, stats.k1, stats.b, stats.avgdl, stats.n_docs == 0,
+                         impact_tf.dtype == np.uint16)
+
+
+@njit(cache=True, nogil=True, error_model="numpy")  # (0/0 is NaN, as in numpy, not an exception)
+def _block_bounds(impact_tf, impact_dl, impacts, k1, b, avgdl, empty, saturates):
+    n = impact_tf.shape[0] // impacts
+    out = np.empty(n, dtype=np.float64)
+    for block in range(n):
+        best = 0.0
+        for j in range(impacts):
+            i = block * impacts + j
+            tf = np.float64(impact_tf[i])
+            norm = k1 if empty else k1 * ((1.0 - b) + (b * np.float64(impact_dl[i])) / avgdl)
+            factor = tf / (tf + norm) * BOUND_MARGIN
+            if saturates and impact_tf[i] == IMPACT_MAX:
+                factor = BOUND_MARGIN
+            if j == 0 or factor > best or factor != factor:  # (a NaN then stays, as in numpy's max)
+                best = factor
+        out[block] = best
+    return out
 
 
 @njit(cache=True, nogil=True)
