@@ -348,16 +348,6 @@ def _our_tree(cls: str, terms: tuple[str, ...]):
     raise ValueError(cls)
 
 
-def _tantivy_text(cls: str, terms: tuple[str, ...]) -> str:
-    if cls in ("frequent", "rare", "or2", "or3"):
-        return " ".join(terms)
-    if cls in ("and2", "and2_fm"):
-        return " ".join(f"+{t}" for t in terms)
-    if cls == "must_not":
-        return f"+{terms[0]} -{terms[1]}"
-    raise ValueError(cls)
-
-
 def _pct(samples: list[float], p: float) -> float:
     import numpy as np
 
@@ -385,7 +375,7 @@ def _search_bench(n_rows: int, n_queries: int, repeats: int) -> dict:
     assert table.count_rows() == n_rows and searcher.num_docs == n_rows
 
     queries = {
-        cls: [(terms, _our_tree(cls, terms), tindex.parse_query(_tantivy_text(cls, terms), [FIELD]))
+        cls: [(terms, _our_tree(cls, terms), tindex.parse_query(common.our_text(cls, terms), [FIELD]))
               for terms in term_list]
         for cls, term_list in sets.items()
     }

@@ -50,16 +50,6 @@ SYSTEMS = ("managed", "in_place_plain", "in_place_paged", "in_place_stored")
 NEW_FILE_ROWS = 10_000
 
 
-def _text(cls: str, terms: tuple[str, ...]) -> str:
-    if cls in ("frequent", "rare"):
-        return terms[0]
-    if cls == "or2":
-        return " ".join(terms)
-    if cls == "and2":
-        return " ".join(f"+{t}" for t in terms)
-    return f"+{terms[0]} -{terms[1]}"
-
-
 def _source(n_rows: int, n_files: int, layout: str) -> Path:
     """The corpus as ``n_files`` Parquet files in ``layout`` (written once)."""
     import pyarrow as pa
@@ -137,7 +127,7 @@ def child(system: str, n_rows: int, n_files: int, n_queries: int, repeats: int) 
     }
     sets = bc._query_sets(n_queries)
     for cls in CLASSES:
-        texts = [_text(cls, terms) for terms in sets[cls]]
+        texts = [common.our_text(cls, terms) for terms in sets[cls]]
         for text in texts:  # warm-up
             t.search(text, limit=10, columns=["id", "title"])
             db.sql(f"SELECT id, title, score() FROM docs WHERE MATCH(body, '{text}') ORDER BY score() DESC LIMIT 10").to_arrow_table()
@@ -154,7 +144,7 @@ def child(system: str, n_rows: int, n_files: int, n_queries: int, repeats: int) 
     if system != "managed":
         table = pq.read_table(source / "part-0000.parquet").slice(0, NEW_FILE_ROWS)
         pq.write_table(table, live / "part-9999.parquet")
-        text = _text("frequent", sets["frequent"][0])
+        text = common.our_text("frequent", sets["frequent"][0])
         sql = f"SELECT id, title, score() FROM docs WHERE MATCH(body, '{text}') ORDER BY score() DESC LIMIT 10"
         start = time.perf_counter()
         found = db.sql(sql).to_arrow_table()

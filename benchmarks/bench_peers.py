@@ -333,7 +333,7 @@ class OursSql(Ours):
            "LIMIT k\").to_arrow_table()`")
 
     def query(self, cls, terms):
-        return bc._tantivy_text(cls, terms)  # Lucene syntax: `a b`, `+a +b`, `+a -b` read the same here
+        return common.our_text(cls, terms)  # Lucene syntax: `a b`, `+a +b`, `+a -b` read the same here
 
     def search(self, q, k):
         return self.db.sql(bench_sql._sql_rowid(q, k)).to_arrow_table()
@@ -381,7 +381,7 @@ class Tantivy(Peer):
         assert self.searcher.num_docs == n_rows
 
     def query(self, cls, terms):
-        q = self.index.parse_query(bc._tantivy_text(cls, terms), [FIELD])
+        q = self.index.parse_query(common.our_text(cls, terms), [FIELD])
         assert repr(q).count("TermQuery") == len(terms), (cls, terms, repr(q))
         return q
 

@@ -102,18 +102,6 @@ def _query_sets(n_queries: int) -> dict[str, list[tuple[str, ...]]]:
     return {cls: sets[cls] for cls in CLASSES}
 
 
-def _our_text(cls: str, terms: tuple[str, ...]) -> str:
-    if cls in ("frequent", "rare"):
-        return terms[0]
-    if cls == "or2":
-        return " ".join(terms)
-    if cls == "and2":
-        return " ".join(f"+{t}" for t in terms)
-    if cls == "must_not":
-        return f"+{terms[0]} -{terms[1]}"
-    raise ValueError(cls)
-
-
 def _sql_rowid(q: str, k: int) -> str:
     return f"SELECT _rowid, score() FROM docs WHERE MATCH(body, '{q}') ORDER BY score() DESC LIMIT {k}"
 
@@ -316,7 +304,7 @@ def _search_bench(n_rows: int, n_queries: int, repeats: int) -> dict:
     sqlite_pragmas = {p: con.execute(f"PRAGMA {p}").fetchone()[0] for p in ("page_size", "cache_size", "mmap_size")}
 
     queries = {
-        cls: [(terms, _our_text(cls, terms), parse(_our_text(cls, terms), [FIELD]), common.fts5_text(cls, terms))
+        cls: [(terms, common.our_text(cls, terms), parse(common.our_text(cls, terms), [FIELD]), common.fts5_text(cls, terms))
               for terms in term_list]
         for cls, term_list in sets.items()
     }

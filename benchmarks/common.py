@@ -83,6 +83,20 @@ def loadavg() -> str:
     return " / ".join(f"{x:.2f}" for x in os.getloadavg())
 
 
+def our_text(cls: str, terms: tuple[str, ...]) -> str:
+    """Our query string for a ``bench_core`` query class (``+`` marks MUST, ``-`` MUST_NOT);
+    Tantivy's query parser reads it the same way."""
+    if cls in ("frequent", "rare"):
+        return terms[0]
+    if cls in ("or2", "or3"):
+        return " ".join(terms)
+    if cls in ("and2", "and2_fm"):
+        return " ".join(f"+{t}" for t in terms)
+    if cls == "must_not":
+        return f"+{terms[0]} -{terms[1]}"
+    raise ValueError(cls)
+
+
 def fts5_text(cls: str, terms: tuple[str, ...]) -> str:
     """SQLite FTS5 MATCH operand for a ``bench_core`` query class (terms quoted, so no word is
     read as an FTS5 keyword)."""
