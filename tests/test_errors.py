@@ -395,6 +395,12 @@ CASES: list[tuple[str, Call, type[FtsError], tuple[str, ...]]] = [
     ("MATCH over a lowered term cap",
      lambda db: (db.sql("SET fts.max_query_terms = 2"), db.sql("SELECT _rowid FROM docs WHERE MATCH(body, 'a b c')")),
      QuerySyntaxError, ("more than 2 terms",)),
+    ("snippet max_tokens past int64",
+     lambda db: db.sql("SELECT snippet(body, 'alpha', 18446744073709551616) FROM docs"), SqlError,
+     ("max_tokens", "at most 2^63-1", "1:31")),
+    ("snippet max_tokens below -2^63",
+     lambda db: db.sql("SELECT snippet(body, 'alpha', -9223372036854775809) FROM docs"), SqlError,
+     ("max_tokens", "positive integer")),
     # -- messages that name the cause (issue 20)
     ("MATCH on a missing table", lambda db: db.sql("SELECT id FROM nope WHERE MATCH(body, 'a')"), SqlError,
      ("no table named 'nope'", "1:16")),
