@@ -401,6 +401,11 @@ CASES: list[tuple[str, Call, type[FtsError], tuple[str, ...]]] = [
     ("snippet max_tokens below -2^63",
      lambda db: db.sql("SELECT snippet(body, 'alpha', -9223372036854775809) FROM docs"), SqlError,
      ("max_tokens", "positive integer")),
+    # (DataFusion plans these by recursion: past a few thousand levels its stack overflowed)
+    ("SQL chain past the depth cap", lambda db: db.sql(" UNION ALL ".join(["SELECT 1"] * 5_000)), SqlError,
+     ("more than 1,000 levels deep", "1:1")),
+    ("unparsed statement past the depth cap", lambda db: db.sql("PREPARE p AS SELECT 1" + " + 1" * 15_000),
+     SqlError, ("more than 1,000 levels deep",)),
     # -- messages that name the cause (issue 20)
     ("MATCH on a missing table", lambda db: db.sql("SELECT id FROM nope WHERE MATCH(body, 'a')"), SqlError,
      ("no table named 'nope'", "1:16")),

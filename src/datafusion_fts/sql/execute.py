@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import itertools
+import re
 from functools import partial
 from typing import Any, Callable, Protocol, TypeVar
 
@@ -55,6 +56,26 @@ class SqlHost(Protocol):
     def retrying(self, read: Callable[[], T]) -> T: ...
 
 _names = itertools.count()
+
+# DataFusion plans a statement by recursion on the calling thread, and one nested a few
+# thousand levels deep (3,500 UNION ALLs, 12,000 '+': chains sqlglot parses in a loop)
+# overflows that thread's stack and kills the process. Deeper statements are refused; one
+# sqlglot passes on unparsed (a Command) is judged by its tokens, at least two a level.
+MAX_DEPTH = 1_000
+_TOKENS = re.compile(r"\w+|[^\w\s]")
+
+
+def _nests_too_deeply(statement: exp.Expression) -> bool:
+    """Whether ``statement`` nests deeper than MAX_DEPTH (walked without recursion)."""
+    if isinstance(statement, exp.Command):
+        return len(_TOKENS.findall(statement.sql())) > 2 * MAX_DEPTH
+    stack = [(statement, 1)]
+    while stack:
+        node, depth = stack.pop()
+        if depth > MAX_DEPTH:
+            return True
+        stack.extend((child, depth + 1) for child in node.iter_expressions())
+    return False
 
 
 def _fresh_name() -> str:
@@ -134,6 +155,9 @@ class SqlSession:
         for statement, source in zip(statements, _statement_texts(text, len(statements))):
             if isinstance(statement, exp.Semicolon):  # only a comment after the last ';'
                 continue
+            if _nests_too_deeply(statement):
+                raise SqlError(f"the statement nests more than {MAX_DEPTH:,} levels deep (each operator of a "
+                               "chain, each UNION counts one)", text, max(0, text.find(source)))
             # Errors our functions raise inside DataFusion come back as themselves.
             result = call(self._execute, statement, source)
         if result is None:
