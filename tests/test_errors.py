@@ -406,6 +406,10 @@ CASES: list[tuple[str, Call, type[FtsError], tuple[str, ...]]] = [
      ("more than 1,000 levels deep", "1:1")),
     ("unparsed statement past the depth cap", lambda db: db.sql("PREPARE p AS SELECT 1" + " + 1" * 15_000),
      SqlError, ("more than 1,000 levels deep",)),
+    ("MATCH without a column", lambda db: db.sql("SELECT _rowid FROM docs WHERE MATCH(, 'alpha')"), SqlError,
+     ("MATCH needs a column", "1:37")),
+    ("MATCH without a query", lambda db: db.sql("SELECT _rowid FROM docs WHERE MATCH(body, )"), SqlError,
+     ("MATCH needs a query string", "1:43")),
     # -- messages that name the cause (issue 20)
     ("MATCH on a missing table", lambda db: db.sql("SELECT id FROM nope WHERE MATCH(body, 'a')"), SqlError,
      ("no table named 'nope'", "1:16")),
