@@ -418,6 +418,10 @@ CASES: list[tuple[str, Call, type[FtsError], tuple[str, ...]]] = [
     ("DataFusion's error", lambda db: db.sql("SELECT nope FROM docs").to_arrow_table(), EngineError, ("nope",)),
     ("DataFusion's error at run time", lambda db: db.sql("SELECT 1 / 0").to_arrow_table(), EngineError,
      ("Divide by zero",)),
+    ("a NUL in a result column's name", lambda db: db.sql("SELECT 'a\x00b'").to_arrow_table(), EngineError,
+     ("cannot be handed over", "Null byte")),
+    ("a NUL in a collected column's name", lambda db: db.sql("SELECT 1 AS \"a\x00b\"").collect(), EngineError,
+     ("cannot be handed over",)),
 ]
 
 
