@@ -410,6 +410,8 @@ CASES: list[tuple[str, Call, type[FtsError], tuple[str, ...]]] = [
      ("fts_search takes 4 arguments", "got 2")),
     ("fts_search with five arguments", lambda db: db.sql("SELECT * FROM fts_search('docs', 'body', 'a', 3, 4)"),
      InvalidArgument, ("got 5",)),
+    ("function name past 128 characters", lambda db: db.sql("SELECT id, " + "f" * 129 + "(1) FROM docs"), SqlError,
+     ("no function has a name longer than 128 characters", "1:12")),
     ("MATCH without a column", lambda db: db.sql("SELECT _rowid FROM docs WHERE MATCH(, 'alpha')"), SqlError,
      ("MATCH needs a column", "1:37")),
     ("MATCH without a query", lambda db: db.sql("SELECT _rowid FROM docs WHERE MATCH(body, )"), SqlError,

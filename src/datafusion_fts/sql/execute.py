@@ -21,9 +21,10 @@ from ..operators.explain import explain_search
 from ..planner.search_request import SearchRequest
 from ..planner.plan_search import column_analyzer, plan_search
 from ..storage.foreign import ForeignTable
+from ..storage.manifest import MAX_NAME_CHARS
 from ..udfs.error_bridge import call, translating
 from .dialect import CreateFulltextIndex, Explain, Fts, FtsMatch, FtsScore, FtsScoreExplain, Optimize, identifier, parse_sql
-from .lower_select import Lowered, expand_stars, lower_statement, parse_match
+from .lower_select import Lowered, _start, expand_stars, lower_statement, parse_match
 from .result_frame import ResultFrame
 from .session_catalog import RESERVED_PREFIX
 from .statement_cache import Shape, StatementCache, Template, direct, shape_of, slot_leaf
@@ -63,19 +64,28 @@ _names = itertools.count()
 # sqlglot passes on unparsed (a Command) is judged by its tokens, at least two a level.
 MAX_DEPTH = 1_000
 _TOKENS = re.compile(r"\w+|[^\w\s]")
+# DataFusion answers an unknown function with the known names nearest to it, by an edit
+# distance from each: a name of 1 MB took 3.6 s. Longer names than a table's are refused.
+MAX_FUNCTION_NAME = MAX_NAME_CHARS
 
 
-def _nests_too_deeply(statement: exp.Expression) -> bool:
-    """Whether ``statement`` nests deeper than MAX_DEPTH (walked without recursion)."""
+def _refusal(statement: exp.Expression) -> tuple[str, exp.Expression] | None:
+    """Why ``statement`` is not handed to DataFusion, and the node to point at (walked
+    without recursion: the tree may be deeper than Python's limit); None if it is not."""
     if isinstance(statement, exp.Command):
-        return len(_TOKENS.findall(statement.sql())) > 2 * MAX_DEPTH
+        if len(_TOKENS.findall(statement.sql())) > 2 * MAX_DEPTH:
+            return f"the statement nests more than {MAX_DEPTH:,} levels deep", statement
+        return None
     stack = [(statement, 1)]
     while stack:
         node, depth = stack.pop()
         if depth > MAX_DEPTH:
-            return True
+            return (f"the statement nests more than {MAX_DEPTH:,} levels deep (each operator of a chain, "
+                    "each UNION counts one)", statement)
+        if isinstance(node, exp.Anonymous) and len(node.name) > MAX_FUNCTION_NAME:
+            return f"no function has a name longer than {MAX_FUNCTION_NAME} characters", node
         stack.extend((child, depth + 1) for child in node.iter_expressions())
-    return False
+    return None
 
 
 def _fresh_name() -> str:
@@ -155,9 +165,11 @@ class SqlSession:
         for statement, source in zip(statements, _statement_texts(text, len(statements))):
             if isinstance(statement, exp.Semicolon):  # only a comment after the last ';'
                 continue
-            if _nests_too_deeply(statement):
-                raise SqlError(f"the statement nests more than {MAX_DEPTH:,} levels deep (each operator of a "
-                               "chain, each UNION counts one)", text, max(0, text.find(source)))
+            refusal = _refusal(statement)
+            if refusal is not None:
+                message, node = refusal
+                at = _start(node, text) if node is not statement else None
+                raise SqlError(message, text, at if at is not None else max(0, text.find(source)))
             # Errors our functions raise inside DataFusion come back as themselves.
             result = call(self._execute, statement, source)
         if result is None:
