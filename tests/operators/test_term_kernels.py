@@ -14,7 +14,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import datafusion_fts as fts
-from datafusion_fts.operators import indexed_search
+from datafusion_fts.operators import indexed_search, term_topk
+from datafusion_fts.operators.accumulated_or_kernel import ACCUMULATE_SLOTS
 from datafusion_fts.operators.base import SEARCH_SCHEMA
 from datafusion_fts.operators.term_slots import term_slots
 from datafusion_fts.query import Boolean, Boost, Match, Phrase
@@ -123,6 +124,39 @@ def test_kernels_match_evaluator_and_reference(case):
             assert hits(t, query, k, offset, include) == expected
         finally:
             indexed_search.TERM_KERNELS = True
+        term_topk.ACCUMULATE_SLOTS = 1  # every disjunction accumulated a term at a time
+        try:
+            assert hits(t, query, k, offset, include) == expected
+        finally:
+            term_topk.ACCUMULATE_SLOTS = ACCUMULATE_SLOTS
+
+
+@settings(deadline=None, max_examples=8)
+@given(seed=st.integers(0, 10_000), n_terms=st.integers(ACCUMULATE_SLOTS, 300), data=st.data())
+def test_a_wide_disjunction_is_accumulated_exactly(seed, n_terms, data):
+    """Past ACCUMULATE_SLOTS terms a disjunction is accumulated (an OR of 10,000 terms took
+    4 s by MaxScore): the same rows and scores as MaxScore, the evaluator and the reference,
+    with excluded terms, deleted rows, a prefilter and several segments."""
+    rng = np.random.default_rng(seed)
+    vocab = [f"t{i}" for i in range(500)]
+    n = 1000
+    ref = RefTable(rows={i: {"body": " ".join(rng.choice(vocab[: rng.choice((20, 500))], rng.integers(1, 9)))}
+                         for i in range(n)}, columns=["body"])
+    ref.deleted = set(range(3, n, 17))
+    terms = list(rng.choice(vocab + [ABSENT], n_terms))
+    excluded = tuple(Match("body", w) for w in rng.choice(vocab, data.draw(st.integers(0, 3))))
+    query = Boolean(should=tuple(Match("body", w, boost=float(rng.choice((1.0, 0.5, 2.0)))) for w in terms),
+                    must_not=excluded)
+    include = list(range(0, n, 3)) if data.draw(st.booleans()) else None
+    t = engine_table(ref, data.draw(st.sampled_from(("indexed", "segments"))), [300, 700])
+    k = data.draw(st.sampled_from((1, 10, 100, n)))
+    expected = [(r, repr(s)) for r, s in ref_search(ref, query, limit=k, include_row_ids=include)]
+    assert hits(t, query, k, 0, include) == expected
+    term_topk.ACCUMULATE_SLOTS = n_terms + 1  # MaxScore
+    try:
+        assert hits(t, query, k, 0, include) == expected
+    finally:
+        term_topk.ACCUMULATE_SLOTS = ACCUMULATE_SLOTS
 
 
 def assert_statistics_are_the_evaluators(t: fts.Table, query, k: int) -> None:
