@@ -176,8 +176,7 @@ def trial(pristine: Path, work: Path, script: Path, operation: str, expected: li
     check_files(db, work)
     del db, t
     gc.collect()
-    step = next((x for x in reversed(lines) if x.startswith("step")), "before its first step")
-    return {"finished": finished, "commits": committed, "at": step}
+    return {"finished": finished, "commits": committed, "steps": sum(x.startswith("step") for x in lines)}
 
 
 def calibrate(pristine: Path, work: Path, script: Path, operation: str) -> tuple[list[str], float]:
@@ -217,10 +216,11 @@ if __name__ == "__main__":
             outcomes: Counter = Counter()
             for stop in range(1, len(steps) + 1):
                 result = trial(pristine, work, script, operation, expected, stop=str(stop))
-                outcomes["at a step, " + ("finished first" if result["finished"] else f"{result['commits']} commits")] += 1
+                outcomes[f"on entering a step, after {result['commits']} commits"] += 1
             for _ in range(random_kills):
-                result = trial(pristine, work, script, operation, expected, delay=rng.uniform(0, seconds * 1.2))
-                outcomes["at random, " + ("finished first" if result["finished"] else f"{result['commits']} commits")] += 1
+                result = trial(pristine, work, script, operation, expected, delay=rng.uniform(0, seconds * 1.5))
+                outcomes["at random, " + ("after it finished" if result["finished"] else "before its first step"
+                                          if not result["steps"] else f"after {result['commits']} commits")] += 1
             print(f"{operation}: {len(steps)} steps ({seconds * 1000:.0f} ms uninterrupted), "
                   f"{sum(outcomes.values())} kills, all checks passed ({time.perf_counter() - begin:.0f} s)")
             for step in steps:
