@@ -412,6 +412,7 @@ CASES: list[tuple[str, Call, type[FtsError], tuple[str, ...]]] = [
      InvalidArgument, ("got 5",)),
     ("function name past 128 characters", lambda db: db.sql("SELECT id, " + "f" * 129 + "(1) FROM docs"), SqlError,
      ("no function has a name longer than 128 characters", "1:12")),
+    ("INSERT without rows", lambda db: db.sql("INSERT INTO docs"), InvalidArgument, ("needs VALUES or a query",)),
     ("an unknown column beside a search's", lambda db: db.sql("SELECT nope, * FROM docs WHERE MATCH(body, 'alpha')").to_arrow_table(),
      EngineError, ("nope",)),
     ("MATCH without a column", lambda db: db.sql("SELECT _rowid FROM docs WHERE MATCH(, 'alpha')"), SqlError,

@@ -320,6 +320,8 @@ class SqlSession:
             if c not in schema.names:
                 raise CatalogError(f"table {name!r} has no column {c!r}")
         source = statement.expression
+        if source is None:
+            raise InvalidArgument(f"INSERT INTO {name} needs VALUES or a query")
         if isinstance(source, exp.Values):
             aliases = ", ".join(exp.to_identifier(f"c{i}").sql() for i in range(len(columns)))
             try:
