@@ -16,6 +16,7 @@ from sqlglot.tokens import TokenType
 
 from ..analysis import AnalyzerConfig
 from ..errors import CatalogError, InvalidArgument, PlanError, SqlError
+from ..ingest import check_new_schema
 from ..operators.base import SEARCH_SCHEMA
 from ..operators.explain import explain_search
 from ..planner.search_request import SearchRequest
@@ -304,12 +305,15 @@ class SqlSession:
             defs = [c for c in target.expressions if isinstance(c, exp.ColumnDef)] if isinstance(target, exp.Schema) else []
             if not defs:
                 raise InvalidArgument("CREATE TABLE needs column definitions or AS SELECT")
+            # (names first: a name DataFusion takes, with a NUL, would not reach Arrow)
+            check_new_schema(pa.schema([pa.field(c.name, pa.null()) for c in defs]))
             self.db.create_table(name, schema=self._arrow_schema(defs))
         return self._status(f"created {name}")
 
     def _run_query(self, query: exp.Expression) -> datafusion.DataFrame:
+        """The rows of a query CREATE TABLE or INSERT reads (raising our errors as ours)."""
         sql = query.sql(dialect=Fts)
-        return self._search_query(query, sql) if query.find(FtsMatch, FtsScore, FtsScoreExplain) else self.ctx.sql(sql)
+        return translating(self._search_query(query, sql) if query.find(FtsMatch, FtsScore, FtsScoreExplain) else self.ctx.sql(sql))
 
     def _insert(self, statement: exp.Insert, name: str) -> datafusion.DataFrame:
         table = self.db.table(name)
