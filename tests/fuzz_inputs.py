@@ -438,10 +438,12 @@ def _lines(stream: Any, into: queue.Queue) -> None:
     into.put(None)
 
 
-def run(kind: str, n: int, seed: int, root: Path) -> tuple[Counter, list[dict[str, Any]]]:
-    """Outcomes of ``n`` cases of ``kind`` (counted per call and outcome) and the failures."""
+def run(kind: str, n: int, seed: int, root: Path) -> tuple[Counter, list[dict[str, Any]], tuple[float, str, int]]:
+    """Outcomes of ``n`` cases of ``kind`` (counted per call and outcome), the failures and
+    the slowest call (seconds, call, case)."""
     counts: Counter = Counter()
     failures: list[dict[str, Any]] = []
+    slowest = (0.0, "", -1)
     start = 0
     while start < n:
         proc = subprocess.Popen([sys.executable, __file__, "--child", kind, str(start), str(n), str(seed),
@@ -463,6 +465,7 @@ def run(kind: str, n: int, seed: int, root: Path) -> tuple[Counter, list[dict[st
                 current = item["begin"]
                 continue
             counts[(item["call"], item["outcome"])] += 1
+            slowest = max(slowest, (item["seconds"], item["call"], item["i"]))
             if item["outcome"].startswith("!") or item["seconds"] > SLOW:
                 failures.append(item)
         code = proc.wait()
@@ -474,7 +477,7 @@ def run(kind: str, n: int, seed: int, root: Path) -> tuple[Counter, list[dict[st
         counts[(kind, outcome.split()[0])] += 1
         failures.append({"i": current, "call": kind, "outcome": outcome})
         start = current + 1
-    return counts, failures
+    return counts, failures, slowest
 
 
 def report(failures: list[dict[str, Any]]) -> list[str]:
@@ -505,8 +508,9 @@ def main(argv: list[str]) -> int:
     with tempfile.TemporaryDirectory() as tmp:
         for kind in KINDS:
             begin = time.perf_counter()
-            counts, failures = run(kind, n, seed, Path(tmp))
-            print(f"{kind}: {n:,} cases, {sum(counts.values()):,} calls, {time.perf_counter() - begin:.0f} s")
+            counts, failures, slowest = run(kind, n, seed, Path(tmp))
+            print(f"{kind}: {n:,} cases, {sum(counts.values()):,} calls, {time.perf_counter() - begin:.0f} s "
+                  f"(slowest call {slowest[0]:.2f} s: {slowest[1]} case {slowest[2]})")
             for call in sorted({c for c, _ in counts}):
                 outcomes = sorted(((o, k) for (c, o), k in counts.items() if c == call), key=lambda x: -x[1])
                 print(f"  {call:7} " + "  ".join(f"{o} {k:,}" for o, k in outcomes))
