@@ -7,6 +7,8 @@ match."""
 
 from __future__ import annotations
 
+import time
+
 import numpy as np
 import pyarrow as pa
 import pytest
@@ -294,3 +296,16 @@ def test_other_shapes_go_to_the_general_evaluator(query):
     assert term_slots(search.bound) is None
     list(plan.execute())
     assert "postings_total" not in search.metrics.values
+
+
+def test_an_or_of_ten_thousand_terms_answers_at_once():
+    """Issue 19: an OR of 10,000 terms took ~10 s. Over 30,000 rows it takes 0.24 s
+    accumulated, 5.8 s by MaxScore, on the development machine (the bound is for slow ones)."""
+    ids = np.random.default_rng(1).integers(0, 20_000, size=(30_000, 8))
+    t = fts.connect().create_table("docs", pa.table({"body": [" ".join(f"w{x}" for x in row) for row in ids]}))
+    t.create_index("body")
+    t.search(" OR ".join(f"w{i}" for i in range(ACCUMULATE_SLOTS)), limit=10)  # (compiled before the clock starts)
+    query = " OR ".join(f"w{i}" for i in range(10_000))
+    start = time.perf_counter()
+    assert t.search(query, limit=10, columns=[]).num_rows == 10
+    assert time.perf_counter() - start < 3.0
