@@ -383,13 +383,22 @@ def judge(call: Callable[[], Any]) -> tuple[str, float, str]:
     return outcome, time.perf_counter() - start, detail
 
 
+def case_input(kind: str, seed: int, i: int) -> tuple[str, random.Random]:
+    """The text of case ``i`` of ``kind``, and its generator for the rest of the case."""
+    rng = random.Random(f"{seed}:{kind}:{i}")
+    return (sql_case(rng) if kind == "sql" else query_case(rng)), rng
+
+
+def clipped(text: str) -> str:
+    return text[:400] + (f"... ({len(text):,} chars)" if len(text) > 400 else "")
+
+
 def case_calls(db: fts.Database, kind: str, seed: int, i: int) -> list[tuple[str, str, Callable[[], Any]]]:
     """Case ``i`` of ``kind``: (call name, input, call) for each call it makes."""
-    rng = random.Random(f"{seed}:{kind}:{i}")
+    text, rng = case_input(kind, seed, i)
     if kind == "sql":
-        text = sql_case(rng)
         return [("sql", text, lambda: db.sql(text).to_arrow_table())]
-    q = query_case(rng)
+    q = text
     docs = db.table("docs")
     limit = rng.choice((10, 10, 1, 100, None))
     offset = rng.choice((0, 0, 5))
@@ -408,8 +417,7 @@ def run_case(db: fts.Database, kind: str, seed: int, i: int) -> Iterator[dict[st
             outcome, seconds, detail = judge(fn)
             result: dict[str, Any] = {"i": i, "call": call, "outcome": outcome, "seconds": seconds}
             if outcome.startswith("!") or seconds > SLOW:
-                result.update(input=text[:400] + (f"... ({len(text):,} chars)" if len(text) > 400 else ""),
-                              detail=detail)
+                result.update(input=clipped(text), detail=detail)
             yield result
     finally:
         reset(db)
@@ -475,7 +483,7 @@ def run(kind: str, n: int, seed: int, root: Path) -> tuple[Counter, list[dict[st
             raise RuntimeError(f"the {kind} child failed before its first case (exit {code})")
         outcome = f"!hang (silent for {HANG:.0f} s)" if hung else f"!crash (exit {code})"
         counts[(kind, outcome.split()[0])] += 1
-        failures.append({"i": current, "call": kind, "outcome": outcome})
+        failures.append({"i": current, "call": kind, "outcome": outcome, "input": clipped(case_input(kind, seed, current)[0])})
         start = current + 1
     return counts, failures, slowest
 
