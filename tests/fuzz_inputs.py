@@ -1,6 +1,7 @@
 """Random SQL statements and query strings against a small database, each call judged: ok,
-an FtsError (by class), any other exception (a failure), or longer than ``SLOW`` seconds (a
-failure). Issue 19 asks for only FtsErrors and no call over 2 s in 10,000 of each.
+an FtsError (by class), any other exception (a failure; so is an EngineError that only
+carries a Python exception raised in a function of ours), or longer than ``SLOW`` seconds
+(a failure). Issue 19 asks for only FtsErrors and no call over 2 s in 10,000 of each.
 
 Pure noise rarely gets past a tokenizer, so a case is one of three: built from the grammar
 (SELECTs with MATCH, score(), text functions, fts_search, paging, SET fts.*, writes to a
@@ -55,7 +56,7 @@ SQL_VALUES = NUMBERS + ["NULL", "'x'", "'10'", "''", "true", "(1+1)", "1/0", "CA
                         "on", "'on'", "'\udc80'", "'a\x00b'"]
 QUERY_NUMBERS = NUMBERS + ["", ".5", "abc", "١", "²", "0x10", "nan", "inf"]
 # fts.executor = 'ray' would start a Ray cluster: its values here never say 'ray'.
-SETTINGS = sorted(REGISTRY) + ["fts.nope", "FTS.FORCE_PLAN", "fts.", "fts.max_query_terms"]
+SETTINGS = sorted(REGISTRY) + ["fts.nope", "FTS.FORCE_PLAN", "fts."]
 SQL_TOKENS = ["SELECT", "FROM", "WHERE", "AND", "OR", "NOT", "MATCH", "score()", "(", ")", ",", ";",
               "'", '"', "*", "=", "<", ">=", "LIMIT", "OFFSET", "ORDER BY", "GROUP BY", "DESC", "JOIN",
               "ON", "AS", "NULL", "IN", "LIKE", "IS", "EXPLAIN", "ANALYZE", "SET", "UNION ALL", "--",
