@@ -8,6 +8,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 import datafusion_fts as fts
+from datafusion_fts.operators import evaluate, indexed_search
 from engine_tables import engine_table
 from reference import ref_search
 from strategies import corpus_and_query, search_params
@@ -69,3 +70,18 @@ def test_hybrid_tail_matches_reference(case, cut):
         # Every column is indexed with positions here, so the tail is always answerable.
         assert request.choice == "hybrid", (request.choice, request.reasons)
     check(t, ref, query, params)
+
+
+@given(cases(deletes=True, params=True, token_limits=True), st.sampled_from(("auto", "flat_scan")))
+def test_unions_sorted_at_once_match_reference(case, plan):
+    """A wide OR is one sorted union, not a merge per clause (evaluate.UNION_AT_ONCE): here
+    every union is, in the general evaluator."""
+    ref, query, params = case
+    t = engine_table(ref, "indexed")
+    t.db.settings.set("fts.force_plan", plan)
+    saved = evaluate.UNION_AT_ONCE, indexed_search.TERM_KERNELS
+    evaluate.UNION_AT_ONCE, indexed_search.TERM_KERNELS = 1, False
+    try:
+        check(t, ref, query, params)
+    finally:
+        evaluate.UNION_AT_ONCE, indexed_search.TERM_KERNELS = saved

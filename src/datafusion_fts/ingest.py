@@ -52,8 +52,8 @@ def check_new_schema(schema: pa.Schema) -> pa.Schema:
     """A table schema users may create: named, distinct columns, ``_rowid`` reserved."""
     if ROWID in schema.names:
         raise InvalidArgument(f"{ROWID!r} is reserved: every managed table has it already")
-    if len(set(schema.names)) != len(schema.names) or any(not n for n in schema.names):
-        raise InvalidArgument(f"column names must be distinct and non-empty: {schema.names}")
+    if len(set(schema.names)) != len(schema.names) or any(not n or "\x00" in n for n in schema.names):
+        raise InvalidArgument(f"column names must be distinct, non-empty and without NUL: {schema.names}")
     return pa.schema([pa.field(f.name, f.type, True) for f in schema])
 
 

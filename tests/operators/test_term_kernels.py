@@ -7,6 +7,8 @@ match."""
 
 from __future__ import annotations
 
+import time
+
 import numpy as np
 import pyarrow as pa
 import pytest
@@ -14,7 +16,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import datafusion_fts as fts
-from datafusion_fts.operators import indexed_search
+from datafusion_fts.operators import indexed_search, term_topk
+from datafusion_fts.operators.accumulated_or_kernel import ACCUMULATE_SLOTS
 from datafusion_fts.operators.base import SEARCH_SCHEMA
 from datafusion_fts.operators.term_slots import term_slots
 from datafusion_fts.query import Boolean, Boost, Match, Phrase
@@ -123,6 +126,39 @@ def test_kernels_match_evaluator_and_reference(case):
             assert hits(t, query, k, offset, include) == expected
         finally:
             indexed_search.TERM_KERNELS = True
+        term_topk.ACCUMULATE_SLOTS = 1  # every disjunction accumulated a term at a time
+        try:
+            assert hits(t, query, k, offset, include) == expected
+        finally:
+            term_topk.ACCUMULATE_SLOTS = ACCUMULATE_SLOTS
+
+
+@settings(deadline=None, max_examples=8)
+@given(seed=st.integers(0, 10_000), n_terms=st.integers(ACCUMULATE_SLOTS, 300), data=st.data())
+def test_a_wide_disjunction_is_accumulated_exactly(seed, n_terms, data):
+    """Past ACCUMULATE_SLOTS terms a disjunction is accumulated (an OR of 10,000 terms took
+    4 s by MaxScore): the same rows and scores as MaxScore, the evaluator and the reference,
+    with excluded terms, deleted rows, a prefilter and several segments."""
+    rng = np.random.default_rng(seed)
+    vocab = [f"t{i}" for i in range(500)]
+    n = 1000
+    ref = RefTable(rows={i: {"body": " ".join(rng.choice(vocab[: rng.choice((20, 500))], rng.integers(1, 9)))}
+                         for i in range(n)}, columns=["body"])
+    ref.deleted = set(range(3, n, 17))
+    terms = list(rng.choice(vocab + [ABSENT], n_terms))
+    excluded = tuple(Match("body", w) for w in rng.choice(vocab, data.draw(st.integers(0, 3))))
+    query = Boolean(should=tuple(Match("body", w, boost=float(rng.choice((1.0, 0.5, 2.0)))) for w in terms),
+                    must_not=excluded)
+    include = list(range(0, n, 3)) if data.draw(st.booleans()) else None
+    t = engine_table(ref, data.draw(st.sampled_from(("indexed", "segments"))), [300, 700])
+    k = data.draw(st.sampled_from((1, 10, 100, n)))
+    expected = [(r, repr(s)) for r, s in ref_search(ref, query, limit=k, include_row_ids=include)]
+    assert hits(t, query, k, 0, include) == expected
+    term_topk.ACCUMULATE_SLOTS = n_terms + 1  # MaxScore
+    try:
+        assert hits(t, query, k, 0, include) == expected
+    finally:
+        term_topk.ACCUMULATE_SLOTS = ACCUMULATE_SLOTS
 
 
 def assert_statistics_are_the_evaluators(t: fts.Table, query, k: int) -> None:
@@ -260,3 +296,16 @@ def test_other_shapes_go_to_the_general_evaluator(query):
     assert term_slots(search.bound) is None
     list(plan.execute())
     assert "postings_total" not in search.metrics.values
+
+
+def test_an_or_of_ten_thousand_terms_answers_at_once():
+    """Issue 19: an OR of 10,000 terms took ~10 s. Over 30,000 rows it takes 0.24 s
+    accumulated, 5.8 s by MaxScore, on the development machine (the bound is for slow ones)."""
+    ids = np.random.default_rng(1).integers(0, 20_000, size=(30_000, 8))
+    t = fts.connect().create_table("docs", pa.table({"body": [" ".join(f"w{x}" for x in row) for row in ids]}))
+    t.create_index("body")
+    t.search(" OR ".join(f"w{i}" for i in range(ACCUMULATE_SLOTS)), limit=10)  # (compiled before the clock starts)
+    query = " OR ".join(f"w{i}" for i in range(10_000))
+    start = time.perf_counter()
+    assert t.search(query, limit=10, columns=[]).num_rows == 10
+    assert time.perf_counter() - start < 3.0

@@ -64,6 +64,16 @@ def test_in_a_search_statement(db):
     assert rows == [{"id": 4, "h": "cafe racers <b>run</b>"}, {"id": 1, "h": "The runners were <b>running</b> to the Café"}]
 
 
+def test_in_a_search_that_matches_no_row(db):
+    """(The search's empty result reaches the functions as an empty batch.)"""
+    table = db.sql(
+        "SELECT highlight(body, 'run') AS h, snippet(body, 'run', 3) AS s, fts_match(body, 'run') AS m, "
+        "fts_tokenize(body) AS t FROM docs WHERE MATCH(body, 'nowhere')"
+    ).to_arrow_table()
+    assert table.num_rows == 0
+    assert table.schema.types == [pa.string(), pa.string(), pa.bool_(), pa.list_(pa.string())]
+
+
 def test_errors_point_into_the_sql(db):
     with pytest.raises(fts.QuerySyntaxError) as err:
         db.sql("SELECT highlight(body, 'fox AND') FROM docs")

@@ -28,6 +28,7 @@ from .merge_kernels import (
     later_occurrences,
     merge,
     phrase_tf,
+    run_sums,
     sloppy_phrase_tf,
 )
 
@@ -80,6 +81,30 @@ class EvalMetrics:
 def _combine(mode: int, a: Hits, b: Hits, weight: float = 0.0) -> Hits:
     rows, scores = merge(mode, a.rows, a.scores, b.rows, b.scores, weight)
     return Hits(rows, scores)
+
+
+# Parts from which a union is sorted at once rather than merged one part at a time: each
+# merge costs the union so far, so a wide OR cost its width times its rows (10,000 terms
+# over 20,000 rows: 30,000 merges, a third of its time); the sort costs the parts' rows
+# times their logarithm, more than a few merges.
+UNION_AT_ONCE = 16
+
+
+def _union_add(parts: list[Hits]) -> Hits:
+    """The UNION_ADD of ``parts`` merged left to right, the same rows and sums."""
+    parts = [p for p in parts if len(p)]
+    if len(parts) == 1:
+        return Hits(parts[0].rows, 0.0 + parts[0].scores)
+    if len(parts) < UNION_AT_ONCE:
+        acc = Hits.empty()
+        for part in parts:
+            acc = _combine(UNION_ADD, acc, part)
+        return acc
+    rows = np.concatenate([p.rows for p in parts])
+    order = np.argsort(rows, kind="stable")  # (a row's scores stay in part order)
+    rows = rows[order]
+    starts = np.flatnonzero(np.concatenate(([True], rows[1:] != rows[:-1])))
+    return Hits(rows[starts], run_sums(np.concatenate([p.scores for p in parts])[order], starts))
 
 
 def _restrict(hits: Hits, rows: np.ndarray) -> Hits:
@@ -180,14 +205,10 @@ class Evaluator:
                     return Hits.empty()
         elif node.require_all and not any(node.groups):
             return Hits.empty()
-        acc: Hits | None = None
-        for term in node.terms():
-            hits = self._term_hits(node.column, term, within)
-            if len(hits):
-                # The first term's scores stand alone (0.0 + s == s for s > 0).
-                acc = hits if acc is None else _combine(UNION_ADD, acc, hits)
-        if acc is None:
-            return Hits.empty()
+        # (The first term's scores stand alone, as 0.0 + s == s for a term's s > 0.)
+        acc = _union_add([self._term_hits(node.column, term, within) for term in node.terms()])
+        if not len(acc):
+            return acc
         if node.boost != 1.0:
             acc = Hits(acc.rows, acc.scores * node.boost)
         return acc
@@ -323,9 +344,7 @@ class Evaluator:
             for clause in node.should:
                 acc = _combine(ADD_PRESENT, acc, self.evaluate(clause, acc.rows))
         elif node.should:
-            acc = Hits.empty()
-            for clause in node.should:
-                acc = _combine(UNION_ADD, acc, self.evaluate(clause, within))
+            acc = _union_add([self.evaluate(clause, within) for clause in node.should])
         else:
             rows = self.source.all_rows()
             if within is not None:

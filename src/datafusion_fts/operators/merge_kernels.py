@@ -66,6 +66,22 @@ def merge(mode: int, a_rows: np.ndarray, a_sc: np.ndarray, b_rows: np.ndarray, b
 
 
 @njit(cache=True, nogil=True)
+def run_sums(values: np.ndarray, starts: np.ndarray) -> np.ndarray:
+    """The sum of each run ``values[starts[i]:starts[i + 1]]`` (the last to the end), as
+    successive UNION_ADD merges add it: 0.0 plus its first value, then each next, left to
+    right."""
+    n = values.shape[0]
+    out = np.empty(starts.shape[0], dtype=np.float64)
+    for i in range(starts.shape[0]):
+        end = starts[i + 1] if i + 1 < starts.shape[0] else n
+        acc = 0.0 + values[starts[i]]
+        for j in range(starts[i] + 1, end):
+            acc = acc + values[j]
+        out[i] = acc
+    return out
+
+
+@njit(cache=True, nogil=True)
 def phrase_tf(starts: np.ndarray, ends: np.ndarray, positions: np.ndarray, slop: int) -> np.ndarray:
     """Matching start positions per candidate row.
 

@@ -11,6 +11,7 @@ from ..index.bm25 import ColumnStats
 from ..index.postings_codec import DamagedPostings
 from ..index.segment_set import SegmentSet
 from .base import Metrics
+from .accumulated_or_kernel import ACCUMULATE_SLOTS, accumulated_or_topk
 from .conjunction_kernel import EXCLUDED, REQUIRED, conjunction_topk
 from .ordering import ordered
 from .pruned_or_kernel import pruned_or_topk
@@ -58,7 +59,8 @@ def term_topk(
     weights_a = np.array(weights, dtype=np.float64)
     prune = pruning and prunable
     part_norms = segment_set.part_norms(column_stats)
-    bounds = segment_set.part_block_bounds(column_stats) if prune and not conjunctive else None
+    accumulate = not conjunctive and int(np.count_nonzero(kinds != EXCLUDED)) >= ACCUMULATE_SLOTS
+    bounds = segment_set.part_block_bounds(column_stats) if prune and not conjunctive and not accumulate else None
     out: list[tuple[np.ndarray, np.ndarray]] = []
     n_total = n_scored = n_skipped = n_parts_skipped = 0
     floor = -np.inf
@@ -81,6 +83,12 @@ def term_topk(
                     *seg.source, seg.post_offsets, seg.block_offsets, part_norms[i],
                     part_ids[i], kinds, weights_a, mults, boost, k, part.lo, part.hi, base,
                     local_include, include is not None, part.deleted, pruning, prune, floor,
+                )
+            elif accumulate:
+                rows, scores, sc, sk, total = accumulated_or_topk(
+                    *seg.source, seg.post_offsets, seg.block_offsets, part_norms[i],
+                    part_ids[i], kinds, weights_a, mults, boost, k, part.lo, part.hi, base,
+                    local_include, include is not None, part.deleted, floor,
                 )
             else:
                 rows, scores, sc, sk, total = pruned_or_topk(

@@ -69,10 +69,12 @@ def _parse_match(self: "FtsParser") -> FtsMatch:
         columns = self._parse_csv(self._parse_column)
         self._match_r_paren()
     else:
-        columns = [self._parse_column()]
-    if not self._match(TokenType.COMMA):
+        columns = [c for c in [self._parse_column()] if c is not None]
+    if not columns or not self._match(TokenType.COMMA):
         self.raise_error("MATCH needs a column (or a parenthesised column list), a comma and a query string")
     query = self._parse_bitwise()
+    if query is None:
+        self.raise_error("MATCH needs a query string after its comma")
     return self.expression(FtsMatch(expressions=columns, query=query), token=name_token)
 
 

@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import re
 import uuid
 from functools import partial
 from typing import Any, Callable, Protocol, TypeVar
@@ -15,15 +16,17 @@ from sqlglot.tokens import TokenType
 
 from ..analysis import AnalyzerConfig
 from ..errors import CatalogError, InvalidArgument, PlanError, SqlError
+from ..ingest import check_new_schema
 from ..operators.base import SEARCH_SCHEMA
 from ..operators.explain import explain_search
 from ..planner.search_request import SearchRequest
 from ..planner.plan_search import column_analyzer, plan_search
 from ..planner.run_search import run_search
 from ..storage.foreign import ForeignTable
+from ..storage.manifest import MAX_NAME_CHARS
 from ..udfs.error_bridge import call, translating
 from .dialect import CreateFulltextIndex, Explain, Fts, FtsMatch, FtsScore, FtsScoreExplain, Optimize, identifier, parse_sql
-from .lower_select import Lowered, expand_stars, lower_statement, parse_match
+from .lower_select import Lowered, _start, expand_stars, lower_statement, parse_match
 from .result_frame import ResultFrame
 from .session_catalog import RESERVED_PREFIX
 from .statement_cache import Shape, StatementCache, Template, direct, shape_of, slot_leaf
@@ -86,6 +89,35 @@ class SqlHost(Protocol):
 
     def retrying(self, read: Callable[[], T]) -> T: ...
 
+
+# DataFusion plans a statement by recursion on the calling thread, and one nested a few
+# thousand levels deep (3,500 UNION ALLs, 12,000 '+': chains sqlglot parses in a loop)
+# overflows that thread's stack and kills the process. Deeper statements are refused; one
+# sqlglot passes on unparsed (a Command) is judged by its tokens, at least two a level.
+MAX_DEPTH = 1_000
+_TOKENS = re.compile(r"\w+|[^\w\s]")
+# DataFusion answers an unknown function with the known names nearest to it, by an edit
+# distance from each: a name of 1 MB took 3.6 s. Longer names than a table's are refused.
+MAX_FUNCTION_NAME = MAX_NAME_CHARS
+
+
+def _refusal(statement: exp.Expression) -> tuple[str, exp.Expression] | None:
+    """Why ``statement`` is not handed to DataFusion, and the node to point at (walked
+    without recursion: the tree may be deeper than Python's limit); None if it is not."""
+    if isinstance(statement, exp.Command):
+        if len(_TOKENS.findall(statement.sql())) > 2 * MAX_DEPTH:
+            return f"the statement nests more than {MAX_DEPTH:,} levels deep", statement
+        return None
+    stack = [(statement, 1)]
+    while stack:
+        node, depth = stack.pop()
+        if depth > MAX_DEPTH:
+            return (f"the statement nests more than {MAX_DEPTH:,} levels deep (each operator of a chain, "
+                    "each UNION counts one)", statement)
+        if isinstance(node, exp.Anonymous) and len(node.name) > MAX_FUNCTION_NAME:
+            return f"no function has a name longer than {MAX_FUNCTION_NAME} characters", node
+        stack.extend((child, depth + 1) for child in node.iter_expressions())
+    return None
 
 
 def _fresh_name() -> str:
@@ -166,6 +198,11 @@ class SqlSession:
         for statement, source in zip(statements, _statement_texts(text, len(statements))):
             if isinstance(statement, exp.Semicolon):  # only a comment after the last ';'
                 continue
+            refusal = _refusal(statement)
+            if refusal is not None:
+                message, node = refusal
+                at = _start(node, text) if node is not statement else None
+                raise SqlError(message, text, at if at is not None else max(0, text.find(source)))
             # Errors our functions raise inside DataFusion come back as themselves.
             result = call(self._execute, statement, source)
         if result is None:
@@ -319,12 +356,15 @@ class SqlSession:
             defs = [c for c in target.expressions if isinstance(c, exp.ColumnDef)] if isinstance(target, exp.Schema) else []
             if not defs:
                 raise InvalidArgument("CREATE TABLE needs column definitions or AS SELECT")
+            # (names first: a name DataFusion takes, with a NUL, would not reach Arrow)
+            check_new_schema(pa.schema([pa.field(c.name, pa.null()) for c in defs]))
             self.db.create_table(name, schema=self._arrow_schema(defs))
         return self._status(f"created {name}")
 
     def _run_query(self, query: exp.Expression) -> datafusion.DataFrame:
+        """The rows of a query CREATE TABLE or INSERT reads (raising our errors as ours)."""
         sql = query.sql(dialect=Fts)
-        return self._search_query(query, sql) if query.find(FtsMatch, FtsScore, FtsScoreExplain) else self.ctx.sql(sql)
+        return translating(self._search_query(query, sql) if query.find(FtsMatch, FtsScore, FtsScoreExplain) else self.ctx.sql(sql))
 
     def _insert(self, statement: exp.Insert, name: str) -> datafusion.DataFrame:
         table = self.db.table(name)
@@ -335,6 +375,8 @@ class SqlSession:
             if c not in schema.names:
                 raise CatalogError(f"table {name!r} has no column {c!r}")
         source = statement.expression
+        if source is None:
+            raise InvalidArgument(f"INSERT INTO {name} needs VALUES or a query")
         if isinstance(source, exp.Values):
             aliases = ", ".join(exp.to_identifier(f"c{i}").sql() for i in range(len(columns)))
             try:

@@ -118,6 +118,8 @@ def direct(statement: exp.Expression, lowered: list[Lowered]) -> Direct | None:
         inner = item.this if isinstance(item, exp.Alias) else item
         if not isinstance(inner, exp.Column) or inner.table not in ("", alias) or isinstance(inner.this, exp.Star):
             return None
+        if identifier(inner) not in (ROWID, SCORE, *search.columns):
+            return None  # (not a column of the result: DataFusion says which)
         name = identifier(item.args["alias"]) if isinstance(item, exp.Alias) else identifier(inner)
         columns.append((identifier(inner), name))
         named[name] = identifier(inner)

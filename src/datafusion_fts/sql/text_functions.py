@@ -18,8 +18,8 @@ from sqlglot import exp
 
 from ..analysis import AnalyzerConfig
 from ..errors import FtsError, QuerySyntaxError, SqlError
+from ..settings import INT64_MAX
 from ..udfs import FUNCTIONS
-from ..udfs.arguments import positive_ints
 from ..udfs.text_query import analyzer_spec, compile_query, resolve_analyzer
 from .dialect import identifier
 from .lower_select import _start
@@ -100,11 +100,9 @@ class _Rewrite:
             self._check_query(query, analyzer, column, spec.name)
         width = given.get("max_tokens")
         value = _integer(width) if width is not None else None
-        if value is not None:
-            try:
-                positive_ints(pa.array([value]), spec.name, "max_tokens")
-            except FtsError as err:
-                raise self._error(str(err), width) from None
+        if value is not None and not 1 <= value <= INT64_MAX:  # (checked before Arrow sees it)
+            bound = "a positive integer" if value < 1 else "at most 2^63-1"
+            raise self._error(f"{spec.name}: argument 'max_tokens' must be {bound}, got {value}", width)
         full = []
         for arg in spec.args:
             if arg.name in given:

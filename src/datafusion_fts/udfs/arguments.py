@@ -41,6 +41,8 @@ def validity(*arrays: pa.Array) -> np.ndarray:
 def groups(*arrays: pa.Array) -> list[tuple[tuple[Any, ...], np.ndarray | None]]:
     """Rows grouped by the values of ``arrays`` (arguments DataFusion passes per row, almost
     always one literal repeated): ``[(values, positions, or None for every row), ...]``."""
+    if not len(arrays[0]):  # (a search that matched nothing hands its result as an empty batch)
+        return [((None,) * len(arrays), None)]
     uniques = [a.unique() for a in arrays]
     if all(len(u) == 1 for u in uniques):
         return [(tuple(u[0].as_py() for u in uniques), None)]

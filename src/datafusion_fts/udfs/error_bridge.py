@@ -18,6 +18,7 @@ from collections.abc import Callable, Iterator
 from typing import Any, TypeVar
 
 import datafusion
+import pyarrow as pa
 
 from ..errors import EngineError, FtsError, StorageError
 
@@ -102,6 +103,16 @@ def call(function: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
         raise
 
 
+def _reading(function: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
+    """:func:`call` for a DataFrame handing its result over: Arrow refusing the result (its
+    C data interface allows no NUL byte in a column name, which DataFusion gives a column
+    of ``SELECT 'a\\0b'``) is an :class:`EngineError` too."""
+    try:
+        return call(function, *args, **kwargs)
+    except pa.ArrowException as exc:
+        raise EngineError(f"the result cannot be handed over: {exc}") from exc
+
+
 class _TranslatedStream:
     """A RecordBatchStream whose iteration translates errors."""
 
@@ -112,7 +123,7 @@ class _TranslatedStream:
         return self
 
     def __next__(self) -> Any:
-        return call(self._stream.__next__)
+        return _reading(self._stream.__next__)
 
     def __getattr__(self, name: str) -> Any:
         return getattr(self._stream, name)
@@ -131,7 +142,7 @@ def translating(df: datafusion.DataFrame) -> TranslatingDataFrame:
 def _translating(name: str, method: Callable[..., Any]) -> Callable[..., Any]:
     @functools.wraps(method)
     def wrapper(self: datafusion.DataFrame, *args: Any, **kwargs: Any) -> Any:
-        result = call(method, self, *args, **kwargs)
+        result = _reading(method, self, *args, **kwargs)
         if isinstance(result, datafusion.DataFrame):
             return translating(result)
         if name.startswith("execute_stream"):

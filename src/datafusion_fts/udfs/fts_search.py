@@ -66,7 +66,10 @@ def register_fts_search(ctx: datafusion.SessionContext, db: ManagedTables | None
     # collector: hold the database weakly so dropping it still frees it.
     db_ref = weakref.ref(db) if db is not None else None
 
-    def fts_search(table: Any, column: Any, query: Any, k: Any, session: datafusion.SessionContext) -> DataFusionTable:
+    def fts_search(*arguments: Any, session: datafusion.SessionContext) -> DataFusionTable:
+        if len(arguments) != 4:  # (DataFusion passes as many as the SQL wrote)
+            raise InvalidArgument(f"fts_search takes 4 arguments (table, column, query, k), got {len(arguments)}")
+        table, column, query, k = arguments
         limit = _value(k, "k", int)
         if limit <= 0:
             raise InvalidArgument(f"fts_search: k must be positive, got {limit}")
