@@ -89,7 +89,9 @@ def table_tiers(db: Database, name: str) -> TableTiers:
         )
         for index in (meta.indexes[c] for c in sorted(meta.indexes))
     )
-    data_bytes = sum(_file_bytes(db, f.id) for f in meta.fragments)
+    # (a table indexed in place holds its stored columns' copies, not its files)
+    data_bytes = sum(_file_bytes(db, f.id if f.file is None else f.copy) for f in meta.fragments
+                     if f.file is None or f.copy)
     data_bytes += sum(_file_bytes(db, f.deletes) for f in meta.fragments if f.deletes)
     return TableTiers(
         meta,
@@ -235,6 +237,9 @@ def describe_view(db: Database, name: str) -> list[RenderableType]:
         summary.append(f"{value:,}", style="bold")
         summary.append(f" {label} · ")
     summary.append(f"{plural(len(meta.fragments), 'fragment')} · {decimal(tiers.data_bytes)}")
+    if meta.source is not None:
+        stored = f", a copy of {', '.join(meta.stored)}" if meta.stored else ""
+        summary.append(f" · indexed in place: the files under {meta.source}{stored}")
     out.append(summary)
     for index in tiers.indexes:
         out.append(Text(f"  index on {index.index.column}:", style="bold"))
