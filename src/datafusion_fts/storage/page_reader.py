@@ -281,6 +281,12 @@ class PageReader:
             return None
         return np.searchsorted(pages.first_rows, rows, side="right") - 1
 
+    def row_groups(self, lo: int, hi: int) -> list[int]:
+        """The row groups holding any of the local rows ``lo..hi`` (inclusive)."""
+        first = int(np.searchsorted(self.group_starts, lo, side="right")) - 1
+        last = int(np.searchsorted(self.group_starts, hi, side="right")) - 1
+        return list(range(max(first, 0), last + 1))
+
     def units_of(self, rows: np.ndarray, name: str) -> tuple[str, int]:
         """What a fetch of column ``name`` at the local ``rows`` reads: ("pages", how
         many data pages) or, for a column read by row group, ("row groups", how many)."""
@@ -497,6 +503,18 @@ def take_rows(parts: list[tuple[PageReader, np.ndarray]], names: list[str]) -> p
     return pa.table(columns, schema=pa.schema(fields))
 
 
+def pages_of(parts: list[tuple[PageReader, np.ndarray]], name: str) -> np.ndarray | None:
+    """A key of the page of column ``name`` each row of ``parts`` (file after file) sits
+    in, equal for rows of one page of one file; None if a file reads it by row group."""
+    keys = []
+    for i, (reader, rows) in enumerate(parts):
+        pages = reader.pages_of(rows, name)
+        if pages is None:
+            return None
+        keys.append(pages + (i << 40))
+    return np.concatenate(keys) if keys else np.zeros(0, np.int64)
+
+
 def fetch_units(parts: list[tuple[PageReader, np.ndarray]], name: str) -> Counter[str]:
     """What :func:`take_rows` reads of column ``name`` at ``parts``: data pages, or row
     groups where the column is read by row group (``PageReader.units_of``)."""
@@ -590,10 +608,10 @@ def _take_pieces(pieces: list[_Piece]) -> pa.Array:
         coded = np.zeros(n, dtype=np.bool_)
         bad = select_values(buf, spans, dict_n, page_of, wanted, column.kind, column.width, column.max_def,
                             valid, a, b, coded)
-        if bad < 0 and coded.any():
-            buf = _look_up(column, dictionaries, which[page_of], groups[page_of], coded, buf, a, b)
         if bad >= 0:
             raise _BadPage(bad, "does not decode")
+        if coded.any():
+            buf = _look_up(column, dictionaries, which[page_of], groups[page_of], coded, buf, a, b)
     except _BadPage as err:
         path = pieces[int(which[err.page])].reader.path
         raise StorageError(f"damaged data file {path}: a page of column {column.name!r} {err.why}") from None

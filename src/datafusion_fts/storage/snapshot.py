@@ -68,10 +68,11 @@ class TableSnapshot:
     def rows_key(self) -> tuple:
         """What, beside its fragments' deletion vectors, tells this snapshot's rows from
         another version's under the same row ids: for a table indexed in place, its files
-        (a file rewritten is read under new ids) and holes; nothing for a managed table."""
+        (a file rewritten is read under new ids) and the ids handed out (with the files,
+        they make its holes); nothing for a managed table."""
         if self.meta.source is None:
             return ()
-        return self.meta.holes, tuple((f.row_lo, f.file, f.size, f.mtime_ns) for f in self.meta.fragments)
+        return self.meta.next_rowid, tuple((f.row_lo, f.file, f.size, f.mtime_ns) for f in self.meta.fragments)
 
     def derived(self, key: tuple, make: Callable[..., T], *args: Any) -> T:
         """``make(*args)``, computed once per snapshot under ``key``: for what depends on

@@ -40,7 +40,7 @@ from ..errors import StaleSnapshotError, StorageError
 from . import checksums
 from .layout import MANIFEST
 from .manifest import FORMAT_VERSION, Manifest
-from .page_reader import DecodedCache, PageReader, fetch_units, open_parquet, take_rows
+from .page_reader import DecodedCache, PageReader, fetch_units, open_parquet, pages_of, take_rows
 
 ROW_GROUP_ROWS = 65_536
 # A data page closes once its values pass PAGE_BYTES, checked every ``write_batch_size``
@@ -247,7 +247,6 @@ class DirectoryStore:
         self._exclusive = False  # the writer lock is held, for writing or for a moment
         self._readers: dict[str, PageReader] = {}
         self._pool: ThreadPoolExecutor | None = None
-        self._group_starts: dict[str, np.ndarray] = {}
         self._cache = DecodedCache()
         self._lock = threading.Lock()
 
@@ -440,23 +439,8 @@ class DirectoryStore:
         # A reader of its own per scan: concurrent scans never share pyarrow state, and
         # without memory mapping the scanned pages are not charged to this process's RSS.
         reader = self._open_fragment(frag_id)
-        groups = None
-        if local_range is not None:
-            starts = self._row_group_starts(frag_id)
-            first = int(np.searchsorted(starts, local_range[0], side="right")) - 1
-            last = int(np.searchsorted(starts, local_range[1], side="right")) - 1
-            groups = list(range(max(first, 0), last + 1))
+        groups = pages.row_groups(*local_range) if local_range is not None else None
         yield from reader.iter_batches(batch_size=batch_rows, columns=columns, row_groups=groups)
-
-    def _row_group_starts(self, frag_id: str) -> np.ndarray:
-        """First local row of each row group (read from the footer; groups vary in size)."""
-        with self._lock:
-            starts = self._group_starts.get(frag_id)
-        if starts is None:
-            starts = self._pages(frag_id).group_starts[:-1]
-            with self._lock:
-                self._group_starts[frag_id] = starts
-        return starts
 
     def take_rows(self, parts: list[tuple[str, np.ndarray]], columns: list[str]) -> pa.Table:
         """Rows by fragment and local index, reading only the pages they sit in, the
@@ -464,13 +448,7 @@ class DirectoryStore:
         return take_rows([(self._pages(frag_id), rows) for frag_id, rows in parts], columns)
 
     def pages_of(self, parts: list[tuple[str, np.ndarray]], column: str) -> np.ndarray | None:
-        keys = []
-        for i, (frag_id, rows) in enumerate(parts):
-            pages = self._pages(frag_id).pages_of(rows, column)
-            if pages is None:
-                return None
-            keys.append(pages + (i << 40))
-        return np.concatenate(keys) if keys else np.zeros(0, np.int64)
+        return pages_of([(self._pages(frag_id), rows) for frag_id, rows in parts], column)
 
     def fetch_units(self, parts: list[tuple[str, np.ndarray]], column: str) -> Counter[str]:
         return fetch_units([(self._pages(frag_id), rows) for frag_id, rows in parts], column)
@@ -599,7 +577,6 @@ class DirectoryStore:
             if match and match.group(1) not in keep:
                 with self._lock:
                     self._readers.pop(match.group(1), None)
-                    self._group_starts.pop(match.group(1), None)
                 _remove(path)
         for path in (self.root / "index").iterdir():
             match = _SEGMENT_DIR.match(path.name)
