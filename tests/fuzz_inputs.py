@@ -170,14 +170,21 @@ def grammar_query(rng: random.Random, depth: int = 0) -> str:
     return grammar_query(rng, depth + 1) + op + grammar_query(rng, depth + 1)
 
 
+def drawn(rng: random.Random, grammar: Callable[[random.Random], str], tokens: list[str], words: list[str],
+          from_grammar: float) -> str:
+    """A text from ``grammar`` (a share ``from_grammar``), mutated with ``tokens`` and
+    ``words`` (up to 90 %), or raw ``tokens`` (10 %)."""
+    r = rng.random()
+    if r < from_grammar:
+        return grammar(rng)
+    if r < 0.9:
+        return mutate(rng, grammar(rng), tokens + words)
+    return raw_text(rng, tokens)
+
+
 def query_case(rng: random.Random) -> str:
     """A query string: from the grammar (60 %), mutated (30 %) or raw (10 %)."""
-    r = rng.random()
-    if r < 0.6:
-        return grammar_query(rng)
-    if r < 0.9:
-        return mutate(rng, grammar_query(rng), QUERY_TOKENS + VOCAB)
-    return raw_text(rng, QUERY_TOKENS)
+    return drawn(rng, grammar_query, QUERY_TOKENS, VOCAB, 0.6)
 
 
 # -- SQL ---------------------------------------------------------------------------------------
@@ -288,12 +295,7 @@ def grammar_sql(rng: random.Random) -> str:
 
 def sql_case(rng: random.Random) -> str:
     """A SQL text: from the grammar (55 %), mutated (35 %) or raw (10 %)."""
-    r = rng.random()
-    if r < 0.55:
-        return grammar_sql(rng)
-    if r < 0.9:
-        return mutate(rng, grammar_sql(rng), SQL_TOKENS + SQL_VALUES)
-    return raw_text(rng, SQL_TOKENS)
+    return drawn(rng, grammar_sql, SQL_TOKENS, SQL_VALUES, 0.55)
 
 
 # -- the database and the judge --------------------------------------------------------------

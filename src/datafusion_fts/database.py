@@ -57,6 +57,7 @@ from .storage.source_files import (
     SourceFiles,
     SourceReaders,
     adopt,
+    file_root,
     list_files,
     reconcile,
     table_schema,
@@ -222,10 +223,7 @@ class Database:
         as the unindexed tail, and indexed by ``OPTIMIZE``; see docs/design.md: "Tables
         indexed in place". Returns the table; on a table already in place on that
         source, ``store`` (when given) replaces its stored columns."""
-        if not valid_table_name(name):
-            raise InvalidArgument(f"table name must be an identifier of at most {MAX_NAME_CHARS} characters, got {name!r}")
-        if name.lower().startswith(RESERVED_PREFIX):
-            raise InvalidArgument(f"table name {name!r} starts with {RESERVED_PREFIX!r}, which names the engine's own tables")
+        _check_new_name(name)
         if source is None:
             if not self.ctx.table_exist(name):
                 raise CatalogError(f"no table named {name!r} on the session to index in place")
@@ -234,7 +232,7 @@ class Database:
         files = list_files(path)
         if not files:
             raise InvalidArgument(f"no Parquet files under {path!r} to index in place")
-        schema = table_schema(pq.read_schema(Path(path) / files[0].file if os.path.isdir(path) else path))
+        schema = table_schema(pq.read_schema(file_root(path) / files[0].file))
         if ROWID in schema.names:
             raise InvalidArgument(f"{ROWID!r} is reserved for row ids; the files under {path!r} have such a column")
         stored = _stored_columns(store, schema)
@@ -550,12 +548,7 @@ class Database:
 
     def create_table(self, name: str, data: Any = None, schema: pa.Schema | None = None) -> Table:
         """A new managed table from ``data`` (rows get ``_rowid`` 0, 1, 2, ...)."""
-        if not valid_table_name(name):
-            raise InvalidArgument(f"table name must be an identifier of at most {MAX_NAME_CHARS} characters, got {name!r}")
-        if name.lower().startswith(RESERVED_PREFIX):
-            raise InvalidArgument(
-                f"table name {name!r} starts with {RESERVED_PREFIX!r}, which names the engine's own tables"
-            )
+        _check_new_name(name)
         with self.writing():
             if name in self._manifest.tables:
                 raise CatalogError(f"table {name!r} already exists")
@@ -676,6 +669,15 @@ class Database:
 
     def segment_set(self, snapshot: TableSnapshot, column: str) -> SegmentSet:
         return self.segment_sets.segment_set(snapshot, column)
+
+
+def _check_new_name(name: str) -> None:
+    """A name a new table may take (see ``storage/manifest.py`` ``TABLE_NAME``), not one of
+    the engine's own."""
+    if not valid_table_name(name):
+        raise InvalidArgument(f"table name must be an identifier of at most {MAX_NAME_CHARS} characters, got {name!r}")
+    if name.lower().startswith(RESERVED_PREFIX):
+        raise InvalidArgument(f"table name {name!r} starts with {RESERVED_PREFIX!r}, which names the engine's own tables")
 
 
 def _stored_columns(store: Sequence[str] | None, schema: pa.Schema) -> tuple[str, ...] | None:

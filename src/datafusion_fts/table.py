@@ -285,10 +285,9 @@ class Table:
         """
         with self.db.writing():
             self.flush()
-            self.index_meta(column, options, None)  # (checked before anything is committed)
+            index = self.index_meta(column, options, None)  # (checked before anything is committed)
             self.db.adopt_source(self.name)
             snap = self.snapshot()
-            index = self.index_meta(column, options, None)
             reporter = self._reporter(column, progress)
             manifest, segments, written = self._build_ranges(
                 self.db.manifest, snap, index, [(0, max(snap.meta.next_rowid - 1, 0))], reporter, split=True
