@@ -167,6 +167,12 @@ def test_sql_indexes_a_parquet_directory_registered_on_the_session(tmp_path, par
     assert [(r["_rowid"], r["id"], r["title"]) for r in db.sql(sql).to_pylist()] == [(3, 4, "d"), (0, 1, "a")]
     # The rows' columns come from the user's files; the database holds none of them.
     assert not list((tmp_path / "db" / "data").iterdir())
+    # A relational predicate beside MATCH is a prefilter read through the view's _rowid
+    # (the ids the search gives): applied before the top-k, so LIMIT 1 still finds id 1.
+    prefiltered = "SELECT id, score() FROM docs WHERE MATCH(body, 'alpha') AND id < 3 ORDER BY score() DESC LIMIT 1"
+    assert [r["id"] for r in db.sql(prefiltered).to_pylist()] == [1]
+    plan = db.sql("EXPLAIN " + prefiltered).to_pydict()["plan"][0]
+    assert "prefilter=[" in plan
     # Plain DataFusion SQL on the session sees the table with its row ids.
     assert ctx.sql("SELECT _rowid, id FROM docs ORDER BY _rowid").to_pylist() == [
         {"_rowid": i, "id": i + 1} for i in range(5)
