@@ -279,8 +279,8 @@ class Database:
                 if frag.copy is None:
                     copy_id, manifest = manifest.file_id("frag")
                     batches = files.iter_fragment(frag.id, file_schema.names, SCAN_BATCH_ROWS)
-                    self.store.write_fragment(copy_id, file_schema, batches)
-                    frag = replace(frag, copy=copy_id)
+                    _, crcs = self.store.write_fragment(copy_id, file_schema, batches)
+                    frag = replace(frag, copy=copy_id, copy_footer_crc=crcs.footer)
                 fragments.append(frag)
         except BaseException:
             self.discard_uncommitted()
@@ -615,8 +615,9 @@ class Database:
             while (first := next_batch()) is not None:
                 ahead.append(first)
                 frag_id, manifest = manifest.file_id("frag")
-                rows = self.store.write_fragment(frag_id, file_schema, fragment_rows(next_rowid))
-                fragments.append(FragmentMeta(frag_id, next_rowid, rows, layout=PAGED_LAYOUT))
+                rows, crcs = self.store.write_fragment(frag_id, file_schema, fragment_rows(next_rowid))
+                fragments.append(FragmentMeta(frag_id, next_rowid, rows, layout=PAGED_LAYOUT, crc=crcs.whole,
+                                              footer_crc=crcs.footer))
                 next_rowid += rows
         except BaseException:
             self.discard_uncommitted()  # nothing was committed: remove what this call wrote

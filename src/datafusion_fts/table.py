@@ -355,8 +355,8 @@ class Table:
                 if frag.layout not in (PAGED_LAYOUT, SOURCE_LAYOUT):
                     frag_id, manifest = manifest.file_id("frag")
                     batches = self.db.store.iter_fragment(frag.id, file_schema.names, SCAN_BATCH_ROWS)
-                    self.db.store.write_fragment(frag_id, file_schema, batches)
-                    frag = replace(frag, id=frag_id, layout=PAGED_LAYOUT)
+                    _, crcs = self.db.store.write_fragment(frag_id, file_schema, batches)
+                    frag = replace(frag, id=frag_id, layout=PAGED_LAYOUT, crc=crcs.whole, footer_crc=crcs.footer)
                 fragments.append(frag)
         except BaseException:
             self.db.discard_uncommitted()

@@ -32,12 +32,13 @@ def pristine(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, list[Any]]
     return path, results(path)
 
 
-@pytest.mark.parametrize("kind", ["segment array", "checksum file", "deletion vector", "manifest", "data"])
+@pytest.mark.parametrize("kind", ["segment array", "checksum file", "deletion vector", "manifest", "data",
+                                  "data, no SQL"])
 def test_a_flipped_bit_is_detected_or_harmless(kind: str, pristine: tuple[Path, list[Any]], tmp_path: Path) -> None:
     path, expected = pristine
     rng = random.Random(kind)
-    paths = files(path)[kind]
-    sql = kind != "data"  # (DataFusion's own Parquet reader checks no page CRC: see guarantees.md)
+    paths = files(path)[kind.removesuffix(", no SQL")]
+    sql = not kind.endswith("no SQL")
     outcomes: Counter = Counter()
     for _ in range(FLIPS):
         file = rng.choice(paths)
@@ -45,8 +46,43 @@ def test_a_flipped_bit_is_detected_or_harmless(kind: str, pristine: tuple[Path, 
         outcome = trial(path, tmp_path / "work", file.relative_to(path), bit, expected, sql)
         outcomes[outcome] += 1
         assert outcome in ("detected", "harmless"), (file.name, bit, outcome)
-    if kind != "data":  # (most of a fragment's bytes are in its pages' CRCs' reach only when fetched)
+    if kind == "data":  # (a SQL scan checks the whole file first)
+        assert outcomes["detected"] == FLIPS
+    elif kind != "data, no SQL":  # (a fragment's pages are checked only when fetched)
         assert outcomes["detected"] >= FLIPS // 2
+
+
+def test_a_damaged_footer_is_found_before_pyarrow_parses_it(pristine: tuple[Path, list[Any]], tmp_path: Path) -> None:
+    """A flip in a fragment's footer made pyarrow abort the process ("Definition level
+    histogram size mismatch"): the footer's crc32 is checked before it is parsed."""
+    path, _ = pristine
+    work = tmp_path / "db"
+    shutil.copytree(path, work)
+    target = work / "data" / "frag-00000003.parquet"
+    data = bytearray(target.read_bytes())
+    footer = int.from_bytes(data[-8:-4], "little")
+    data[len(data) - 8 - footer + 33] ^= 0x02  # (the flip that aborted was 33 bytes in)
+    target.write_bytes(bytes(data))
+    with pytest.raises(fts.StorageError, match=r"frag-00000003\.parquet: its footer's crc32 is \d+, the manifest says"):
+        results(work, sql=False)
+
+
+def test_sql_checks_a_fragment_before_datafusion_scans_it(pristine: tuple[Path, list[Any]], tmp_path: Path) -> None:
+    """DataFusion's Parquet reader checks no page CRC: a page damaged where it still
+    decodes changed a scan's answer. The whole file is checked the first time a statement
+    names its table, once per process."""
+    path, _ = pristine
+    work = tmp_path / "db"
+    shutil.copytree(path, work)
+    fine = fts.connect(work)
+    assert fine.sql("SELECT count(*) AS n FROM docs").to_pylist()[0]["n"] > 0
+    target = work / "data" / "frag-00000001.parquet"
+    data = bytearray(target.read_bytes())
+    data[len(data) // 3] ^= 0x01
+    target.write_bytes(bytes(data))
+    assert fine.sql("SELECT count(*) AS n FROM docs").to_pylist()[0]["n"] > 0  # (checked already: not again)
+    with pytest.raises(fts.StorageError, match=r"damaged data file .*frag-00000001\.parquet: its crc32 is"):
+        fts.connect(work).sql("SELECT count(*) AS n, max(body) AS m FROM docs")
 
 
 def test_postings_are_verified_when_a_query_reaches_them(pristine: tuple[Path, list[Any]], tmp_path: Path) -> None:
@@ -87,7 +123,8 @@ def test_a_database_without_checksums_opens_unverified(pristine: tuple[Path, lis
     for seg in table["indexes"]["body"]["segments"]:
         del seg["checksums"]
     for frag in table["fragments"]:
-        del frag["deletes_crc"]
+        for key in ("deletes_crc", "crc", "footer_crc"):
+            frag.pop(key, None)
     body = {k: v for k, v in meta.items() if k != "checksum"} | {"format": 3}
     (work / "manifest.json").write_text(json.dumps({**body, "checksum": checksum(body)}))
     assert results(work) == expected

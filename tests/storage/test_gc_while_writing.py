@@ -28,12 +28,12 @@ def test_a_reader_opening_mid_write_leaves_the_writers_files(tmp_path: Path, mon
     write_fragment = DirectoryStore.write_fragment
 
     def writing(store: DirectoryStore, frag_id: str, *args):  # type: ignore[no-untyped-def]
-        rows = write_fragment(store, frag_id, *args)
+        written = write_fragment(store, frag_id, *args)
         if frag_id == "frag-00000002":  # two fragments written, nothing committed: another Database opens
             reader = fts.connect(path)
             seen.append(sorted(p.name for p in (path / "data").iterdir()))
             del reader
-        return rows
+        return written
 
     monkeypatch.setattr(DirectoryStore, "write_fragment", writing)
     batches = [pa.record_batch([pa.array([f"row {i} {j}" for j in range(100)])], schema=SCHEMA) for i in range(3)]

@@ -18,7 +18,7 @@ from __future__ import annotations
 import os
 import re
 import threading
-from typing import Any
+from typing import Any, Callable
 
 import datafusion
 from datafusion.catalog import CatalogProvider, SchemaProvider
@@ -49,7 +49,9 @@ class SessionSchema(SchemaProvider):
 
     def __init__(self, tables: dict[str, Any]) -> None:
         self._tables = dict(tables)  # the user's (and db.sql's temporary results)
-        self._managed: dict[str, Any] = {}
+        # Per managed table: its current version, and what to check before DataFusion
+        # reads it (in one entry, swapped with one assignment).
+        self._managed: dict[str, tuple[Any, Callable[[], None] | None]] = {}
         self._lock = threading.Lock()  # (registering checks, then adds)
 
     @property
@@ -62,8 +64,15 @@ class SessionSchema(SchemaProvider):
         return self.table_names()
 
     def table(self, name: str) -> Any:
+        """What ``name`` resolves to; a managed table's files checked first (a damaged
+        one raises a StorageError, which DataFusion hands back to the statement's caller)."""
         found = self._managed.get(name)
-        return found if found is not None else self._tables.get(name)
+        if found is None:
+            return self._tables.get(name)
+        table, check = found
+        if check is not None:
+            check()
+        return table
 
     def table_exist(self, name: str) -> bool:
         return name in self._managed or name in self._tables
@@ -77,9 +86,10 @@ class SessionSchema(SchemaProvider):
     def deregister_table(self, name: str, cascade: bool = True) -> None:
         self._tables.pop(name, None)
 
-    def set_managed(self, name: str, table: Any) -> None:
-        """Make ``table`` what ``name`` resolves to (one assignment: no moment without it)."""
-        self._managed[name] = table
+    def set_managed(self, name: str, table: Any, check: Callable[[], None] | None = None) -> None:
+        """Make ``table`` what ``name`` resolves to (one assignment: no moment without it),
+        ``check`` run each time a statement names it (storage/store.py: ``check_fragments``)."""
+        self._managed[name] = (table, check)
 
     def drop_managed(self, name: str) -> None:
         self._managed.pop(name, None)

@@ -10,6 +10,7 @@ own Parquet reader), fresh rows and deleted ids; a table indexed in place's file
 
 from __future__ import annotations
 
+import functools
 import threading
 
 import datafusion
@@ -50,6 +51,9 @@ class TableViews:
         fresh rows, anti-joined with the deleted row ids (pyarrow datasets with a filter
         cannot be scanned by DataFusion). An insert changes only the fresh rows: the
         fragments and the deleted ids stay registered while ``meta`` is the same object.
+        A statement naming the table has its fragments' files checked first, once each
+        (storage/store.py: ``check_fragments``): DataFusion's Parquet reader checks no
+        page CRC, so a damaged page could otherwise change a scan's result.
         """
         with self._lock:
             if meta.source is not None:
@@ -86,7 +90,10 @@ class TableViews:
             source = (
                 f'SELECT d.* FROM ({source}) AS d LEFT ANTI JOIN "{deleted_name}" AS x ON d."{ROWID}" = x."{ROWID}"'
             )
-        self._schema.set_managed(meta.name, self._parts.sql(source).into_view())
+        # (the store's method, not a closure over self: that would be a reference cycle
+        # through the session's schema, keeping the store and its write lock past a `del db`)
+        check = functools.partial(self._store.check_fragments, meta.fragments)
+        self._schema.set_managed(meta.name, self._parts.sql(source).into_view(), check)
 
     def _register_source(self, meta: TableMeta) -> None:
         """A table indexed in place as its files, each numbered from its first row id in

@@ -1,4 +1,5 @@
-"""Checksums of an index segment's files (docs/design.md: "Checksums").
+"""Checksums of an index segment's files, and of data fragments as wholes (docs/design.md:
+"Checksums").
 
 Beside its array files a segment keeps ``checksums.ipc``: per file its size, the crc32 of
 every ``REGION_BYTES`` of it, and where its values buffer lies in it. The manifest keeps
@@ -11,12 +12,20 @@ of a segment, which a query reads a few terms of): those are verified the first 
 read reaches them (:class:`LazyRegions`), once per process. So opening still reads only
 metadata, dictionary and lengths, and a mismatch is a StorageError naming the file and
 the region, before any kernel follows a damaged byte.
+
+A data fragment's pages carry their own CRCs, which the page reader checks. The manifest
+keeps two more per fragment (``FragmentMeta``): the crc32 of its footer (:func:`footer_crc32`),
+checked before pyarrow parses it, and of its whole file (:func:`file_crc32`), for
+DataFusion's Parquet reader, which checks no CRC: the file is verified once before
+DataFusion first scans it.
 """
 
 from __future__ import annotations
 
+import os
 import zlib
 from dataclasses import dataclass
+from typing import NamedTuple
 
 import numpy as np
 import pyarrow as pa
@@ -27,6 +36,7 @@ from ..errors import StorageError
 # checking one (~20 us) is small beside reading it from disk.
 REGION_BYTES = 64 << 10
 CHECKSUMS = "checksums.ipc"
+_READ_BYTES = 8 << 20
 _SCHEMA = pa.schema([
     ("name", pa.string()), ("size", pa.int64()), ("values_start", pa.int64()), ("values_end", pa.int64()),
     ("crcs", pa.list_(pa.uint32())),
@@ -47,6 +57,44 @@ def region_crcs(data: np.ndarray, region: int) -> np.ndarray:
     """The crc32 of each ``region`` bytes of ``data`` (uint8; zlib, a region per call)."""
     n = -(-len(data) // region)
     return np.fromiter((zlib.crc32(data[i * region : (i + 1) * region]) for i in range(n)), np.uint32, n)
+
+
+def file_crc32(path: str | os.PathLike[str]) -> int:
+    """The crc32 of a whole file, read in pieces of ``_READ_BYTES`` (zlib releases the GIL
+    while it sums a piece)."""
+    crc = 0
+    with open(path, "rb", buffering=0) as f:
+        while piece := f.read(_READ_BYTES):
+            crc = zlib.crc32(piece, crc)
+    return crc
+
+
+class ParquetCrcs(NamedTuple):
+    """The crc32s the manifest keeps of a data file of ours (``FragmentMeta``); None for
+    fragments in memory, which hold no file to damage."""
+
+    whole: int | None  # of the whole file
+    footer: int | None  # of its footer and trailer
+
+
+def parquet_crcs(path: str | os.PathLike[str]) -> ParquetCrcs:
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        return ParquetCrcs(file_crc32(path), footer_crc32(fd))
+    finally:
+        os.close(fd)
+
+
+def footer_crc32(fd: int) -> int:
+    """The crc32 of a Parquet file's footer and its 8-byte trailer (its length and
+    ``PAR1``): what pyarrow parses on opening the file, checked before it does (a damaged
+    footer can abort the process inside pyarrow). -1 if the trailer names no footer."""
+    size = os.fstat(fd).st_size
+    trailer = os.pread(fd, 8, size - 8) if size >= 8 else b""
+    length = int.from_bytes(trailer[:4], "little") if len(trailer) == 8 else -1
+    if not 0 <= length <= size - 8:
+        return -1
+    return zlib.crc32(os.pread(fd, length + 8, size - 8 - length))
 
 
 def file_bytes(buffer: pa.Buffer) -> np.ndarray:

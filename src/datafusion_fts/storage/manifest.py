@@ -42,7 +42,11 @@ from ..defaults import B, K1, POSITIONS
 #     both are None for files written earlier, which are read unverified.
 # 5 - tables indexed in place (TableMeta.source): their fragments are the user's Parquet
 #     files (FragmentMeta.file, size, mtime_ns; ids ``src-``), holding no copy of the data.
-FORMAT_VERSION = 5
+# 6 - data fragments carry the crc32 of their whole file (FragmentMeta.crc), checked
+#     before DataFusion's Parquet reader first scans them, and of their footer
+#     (footer_crc, copy_footer_crc), checked before pyarrow parses it; None for files
+#     written earlier.
+FORMAT_VERSION = 6
 ROWID = "_rowid"
 # The manifest's field holding the crc32 of the rest of it (format 3 on).
 CHECKSUM = "checksum"
@@ -75,6 +79,11 @@ class FragmentMeta:
     its rows were given their ids (a file that differs is not the file indexed);
     ``copy`` names a fragment of ours holding its rows' stored columns
     (``TableMeta.stored``), fetched from there rather than from the user's file.
+
+    ``crc`` is the crc32 of a fragment's whole file (storage/checksums.py: ``file_crc32``),
+    checked before DataFusion's Parquet reader, which checks no page CRC, scans it;
+    ``footer_crc`` (``copy_footer_crc``: its copy's) the crc32 of its Parquet footer,
+    checked before pyarrow parses it (``footer_crc32``).
     """
 
     id: str
@@ -88,6 +97,9 @@ class FragmentMeta:
     size: int | None = None
     mtime_ns: int | None = None
     copy: str | None = None
+    crc: int | None = None
+    footer_crc: int | None = None
+    copy_footer_crc: int | None = None
 
     @property
     def row_hi(self) -> int:
@@ -215,6 +227,15 @@ class Manifest:
             ids.update(s.id for ix in t.indexes.values() for s in ix.segments)
         return frozenset(ids)
 
+    def footer_crcs(self) -> dict[str, int]:
+        """The crc32 of the footer of each data file of ours that has one, by file id
+        (fragments and copies of stored columns)."""
+        crcs = {}
+        for t in self.tables.values():
+            crcs.update((f.id, f.footer_crc) for f in t.fragments if f.footer_crc is not None)
+            crcs.update((f.copy, f.copy_footer_crc) for f in t.fragments if f.copy_footer_crc is not None)
+        return crcs
+
     def succeeding(self, old: "Manifest", now: float, grace: float) -> "Manifest":
         """This manifest as the successor of ``old``: the files ``old`` read and this one
         does not are retired at ``now``; files retired ``grace`` seconds ago or more are
@@ -325,7 +346,7 @@ def _table_to_json(t: TableMeta) -> dict[str, Any]:
         **source,
         "schema": _schema_to_b64(t.schema),
         "next_rowid": t.next_rowid,
-        "fragments": [{k: v for k, v in vars(f).items() if v is not None or k not in _SOURCE_FIELDS}
+        "fragments": [{k: v for k, v in vars(f).items() if v is not None or k not in _OPTIONAL_FIELDS}
                       for f in t.fragments],
         "indexes": {
             col: {
@@ -340,8 +361,9 @@ def _table_to_json(t: TableMeta) -> dict[str, Any]:
     }
 
 
-# FragmentMeta's fields only a source's files have (left out of the JSON of the others).
-_SOURCE_FIELDS = ("file", "size", "mtime_ns", "copy")
+# FragmentMeta's fields left out of the JSON when None: those only a source's files have,
+# and the crc32s of a file written before format 6.
+_OPTIONAL_FIELDS = ("file", "size", "mtime_ns", "copy", "crc", "footer_crc", "copy_footer_crc")
 
 
 def _table_from_json(name: str, d: dict[str, Any]) -> TableMeta:

@@ -37,7 +37,7 @@ import pyarrow.parquet as pq
 import zstandard
 
 from ..errors import StorageError
-from . import c_page_codecs
+from . import c_page_codecs, checksums
 from .file_ranges import read_ranges
 from .lz4_block import decompress_blocks
 from .parquet_thrift import (
@@ -208,17 +208,23 @@ class PageReader:
     Safe to share between threads: pages are read with ``pread``, each thread has its
     own decompressor, and the few cached structures are filled under a lock."""
 
-    def __init__(self, path: Path, cache: DecodedCache) -> None:
-        """``cache`` keeps the row groups and dictionaries this reader decodes."""
+    def __init__(self, path: Path, cache: DecodedCache, footer_crc: int | None = None) -> None:
+        """``cache`` keeps the row groups and dictionaries this reader decodes;
+        ``footer_crc``, the crc32 of the file's footer, is checked before pyarrow parses
+        it (None: a file without one, read unchecked)."""
         self.path = path
         try:
-            self._file = open_parquet(path)
             self._fd = os.open(path, os.O_RDONLY)
+            weakref.finalize(self, os.close, self._fd)
+            if footer_crc is not None and (found := checksums.footer_crc32(self._fd)) != footer_crc:
+                raise StorageError(
+                    f"damaged data file {path}: its footer's crc32 is {found}, the manifest says {footer_crc}"
+                )
+            self._file = open_parquet(path)
         except FileNotFoundError:
             raise
         except (OSError, pa.ArrowException) as exc:
             raise StorageError(f"cannot read data file {path}: {exc}") from exc
-        weakref.finalize(self, os.close, self._fd)
         st = os.fstat(self._fd)
         # What this file's decoded pieces are cached under: a file rewritten at the same
         # path (a user's, read in place) is another file.

@@ -39,7 +39,7 @@ import pyarrow.parquet as pq
 from ..errors import StaleSnapshotError, StorageError
 from . import checksums
 from .layout import MANIFEST
-from .manifest import FORMAT_VERSION, Manifest
+from .manifest import FORMAT_VERSION, FragmentMeta, Manifest
 from .page_reader import DecodedCache, PageReader, fetch_units, open_parquet, pages_of, take_rows
 
 ROW_GROUP_ROWS = 65_536
@@ -71,7 +71,14 @@ class Store(Protocol):
     def changes(self) -> tuple[int, int]: ...
     def announce(self) -> None: ...
     def commit(self, manifest: Manifest) -> None: ...
-    def write_fragment(self, frag_id: str, schema: pa.Schema, batches: Iterable[pa.RecordBatch]) -> int: ...
+    def write_fragment(
+        self, frag_id: str, schema: pa.Schema, batches: Iterable[pa.RecordBatch]
+    ) -> tuple[int, checksums.ParquetCrcs]:
+        """Write a fragment; the rows written and the crc32s of its file."""
+    def check_fragments(self, fragments: Iterable[FragmentMeta]) -> None:
+        """Check each fragment's whole file against its crc32 (``FragmentMeta.crc``),
+        the first time it is asked in this process, before DataFusion's Parquet reader
+        (which checks no page CRC) scans it; a mismatch is a StorageError naming the file."""
     def iter_fragment(
         self, frag_id: str, columns: list[str], batch_rows: int, local_range: tuple[int, int] | None = None
     ) -> Iterator[pa.RecordBatch]: ...
@@ -248,6 +255,8 @@ class DirectoryStore:
         self._readers: dict[str, PageReader] = {}
         self._pool: ThreadPoolExecutor | None = None
         self._cache = DecodedCache()
+        self._checked: set[str] = set()  # fragments whose whole file matched its crc32
+        self._footer_crcs: dict[str, int] = {}  # (see _note_footers)
         self._lock = threading.Lock()
 
     # -- the writer lock ----------------------------------------------------------------
@@ -327,9 +336,17 @@ class DirectoryStore:
                     f"the manifest {path} has format {found}: the database was written by a newer "
                     f"datafusion-fts (this one reads formats 1 to {FORMAT_VERSION}); upgrade datafusion-fts to open it"
                 )
-            return Manifest.from_json(parsed)
+            manifest = Manifest.from_json(parsed)
         except (ValueError, KeyError, TypeError, AttributeError, pa.ArrowException) as exc:
             raise StorageError(f"unreadable manifest {path}: {exc}") from exc
+        self._note_footers(manifest)
+        return manifest
+
+    def _note_footers(self, manifest: Manifest) -> None:
+        """Keep the footer crc32s ``manifest`` gives: every fragment a snapshot can name
+        comes from a manifest this store read or wrote, so its reader finds its crc here."""
+        with self._lock:
+            self._footer_crcs.update(manifest.footer_crcs())
 
     def check_manifest(self) -> None:
         """Refuse a directory that holds data or index files but no manifest (called with
@@ -367,13 +384,16 @@ class DirectoryStore:
             os.fsync(f.fileno())
         os.replace(tmp, self.root / MANIFEST)
         fsync_path(self.root)
+        self._note_footers(manifest)
         self._counters.bump(1)
 
     # -- fragments ------------------------------------------------------------------
     def _fragment_path(self, frag_id: str) -> Path:
         return self.root / "data" / f"{frag_id}.parquet"
 
-    def write_fragment(self, frag_id: str, schema: pa.Schema, batches: Iterable[pa.RecordBatch]) -> int:
+    def write_fragment(
+        self, frag_id: str, schema: pa.Schema, batches: Iterable[pa.RecordBatch]
+    ) -> tuple[int, checksums.ParquetCrcs]:
         path = self._fragment_path(frag_id)
         tmp = path.with_suffix(".parquet.tmp")
         rows = 0
@@ -396,9 +416,24 @@ class DirectoryStore:
             if pending_rows:
                 writer.write_table(pa.Table.from_batches(pending, schema=schema), row_group_size=ROW_GROUP_ROWS)
         fsync_path(tmp)
+        crcs = checksums.parquet_crcs(tmp)  # (read back from the page cache: ~0.1 s a 100 MB)
         os.replace(tmp, path)
         fsync_path(path.parent)  # the new name itself must survive a power loss
-        return rows
+        return rows, crcs
+
+    def check_fragments(self, fragments: Iterable[FragmentMeta]) -> None:
+        for frag in fragments:
+            if frag.crc is None or frag.id in self._checked:  # (None: written before format 6)
+                continue
+            path = self._fragment_path(frag.id)
+            try:
+                found = checksums.file_crc32(path)
+            except FileNotFoundError:
+                raise _gone(self.root, "data fragment", frag.id) from None
+            if found != frag.crc:
+                raise StorageError(f"damaged data file {path}: its crc32 is {found}, the manifest says {frag.crc}")
+            with self._lock:
+                self._checked.add(frag.id)
 
     def _pages(self, frag_id: str) -> PageReader:
         """The fragment's page reader (opened once: it keeps its offset index)."""
@@ -406,7 +441,7 @@ class DirectoryStore:
             reader = self._readers.get(frag_id)
         if reader is None:
             try:
-                reader = PageReader(self._fragment_path(frag_id), self._cache)
+                reader = PageReader(self._fragment_path(frag_id), self._cache, self._footer_crcs.get(frag_id))
             except FileNotFoundError:
                 raise _gone(self.root, "data fragment", frag_id) from None
             with self._lock:
@@ -608,10 +643,15 @@ class MemoryStore:
     def commit(self, manifest: Manifest) -> None:
         self._manifest = manifest
 
-    def write_fragment(self, frag_id: str, schema: pa.Schema, batches: Iterable[pa.RecordBatch]) -> int:
+    def write_fragment(
+        self, frag_id: str, schema: pa.Schema, batches: Iterable[pa.RecordBatch]
+    ) -> tuple[int, checksums.ParquetCrcs]:
         table = pa.Table.from_batches(list(batches), schema=schema).combine_chunks()
         self._fragments[frag_id] = table
-        return table.num_rows
+        return table.num_rows, checksums.ParquetCrcs(None, None)
+
+    def check_fragments(self, fragments: Iterable[FragmentMeta]) -> None:
+        pass  # (memory holds no file to damage)
 
     def iter_fragment(
         self, frag_id: str, columns: list[str], batch_rows: int, local_range: tuple[int, int] | None = None
