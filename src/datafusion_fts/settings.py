@@ -93,7 +93,8 @@ REGISTRY: dict[str, Setting] = {
         Setting("fts.ray_retries", 2, _non_negative_int, "Times a failed actor call is sent again per query."),
         Setting("fts.ray_max_restarts", 2, _non_negative_int, "Times Ray restarts a dead search actor."),
         Setting("fts.max_query_terms", 10_000, _positive_int,
-                "Most words and phrases a query string may hold (Python API and SQL MATCH); past it the query is refused."),
+                "Most terms a query string may hold (Python API and SQL MATCH): a word or phrase counts one, a fuzzy "
+                "or prefix term the 50 it may expand to; past it the query is refused."),
     )
 }
 

@@ -391,3 +391,17 @@ def test_a_megabyte_of_words_parses_in_linear_time_past_the_cap() -> None:
     start = time.perf_counter()
     assert parse(text, "body", max_terms=1 << 20) == Match("body", text)
     assert time.perf_counter() - start < 5.0
+
+
+@pytest.mark.parametrize("term", ["ab~1", "ab~", "ab*", '"a b"*'])
+def test_a_fuzzy_or_prefix_term_counts_as_the_terms_it_may_expand_to(term: str) -> None:
+    """Issue 19: each expands by a pass over the column's vocabulary (an OR of 10,000 fuzzy
+    words took 27 s), so it counts MAX_EXPANSIONS (50) against fts.max_query_terms."""
+    parse(" OR ".join([term] * 200), "body")  # 200 x 50 = 10,000
+    with pytest.raises(QuerySyntaxError, match=r"more than 10,000 terms .*expand to") as err:
+        parse(" OR ".join([term] * 201), "body")
+    assert err.value.offset == 200 * (len(term) + 4)  # (the 201st term)
+
+
+def test_a_phrase_slop_is_not_a_fuzzy_term() -> None:
+    parse(" ".join(['"a b"~2'] * 10_000), "body")

@@ -38,7 +38,7 @@ from dataclasses import dataclass, replace
 from typing import NamedTuple
 
 from ..errors import InvalidArgument, QuerySyntaxError
-from .tree import OPERATORS, Boolean, Match, MultiMatch, Phrase, Prefix, Query
+from .tree import MAX_EXPANSIONS, OPERATORS, Boolean, Match, MultiMatch, Phrase, Prefix, Query
 
 __all__ = ["parse"]
 
@@ -103,9 +103,12 @@ _PLAIN_WORD = re.compile(r'(?!&&|\|\|)[^\s()+\-!^~":*\\][^\s()":^~*\\]*')
 _SPACE = re.compile(r"\s*")
 
 
-# Words and phrases a query string may hold by default (``fts.max_query_terms``): past it
-# the query is refused as the tokenizer reaches it, before any parsing (Lucene's default
-# clause limit is 1,024; Elasticsearch's was 1,024, now 4,096 and more).
+# Terms a query string may hold by default (``fts.max_query_terms``): past it the query is
+# refused as the tokenizer reaches it, before any parsing (Lucene's default clause limit
+# is 1,024; Elasticsearch's was 1,024, now 4,096 and more, counting the terms fuzzy and
+# prefix queries expand to). A word or phrase counts one; a fuzzy word (``~``) or a prefix
+# (``*``) the MAX_EXPANSIONS terms it may expand to, each found by a pass over the column's
+# vocabulary: 10,000 fuzzy words took 5-27 s.
 MAX_QUERY_TERMS = 10_000
 
 
@@ -117,11 +120,16 @@ def _tokenize(text: str, max_terms: int = MAX_QUERY_TERMS) -> list[_Token]:
     terms = counted = 0
     while True:
         while counted < len(tokens):
-            terms += tokens[counted].kind in (_Kind.TERM, _Kind.PHRASE)
+            token = tokens[counted]
+            if token.kind in (_Kind.TERM, _Kind.PHRASE):
+                terms += MAX_EXPANSIONS if token.prefix else 1
+            elif token.kind is _Kind.TILDE and counted and tokens[counted - 1].kind is _Kind.TERM:
+                terms += MAX_EXPANSIONS - 1  # (a fuzzy word; after a phrase, "~" is its slop)
             counted += 1
         if terms > max_terms:
             raise QuerySyntaxError(
-                f"the query holds more than {max_terms:,} terms (fts.max_query_terms)",
+                f"the query holds more than {max_terms:,} terms (fts.max_query_terms; a fuzzy or prefix "
+                f"term counts as the {MAX_EXPANSIONS} it may expand to)",
                 text, tokens[-1].start, tokens[-1].end - tokens[-1].start,
             )
         i = _SPACE.match(text, i).end()
@@ -552,7 +560,8 @@ def parse(
         text: The query string.
         default_columns: The column, or columns, searched by words without a field.
         default_operator: ``"or"`` or ``"and"``: how juxtaposed words combine.
-        max_terms: The most words and phrases the text may hold (``fts.max_query_terms``).
+        max_terms: The most terms the text may hold (``fts.max_query_terms``; a fuzzy or
+            prefix term counts as the ``MAX_EXPANSIONS`` it may expand to).
 
     Returns:
         The query tree.

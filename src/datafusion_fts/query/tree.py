@@ -18,6 +18,8 @@ from ..settings import INT64_MAX
 MAX_SLOP = (1 << 31) - 1
 
 OPERATORS = ("or", "and")
+# The most terms a fuzzy or prefix leaf expands to by default (Lucene's and Elasticsearch's 50).
+MAX_EXPANSIONS = 50
 
 
 def _check_boost(name: str, value: float) -> float:
@@ -57,7 +59,7 @@ class Match:
     boost: float = 1.0
     fuzziness: int = 0
     prefix_length: int = 0
-    max_expansions: int = 50
+    max_expansions: int = MAX_EXPANSIONS
 
     def __post_init__(self) -> None:
         _check_column(self.column)
@@ -83,7 +85,7 @@ class Prefix:
     column: str | None
     prefix: str
     boost: float = 1.0
-    max_expansions: int = 50
+    max_expansions: int = MAX_EXPANSIONS
 
     def __post_init__(self) -> None:
         _check_column(self.column)
@@ -116,7 +118,7 @@ class Phrase:
     boost: float = 1.0
     in_order: bool = False
     prefix: bool = False
-    max_expansions: int = 50
+    max_expansions: int = MAX_EXPANSIONS
 
     def __post_init__(self) -> None:
         _check_column(self.column)
