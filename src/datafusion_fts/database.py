@@ -266,22 +266,34 @@ class Database:
 
     def _copy_stored(self, manifest: Manifest, name: str) -> Manifest:
         """``manifest`` with a copy of the stored columns of each file of the in-place
-        table ``name`` that has none (fragments of ours, with the file's row ids),
-        written but not committed."""
+        table ``name`` that has none, written but not committed: fragments of ours, each
+        holding consecutive files' rows with their ids (up to ``FRAGMENT_ROWS``, or one
+        larger file), so a fetch reads about as many files as a managed table's would
+        (with a copy per file, top-10 rows of 8 files took 1.15-1.37x a managed table's)."""
         meta = manifest.tables[name]
         if not meta.stored:
             return manifest
         files = SourceFiles(meta, self._source_readers, self.store)
         file_schema = pa.schema([pa.field(ROWID, pa.int64(), False), *[meta.schema.field(c) for c in meta.stored]])
-        fragments = []
+        groups: list[list[int]] = []  # runs of the fragments without a copy, one copy each
+        for i, frag in enumerate(meta.fragments):
+            if frag.copy is not None:
+                continue
+            run = groups[-1] if groups else None
+            if run is None or run[-1] != i - 1 or sum(meta.fragments[j].rows for j in run) + frag.rows > FRAGMENT_ROWS:
+                groups.append([i])
+            else:
+                run.append(i)
+        fragments = list(meta.fragments)
         try:
-            for frag in meta.fragments:
-                if frag.copy is None:
-                    copy_id, manifest = manifest.file_id("frag")
-                    batches = files.iter_fragment(frag.id, file_schema.names, SCAN_BATCH_ROWS)
-                    _, crcs = self.store.write_fragment(copy_id, file_schema, batches)
-                    frag = replace(frag, copy=copy_id, copy_footer_crc=crcs.footer)
-                fragments.append(frag)
+            for run in groups:
+                copy_id, manifest = manifest.file_id("frag")
+                batches = (b for i in run for b in files.iter_fragment(fragments[i].id, file_schema.names, SCAN_BATCH_ROWS))
+                _, crcs = self.store.write_fragment(copy_id, file_schema, batches)
+                at = 0
+                for i in run:
+                    fragments[i] = replace(fragments[i], copy=copy_id, copy_row=at, copy_footer_crc=crcs.footer)
+                    at += fragments[i].rows
         except BaseException:
             self.discard_uncommitted()
             raise

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import os
 import tempfile
+from unittest import mock
 from pathlib import Path
 
 import datafusion
@@ -16,6 +17,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import datafusion_fts as fts
+from datafusion_fts import database
 from datafusion_fts.errors import FtsError, PlanError
 from engine_tables import index_options
 from reference import RefTable, ref_search
@@ -94,6 +96,10 @@ def check_every_plan(db: fts.Database, t: fts.Table, ref: RefTable, query) -> li
         answered.add(plan)
     db.settings.set("fts.force_plan", "auto")
     assert {"auto", "flat_scan"} <= answered
+    # The rows' columns (from the files, or from the stored copies): each row's own.
+    found = t.search(query, limit=None, columns=ref.columns).to_pylist()
+    assert [{c: r[c] for c in ref.columns} for r in found] == [
+        {c: ref.rows[r["_rowid"]].get(c) for c in ref.columns} for r in found]
     return expected
 
 
@@ -109,13 +115,16 @@ def test_every_plan_matches_the_reference_as_files_come_change_and_go(case, cuts
     template, query = case
     columns = table_columns(template)
     rows = [template.rows[r] for r in sorted(template.rows)]
-    with tempfile.TemporaryDirectory() as tmp:
+    copy_rows = data.draw(st.integers(1, 40))  # (the most rows of a copy of several files)
+    with tempfile.TemporaryDirectory() as tmp, mock.patch.object(database, "FRAGMENT_ROWS", copy_rows):
         source = Source(Path(tmp) / "src", columns)
         source.root.mkdir()
         for i, part in enumerate(split(rows, cuts)):
             source.write(f"part-{i:03d}.parquet", part)
         db = fts.connect(Path(tmp) / "db")
-        t = db.index_in_place("docs", source.root)
+        # Stored copies of some columns (``FRAGMENT_ROWS`` small: several copies).
+        stored = data.draw(st.lists(st.sampled_from(columns), unique=True, min_size=1))
+        t = db.index_in_place("docs", source.root, store=stored)
         for column in columns:
             t.create_index(column, **index_options(template, column))
         source.commit()
@@ -234,8 +243,10 @@ def test_stored_columns_are_fetched_from_the_database_copy(tmp_path, parquet_dir
     db = fts.connect(tmp_path / "db", ctx=ctx)
     db.sql("CREATE FULLTEXT INDEX ON docs (body) WITH (store = 'title')")
     assert db.manifest.tables["docs"].stored == ("title",)
-    copies = [f.copy for f in db.manifest.tables["docs"].fragments]
-    assert all(copies) and len(list((tmp_path / "db" / "data").iterdir())) == 2
+    # One copy for both files (a copy holds consecutive files' rows), the second's from row 3.
+    frags = db.manifest.tables["docs"].fragments
+    assert [(f.copy, f.copy_row) for f in frags] == [(frags[0].copy, 0), (frags[0].copy, 3)]
+    assert len(list((tmp_path / "db" / "data").iterdir())) == 1
     expected = [{"id": 4, "title": "d", "body": "alpha alpha"}, {"id": 1, "title": "a", "body": "alpha beta"}]
     assert db.table("docs").search("alpha", columns=["id", "title", "body"]).drop_columns(
         ["_rowid", "_score"]).to_pylist() == expected
@@ -253,13 +264,41 @@ def test_stored_columns_are_fetched_from_the_database_copy(tmp_path, parquet_dir
     pq.write_table(pa.table({"id": [6], "title": ["f"], "body": ["alpha omega"]}), parquet_dir / "c.parquet")
     assert [r["title"] for r in db.table("docs").search("alpha", columns=["title"]).to_pylist()] == ["d", "a", "f"]
     db.sql("OPTIMIZE docs")
-    assert all(f.copy for f in db.manifest.tables["docs"].fragments)
+    frags = db.manifest.tables["docs"].fragments
+    assert [f.copy_row for f in frags] == [0, 3, 0] and frags[2].copy not in (None, frags[0].copy)
     assert [r["title"] for r in db.table("docs").search("alpha", columns=["title"]).to_pylist()] == ["d", "a", "f"]
+    # Rows of three files and two copies in one fetch: each row's title from its copy
+    # (a.parquet's file says X, Y, Z), ids from the files.
+    found = db.table("docs").search("alpha OR beta OR gamma OR delta", limit=None, columns=["id", "title"])
+    assert sorted(zip(found.column("id").to_pylist(), found.column("title").to_pylist())) == [
+        (1, "a"), (2, "b"), (3, "c"), (4, "d"), (5, "e"), (6, "f")]
     with pytest.raises(fts.InvalidArgument, match="do not have"):
         db.index_in_place("docs", parquet_dir, store=["nope"])
     db.create_table("managed", pa.table({"body": ["x"]}))
     with pytest.raises(fts.InvalidArgument, match="store is for tables indexed in place"):
         db.sql("CREATE FULLTEXT INDEX ON managed (body) WITH (store = 'body')")
+
+
+def test_a_fetch_reads_each_files_rows_from_its_place_in_a_shared_copy(tmp_path, monkeypatch):
+    """Copies hold consecutive files' rows (up to FRAGMENT_ROWS): a fetch of rows of
+    several files maps each to its place in its copy."""
+    monkeypatch.setattr(database, "FRAGMENT_ROWS", 5)
+    src = tmp_path / "src"
+    src.mkdir()
+    for name, ids in (("a", [1, 2]), ("b", [3, 4, 5]), ("c", [6, 7]), ("d", [8])):
+        pq.write_table(pa.table({"id": ids, "title": [f"t{i}" for i in ids], "body": [f"word w{i}" for i in ids]}),
+                       src / f"{name}.parquet")
+    db = fts.connect(tmp_path / "db")
+    t = db.index_in_place("docs", src, store=["title"])
+    t.create_index("body")
+    frags = db.manifest.tables["docs"].fragments
+    assert [f.copy_row for f in frags] == [0, 2, 0, 2]  # (a+b, c+d)
+    assert frags[0].copy == frags[1].copy != frags[2].copy == frags[3].copy
+    found = t.search("word", limit=None, columns=["id", "title"])
+    assert found.num_rows == 8
+    assert [f"t{i}" for i in found.column("id").to_pylist()] == found.column("title").to_pylist()
+    units = t.snapshot().fetch_units(found.column("_rowid").to_numpy(), ["title"])
+    assert units == {"title": {"pages of stored copies": 2}}  # (one page a copy: these files are tiny)
 
 
 def test_explain_analyze_says_what_the_fetch_read(tmp_path, parquet_dir):

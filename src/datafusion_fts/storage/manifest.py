@@ -45,7 +45,9 @@ from ..defaults import B, K1, POSITIONS
 # 6 - data fragments carry the crc32 of their whole file (FragmentMeta.crc), checked
 #     before DataFusion's Parquet reader first scans them, and of their footer
 #     (footer_crc, copy_footer_crc), checked before pyarrow parses it; None for files
-#     written earlier.
+#     written earlier. A copy of stored columns holds the rows of consecutive files of a
+#     table indexed in place (FragmentMeta.copy_row), not of one (a fetch of rows of
+#     several files read as many copies).
 FORMAT_VERSION = 6
 ROWID = "_rowid"
 # The manifest's field holding the crc32 of the rest of it (format 3 on).
@@ -78,7 +80,8 @@ class FragmentMeta:
     ``file`` is its path under the source, ``size`` and ``mtime_ns`` what it was when
     its rows were given their ids (a file that differs is not the file indexed);
     ``copy`` names a fragment of ours holding its rows' stored columns
-    (``TableMeta.stored``), fetched from there rather than from the user's file.
+    (``TableMeta.stored``), from its row ``copy_row`` on (a copy holds the rows of
+    consecutive files), fetched from there rather than from the user's file.
 
     ``crc`` is the crc32 of a fragment's whole file (storage/checksums.py: ``file_crc32``),
     checked before DataFusion's Parquet reader, which checks no page CRC, scans it;
@@ -99,6 +102,7 @@ class FragmentMeta:
     copy: str | None = None
     crc: int | None = None
     footer_crc: int | None = None
+    copy_row: int | None = None
     copy_footer_crc: int | None = None
 
     @property
@@ -363,7 +367,7 @@ def _table_to_json(t: TableMeta) -> dict[str, Any]:
 
 # FragmentMeta's fields left out of the JSON when None: those only a source's files have,
 # and the crc32s of a file written before format 6.
-_OPTIONAL_FIELDS = ("file", "size", "mtime_ns", "copy", "crc", "footer_crc", "copy_footer_crc")
+_OPTIONAL_FIELDS = ("file", "size", "mtime_ns", "copy", "crc", "footer_crc", "copy_row", "copy_footer_crc")
 
 
 def _table_from_json(name: str, d: dict[str, Any]) -> TableMeta:

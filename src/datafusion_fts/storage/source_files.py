@@ -222,7 +222,7 @@ class SourceFiles:
         read = [c for c in columns if c not in kept]
         found: dict[str, pa.ChunkedArray] = {}
         if kept:
-            copies = self._store.take_rows([(self._fragments[f].copy or "", rows) for f, rows in parts[:copied]], kept)
+            copies = self._store.take_rows(self._in_copies(parts[:copied]), kept)
             if copied < len(parts):
                 copies = pa.concat_tables([copies, self._from_files(parts[copied:], kept)])
             found.update(zip(kept, copies.columns))
@@ -236,7 +236,7 @@ class SourceFiles:
         copied = self._copied(parts) if column in self._stored else 0
         units: Counter[str] = Counter()
         if copied:
-            copies = [(self._fragments[f].copy or "", rows) for f, rows in parts[:copied]]
+            copies = self._in_copies(parts[:copied])
             units.update({f"{unit} of stored copies": n for unit, n in self._store.fetch_units(copies, column).items()})
         files = fetch_units([(self._reader(f)[0], rows) for f, rows in parts[copied:]], column)
         units.update({f"{unit} of source files": n for unit, n in files.items()})
@@ -249,6 +249,20 @@ class SourceFiles:
         while copied < len(parts) and self._fragments[parts[copied][0]].copy:
             copied += 1
         return copied
+
+    def _in_copies(self, parts: list[tuple[str, np.ndarray]]) -> list[tuple[str, np.ndarray]]:
+        """``parts`` of files with a copy as parts of their copies: a copy holds the rows
+        of consecutive files (from ``FragmentMeta.copy_row`` on), so the rows of files
+        sharing one are one part, read as a managed fragment's are."""
+        merged: list[tuple[str, list[np.ndarray]]] = []
+        for frag_id, rows in parts:
+            frag = self._fragments[frag_id]
+            shifted = rows + (frag.copy_row or 0)
+            if merged and merged[-1][0] == frag.copy:
+                merged[-1][1].append(shifted)
+            else:
+                merged.append((frag.copy or "", [shifted]))
+        return [(copy, rows[0] if len(rows) == 1 else np.concatenate(rows)) for copy, rows in merged]
 
     def _from_files(self, parts: list[tuple[str, np.ndarray]], columns: list[str]) -> pa.Table:
         return take_rows([(self._reader(frag_id)[0], rows) for frag_id, rows in parts], columns)
