@@ -16,7 +16,6 @@ from typing import TYPE_CHECKING, Any, Callable, Iterator, Sequence, TypeVar
 import datafusion
 import numpy as np
 import pyarrow as pa
-import pyarrow.parquet as pq
 
 from .errors import CatalogError, InvalidArgument, StaleSnapshotError, StorageError
 from .index.build_progress import Progress
@@ -51,17 +50,8 @@ from .storage.manifest import (
 from .sql.session_catalog import RESERVED_PREFIX, attach, parquet_source_of
 from .sql.table_views import TableViews
 from .sql.statement_cache import StatementCache
-from .storage.snapshot import SCAN_BATCH_ROWS, TableSnapshot
-from .storage.source_files import (
-    RowCounts,
-    SourceFiles,
-    SourceReaders,
-    adopt,
-    file_root,
-    list_files,
-    reconcile,
-    table_schema,
-)
+from .storage.snapshot import TableSnapshot
+from .storage.in_place import InPlaceTables, source_schema, stored_columns
 from .storage.store import DirectoryStore, MemoryStore, Store
 from .storage.wal import Replay, WriteAheadLog
 
@@ -103,11 +93,7 @@ class Database:
         # the parts their views are made of live in a session of their own.
         self.store: Store = DirectoryStore(path) if path is not None else MemoryStore()
         self._views = TableViews(attach(self.ctx), self.store)  # (sql/table_views.py)
-        self._source_readers = SourceReaders()
-        self._row_counts = RowCounts()
-        # Per table indexed in place: the committed table, its source as last listed, and
-        # the table as the source is (storage/source_files.py: reconcile).
-        self._listed: dict[str, tuple[TableMeta, tuple, TableMeta]] = {}
+        self._in_place = InPlaceTables(self.store)  # (storage/in_place.py)
         self.settings = Settings.from_mapping(config or {})
         self.ray_init: dict[str, Any] = {}  # ray.init arguments for fts.executor = 'ray'
         # Told the phases of index builds not given a callback of their own: SQL's
@@ -189,23 +175,16 @@ class Database:
             last = self._snapshots.get(name)
             if last is not None and last[0] is meta and last[1] is runs:
                 return last[2]
-            files = SourceFiles(meta, self._source_readers, self.store) if meta.source is not None else None
+            files = self._in_place.files(meta) if meta.source is not None else None
             snap = TableSnapshot(meta, self.store, fresh_batches(runs), fresh_segments(runs), files)
             self._snapshots[name] = (meta, runs, snap)
         return snap
 
-    # -- tables indexed in place (storage/source_files.py) ------------------------------
+    # -- tables indexed in place (storage/in_place.py) ----------------------------------
     def _reconciled(self, meta: TableMeta) -> TableMeta:
-        """``meta`` as its source's files are now: the same object while neither the
-        committed table nor the listing changed (so are the snapshot and its memos). A
-        changed listing is shown to DataFusion at once."""
-        assert meta.source is not None
-        files = list_files(meta.source)
-        last = self._listed.get(meta.name)
-        if last is not None and last[0] is meta and last[1] == files:
-            return last[2]
-        current = reconcile(meta, files, self._row_counts)
-        self._listed[meta.name] = (meta, files, current)
+        """``meta`` as its source's files are now; a changed listing is shown to DataFusion
+        at once."""
+        current = self._in_place.reconciled(meta)
         if self._views.registered(meta.name) != current:
             self._show(current)
         return current
@@ -229,22 +208,17 @@ class Database:
                 raise CatalogError(f"no table named {name!r} on the session to index in place")
             source = parquet_source_of(self.ctx, name)
         path = os.path.abspath(os.fspath(source))
-        files = list_files(path)
-        if not files:
-            raise InvalidArgument(f"no Parquet files under {path!r} to index in place")
-        schema = table_schema(pq.read_schema(file_root(path) / files[0].file))
-        if ROWID in schema.names:
-            raise InvalidArgument(f"{ROWID!r} is reserved for row ids; the files under {path!r} have such a column")
-        stored = _stored_columns(store, schema)
+        schema = source_schema(path)
+        stored = stored_columns(store, schema)
         with self.writing():
             meta = self._manifest.tables.get(name)
             if meta is not None and meta.source != path:
                 raise CatalogError(f"table {name!r} already exists")
             if meta is None:
                 meta = TableMeta(name=name, schema=schema, source=path, stored=stored or ())
-                manifest = adopt(self._manifest.with_table(meta), meta, files, self._row_counts)
+                manifest = self._in_place.adopted(self._manifest.with_table(meta), meta)
             elif stored is not None and stored != meta.stored:
-                fragments = tuple(replace(f, copy=None) for f in meta.fragments)
+                fragments = tuple(replace(f, copy=None, copy_row=None, copy_footer_crc=None) for f in meta.fragments)
                 manifest = self._manifest.with_table(replace(meta, stored=stored, fragments=fragments))
             else:
                 return self.table(name)
@@ -260,44 +234,18 @@ class Database:
             meta = self._manifest.tables[name]
             if meta.source is None:
                 return
-            manifest = adopt(self._manifest, meta, list_files(meta.source), self._row_counts)
+            manifest = self._in_place.adopted(self._manifest, meta)
             if manifest.tables[name] != meta:
                 self.commit(self._copy_stored(manifest, name))
 
     def _copy_stored(self, manifest: Manifest, name: str) -> Manifest:
-        """``manifest`` with a copy of the stored columns of each file of the in-place
-        table ``name`` that has none, written but not committed: fragments of ours, each
-        holding consecutive files' rows with their ids (up to ``FRAGMENT_ROWS``, or one
-        larger file), so a fetch reads about as many files as a managed table's would
-        (with a copy per file, top-10 rows of 8 files took 1.15-1.37x a managed table's)."""
-        meta = manifest.tables[name]
-        if not meta.stored:
-            return manifest
-        files = SourceFiles(meta, self._source_readers, self.store)
-        file_schema = pa.schema([pa.field(ROWID, pa.int64(), False), *[meta.schema.field(c) for c in meta.stored]])
-        groups: list[list[int]] = []  # runs of the fragments without a copy, one copy each
-        for i, frag in enumerate(meta.fragments):
-            if frag.copy is not None:
-                continue
-            run = groups[-1] if groups else None
-            if run is None or run[-1] != i - 1 or sum(meta.fragments[j].rows for j in run) + frag.rows > FRAGMENT_ROWS:
-                groups.append([i])
-            else:
-                run.append(i)
-        fragments = list(meta.fragments)
+        """``manifest`` with copies of the stored columns of the files of ``name`` that
+        have none (``InPlaceTables.with_copies``), written but not committed."""
         try:
-            for run in groups:
-                copy_id, manifest = manifest.file_id("frag")
-                batches = (b for i in run for b in files.iter_fragment(fragments[i].id, file_schema.names, SCAN_BATCH_ROWS))
-                _, crcs = self.store.write_fragment(copy_id, file_schema, batches)
-                at = 0
-                for i in run:
-                    fragments[i] = replace(fragments[i], copy=copy_id, copy_row=at, copy_footer_crc=crcs.footer)
-                    at += fragments[i].rows
+            return self._in_place.with_copies(manifest, name, FRAGMENT_ROWS)
         except BaseException:
             self.discard_uncommitted()
             raise
-        return manifest.with_table(replace(meta, fragments=tuple(fragments)))
 
     def refuse_writes(self, name: str) -> None:
         """Refuse a write to the rows of a table indexed in place: they are its files'."""
@@ -408,7 +356,7 @@ class Database:
                 name: last for name, last in self._snapshots.items() if manifest.tables.get(name) is last[0]
             }
         for name in set(old.tables) - set(manifest.tables):
-            self._listed.pop(name, None)
+            self._in_place.forget(name)
             self._views.deregister(name)
         for name, meta in manifest.tables.items():  # (against what is registered: a failed
             # registration, a file deleted meanwhile, is made again at the next load)
@@ -691,18 +639,6 @@ def _check_new_name(name: str) -> None:
         raise InvalidArgument(f"table name must be an identifier of at most {MAX_NAME_CHARS} characters, got {name!r}")
     if name.lower().startswith(RESERVED_PREFIX):
         raise InvalidArgument(f"table name {name!r} starts with {RESERVED_PREFIX!r}, which names the engine's own tables")
-
-
-def _stored_columns(store: Sequence[str] | None, schema: pa.Schema) -> tuple[str, ...] | None:
-    """The columns a table indexed in place keeps a copy of (None: not said)."""
-    if store is None:
-        return None
-    if isinstance(store, str) or not all(isinstance(c, str) for c in store):
-        raise InvalidArgument(f"store must be a list of column names, got {store!r}")
-    missing = [c for c in store if c not in schema.names]
-    if missing:
-        raise InvalidArgument(f"store names columns {missing} the files do not have; columns: {schema.names}")
-    return tuple(dict.fromkeys(store))
 
 
 def connect(
