@@ -47,7 +47,7 @@ def test_ray_searches_a_table_indexed_in_place_as_the_local_plan_does(ray_sessio
     (src / "part-0.parquet").unlink()  # a removed file
     before = answers(t, "local")
     assert answers(t, "ray") == before
-    t.optimize()  # (indexes the tail on Ray)
+    t.optimize()  # (builds in the driver: tasks cannot read the user's files)
     assert answers(t, "ray") == answers(t, "local") == before
     assert t.snapshot().meta.indexes["body"].covered_until == t.snapshot().meta.next_rowid - 1
     db.sql("SET fts.executor = 'ray'")
