@@ -184,7 +184,7 @@ class Database:
     def _reconciled(self, meta: TableMeta) -> TableMeta:
         """``meta`` as its source's files are now; a changed listing is shown to DataFusion
         at once."""
-        current = self._in_place.reconciled(meta)
+        current = self._in_place.reconciled(meta, self.settings.get("fts.source_refresh_seconds"))
         if self._views.registered(meta.name) != current:
             self._show(current)
         return current
@@ -417,6 +417,7 @@ class Database:
             try:
                 return read()
             except StaleSnapshotError as gone:
+                self._in_place.forget()  # (a source file changed under its listing: list again)
                 if gone.file_id in self.store.load_manifest().file_ids():
                     raise StorageError(
                         f"database {self.path} is missing {gone.file_id}, which its manifest names"

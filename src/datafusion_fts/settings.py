@@ -83,6 +83,9 @@ REGISTRY: dict[str, Setting] = {
                 "Fresh rows kept in memory (and the log) before they are flushed to a fragment."),
         Setting("fts.gc_grace_seconds", 600.0, _non_negative_seconds,
                 "Seconds a file a commit stopped naming is kept for readers of older versions (other processes) before it is deleted."),
+        Setting("fts.source_refresh_seconds", 0.0, _non_negative_seconds,
+                "Seconds a listing of the files of a table indexed in place is reused: 0 lists them at every query "
+                "(a file added is found by the next one); a listing takes ~4 us a file (3 ms for 1,000)."),
         Setting("fts.pruning", True, _bool,
                 "Block skipping and block-max pruning in top-k term searches (changes speed only, never results)."),
         Setting("fts.executor", "local", _choice("local", "ray"),

@@ -9,6 +9,7 @@ reads the files; this holds that state per database, and writes the copies. The
 
 from __future__ import annotations
 
+import time
 from dataclasses import replace
 from typing import Sequence
 
@@ -39,30 +40,39 @@ class InPlaceTables:
         self._store = store
         self._readers = SourceReaders()
         self._row_counts = RowCounts()
-        # Per table: the committed table, its source as last listed, and the table as the
-        # source is (reconcile).
-        self._listed: dict[str, tuple[TableMeta, tuple[SourceFile, ...], TableMeta]] = {}
+        # Per table: the committed table, its source as last listed, the table as the
+        # source is (reconcile), and when it was listed (time.monotonic()).
+        self._listed: dict[str, tuple[TableMeta, tuple[SourceFile, ...], TableMeta, float]] = {}
 
     def files(self, meta: TableMeta) -> SourceFiles:
         """The rows of ``meta``'s files, and of its copies of stored columns."""
         return SourceFiles(meta, self._readers, self._store)
 
-    def reconciled(self, meta: TableMeta) -> TableMeta:
-        """``meta`` as its source's files are now (listed again at each call): the same
+    def reconciled(self, meta: TableMeta, reuse_seconds: float = 0.0) -> TableMeta:
+        """``meta`` as its source's files are now, listed again unless the last listing
+        is less than ``reuse_seconds`` old (``fts.source_refresh_seconds``): the same
         object while neither the committed table nor the listing changed, so are the
         snapshot made of it and its memos."""
         assert meta.source is not None
-        files = list_files(meta.source)
+        now = time.monotonic()
         last = self._listed.get(meta.name)
+        if last is not None and last[0] is meta and now - last[3] < reuse_seconds:
+            return last[2]
+        files = list_files(meta.source)
         if last is not None and last[0] is meta and last[1] == files:
+            self._listed[meta.name] = (*last[:3], now)
             return last[2]
         current = reconcile(meta, files, self._row_counts)
-        self._listed[meta.name] = (meta, files, current)
+        self._listed[meta.name] = (meta, files, current, now)
         return current
 
-    def forget(self, name: str) -> None:
-        """Drop what is kept of a table that is no more."""
-        self._listed.pop(name, None)
+    def forget(self, name: str | None = None) -> None:
+        """Drop the listing of table ``name`` (of every table: None), so the next query
+        lists its files again: the table is no more, or a file changed under a listing."""
+        if name is None:
+            self._listed.clear()
+        else:
+            self._listed.pop(name, None)
 
     def adopted(self, manifest: Manifest, meta: TableMeta) -> Manifest:
         """``manifest`` with ``meta`` committed as its source is listed now (``adopt``)."""
