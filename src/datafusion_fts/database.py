@@ -203,12 +203,21 @@ class Database:
         indexed in place". Returns the table; on a table already in place on that
         source, ``store`` (when given) replaces its stored columns."""
         _check_new_name(name)
+        session_table = source is None
         if source is None:
             if not self.ctx.table_exist(name):
                 raise CatalogError(f"no table named {name!r} on the session to index in place")
             source = parquet_source_of(self.ctx, name)
         path = os.path.abspath(os.fspath(source))
         schema = source_schema(path)
+        if session_table:
+            extra = [n for n in self.ctx.table(name).schema().names if n not in schema.names]
+            if extra:  # (Hive partition columns, from table_partition_cols: held by no file)
+                raise InvalidArgument(
+                    f"table {name!r} has columns {extra} that its files do not hold (partition columns); a table "
+                    "indexed in place reads its files' columns only: register it without table_partition_cols, "
+                    f"or copy it into a managed table (CREATE TABLE t2 AS SELECT * FROM {name})"
+                )
         stored = stored_columns(store, schema)
         with self.writing():
             meta = self._manifest.tables.get(name)

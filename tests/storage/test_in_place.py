@@ -387,3 +387,18 @@ def test_a_listing_is_reused_for_fts_source_refresh_seconds(tmp_path, parquet_di
     assert sorted(found.column("id").to_pylist()) == [4, 6, 7]
     db.sql("SET fts.source_refresh_seconds = 0")
     assert t.count_rows() == 4  # (b, c and the new a)
+
+
+def test_a_session_table_with_partition_columns_is_refused_not_cut(tmp_path):
+    """A table registered with Hive partition columns (``table_partition_cols``) has
+    columns no file holds: indexed in place it would lose them, so it is refused."""
+    for year in (2023, 2024):
+        (tmp_path / "ev" / f"year={year}").mkdir(parents=True)
+        pq.write_table(pa.table({"id": [year], "body": [f"alpha {year}"]}), tmp_path / "ev" / f"year={year}" / "p.parquet")
+    ctx = datafusion.SessionContext()
+    ctx.register_parquet("ev", str(tmp_path / "ev"), table_partition_cols=[("year", pa.string())])
+    db = fts.connect(tmp_path / "db", ctx=ctx)
+    with pytest.raises(fts.InvalidArgument, match=r"columns \['year'\] that its files do not hold"):
+        db.sql("CREATE FULLTEXT INDEX ON ev (body)")
+    assert sorted(r["year"] for r in db.sql("SELECT year FROM ev").to_pylist()) == ["2023", "2024"]
+    assert db.table_names() == []
