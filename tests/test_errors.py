@@ -371,6 +371,8 @@ CASES: list[tuple[str, Call, type[FtsError], tuple[str, ...]]] = [
     ("table name with NUL", lambda db: db.create_table("a\x00b", pa.table({"a": [1]})), InvalidArgument, ("name",)),
     ("setting overflows", lambda db: db.sql("SET fts.residual_row_limit = 1e999"), InvalidArgument,
      ("fts.residual_row_limit", "2^63-1")),
+    ("setting to minus a word", lambda db: db.sql("SET fts.force_plan = -auto"), InvalidArgument,
+     ("expected a literal value", "-auto")),
     ("setting past int64", lambda db: db.settings.set("fts.memtable_rows", 1 << 63), InvalidArgument, ("2^63-1",)),
     ("limit past int64", lambda db: db.table("docs").search("alpha", limit=1 << 63), InvalidArgument, ("limit", "2^63-1")),
     ("limit plus offset past int64", lambda db: db.table("docs").search("alpha", limit=2, offset=(1 << 63) - 2),

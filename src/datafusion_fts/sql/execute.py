@@ -152,7 +152,9 @@ def _literal(node: exp.Expression) -> Any:
     if isinstance(node, (exp.Column, exp.Var, exp.Identifier)):
         return node.name
     if isinstance(node, exp.Neg):
-        return -_literal(node.this)
+        value = _literal(node.this)
+        if isinstance(value, (int, float)) and not isinstance(value, bool):  # (not "-word")
+            return -value
     raise InvalidArgument(f"expected a literal value, got {node.sql()}")
 
 
