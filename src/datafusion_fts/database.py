@@ -51,7 +51,7 @@ from .sql.session_catalog import RESERVED_PREFIX, attach, parquet_source_of
 from .sql.table_views import TableViews
 from .sql.statement_cache import StatementCache
 from .storage.snapshot import TableSnapshot
-from .storage.in_place import InPlaceTables, source_schema, stored_columns
+from .storage.in_place import InPlaceTables, source_schema, stored_columns, with_partitions
 from .storage.store import DirectoryStore, MemoryStore, Store
 from .storage.wal import Replay, WriteAheadLog
 
@@ -139,7 +139,17 @@ class Database:
         from .sql.execute import SqlSession
 
         self.refresh()
+        self._list_sources(text)
         return SqlSession(self).sql(text)
+
+    def _list_sources(self, text: str) -> None:
+        """List the files of each table indexed in place that ``text`` may name, so plain
+        SQL on it (DataFusion's view, not a search, which lists them itself) sees the files
+        as they are now: a file added was missing from ``SELECT count(*)`` until a search."""
+        lowered = text.lower()
+        for name, meta in self._manifest.tables.items():
+            if meta.source is not None and name.lower() in lowered:
+                self._reconciled(meta)
 
     # -- catalog ------------------------------------------------------------------------
     @property
@@ -203,28 +213,27 @@ class Database:
         indexed in place". Returns the table; on a table already in place on that
         source, ``store`` (when given) replaces its stored columns."""
         _check_new_name(name)
-        session_table = source is None
-        if source is None:
-            if not self.ctx.table_exist(name):
-                raise CatalogError(f"no table named {name!r} on the session to index in place")
-            source = parquet_source_of(self.ctx, name)
-        path = os.path.abspath(os.fspath(source))
-        schema = source_schema(path)
-        if session_table:
-            extra = [n for n in self.ctx.table(name).schema().names if n not in schema.names]
-            if extra:  # (Hive partition columns, from table_partition_cols: held by no file)
-                raise InvalidArgument(
-                    f"table {name!r} has columns {extra} that its files do not hold (partition columns); a table "
-                    "indexed in place reads its files' columns only: register it without table_partition_cols, "
-                    f"or copy it into a managed table (CREATE TABLE t2 AS SELECT * FROM {name})"
-                )
-        stored = stored_columns(store, schema)
+        known = self._manifest.tables.get(name)
+        if source is None and known is not None and known.source is not None:
+            # (the name resolves to our view of its files now)
+            path, schema, partitions = known.source, known.schema, known.partitions
+        else:
+            partitions = ()
+            if source is None:
+                if not self.ctx.table_exist(name):
+                    raise CatalogError(f"no table named {name!r} on the session to index in place")
+                source, partitions = parquet_source_of(self.ctx, name)
+            path = os.path.abspath(os.fspath(source))
+            schema = source_schema(path, partitions)
+            if partitions:  # (Hive partition columns: the session's, held by no file)
+                schema = with_partitions(name, schema, self.ctx.table(name).schema(), partitions)
+        stored = stored_columns(store, schema, partitions)
         with self.writing():
             meta = self._manifest.tables.get(name)
             if meta is not None and meta.source != path:
                 raise CatalogError(f"table {name!r} already exists")
             if meta is None:
-                meta = TableMeta(name=name, schema=schema, source=path, stored=stored or ())
+                meta = TableMeta(name=name, schema=schema, source=path, stored=stored or (), partitions=partitions)
                 manifest = self._in_place.adopted(self._manifest.with_table(meta), meta)
             elif stored is not None and stored != meta.stored:
                 fragments = tuple(replace(f, copy=None, copy_row=None, copy_footer_crc=None) for f in meta.fragments)

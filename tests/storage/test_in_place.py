@@ -10,6 +10,7 @@ from unittest import mock
 from pathlib import Path
 
 import datafusion
+import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
@@ -389,16 +390,67 @@ def test_a_listing_is_reused_for_fts_source_refresh_seconds(tmp_path, parquet_di
     assert t.count_rows() == 4  # (b, c and the new a)
 
 
-def test_a_session_table_with_partition_columns_is_refused_not_cut(tmp_path):
+def test_hive_partition_columns_come_from_the_files_paths(tmp_path):
     """A table registered with Hive partition columns (``table_partition_cols``) has
-    columns no file holds: indexed in place it would lose them, so it is refused."""
-    for year in (2023, 2024):
-        (tmp_path / "ev" / f"year={year}").mkdir(parents=True)
-        pq.write_table(pa.table({"id": [year], "body": [f"alpha {year}"]}), tmp_path / "ev" / f"year={year}" / "p.parquet")
+    columns no file holds: each file's values come from its ``name=value`` directories,
+    in searches, fetches, plain SQL and indexes, on every plan."""
+    def write(year: int, region: str, ids: list[int]) -> None:
+        where = tmp_path / "ev" / f"year={year}" / f"region={region}"
+        where.mkdir(parents=True, exist_ok=True)
+        pq.write_table(pa.table({"id": ids, "body": [f"alpha w{i}" if i % 2 else f"beta w{i}" for i in ids]}),
+                       where / "p.parquet")
+
+    write(2023, "eu", [1, 2, 3])
+    write(2024, "eu", [4, 5])
+    write(2024, "us%2Fwest", [6, 7])  # (percent-encoded, as Hive writes "/")
+    ctx = datafusion.SessionContext()
+    ctx.register_parquet("ev", str(tmp_path / "ev"),
+                         table_partition_cols=[("year", pa.int32()), ("region", pa.string())])
+    expected = sorted((r["id"], r["year"], r["region"]) for r in ctx.sql("SELECT * FROM ev").to_pylist())
+    db = fts.connect(tmp_path / "db", ctx=ctx)
+    db.sql("CREATE FULLTEXT INDEX ON ev (body)")
+    t = db.table("ev")
+    assert t.snapshot().meta.partitions == ("year", "region")
+    assert t.schema.field("year").type == pa.int32()
+    assert sorted((r["id"], r["year"], r["region"]) for r in db.sql("SELECT * FROM ev").to_pylist()) == expected
+    assert {r["region"] for r in db.sql("SELECT region FROM ev").to_pylist()} == {"eu", "us/west"}
+
+    def answers(plan: str) -> list:
+        db.settings.set("fts.force_plan", plan)
+        rows = db.sql("SELECT id, year, region, score() AS s FROM ev WHERE MATCH(body, 'alpha') AND year = 2024 "
+                      "ORDER BY s DESC, id").to_pylist()
+        found = t.search("alpha", limit=None, columns=["region", "id", "year"]).to_pylist()
+        return [(r["id"], r["year"], r["region"]) for r in rows], sorted((r["id"], r["year"], r["region"]) for r in found)
+
+    assert answers("auto") == ([(5, 2024, "eu"), (7, 2024, "us/west")],
+                               [(1, 2023, "eu"), (3, 2023, "eu"), (5, 2024, "eu"), (7, 2024, "us/west")])
+    for plan in ("indexed", "flat_scan"):
+        assert answers(plan) == answers("auto"), plan
+    db.settings.set("fts.force_plan", "auto")
+    # A new partition is the unindexed tail, found by the next query; OPTIMIZE indexes it.
+    write(2025, "eu", [9])
+    assert db.sql("SELECT id, year FROM ev WHERE MATCH(body, 'alpha') AND year = 2025").to_pylist() == [
+        {"id": 9, "year": 2025}]
+    db.sql("OPTIMIZE ev")
+    t.create_index("region")  # (a partition column indexed like any text column)
+    assert sorted(r["id"] for r in t.search("region:west", limit=None, columns=["id"]).to_pylist()) == [6, 7]
+    units = t.snapshot().fetch_units(np.array([0, 5]), ["region", "id"])
+    assert units["region"] == {} and units["id"]
+    with pytest.raises(fts.InvalidArgument, match="partition columns"):
+        db.index_in_place("ev", store=["year"])
+
+
+def test_files_outside_the_partition_directories_are_not_the_tables(tmp_path):
+    """DataFusion's listing skips files not under ``name=value`` directories for each
+    partition column; so does the table indexed in place."""
+    (tmp_path / "ev" / "year=2023").mkdir(parents=True)
+    pq.write_table(pa.table({"id": [1], "body": ["alpha"]}), tmp_path / "ev" / "year=2023" / "p.parquet")
+    pq.write_table(pa.table({"id": [2], "body": ["alpha"]}), tmp_path / "ev" / "loose.parquet")
     ctx = datafusion.SessionContext()
     ctx.register_parquet("ev", str(tmp_path / "ev"), table_partition_cols=[("year", pa.string())])
+    assert ctx.sql("SELECT id FROM ev").to_pylist() == [{"id": 1}]
     db = fts.connect(tmp_path / "db", ctx=ctx)
-    with pytest.raises(fts.InvalidArgument, match=r"columns \['year'\] that its files do not hold"):
-        db.sql("CREATE FULLTEXT INDEX ON ev (body)")
-    assert sorted(r["year"] for r in db.sql("SELECT year FROM ev").to_pylist()) == ["2023", "2024"]
-    assert db.table_names() == []
+    db.sql("CREATE FULLTEXT INDEX ON ev (body)")
+    assert db.table("ev").snapshot().meta.source == str(tmp_path / "ev")
+    assert db.sql("SELECT id, year FROM ev WHERE MATCH(body, 'alpha')").to_pylist() == [{"id": 1, "year": "2023"}]
+    assert db.sql("SELECT count(*) AS n FROM ev").to_pylist() == [{"n": 1}]

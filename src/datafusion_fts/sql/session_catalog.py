@@ -21,6 +21,7 @@ import threading
 from typing import Any, Callable
 
 import datafusion
+import pyarrow.parquet as pq
 from datafusion.catalog import CatalogProvider, SchemaProvider
 
 from ..errors import CatalogError, InvalidArgument
@@ -124,12 +125,14 @@ def attach(ctx: datafusion.SessionContext) -> SessionSchema:
 _SCANNED_FILE = re.compile(r"(?:\[|, )([^\[\],]+?\.parquet)(?::\d+\.\.\d+)?(?=[,\]])")
 
 
-def parquet_source_of(ctx: datafusion.SessionContext, name: str) -> str:
-    """The file or directory the session's table ``name`` reads, for indexing it in place.
+def parquet_source_of(ctx: datafusion.SessionContext, name: str) -> tuple[str, tuple[str, ...]]:
+    """The file or directory the session's table ``name`` reads, for indexing it in place,
+    and its Hive partition columns (``table_partition_cols``: columns no file holds).
 
     DataFusion's Python API does not say where a registered table's files are; its
     verbose physical plan lists every file a scan reads. Their common directory (the file,
-    if there is one, unless it is alone in its directory) is the source, accepted only if
+    if there is one, unless it is alone in its directory; with partition columns, the
+    directory above their ``name=value`` directories) is the source, accepted only if
     listing it finds exactly those files (storage/source_files.py: ``list_files``)."""
     plan = ctx.sql(f'EXPLAIN VERBOSE SELECT * FROM "{name}"').to_arrow_table()
     texts = [p for p, kind in zip(plan.column("plan").to_pylist(), plan.column("plan_type").to_pylist())
@@ -141,13 +144,31 @@ def parquet_source_of(ctx: datafusion.SessionContext, name: str) -> str:
             "db.index_in_place(name, path)"
         )
     scanned = sorted({"/" + path for path in _SCANNED_FILE.findall(scans[0])})
-    root = os.path.commonpath(scanned) if scanned else ""
-    if len(scanned) == 1 and {f.file for f in list_files(os.path.dirname(root))} == {os.path.basename(root)}:
-        root = os.path.dirname(root)
-    listed = [os.path.join(root if os.path.isdir(root) else os.path.dirname(root), f.file) for f in list_files(root)]
-    if not scanned or sorted(listed) != scanned:
+    if not scanned:
+        raise InvalidArgument(f"table {name!r} reads no Parquet file to index in place")
+    held = set(pq.read_schema(scanned[0]).names)
+    partitions = tuple(n for n in ctx.table(name).schema().names if n not in held)
+    if partitions:
+        roots = {_partition_root(path, partitions) for path in scanned}
+        root = roots.pop() if len(roots) == 1 else None
+    else:
+        root = os.path.commonpath(scanned)
+        if len(scanned) == 1 and {f.file for f in list_files(os.path.dirname(root))} == {os.path.basename(root)}:
+            root = os.path.dirname(root)
+    listed = [] if root is None else [
+        os.path.join(root if os.path.isdir(root) else os.path.dirname(root), f.file) for f in list_files(root, partitions)]
+    if sorted(listed) != scanned:
         raise InvalidArgument(
             f"cannot tell which files table {name!r} reads (local Parquet files only); index it in place "
             "by path: db.index_in_place(name, path)"
         )
-    return root
+    return root or "", partitions
+
+
+def _partition_root(path: str, partitions: tuple[str, ...]) -> str | None:
+    """The directory of ``path`` above its ``name=value`` directories of ``partitions``."""
+    dirs = path.split("/")[:-1]
+    for i in range(len(dirs) - len(partitions) + 1):
+        if all(d.partition("=")[0] == p and "=" in d for d, p in zip(dirs[i:], partitions)):
+            return "/".join(dirs[:i])
+    return None

@@ -18,7 +18,7 @@ import pyarrow as pa
 
 from ..storage.manifest import ROWID, TableMeta
 from ..storage.snapshot import TableSnapshot
-from ..storage.source_files import source_paths
+from ..storage.source_files import files_schema, partition_values, source_paths
 from ..storage.store import Store
 from .session_catalog import RESERVED_PREFIX, SessionSchema
 
@@ -107,15 +107,15 @@ class TableViews:
         paths = source_paths(meta)
         names = [f"{data_name}_{i}" for i in range(len(paths))]
         for name, path in zip(names, paths):
-            self._source_parts.register_parquet(name, path, schema=meta.schema)
+            self._source_parts.register_parquet(name, path, schema=files_schema(meta))
         self._registered[meta.name] = (meta, names, False)
         file_schema = pa.schema([pa.field(ROWID, pa.int64(), False), *meta.schema])
         if not names:
             self._schema.set_managed(meta.name, self._source_parts.from_arrow(file_schema.empty_table()).into_view())
             return
-        columns = ", ".join(f'"{c}"' for c in meta.schema.names)
         source = " UNION ALL ".join(
-            f'SELECT CAST(row_number() OVER () AS BIGINT) + {frag.row_lo - 1} AS "{ROWID}", {columns} FROM "{name}"'
+            f'SELECT CAST(row_number() OVER () AS BIGINT) + {frag.row_lo - 1} AS "{ROWID}", '
+            f'{_columns(meta, frag.file or "")} FROM "{name}"'
             for frag, name in zip(meta.fragments, names)
         )
         self._schema.set_managed(meta.name, self._source_parts.sql(source).into_view())
@@ -150,3 +150,24 @@ class TableViews:
 def _part_names(table: str) -> tuple[str, str, str]:
     """The names of a managed table's data, deleted ids and fresh rows in the parts' sessions."""
     return tuple(f"{RESERVED_PREFIX}{table}_{part}" for part in ("data", "deleted", "fresh"))
+
+
+# The Arrow type names DataFusion's arrow_cast takes, for the partition columns' values.
+_CAST_NAMES = {pa.string(): "Utf8", pa.large_string(): "LargeUtf8", pa.int8(): "Int8", pa.int16(): "Int16",
+               pa.int32(): "Int32", pa.int64(): "Int64", pa.uint8(): "UInt8", pa.uint16(): "UInt16",
+               pa.uint32(): "UInt32", pa.uint64(): "UInt64", pa.date32(): "Date32"}
+
+
+def _columns(meta: TableMeta, file: str) -> str:
+    """The select list of one file of a table indexed in place: its columns, its partition
+    columns as literals of its path's values."""
+    values = partition_values(meta, file)
+    out = []
+    for field in meta.schema:
+        if field.name not in values:
+            out.append(f'"{field.name}"')
+            continue
+        value = values[field.name].cast(pa.string()).as_py()
+        literal = "NULL" if value is None else "'" + value.replace("'", "''") + "'"
+        out.append(f"arrow_cast({literal}, '{_CAST_NAMES[field.type]}') AS \"{field.name}\"")
+    return ", ".join(out)

@@ -58,7 +58,7 @@ class InPlaceTables:
         last = self._listed.get(meta.name)
         if last is not None and last[0] is meta and now - last[3] < reuse_seconds:
             return last[2]
-        files = list_files(meta.source)
+        files = list_files(meta.source, meta.partitions)
         if last is not None and last[0] is meta and last[1] == files:
             self._listed[meta.name] = (*last[:3], now)
             return last[2]
@@ -76,7 +76,7 @@ class InPlaceTables:
 
     def adopted(self, manifest: Manifest, meta: TableMeta) -> Manifest:
         """``manifest`` with ``meta`` committed as its source is listed now (``adopt``)."""
-        return adopt(manifest, meta, list_files(meta.source or ""), self._row_counts)
+        return adopt(manifest, meta, list_files(meta.source or "", meta.partitions), self._row_counts)
 
     def with_copies(self, manifest: Manifest, name: str, max_rows: int) -> Manifest:
         """``manifest`` with a copy of the stored columns of each file of the table
@@ -110,10 +110,10 @@ class InPlaceTables:
         return manifest.with_table(replace(meta, fragments=tuple(fragments)))
 
 
-def source_schema(path: str) -> pa.Schema:
-    """The table schema of the Parquet files under ``path`` (its first file's), which a
-    table indexed in place takes."""
-    files = list_files(path)
+def source_schema(path: str, partitions: tuple[str, ...] = ()) -> pa.Schema:
+    """The table schema of the Parquet files under ``path`` (its first file's, of those
+    under its ``partitions``' directories), which a table indexed in place takes."""
+    files = list_files(path, partitions)
     if not files:
         raise InvalidArgument(f"no Parquet files under {path!r} to index in place")
     schema = table_schema(pq.read_schema(file_root(path) / files[0].file))
@@ -122,14 +122,30 @@ def source_schema(path: str) -> pa.Schema:
     return schema
 
 
-def stored_columns(store: Sequence[str] | None, schema: pa.Schema) -> tuple[str, ...] | None:
+def with_partitions(name: str, schema: pa.Schema, session: pa.Schema, partitions: tuple[str, ...]) -> pa.Schema:
+    """The schema of the session table ``name``, whose files hold ``schema``, with its
+    Hive ``partitions`` (``table_partition_cols``: each file's values in its path) last."""
+    for column in partitions:
+        ftype = session.field(column).type
+        if not (pa.types.is_string(ftype) or pa.types.is_large_string(ftype) or pa.types.is_integer(ftype)
+                or pa.types.is_date32(ftype)):
+            raise InvalidArgument(f"table {name!r}: partition column {column!r} is {ftype}; tables indexed in place "
+                                  "take partition columns of strings, integers and dates")
+    return pa.schema([*schema, *(session.field(c) for c in partitions)])
+
+
+def stored_columns(store: Sequence[str] | None, meta_schema: pa.Schema,
+                   partitions: tuple[str, ...] = ()) -> tuple[str, ...] | None:
     """The columns a table indexed in place keeps a copy of (None: not said)."""
     if store is None:
         return None
     if isinstance(store, str) or not all(isinstance(c, str) for c in store):
         raise InvalidArgument(f"store must be a list of column names, got {store!r}")
-    missing = [c for c in store if c not in schema.names]
+    missing = [c for c in store if c not in meta_schema.names]
     if missing:
-        raise InvalidArgument(f"store names columns {missing} the files do not have; columns: {schema.names}")
+        raise InvalidArgument(f"store names columns {missing} the files do not have; columns: {meta_schema.names}")
+    if any(c in partitions for c in store):
+        raise InvalidArgument(f"store names partition columns {[c for c in store if c in partitions]}: their "
+                              "values are in the files' paths, read without a copy")
     return tuple(dict.fromkeys(store))
 

@@ -169,7 +169,9 @@ class TableMeta:
     """A table: its fragments (ascending, disjoint row-id ranges) and indexes. ``source``
     (an absolute path) makes it a table indexed in place: its rows are the Parquet files
     under that path, read where they are (docs/design.md: "Tables indexed in place"),
-    but for the ``stored`` columns, of which the database keeps a copy."""
+    but for the ``stored`` columns, of which the database keeps a copy. Its
+    ``partitions`` are Hive partition columns (in ``schema``, last): no file holds them,
+    each file's values are in its path (``year=2024/part-0.parquet``)."""
 
     name: str
     schema: pa.Schema  # user columns, without _rowid
@@ -178,6 +180,7 @@ class TableMeta:
     indexes: dict[str, IndexMeta] = field(default_factory=dict)
     source: str | None = None
     stored: tuple[str, ...] = ()
+    partitions: tuple[str, ...] = ()
 
     @cached_property
     def holes(self) -> tuple[tuple[int, int], ...]:
@@ -346,6 +349,8 @@ def _schema_from_b64(text: str) -> pa.Schema:
 
 def _table_to_json(t: TableMeta) -> dict[str, Any]:
     source = {"source": t.source, "stored": list(t.stored)} if t.source is not None else {}
+    if t.partitions:
+        source["partitions"] = list(t.partitions)
     return {
         **source,
         "schema": _schema_to_b64(t.schema),
@@ -378,6 +383,7 @@ def _table_from_json(name: str, d: dict[str, Any]) -> TableMeta:
         name=name,
         source=source,
         stored=tuple(str(c) for c in d.get("stored", ())),
+        partitions=tuple(str(c) for c in d.get("partitions", ())),
         schema=_schema_from_b64(d["schema"]),
         next_rowid=int(d["next_rowid"]),
         fragments=tuple(FragmentMeta(**f) for f in d["fragments"]),
