@@ -47,7 +47,8 @@ from ..defaults import B, K1, POSITIONS
 #     (footer_crc, copy_footer_crc), checked before pyarrow parses it; None for files
 #     written earlier. A copy of stored columns holds the rows of consecutive files of a
 #     table indexed in place (FragmentMeta.copy_row), not of one (a fetch of rows of
-#     several files read as many copies).
+#     several files read as many copies); such a table may have Hive partition columns
+#     (TableMeta.partitions), whose values are in its files' paths.
 FORMAT_VERSION = 6
 ROWID = "_rowid"
 # The manifest's field holding the crc32 of the rest of it (format 3 on).
