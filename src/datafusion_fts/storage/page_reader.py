@@ -661,8 +661,9 @@ def _look_up(
     """The values of the rows ``coded`` (``a``: their dictionary entries, of row group
     ``group_of`` of piece ``piece_of``) from their dictionaries: fixed-width values into
     ``a``; byte arrays' bytes appended to ``buf`` (returned), ``a``/``b`` pointing there.
-    Only the wanted entries are copied, not the dictionaries."""
-    extra, filled = [buf], len(buf)
+    Only the wanted entries are copied, not the dictionaries; when every row is coded
+    (the usual dictionary-encoded column) nor is ``buf``: the values are those bytes alone."""
+    extra, filled = ([], 0) if column.kind == BYTES and coded.all() else ([buf], len(buf))
     for (i, group), d in dictionaries.items():
         rows = np.flatnonzero(coded & (piece_of == i) & (group_of == group))
         if not len(rows):
@@ -677,7 +678,7 @@ def _look_up(
         a[rows], b[rows] = filled + offsets[:-1], lens
         extra.append(data)
         filled += len(data)
-    return np.concatenate(extra) if len(extra) > 1 else buf
+    return np.concatenate(extra) if len(extra) > 1 else extra[0] if extra else buf
 
 
 def _decompress(
