@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import numpy as np
 import pyarrow as pa
+import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -97,3 +98,28 @@ def test_file_system_store_reads_what_a_directory_store_writes(tmp_path):
         b.to_pylist() for b in local.iter_fragment(frag, ["x"], 2)
     ]
     assert type(open_shared(tmp_path.as_uri())).__name__ == "DirectoryStore"
+
+
+def test_file_system_store_checks_a_fragments_footer_and_pages(tmp_path):
+    """A remote store's reads of a fragment (Ray build tasks) check its footer against
+    the crc32 the table gives (``note_footers``) before pyarrow parses it, and every
+    page's CRC as pyarrow reads it: damage is a StorageError, never other rows."""
+    import pyarrow.fs as pafs
+
+    from datafusion_fts.storage.shared import FileSystemStore
+
+    t = fts.connect(str(tmp_path)).create_table("docs", pa.table({"x": [f"w{i} common" for i in range(3000)]}))
+    frag = t.snapshot().meta.fragments[0]
+    path = tmp_path / "data" / f"{frag.id}.parquet"
+    pristine = path.read_bytes()
+    footer_at = len(pristine) - 8 - int.from_bytes(pristine[-8:-4], "little")
+    for at, match in ((footer_at + 20, "its footer's crc32 is"), (footer_at // 2, "cannot read data file")):
+        data = bytearray(pristine)
+        data[at] ^= 0x10
+        path.write_bytes(bytes(data))
+        remote = FileSystemStore(pafs.LocalFileSystem(), str(tmp_path))
+        remote.note_footers(t.snapshot().meta.footer_crcs())
+        with pytest.raises(fts.StorageError, match=match):
+            list(remote.iter_fragment(frag.id, ["x"], 500))
+    path.write_bytes(pristine)
+    assert sum(b.num_rows for b in remote.iter_fragment(frag.id, ["x"], 500)) == 3000

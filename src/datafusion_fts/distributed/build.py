@@ -37,7 +37,9 @@ def split_range(meta: TableMeta, lo: int, hi: int, pieces: int) -> list[tuple[in
 def build_task(storage: str, meta: TableMeta, index: IndexMeta, lo: int, hi: int, ids: list[str]) -> list[SegmentMeta]:
     """Build and write the segments over rows [lo, hi]; their metadata, for the driver."""
     try:
-        snap = TableSnapshot(meta, open_shared(storage))  # type: ignore[arg-type]
+        shared = open_shared(storage)
+        shared.note_footers(meta.footer_crcs())  # (checked before a fragment's footer is parsed)
+        snap = TableSnapshot(meta, shared)  # type: ignore[arg-type]
         chunk = iter(range(1 << 30))
 
         def new_id() -> str:
@@ -47,11 +49,10 @@ def build_task(storage: str, meta: TableMeta, index: IndexMeta, lo: int, hi: int
         segments = merge_neighbours(build_range(snap, index, lo, hi, new_id, quiet), new_id, quiet)
         if len(segments) > len(ids):
             raise StorageError(f"{len(segments)} segments, more than the {len(ids)} reserved")
-        store = open_shared(storage)
         out = []
         for seg, seg_id in zip(segments, ids):
             seg = replace(seg, meta=replace(seg.meta, id=seg_id))
-            out.append(seg.written(store.write_segment(seg_id, seg.to_arrays())).meta)
+            out.append(seg.written(shared.write_segment(seg_id, seg.to_arrays())).meta)
         return out
     except Exception as exc:  # a storage or decoding failure: name the range
         if isinstance(exc, FtsError) and not isinstance(exc, StorageError):

@@ -25,7 +25,7 @@ from __future__ import annotations
 import os
 import zlib
 from dataclasses import dataclass
-from typing import NamedTuple
+from typing import Callable, NamedTuple
 
 import numpy as np
 import pyarrow as pa
@@ -80,21 +80,21 @@ class ParquetCrcs(NamedTuple):
 def parquet_crcs(path: str | os.PathLike[str]) -> ParquetCrcs:
     fd = os.open(path, os.O_RDONLY)
     try:
-        return ParquetCrcs(file_crc32(path), footer_crc32(fd))
+        return ParquetCrcs(file_crc32(path), footer_crc32(lambda n, at: os.pread(fd, n, at), os.fstat(fd).st_size))
     finally:
         os.close(fd)
 
 
-def footer_crc32(fd: int) -> int:
+def footer_crc32(read: Callable[[int, int], bytes], size: int) -> int:
     """The crc32 of a Parquet file's footer and its 8-byte trailer (its length and
-    ``PAR1``): what pyarrow parses on opening the file, checked before it does (a damaged
-    footer can abort the process inside pyarrow). -1 if the trailer names no footer."""
-    size = os.fstat(fd).st_size
-    trailer = os.pread(fd, 8, size - 8) if size >= 8 else b""
+    ``PAR1``), read by ``read(n, at)`` from a file of ``size`` bytes: what pyarrow parses
+    on opening the file, checked before it does (a damaged footer can abort the process
+    inside pyarrow). -1 if the trailer names no footer."""
+    trailer = read(8, size - 8) if size >= 8 else b""
     length = int.from_bytes(trailer[:4], "little") if len(trailer) == 8 else -1
     if not 0 <= length <= size - 8:
         return -1
-    return zlib.crc32(os.pread(fd, length + 8, size - 8 - length))
+    return zlib.crc32(read(length + 8, size - 8 - length))
 
 
 def file_bytes(buffer: pa.Buffer) -> np.ndarray:

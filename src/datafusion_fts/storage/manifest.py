@@ -206,6 +206,13 @@ class TableMeta:
     def live_rows(self) -> int:
         return sum(f.rows - f.deleted for f in self.fragments)
 
+    def footer_crcs(self) -> dict[str, int]:
+        """The crc32 of the footer of each of this table's data files of ours that has
+        one, by file id (fragments and copies of stored columns)."""
+        crcs = {f.id: f.footer_crc for f in self.fragments if f.footer_crc is not None}
+        crcs.update((f.copy, f.copy_footer_crc) for f in self.fragments if f.copy and f.copy_footer_crc is not None)
+        return crcs
+
     def with_index(self, index: IndexMeta) -> "TableMeta":
         return replace(self, indexes={**self.indexes, index.column: index})
 
@@ -238,11 +245,7 @@ class Manifest:
     def footer_crcs(self) -> dict[str, int]:
         """The crc32 of the footer of each data file of ours that has one, by file id
         (fragments and copies of stored columns)."""
-        crcs = {}
-        for t in self.tables.values():
-            crcs.update((f.id, f.footer_crc) for f in t.fragments if f.footer_crc is not None)
-            crcs.update((f.copy, f.copy_footer_crc) for f in t.fragments if f.copy_footer_crc is not None)
-        return crcs
+        return {k: v for t in self.tables.values() for k, v in t.footer_crcs().items()}
 
     def succeeding(self, old: "Manifest", now: float, grace: float) -> "Manifest":
         """This manifest as the successor of ``old``: the files ``old`` read and this one

@@ -216,7 +216,8 @@ class PageReader:
         try:
             self._fd = os.open(path, os.O_RDONLY)
             weakref.finalize(self, os.close, self._fd)
-            if footer_crc is not None and (found := checksums.footer_crc32(self._fd)) != footer_crc:
+            read = lambda n, at: os.pread(self._fd, n, at)  # noqa: E731
+            if footer_crc is not None and (found := checksums.footer_crc32(read, os.fstat(self._fd).st_size)) != footer_crc:
                 raise StorageError(
                     f"damaged data file {path}: its footer's crc32 is {found}, the manifest says {footer_crc}"
                 )

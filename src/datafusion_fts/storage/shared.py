@@ -17,10 +17,10 @@ from urllib.parse import urlparse
 import numpy as np
 import pyarrow as pa
 import pyarrow.fs as pafs
+import pyarrow.parquet as pq
 
 from ..errors import StorageError
 from . import checksums
-from .page_reader import open_parquet
 from .store import DirectoryStore, deletes_of
 
 
@@ -33,6 +33,8 @@ class SharedStore(Protocol):
     def write_segment(self, seg_id: str, arrays: dict[str, pa.Array]) -> int | None: ...
     def iter_fragment(self, frag_id: str, columns: list[str], batch_rows: int) -> Iterator[pa.RecordBatch]: ...
     def read_deletes(self, dv_id: str, crc: int | None) -> np.ndarray: ...
+    def note_footers(self, crcs: dict[str, int]) -> None:
+        """The footer crc32s of data files (by id), which reads of them check."""
 
 
 class FileSystemStore:
@@ -42,6 +44,10 @@ class FileSystemStore:
     def __init__(self, fs: pafs.FileSystem, root: str) -> None:
         self.fs = fs
         self.root = root.rstrip("/")
+        self._footer_crcs: dict[str, int] = {}
+
+    def note_footers(self, crcs: dict[str, int]) -> None:
+        self._footer_crcs.update(crcs)
 
     def _read(self, path: str) -> pa.Buffer:
         with self.fs.open_input_file(path) as f:
@@ -93,8 +99,18 @@ class FileSystemStore:
         return zlib.crc32(data)
 
     def iter_fragment(self, frag_id: str, columns: list[str], batch_rows: int) -> Iterator[pa.RecordBatch]:
-        with self.fs.open_input_file(f"{self.root}/data/{frag_id}.parquet") as f:
-            yield from open_parquet(f).iter_batches(batch_size=batch_rows, columns=columns)
+        """The fragment's rows, its footer checked against its crc32 (when noted) before
+        pyarrow parses it and every page's CRC as pyarrow reads it."""
+        where = f"{self.root}/data/{frag_id}.parquet"
+        try:
+            with self.fs.open_input_file(where) as f:
+                crc = self._footer_crcs.get(frag_id)
+                if crc is not None and (found := checksums.footer_crc32(f.read_at, f.size())) != crc:
+                    raise StorageError(f"damaged data file {where}: its footer's crc32 is {found}, the manifest says {crc}")
+                parquet = pq.ParquetFile(f, pre_buffer=False, page_checksum_verification=True)
+                yield from parquet.iter_batches(batch_size=batch_rows, columns=columns)
+        except (OSError, pa.ArrowInvalid) as exc:
+            raise StorageError(f"cannot read data file {where}: {exc}") from exc
 
     def read_deletes(self, dv_id: str, crc: int | None) -> np.ndarray:
         where = f"{self.root}/data/{dv_id}.arrow"

@@ -256,7 +256,7 @@ class DirectoryStore:
         self._pool: ThreadPoolExecutor | None = None
         self._cache = DecodedCache()
         self._checked: set[str] = set()  # fragments whose whole file matched its crc32
-        self._footer_crcs: dict[str, int] = {}  # (see _note_footers)
+        self._footer_crcs: dict[str, int] = {}  # (see note_footers)
         self._lock = threading.Lock()
 
     # -- the writer lock ----------------------------------------------------------------
@@ -339,14 +339,15 @@ class DirectoryStore:
             manifest = Manifest.from_json(parsed)
         except (ValueError, KeyError, TypeError, AttributeError, pa.ArrowException) as exc:
             raise StorageError(f"unreadable manifest {path}: {exc}") from exc
-        self._note_footers(manifest)
+        self.note_footers(manifest.footer_crcs())
         return manifest
 
-    def _note_footers(self, manifest: Manifest) -> None:
-        """Keep the footer crc32s ``manifest`` gives: every fragment a snapshot can name
-        comes from a manifest this store read or wrote, so its reader finds its crc here."""
+    def note_footers(self, crcs: dict[str, int]) -> None:
+        """Keep the footer crc32s of data files (by id) that readers opened later check.
+        Every manifest this store reads or writes gives its own, so every fragment a
+        snapshot can name has its crc here; a build task told a table's notes them."""
         with self._lock:
-            self._footer_crcs.update(manifest.footer_crcs())
+            self._footer_crcs.update(crcs)
 
     def check_manifest(self) -> None:
         """Refuse a directory that holds data or index files but no manifest (called with
@@ -384,7 +385,7 @@ class DirectoryStore:
             os.fsync(f.fileno())
         os.replace(tmp, self.root / MANIFEST)
         fsync_path(self.root)
-        self._note_footers(manifest)
+        self.note_footers(manifest.footer_crcs())
         self._counters.bump(1)
 
     # -- fragments ------------------------------------------------------------------
