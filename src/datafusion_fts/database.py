@@ -50,6 +50,7 @@ from .storage.manifest import (
 from .sql.session_catalog import RESERVED_PREFIX, attach, parquet_source_of
 from .sql.table_views import TableViews
 from .sql.statement_cache import StatementCache
+from .udfs.error_bridge import ErrorBridge
 from .storage.snapshot import TableSnapshot
 from .storage.in_place import InPlaceTables, source_schema, stored_columns, with_partitions
 from .storage.store import DirectoryStore, MemoryStore, Store
@@ -115,6 +116,7 @@ class Database:
         self._logs: dict[str, WriteAheadLog] = {}
         self.segment_sets = SegmentSets(self.store, self.settings, self.counters)  # (planner/segment_sets.py)
         self.statements = StatementCache()  # SQL search statements by shape (sql/statement_cache.py)
+        self.errors = ErrorBridge()  # our errors raised inside DataFusion, for db.sql (udfs/error_bridge.py)
         # Per table: the last snapshot handed out, with the (immutable) state it was made
         # of; the next query on an unchanged table gets the same one, and with it the
         # memos kept on it (coverage, segment sets).
@@ -126,7 +128,7 @@ class Database:
             self._load()
         from .udfs import install
 
-        install(self.ctx, self)
+        install(self.ctx, self, self.errors)
 
     def __repr__(self) -> str:
         where = "in memory" if self.path is None else repr(os.fspath(self.path))

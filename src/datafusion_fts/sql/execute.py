@@ -24,7 +24,7 @@ from ..planner.plan_search import column_analyzer, plan_search
 from ..planner.run_search import run_search
 from ..storage.foreign import ForeignTable
 from ..storage.manifest import MAX_NAME_CHARS
-from ..udfs.error_bridge import call, translating
+from ..udfs.error_bridge import ErrorBridge
 from .dialect import CreateFulltextIndex, Explain, Fts, FtsMatch, FtsScore, FtsScoreExplain, Optimize, identifier, parse_sql
 from .lower_select import Lowered, _start, expand_stars, lower_statement, parse_match
 from .result_frame import ResultFrame
@@ -71,6 +71,7 @@ class SqlHost(Protocol):
     ctx: datafusion.SessionContext
     settings: Settings
     statements: StatementCache
+    errors: ErrorBridge  # (its functions' errors, raised inside DataFusion, found again)
 
     def table_names(self) -> list[str]: ...
 
@@ -192,7 +193,7 @@ class SqlSession:
         if self._shape is not None:
             template = self.db.statements.get(text, self._shape, self._schema_of)
             if template is not None:  # a search of a known shape: no parsing, no lowering
-                return translating(call(self._run_template, template, self._shape))
+                return self.db.errors.translating(self.db.errors.call(self._run_template, template, self._shape))
         statements = parse_sql(text)
         if not statements:
             raise SqlError("no statement to run", text, 0)
@@ -206,10 +207,10 @@ class SqlSession:
                 at = _start(node, text) if node is not statement else None
                 raise SqlError(message, text, at if at is not None else max(0, text.find(source)))
             # Errors our functions raise inside DataFusion come back as themselves.
-            result = call(self._execute, statement, source)
+            result = self.db.errors.call(self._execute, statement, source)
         if result is None:
             raise SqlError("no statement to run", text, 0)
-        return translating(result)
+        return self.db.errors.translating(result)
 
     # -- dispatch -------------------------------------------------------------------------
     def _execute(self, statement: exp.Expression, source: str) -> datafusion.DataFrame:
@@ -366,7 +367,8 @@ class SqlSession:
     def _run_query(self, query: exp.Expression) -> datafusion.DataFrame:
         """The rows of a query CREATE TABLE or INSERT reads (raising our errors as ours)."""
         sql = query.sql(dialect=Fts)
-        return translating(self._search_query(query, sql) if query.find(FtsMatch, FtsScore, FtsScoreExplain) else self.ctx.sql(sql))
+        return self.db.errors.translating(
+            self._search_query(query, sql) if query.find(FtsMatch, FtsScore, FtsScoreExplain) else self.ctx.sql(sql))
 
     def _insert(self, statement: exp.Insert, name: str) -> datafusion.DataFrame:
         table = self.db.table(name)
@@ -528,7 +530,7 @@ class SqlSession:
         text, lowered = template.bind(self._text, shape, parse_leaf, _fresh_name)
         if template.direct is not None:  # the search's result is the answer
             result, _, _ = self.db.retrying(partial(self._run_search, lowered[0], in_order=True, planned=False))
-            return ResultFrame(self.ctx, template.direct.apply(result))
+            return ResultFrame(self.ctx, template.direct.apply(result), self.db.errors)
         return self._run_lowered(text, lowered)
 
     def _run_lowered(self, text: str, lowered: list[Lowered]) -> datafusion.DataFrame:

@@ -17,15 +17,16 @@ from typing import Any
 import datafusion
 import pyarrow as pa
 
-from ..udfs.error_bridge import TranslatingDataFrame
+from ..udfs.error_bridge import ErrorBridge, TranslatingDataFrame
 
 
 class ResultFrame(TranslatingDataFrame):
     """A DataFrame of the rows of ``table``, made in ``ctx`` on first use."""
 
-    def __init__(self, ctx: datafusion.SessionContext, table: pa.Table) -> None:  # noqa: D107
+    def __init__(self, ctx: datafusion.SessionContext, table: pa.Table, errors: ErrorBridge) -> None:  # noqa: D107
         self._ctx = ctx
         self._table = table
+        self._bridge = errors
         self._df: Any = None
 
     @property  # type: ignore[override]

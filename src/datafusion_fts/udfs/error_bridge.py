@@ -2,10 +2,12 @@
 
 DataFusion runs UDFs and table functions from Rust: an exception raised there comes back
 as DataFusion's own error, whose text holds only the ``repr`` of ours (docs/design.md: "Errors"
-wants an ``FtsError``). So every function we register raises through :func:`raising`, which
-remembers a detached copy of the error, and ``db.sql`` translates DataFusion's error back with
-:func:`translated`, matching the ``repr`` that DataFusion's text quotes. Sessions that are not
-``db.sql`` keep DataFusion's error, whose text still names ours and its message.
+wants an ``FtsError``). So every function a database registers raises through its
+:class:`ErrorBridge` (:meth:`ErrorBridge.raising`), which remembers a detached copy of the
+error, and that database's ``db.sql`` translates DataFusion's error back
+(:meth:`ErrorBridge.translated`), matching the ``repr`` that DataFusion's text quotes.
+Sessions that are not ``db.sql`` keep DataFusion's error, whose text still names ours and
+its message.
 """
 
 from __future__ import annotations
@@ -28,8 +30,6 @@ _REMEMBERED = 32  # errors of recent statements; a statement raises at most a fe
 # DataFusion's messages when its Parquet reader cannot decode a file or reads past its
 # end (a damaged footer): the file is damaged.
 _PARQUET_FAILED = re.compile(r"Parquet (?:argument )?error|Object Store error: .* Out of range of file")
-_lock = threading.Lock()
-_recent: OrderedDict[str, FtsError] = OrderedDict()
 
 
 def _detached(err: FtsError) -> FtsError:
@@ -40,38 +40,78 @@ def _detached(err: FtsError) -> FtsError:
     return copy
 
 
-def remember(err: FtsError) -> None:
-    with _lock:
-        _recent[repr(err)] = _detached(err)
-        _recent.move_to_end(repr(err))
-        while len(_recent) > _REMEMBERED:
-            _recent.popitem(last=False)
+class ErrorBridge:
+    """One database's way back for its errors: those its functions raised inside
+    DataFusion (the newest few, by ``repr``), found again in DataFusion's errors."""
 
+    def __init__(self) -> None:
+        self._recent: OrderedDict[str, FtsError] = OrderedDict()
+        self._lock = threading.Lock()
 
-def raising(function: F) -> F:
-    """Wrap a function DataFusion calls so the FtsErrors it raises can be translated back."""
+    def _remember(self, err: FtsError) -> None:
+        with self._lock:
+            self._recent[repr(err)] = _detached(err)
+            self._recent.move_to_end(repr(err))
+            while len(self._recent) > _REMEMBERED:
+                self._recent.popitem(last=False)
 
-    @functools.wraps(function)
-    def wrapper(*args: Any, **kwargs: Any) -> Any:
+    def raising(self, function: F) -> F:
+        """Wrap a function DataFusion calls so the FtsErrors it raises can be translated back."""
+
+        @functools.wraps(function)
+        def wrapper(*args: Any, **kwargs: Any) -> Any:
+            try:
+                return function(*args, **kwargs)
+            except FtsError as err:
+                self._remember(err)
+                raise
+
+        return wrapper  # type: ignore[return-value]
+
+    def translated(self, exc: BaseException) -> BaseException:
+        """The FtsError a DataFusion error reports (the newest that matches), else ``exc``."""
+        if isinstance(exc, FtsError):
+            return exc
+        text = str(exc)
+        with self._lock:
+            for key in reversed(self._recent):
+                if key in text:
+                    return _detached(self._recent[key])
+        return exc
+
+    def call(self, function: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
+        """``function(*args)``, with DataFusion's errors translated: ours raised inside it
+        as themselves, a data file its Parquet reader cannot decode as a StorageError, its
+        others as an :class:`EngineError`."""
         try:
             return function(*args, **kwargs)
-        except FtsError as err:
-            remember(err)
+        except Exception as exc:
+            found = self.translated(exc)
+            if found is not exc:
+                raise found from None
+            if is_datafusion_error(exc):
+                message = engine_message(exc)
+                if _PARQUET_FAILED.search(message):
+                    raise StorageError(f"a data file is damaged: DataFusion's Parquet reader failed: {message}") from exc
+                raise EngineError(message) from exc
             raise
 
-    return wrapper  # type: ignore[return-value]
+    def reading(self, function: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
+        """:meth:`call` for a DataFrame handing its result over: Arrow refusing the result
+        (its C data interface allows no NUL byte in a column name, which DataFusion gives a
+        column of ``SELECT 'a\\0b'``) is an :class:`EngineError` too."""
+        try:
+            return self.call(function, *args, **kwargs)
+        except pa.ArrowException as exc:
+            raise EngineError(f"the result cannot be handed over: {exc}") from exc
 
-
-def translated(exc: BaseException) -> BaseException:
-    """The FtsError a DataFusion error reports (the newest that matches), else ``exc``."""
-    if isinstance(exc, FtsError):
-        return exc
-    text = str(exc)
-    with _lock:
-        for key in reversed(_recent):
-            if key in text:
-                return _detached(_recent[key])
-    return exc
+    def translating(self, df: datafusion.DataFrame) -> "TranslatingDataFrame":
+        """``df`` raising our errors as themselves (itself if it already does)."""
+        if isinstance(df, TranslatingDataFrame):
+            return df
+        out = TranslatingDataFrame(df.df)
+        out._bridge = self
+        return out
 
 
 def is_datafusion_error(exc: BaseException) -> bool:
@@ -85,45 +125,18 @@ def engine_message(exc: BaseException) -> str:
     return str(exc).strip().removeprefix("DataFusion error: ")
 
 
-def call(function: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
-    """``function(*args)``, with DataFusion's errors translated: ours raised inside it
-    as themselves, a data file its Parquet reader cannot decode as a StorageError, its
-    others as an :class:`EngineError`."""
-    try:
-        return function(*args, **kwargs)
-    except Exception as exc:
-        found = translated(exc)
-        if found is not exc:
-            raise found from None
-        if is_datafusion_error(exc):
-            message = engine_message(exc)
-            if _PARQUET_FAILED.search(message):
-                raise StorageError(f"a data file is damaged: DataFusion's Parquet reader failed: {message}") from exc
-            raise EngineError(message) from exc
-        raise
-
-
-def _reading(function: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
-    """:func:`call` for a DataFrame handing its result over: Arrow refusing the result (its
-    C data interface allows no NUL byte in a column name, which DataFusion gives a column
-    of ``SELECT 'a\\0b'``) is an :class:`EngineError` too."""
-    try:
-        return call(function, *args, **kwargs)
-    except pa.ArrowException as exc:
-        raise EngineError(f"the result cannot be handed over: {exc}") from exc
-
-
 class _TranslatedStream:
     """A RecordBatchStream whose iteration translates errors."""
 
-    def __init__(self, stream: Any) -> None:
+    def __init__(self, stream: Any, bridge: ErrorBridge) -> None:
         self._stream = stream
+        self._bridge = bridge
 
     def __iter__(self) -> Iterator[Any]:
         return self
 
     def __next__(self) -> Any:
-        return _reading(self._stream.__next__)
+        return self._bridge.reading(self._stream.__next__)
 
     def __getattr__(self, name: str) -> Any:
         return getattr(self._stream, name)
@@ -131,22 +144,23 @@ class _TranslatedStream:
 
 class TranslatingDataFrame(datafusion.DataFrame):
     """What ``db.sql`` returns: a DataFusion DataFrame whose methods raise our errors as
-    themselves (executing, collecting, streaming, and the frames derived from it)."""
+    themselves (executing, collecting, streaming, and the frames derived from it), through
+    its database's :class:`ErrorBridge` (made by :meth:`ErrorBridge.translating`)."""
 
-
-def translating(df: datafusion.DataFrame) -> TranslatingDataFrame:
-    """``df`` raising our errors as themselves (itself if it already does)."""
-    return df if isinstance(df, TranslatingDataFrame) else TranslatingDataFrame(df.df)
+    _bridge: ErrorBridge
 
 
 def _translating(name: str, method: Callable[..., Any]) -> Callable[..., Any]:
     @functools.wraps(method)
-    def wrapper(self: datafusion.DataFrame, *args: Any, **kwargs: Any) -> Any:
-        result = _reading(method, self, *args, **kwargs)
+    def wrapper(self: TranslatingDataFrame, *args: Any, **kwargs: Any) -> Any:
+        bridge = self._bridge
+        result = bridge.reading(method, self, *args, **kwargs)
         if isinstance(result, datafusion.DataFrame):
-            return translating(result)
+            return bridge.translating(result)
         if name.startswith("execute_stream"):
-            return [_TranslatedStream(s) for s in result] if isinstance(result, list) else _TranslatedStream(result)
+            if isinstance(result, list):
+                return [_TranslatedStream(s, bridge) for s in result]
+            return _TranslatedStream(result, bridge)
         return result
 
     return wrapper

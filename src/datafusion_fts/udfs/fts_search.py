@@ -24,7 +24,7 @@ from ..planner.search_request import SearchRequest
 from ..planner.run_search import run_search
 from ..query.parser import parse
 from ..storage.foreign import ForeignTable
-from .error_bridge import raising
+from .error_bridge import ErrorBridge
 from ..query.tree import Query
 
 
@@ -60,8 +60,9 @@ def search_any(ctx: datafusion.SessionContext, db: ManagedTables | None, table: 
     return run_search(SearchRequest(ForeignTable(ctx, table), tree, k), None)
 
 
-def register_fts_search(ctx: datafusion.SessionContext, db: ManagedTables | None = None) -> None:
-    """Register ``fts_search`` on ``ctx`` (searching ``db``'s managed tables first)."""
+def register_fts_search(ctx: datafusion.SessionContext, db: ManagedTables | None, errors: ErrorBridge) -> None:
+    """Register ``fts_search`` on ``ctx`` (searching ``db``'s managed tables first),
+    raising through ``errors``."""
     # The session keeps the function alive from Rust, out of reach of Python's cycle
     # collector: hold the database weakly so dropping it still frees it.
     db_ref = weakref.ref(db) if db is not None else None
@@ -80,4 +81,4 @@ def register_fts_search(ctx: datafusion.SessionContext, db: ManagedTables | None
             result = pool.submit(search_any, *args).result()
         return DataFusionTable(ds.dataset(result))
 
-    ctx.register_udtf(udtf(raising(fts_search), "fts_search", with_session=True))
+    ctx.register_udtf(udtf(errors.raising(fts_search), "fts_search", with_session=True))

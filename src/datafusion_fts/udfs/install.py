@@ -19,7 +19,7 @@ import datafusion
 import numpy as np
 import pyarrow as pa
 
-from .error_bridge import raising
+from .error_bridge import ErrorBridge
 from .fts_match import fts_match
 from .fts_search import ManagedTables, register_fts_search
 from .fts_tokenize import RETURN_TYPE as TOKENS
@@ -97,14 +97,18 @@ def _short_form(spec: TextFunction) -> Callable[..., pa.Array]:
     return short
 
 
-def _udf(name: str, function: Callable[..., pa.Array], args: tuple[Arg, ...], return_type: pa.DataType) -> datafusion.ScalarUDF:
-    return datafusion.udf(raising(function), [a.type for a in args], return_type, "immutable", name)
+def _udf(
+    name: str, function: Callable[..., pa.Array], args: tuple[Arg, ...], return_type: pa.DataType, errors: ErrorBridge
+) -> datafusion.ScalarUDF:
+    return datafusion.udf(errors.raising(function), [a.type for a in args], return_type, "immutable", name)
 
 
-def install(ctx: datafusion.SessionContext, db: ManagedTables | None = None) -> None:
+def install(ctx: datafusion.SessionContext, db: ManagedTables | None = None, errors: ErrorBridge | None = None) -> None:
     """Register ``fts_search`` (searching ``db``'s managed tables first) and the text
-    functions on ``ctx``."""
-    register_fts_search(ctx, db)
+    functions on ``ctx``, raising through ``errors`` (``db``'s, which its ``db.sql``
+    translates back; a bridge of their own otherwise)."""
+    errors = errors if errors is not None else ErrorBridge()
+    register_fts_search(ctx, db, errors)
     for spec in FUNCTIONS.values():
-        ctx.register_udf(_udf(spec.name, _short_form(spec), spec.args[: spec.required], spec.return_type))
-        ctx.register_udf(_udf(spec.full_name, spec.function, spec.args, spec.return_type))
+        ctx.register_udf(_udf(spec.name, _short_form(spec), spec.args[: spec.required], spec.return_type, errors))
+        ctx.register_udf(_udf(spec.full_name, spec.function, spec.args, spec.return_type, errors))
