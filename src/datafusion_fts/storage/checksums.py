@@ -97,6 +97,13 @@ def footer_crc32(read: Callable[[int, int], bytes], size: int) -> int:
     return zlib.crc32(read(length + 8, size - 8 - length))
 
 
+def check_footer(where: str, read: Callable[[int, int], bytes], size: int, crc: int | None) -> None:
+    """Refuse the Parquet file ``where`` (read by ``read(n, at)``, ``size`` bytes) if its
+    footer's crc32 is not ``crc`` (None: a file written before format 6, read unchecked)."""
+    if crc is not None and (found := footer_crc32(read, size)) != crc:
+        raise StorageError(f"damaged data file {where}: its footer's crc32 is {found}, the manifest says {crc}")
+
+
 def file_bytes(buffer: pa.Buffer) -> np.ndarray:
     """A file's bytes as uint8 (zero copy: a memory-mapped file stays unread until used)."""
     return np.frombuffer(buffer, dtype=np.uint8)

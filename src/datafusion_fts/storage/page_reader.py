@@ -217,10 +217,7 @@ class PageReader:
             self._fd = os.open(path, os.O_RDONLY)
             weakref.finalize(self, os.close, self._fd)
             read = lambda n, at: os.pread(self._fd, n, at)  # noqa: E731
-            if footer_crc is not None and (found := checksums.footer_crc32(read, os.fstat(self._fd).st_size)) != footer_crc:
-                raise StorageError(
-                    f"damaged data file {path}: its footer's crc32 is {found}, the manifest says {footer_crc}"
-                )
+            checksums.check_footer(str(path), read, os.fstat(self._fd).st_size, footer_crc)
             self._file = open_parquet(path)
         except FileNotFoundError:
             raise

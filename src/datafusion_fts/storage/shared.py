@@ -104,9 +104,7 @@ class FileSystemStore:
         where = f"{self.root}/data/{frag_id}.parquet"
         try:
             with self.fs.open_input_file(where) as f:
-                crc = self._footer_crcs.get(frag_id)
-                if crc is not None and (found := checksums.footer_crc32(f.read_at, f.size())) != crc:
-                    raise StorageError(f"damaged data file {where}: its footer's crc32 is {found}, the manifest says {crc}")
+                checksums.check_footer(where, f.read_at, f.size(), self._footer_crcs.get(frag_id))
                 parquet = pq.ParquetFile(f, pre_buffer=False, page_checksum_verification=True)
                 yield from parquet.iter_batches(batch_size=batch_rows, columns=columns)
         except (OSError, pa.ArrowInvalid) as exc:
