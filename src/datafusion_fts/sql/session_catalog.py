@@ -25,7 +25,7 @@ import pyarrow.parquet as pq
 from datafusion.catalog import CatalogProvider, SchemaProvider
 
 from ..errors import CatalogError, InvalidArgument
-from ..storage.source_files import list_files
+from ..storage.source_files import list_files, partition_dirs
 
 DEFAULT_CATALOG = "datafusion"
 DEFAULT_SCHEMA = "public"
@@ -169,6 +169,6 @@ def _partition_root(path: str, partitions: tuple[str, ...]) -> str | None:
     """The directory of ``path`` above its ``name=value`` directories of ``partitions``."""
     dirs = path.split("/")[:-1]
     for i in range(len(dirs) - len(partitions) + 1):
-        if all(d.partition("=")[0] == p and "=" in d for d, p in zip(dirs[i:], partitions)):
+        if partition_dirs(dirs[i:], partitions) is not None:
             return "/".join(dirs[:i])
     return None

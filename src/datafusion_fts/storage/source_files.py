@@ -27,7 +27,7 @@ import urllib.parse
 from collections import Counter
 from dataclasses import replace
 from pathlib import Path
-from typing import Iterator, NamedTuple
+from typing import Iterator, NamedTuple, Sequence
 
 import numpy as np
 import pyarrow as pa
@@ -71,16 +71,23 @@ def list_files(source: str, partitions: tuple[str, ...] = ()) -> tuple[SourceFil
     except OSError as exc:
         raise StorageError(f"cannot list the source {source}: {exc}") from exc
     if partitions:
-        found = [f for f in found if _under(f.file, partitions)]
+        found = [f for f in found if partition_dirs(f.file.split("/")[:-1], partitions) is not None]
     found.sort()
     return tuple(found)
 
 
-def _under(file: str, partitions: tuple[str, ...]) -> bool:
-    """Whether ``file``'s first directories are ``name=value`` for each of ``partitions``."""
-    dirs = file.split("/")[:-1]
-    return len(dirs) >= len(partitions) and all(
-        d.partition("=")[0] == name and "=" in d for d, name in zip(dirs, partitions))
+def partition_dirs(dirs: Sequence[str], partitions: tuple[str, ...]) -> list[str] | None:
+    """The values (as written) of ``partitions`` if ``dirs`` begin with a ``name=value``
+    directory for each, in order (Hive's layout, as DataFusion lists it); else None."""
+    if len(dirs) < len(partitions):
+        return None
+    values = []
+    for directory, name in zip(dirs, partitions):
+        key, eq, value = directory.partition("=")
+        if key != name or not eq:
+            return None
+        values.append(value)
+    return values
 
 
 def _walk(directory: str, prefix: str, found: list[SourceFile]) -> None:
@@ -198,13 +205,13 @@ def partition_values(meta: TableMeta, file: str) -> dict[str, pa.Scalar]:
     the source), from its ``name=value`` directories (percent-decoded, as Hive writes them)."""
     if not meta.partitions:
         return {}
-    found = dict(part.split("=", 1) for part in file.split("/")[:-1] if "=" in part)
+    found = partition_dirs(file.split("/")[:-1], meta.partitions)
+    if found is None:
+        raise StorageError(f"table {meta.name!r}: source file {file} is not under name=value directories for "
+                           f"its partition columns {list(meta.partitions)}; move it out of {meta.source}")
     values = {}
-    for name in meta.partitions:
-        if name not in found:
-            raise StorageError(f"table {meta.name!r}: source file {file} is not under a {name}=... directory, "
-                               f"which its partition column {name!r} needs; move it out of {meta.source}")
-        raw = urllib.parse.unquote(found[name])
+    for name, written in zip(meta.partitions, found):
+        raw = urllib.parse.unquote(written)
         try:
             values[name] = pa.scalar(None if raw == HIVE_NULL else raw, pa.string()).cast(meta.schema.field(name).type)
         except (pa.ArrowInvalid, pa.ArrowNotImplementedError) as exc:
@@ -241,8 +248,9 @@ class SourceFiles:
         partitions = self._meta.partitions
         names = [c for c in columns if c != ROWID and c not in partitions]
         if partitions and any(c in partitions for c in columns):
+            values = partition_values(self._meta, frag.file or "")
             for batch in self.iter_fragment(frag_id, [ROWID, *names], batch_rows, local_range):
-                yield _with_partitions(batch, columns, partition_values(self._meta, frag.file or ""))
+                yield _with_partitions(batch, columns, values)
             return
         lo, hi = local_range if local_range is not None else (0, frag.rows - 1)
         if not names:  # (ids alone: nothing to read)
