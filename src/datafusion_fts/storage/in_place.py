@@ -90,14 +90,16 @@ class InPlaceTables:
         files = self.files(meta)
         file_schema = pa.schema([pa.field(ROWID, pa.int64(), False), *[meta.schema.field(c) for c in meta.stored]])
         runs: list[list[int]] = []  # runs of the fragments without a copy, one copy each
+        run_rows = 0
         for i, frag in enumerate(meta.fragments):
             if frag.copy is not None:
                 continue
-            run = runs[-1] if runs else None
-            if run is None or run[-1] != i - 1 or sum(meta.fragments[j].rows for j in run) + frag.rows > max_rows:
+            if not runs or runs[-1][-1] != i - 1 or run_rows + frag.rows > max_rows:
                 runs.append([i])
+                run_rows = 0
             else:
-                run.append(i)
+                runs[-1].append(i)
+            run_rows += frag.rows
         fragments = list(meta.fragments)
         for run in runs:
             copy_id, manifest = manifest.file_id("frag")
