@@ -26,7 +26,7 @@ from ..storage.foreign import ForeignTable
 from ..storage.manifest import MAX_NAME_CHARS
 from ..udfs.error_bridge import ErrorBridge
 from .dialect import CreateFulltextIndex, Explain, Fts, FtsMatch, FtsScore, FtsScoreExplain, Optimize, identifier, parse_sql
-from .lower_select import Lowered, _start, expand_stars, lower_statement, parse_match
+from .lower_select import Lowered, expand_stars, lower_statement, node_start, parse_match
 from .result_frame import ResultFrame
 from .session_catalog import RESERVED_PREFIX
 from .statement_cache import Shape, StatementCache, Template, direct, shape_of, slot_leaf
@@ -204,7 +204,7 @@ class SqlSession:
             refusal = _refusal(statement)
             if refusal is not None:
                 message, node = refusal
-                at = _start(node, text) if node is not statement else None
+                at = node_start(node, text) if node is not statement else None
                 raise SqlError(message, text, at if at is not None else max(0, text.find(source)))
             # Errors our functions raise inside DataFusion come back as themselves.
             result = self.db.errors.call(self._execute, statement, source)

@@ -156,7 +156,7 @@ class _Lowering:
         return targets.pop()
 
     def _error(self, message: str, node: exp.Expression) -> SqlError:
-        start = _start(node, self.sql)
+        start = node_start(node, self.sql)
         return SqlError(message, self.sql, start if start is not None else 0, len(node.sql()))
 
     # -- MATCH trees ----------------------------------------------------------------------
@@ -165,7 +165,7 @@ class _Lowering:
         if not (isinstance(literal, exp.Literal) and literal.is_string):
             raise self._error("the query of MATCH must be a string literal", literal)
         columns = tuple(identifier(c) for c in m.expressions)
-        return parse_match(self.sql, _start(literal, self.sql), literal.this, columns, self.max_terms)
+        return parse_match(self.sql, node_start(literal, self.sql), literal.this, columns, self.max_terms)
 
     def _tree(self, node: exp.Expression) -> Query:
         """AND / OR / NOT over MATCH predicates -> one Boolean tree (docs/design.md: "SQL")."""
@@ -434,7 +434,7 @@ def int_literal(node: exp.Expression | None) -> int | None:
     return None
 
 
-def _start(node: exp.Expression, sql: str) -> int | None:
+def node_start(node: exp.Expression, sql: str) -> int | None:
     """Where ``node`` begins in ``sql``: the earliest position of its tokens. Parentheses
     keep no token, so each one counts from the "(" just before its content."""
     starts = []
@@ -442,7 +442,7 @@ def _start(node: exp.Expression, sql: str) -> int | None:
         if n.meta and n.meta.get("start") is not None:
             starts.append(int(n.meta["start"]))
         elif isinstance(n, exp.Paren):
-            inner = _start(n.this, sql)
+            inner = node_start(n.this, sql)
             if inner is not None:
                 at = inner - 1
                 while at > 0 and sql[at].isspace():

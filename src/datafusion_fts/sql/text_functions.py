@@ -22,7 +22,7 @@ from ..settings import INT64_MAX
 from ..udfs import FUNCTIONS
 from ..udfs.text_query import analyzer_spec, compile_query, resolve_analyzer
 from .dialect import identifier
-from .lower_select import _start
+from .lower_select import node_start
 
 Schemas = Callable[[str], "tuple[pa.Schema, bool] | None"]
 IndexAnalyzer = Callable[[str, str], "AnalyzerConfig | None"]
@@ -49,7 +49,7 @@ class _Rewrite:
         self.index_analyzer = index_analyzer
 
     def _error(self, message: str, node: exp.Expression) -> SqlError:
-        start = _start(node, self.sql)
+        start = node_start(node, self.sql)
         return SqlError(message, self.sql, start if start is not None else 0, len(node.sql()))
 
     def _column_source(self, column: exp.Column) -> tuple[str, str] | None:
@@ -123,7 +123,7 @@ class _Rewrite:
         try:
             compile_query(literal.this, analyzer, column, function, foreign_leaves=function != "fts_match")
         except QuerySyntaxError as err:
-            start = _start(literal, self.sql)
+            start = node_start(literal, self.sql)
             if start is None:
                 raise
             # Point into the SQL: past the opening quote, counting each '' escape as two.
