@@ -141,13 +141,13 @@ class Database:
         from .sql.execute import SqlSession
 
         self.refresh()
-        self._list_sources(text)
         return SqlSession(self).sql(text)
 
-    def _list_sources(self, text: str) -> None:
-        """List the files of each table indexed in place that ``text`` may name, so plain
-        SQL on it (DataFusion's view, not a search, which lists them itself) sees the files
-        as they are now: a file added was missing from ``SELECT count(*)`` until a search."""
+    def list_sources(self, text: str) -> None:
+        """List the files of each table indexed in place that ``text`` may name, so SQL
+        reading its DataFusion view (not a search, which lists them itself) sees the files
+        as they are now: a file added was missing from ``SELECT count(*)`` until a search.
+        A statement answered by its search alone (a cached direct shape) skips this."""
         lowered = text.lower()
         for name, meta in self._manifest.tables.items():
             if meta.source is not None and name.lower() in lowered:

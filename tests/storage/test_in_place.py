@@ -454,3 +454,17 @@ def test_files_outside_the_partition_directories_are_not_the_tables(tmp_path):
     assert db.table("ev").snapshot().meta.source == str(tmp_path / "ev")
     assert db.sql("SELECT id, year FROM ev WHERE MATCH(body, 'alpha')").to_pylist() == [{"id": 1, "year": "2023"}]
     assert db.sql("SELECT count(*) AS n FROM ev").to_pylist() == [{"n": 1}]
+
+def test_plain_sql_sees_a_file_added_before_any_search(tmp_path, parquet_dir):
+    """DataFusion resolves the table's view without a search, so ``db.sql`` lists the
+    source first: a file added was missing from ``SELECT count(*)`` until a search."""
+    db = fts.connect(tmp_path / "db")
+    db.index_in_place("docs", parquet_dir).create_index("body")
+    search = "SELECT id FROM docs WHERE MATCH(body, 'alpha') ORDER BY score() DESC LIMIT 10"
+    assert [r["id"] for r in db.sql(search).to_pylist()] == [4, 1]  # (its shape is cached: a direct answer)
+    assert db.sql("SELECT count(*) AS n FROM docs").to_pylist() == [{"n": 5}]
+    pq.write_table(pa.table({"id": [6], "title": ["f"], "body": ["gamma"]}), parquet_dir / "c.parquet")
+    assert db.sql("SELECT count(*) AS n FROM docs").to_pylist() == [{"n": 6}]
+    pq.write_table(pa.table({"id": [7], "title": ["g"], "body": ["alpha alpha alpha"]}), parquet_dir / "d.parquet")
+    assert [r["id"] for r in db.sql(search).to_pylist()] == [7, 4, 1]
+    assert db.sql("SELECT max(id) AS m FROM docs").to_pylist() == [{"m": 7}]

@@ -90,6 +90,10 @@ class SqlHost(Protocol):
 
     def retrying(self, read: Callable[[], T]) -> T: ...
 
+    def list_sources(self, text: str) -> None:
+        """List the files of the tables indexed in place ``text`` may name, before
+        DataFusion reads their views."""
+
 
 # DataFusion plans a statement by recursion on the calling thread, and one nested a few
 # thousand levels deep (3,500 UNION ALLs, 12,000 '+': chains sqlglot parses in a loop)
@@ -193,7 +197,10 @@ class SqlSession:
         if self._shape is not None:
             template = self.db.statements.get(text, self._shape, self._schema_of)
             if template is not None:  # a search of a known shape: no parsing, no lowering
+                if template.direct is None:  # (DataFusion reads tables too: see list_sources)
+                    self.db.list_sources(text)
                 return self.db.errors.translating(self.db.errors.call(self._run_template, template, self._shape))
+        self.db.list_sources(text)
         statements = parse_sql(text)
         if not statements:
             raise SqlError("no statement to run", text, 0)
