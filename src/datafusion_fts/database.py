@@ -3,13 +3,12 @@
 
 from __future__ import annotations
 
-import itertools
 import os
 import threading
 import time
 from collections import Counter
 from contextlib import contextmanager
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable, Iterator, Sequence, TypeVar
 
@@ -24,24 +23,21 @@ from .index.fresh_runs import (
     FreshRun,
     append_run,
     build_run,
-    concat_batches,
     fresh_batches,
     fresh_segments,
     move_run,
 )
+from .index.fresh_logs import FreshLogs
 from .index.segment import Segment
 from .index.segment_set import SegmentSet
 from .operators.hybrid_residual_search import TailInfo
 from .planner.segment_sets import SegmentSets
 from .query.tree import Query
-from .ingest import check_new_schema, conform, open_batches, prefetched
+from .ingest import check_new_schema, conform, open_batches
 from .settings import Settings
 from .storage.manifest import (
     MAX_NAME_CHARS,
-    PAGED_LAYOUT,
     ROWID,
-    FragmentMeta,
-    IndexMeta,
     Manifest,
     SegmentMeta,
     TableMeta,
@@ -51,32 +47,18 @@ from .sql.session_catalog import RESERVED_PREFIX, attach, parquet_source_of
 from .sql.table_views import TableViews
 from .sql.statement_cache import StatementCache
 from .udfs.error_bridge import ErrorBridge
+from .storage import append_rows
 from .storage.snapshot import TableSnapshot
 from .storage.in_place import InPlaceTables, source_schema, stored_columns, with_partitions
 from .storage.store import DirectoryStore, MemoryStore, Store
-from .storage.wal import Replay, WriteAheadLog
 
 if TYPE_CHECKING:
     from .table import Table
 
-FRAGMENT_ROWS = 1 << 20
 # Times a reader reads the manifest and the logs again when a commit lands meanwhile (or
 # runs a search again when a file of its snapshot was deleted meanwhile).
 READ_ATTEMPTS = 8
 T = TypeVar("T")
-
-
-@dataclass(frozen=True)
-class _Logged:
-    """A table's fresh rows as replayed from its log by a reader: the runs, where the
-    replay ended (to resume from while the log still begins with the same bytes) and the
-    committed state they follow."""
-
-    runs: tuple[FreshRun, ...]
-    end: int
-    crc: int
-    next_rowid: int
-    indexes: dict[str, IndexMeta]
 
 
 class Database:
@@ -108,12 +90,10 @@ class Database:
         # The fresh tier: per table, runs of rows acknowledged but not flushed (each with
         # its in-memory segments), and their log.
         self._fresh: dict[str, tuple[FreshRun, ...]] = {}
-        self._logged: dict[str, _Logged] = {}
-        self._fresh_ids = itertools.count()
         # Rows tokenized, by why: "fresh_rows_tokenized" (inserts, per indexed column) and
         # "tail_rows_tokenized" (queries indexing an unindexed tail in memory).
         self.counters: Counter[str] = Counter()
-        self._logs: dict[str, WriteAheadLog] = {}
+        self.logs = FreshLogs(None if path is None else Path(path) / "wal", self.counters)  # (index/fresh_logs.py)
         self.segment_sets = SegmentSets(self.store, self.settings, self.counters)  # (planner/segment_sets.py)
         self.statements = StatementCache()  # SQL search statements by shape (sql/statement_cache.py)
         self.errors = ErrorBridge()  # our errors raised inside DataFusion, for db.sql (udfs/error_bridge.py)
@@ -262,7 +242,7 @@ class Database:
         """``manifest`` with copies of the stored columns of the files of ``name`` that
         have none (``InPlaceTables.with_copies``), written but not committed."""
         try:
-            return self._in_place.with_copies(manifest, name, FRAGMENT_ROWS)
+            return self._in_place.with_copies(manifest, name, append_rows.FRAGMENT_ROWS)
         except BaseException:
             self.discard_uncommitted()
             raise
@@ -277,16 +257,6 @@ class Database:
             )
 
     # -- the fresh tier (docs/design.md: "Fresh tier and visibility") ----------------------
-    def _log(self, name: str) -> WriteAheadLog | None:
-        if self.path is None:
-            return None  # an in-memory database keeps nothing across processes
-        log = self._logs.get(name)
-        if log is None:
-            directory = Path(self.path) / "wal"
-            directory.mkdir(exist_ok=True)
-            log = self._logs[name] = WriteAheadLog(directory / f"{name}.log")
-        return log
-
     # -- the directory's state, shared with other processes (docs/design.md: "Concurrency") --
     def refresh(self) -> None:
         """See what other processes did since this Database last looked: their commits,
@@ -310,7 +280,7 @@ class Database:
         for _ in range(READ_ATTEMPTS):
             seen = self.store.changes()
             manifest = self.store.load_manifest()
-            reads = {name: self._read_log(name, meta) for name, meta in manifest.tables.items()}
+            reads = {name: self.logs.read(name, meta, self._fresh.get(name, ())) for name, meta in manifest.tables.items()}
             if self.store.changes()[0] == seen[0]:  # (always true for the writer)
                 break
         else:
@@ -320,49 +290,10 @@ class Database:
             for name, meta in manifest.tables.items()
         }
         manifest = replace(manifest, tables=tables)
-        logged = {name: self._replay(read, tables[name]) for name, read in reads.items()}
-        self._logged = {name: log for name, log in logged.items() if log is not None}
-        fresh = {name: log.runs if log is not None else self._fresh.get(name, ()) for name, log in logged.items()}
+        replayed = self.logs.replay(reads, tables)
+        fresh = {name: replayed.get(name, self._fresh.get(name, ())) for name in tables}
         self._install(manifest, fresh)
         self._seen = seen
-
-    def _read_log(self, name: str, meta: TableMeta) -> tuple[Replay, _Logged | None] | None:
-        """The records of ``name``'s log, after those replayed last time while the log
-        still begins with their bytes and the table's committed rows and indexes are the
-        same (so a reader tokenizes each row once); with the runs they resume."""
-        log = self._log(name)
-        if log is None:
-            return None
-        last = self._logged.get(name)
-        if last is not None and not (
-            last.runs is self._fresh.get(name, ()) and (last.next_rowid, last.indexes) == (meta.next_rowid, meta.indexes)
-        ):
-            last = None
-        read = log.replay(None if last is None else (last.end, last.crc))
-        return read, last if read.resumed else None
-
-    def _replay(self, read: tuple[Replay, _Logged | None] | None, meta: TableMeta) -> _Logged | None:
-        """The fresh runs of a table from its log's records (see :meth:`_read_log`): the
-        rows past ``meta``'s committed ones, tokenized per indexed column."""
-        if read is None:
-            return None
-        replay, last = read
-        runs = last.runs if last is not None else ()
-        expected = meta.next_rowid + sum(r.rows for r in runs)
-        batches = []
-        for batch in replay.batches:
-            ids = batch.column(0).to_numpy()
-            batch = batch.filter(pa.array(ids >= expected))  # rows flushed before a crash are in a fragment
-            if not batch.num_rows:
-                continue
-            if batch.column(0)[0].as_py() != expected:
-                raise StorageError(f"the log of table {meta.name!r} skips row ids {expected}..")
-            batches.append(batch)
-            expected += batch.num_rows
-        if batches:
-            run = build_run(concat_batches(batches), meta.indexes, self._new_fresh_id, self.counters)
-            runs = append_run(runs, run, self._new_fresh_id)
-        return _Logged(runs, replay.end, replay.crc, meta.next_rowid, meta.indexes)
 
     def _install(self, manifest: Manifest, fresh: dict[str, tuple[FreshRun, ...]]) -> None:
         """Make ``manifest`` and ``fresh`` the state queries see, re-register the tables
@@ -410,10 +341,7 @@ class Database:
         and recovery"). A directory with files but no manifest is refused first (they are not
         leftovers)."""
         self.store.check_manifest()
-        for name in manifest.tables:
-            log = self._log(name)
-            if log is not None:
-                log.cut_torn_tail()
+        self.logs.cut_torn_tails(list(manifest.tables))
         self._collect_garbage(manifest)
 
     def _collect_garbage(self, manifest: Manifest) -> None:
@@ -447,10 +375,6 @@ class Database:
                         self._load()
         return read()
 
-    def _new_fresh_id(self) -> str:
-        """The id of an in-memory fresh segment (never a file name)."""
-        return f"fresh-{next(self._fresh_ids)}"
-
     def append_fresh(self, name: str, data: Any) -> int:
         """Acknowledge rows into the fresh tier: logged and fsynced, indexed in memory per
         indexed column, then visible (rows and segments in one step), all before this
@@ -472,21 +396,21 @@ class Database:
         columns = [c.chunk(0) if c.num_chunks == 1 else c.combine_chunks() for c in table.columns]
         batch = pa.RecordBatch.from_arrays([pa.array(np.arange(n, dtype=np.int64)), *columns], schema=file_schema)
         tally: Counter[str] = Counter()
-        run = build_run(batch, meta.indexes, self._new_fresh_id, tally)
+        run = build_run(batch, meta.indexes, self.logs.new_id, tally)
         with self.writing():
             current = self.snapshot(name).meta
             if current.schema != meta.schema:
                 raise CatalogError(f"table {name!r} was created again by another Database meanwhile; insert again")
             if current.indexes != meta.indexes:  # an index changed meanwhile: tokenize again
-                run = build_run(batch, current.indexes, self._new_fresh_id, tally)
+                run = build_run(batch, current.indexes, self.logs.new_id, tally)
             runs = self._fresh.get(name, ())
             first = current.next_rowid + sum(r.rows for r in runs)
             run = move_run(run, first)
-            log = self._log(name)
+            log = self.logs.log(name)
             if log is not None:
                 log.append(run.batches[0])  # durable before it is visible
                 self.store.announce()
-            runs = append_run(runs, run, self._new_fresh_id)
+            runs = append_run(runs, run, self.logs.new_id)
             with self._state_lock:
                 self._fresh[name] = runs
             self.counters.update(tally)
@@ -523,9 +447,7 @@ class Database:
                 raise
             self.commit(manifest.with_table(new_meta), flushed=name)
             self.segment_sets.add(persisted)  # (the segments just written are in memory already)
-            log = self._log(name)
-            if log is not None:
-                log.truncate()
+            self.logs.empty(name)
 
     def create_table(self, name: str, data: Any = None, schema: pa.Schema | None = None) -> Table:
         """A new managed table from ``data`` (rows get ``_rowid`` 0, 1, 2, ...)."""
@@ -543,9 +465,7 @@ class Database:
             meta = TableMeta(name=name, schema=new_schema)
             manifest = self._manifest.with_table(meta)
             manifest, meta = self.append(manifest, meta, source_schema, batches)
-            log = self._log(name)
-            if log is not None and log.path.exists():
-                log.truncate()  # rows of a dropped table of that name (a crash cut its drop short)
+            self.logs.empty_stale(name)
             self.commit(manifest)
         return self.table(name)
 
@@ -556,10 +476,7 @@ class Database:
             del tables[name]
             self.commit(replace(self._manifest, tables=tables))
             self._fresh.pop(name, None)
-            log = self._log(name)
-            if log is not None:
-                log.truncate()
-                self._logs.pop(name, None)
+            self.logs.drop(name)
 
     # -- writes -------------------------------------------------------------------------
     def append(
@@ -568,43 +485,11 @@ class Database:
         """Write ``batches`` as new fragments after the table's last row id; return the
         manifest and table that name them (not yet committed; the caller is writing)."""
         self.refuse_writes(meta.name)
-        stream = prefetched(conform(batches, source_schema, meta.schema))
-        fragments = list(meta.fragments)
-        next_rowid = meta.next_rowid
-        file_schema = pa.schema([pa.field(ROWID, pa.int64(), False), *meta.schema])
-        ahead: list[pa.RecordBatch] = []  # the rest of a batch cut at a fragment's end
-
-        def next_batch() -> pa.RecordBatch | None:
-            while True:
-                batch = ahead.pop() if ahead else next(stream, None)
-                if batch is None or batch.num_rows:
-                    return batch
-
-        def fragment_rows(row_lo: int) -> Iterator[pa.RecordBatch]:
-            """The next fragment's rows (at most ``FRAGMENT_ROWS``) with their row ids,
-            streamed into its writer as they are read: a load holds no fragment whole."""
-            rows = 0
-            while rows < FRAGMENT_ROWS and (batch := next_batch()) is not None:
-                take = min(batch.num_rows, FRAGMENT_ROWS - rows)
-                if take < batch.num_rows:
-                    ahead.append(batch.slice(take))
-                ids = pa.array(np.arange(row_lo + rows, row_lo + rows + take, dtype=np.int64))
-                rows += take
-                yield pa.RecordBatch.from_arrays([ids, *batch.slice(0, take).columns], schema=file_schema)
-
         try:
-            while (first := next_batch()) is not None:
-                ahead.append(first)
-                frag_id, manifest = manifest.file_id("frag")
-                rows, crcs = self.store.write_fragment(frag_id, file_schema, fragment_rows(next_rowid))
-                fragments.append(FragmentMeta(frag_id, next_rowid, rows, layout=PAGED_LAYOUT, crc=crcs.whole,
-                                              footer_crc=crcs.footer))
-                next_rowid += rows
+            return append_rows.append_fragments(self.store, manifest, meta, source_schema, batches)
         except BaseException:
             self.discard_uncommitted()  # nothing was committed: remove what this call wrote
             raise
-        meta = replace(meta, fragments=tuple(fragments), next_rowid=next_rowid)
-        return manifest.with_table(meta), meta
 
     def commit(self, manifest: Manifest, flushed: str | None = None) -> None:
         """Make ``manifest`` the database's state (atomically on disk), then re-register

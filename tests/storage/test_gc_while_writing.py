@@ -14,14 +14,14 @@ import pyarrow as pa
 import pytest
 
 import datafusion_fts as fts
-from datafusion_fts import database
+from datafusion_fts.storage import append_rows
 from datafusion_fts.storage.store import DirectoryStore
 
 SCHEMA = pa.schema([("body", pa.string())])
 
 
 def test_a_reader_opening_mid_write_leaves_the_writers_files(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(database, "FRAGMENT_ROWS", 100)  # fragments written early in the stream
+    monkeypatch.setattr(append_rows, "FRAGMENT_ROWS", 100)  # fragments written early in the stream
     path = tmp_path / "db"
     writer = fts.connect(path)
     seen: list[list[str]] = []

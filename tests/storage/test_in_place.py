@@ -18,7 +18,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import datafusion_fts as fts
-from datafusion_fts import database
+from datafusion_fts.storage import append_rows
 from datafusion_fts.errors import FtsError, PlanError
 from engine_tables import index_options
 from reference import RefTable, ref_search
@@ -117,7 +117,7 @@ def test_every_plan_matches_the_reference_as_files_come_change_and_go(case, cuts
     columns = table_columns(template)
     rows = [template.rows[r] for r in sorted(template.rows)]
     copy_rows = data.draw(st.integers(1, 40))  # (the most rows of a copy of several files)
-    with tempfile.TemporaryDirectory() as tmp, mock.patch.object(database, "FRAGMENT_ROWS", copy_rows):
+    with tempfile.TemporaryDirectory() as tmp, mock.patch.object(append_rows, "FRAGMENT_ROWS", copy_rows):
         source = Source(Path(tmp) / "src", columns)
         source.root.mkdir()
         for i, part in enumerate(split(rows, cuts)):
@@ -283,7 +283,7 @@ def test_stored_columns_are_fetched_from_the_database_copy(tmp_path, parquet_dir
 def test_a_fetch_reads_each_files_rows_from_its_place_in_a_shared_copy(tmp_path, monkeypatch):
     """Copies hold consecutive files' rows (up to FRAGMENT_ROWS): a fetch of rows of
     several files maps each to its place in its copy."""
-    monkeypatch.setattr(database, "FRAGMENT_ROWS", 5)
+    monkeypatch.setattr(append_rows, "FRAGMENT_ROWS", 5)
     src = tmp_path / "src"
     src.mkdir()
     for name, ids in (("a", [1, 2]), ("b", [3, 4, 5]), ("c", [6, 7]), ("d", [8])):

@@ -21,7 +21,7 @@ import pytest
 from reference import RefTable, ref_search
 
 import datafusion_fts as fts
-import datafusion_fts.database as database_module
+from datafusion_fts.storage import append_rows
 from datafusion_fts.query import Boolean, Match, MultiMatch, Phrase, Prefix
 from datafusion_fts.storage.manifest import CHECKSUM, checksum
 
@@ -467,7 +467,7 @@ def test_insert_of_values_that_cannot_be_cast_raises_invalid_argument(path):
 def test_insert_failing_mid_stream_leaves_no_file(path, monkeypatch):
     db = build(path)
     before = snapshot_dir(db, path)
-    monkeypatch.setattr(database_module, "FRAGMENT_ROWS", 2)  # flush a fragment per 2 rows
+    monkeypatch.setattr(append_rows, "FRAGMENT_ROWS", 2)  # flush a fragment per 2 rows
     schema = pa.schema([("id", pa.int64()), ("title", pa.string()), ("body", pa.string())])
 
     def batches():
