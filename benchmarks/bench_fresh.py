@@ -123,7 +123,7 @@ def first_query_after_write(data: pa.Table, base: int, fresh: int, queries: list
             second.append((pf() - a) * 1e3)
         tokenized_by_queries = db.counters["tail_rows_tokenized"] - before.get("tail_rows_tokenized", 0)
         snap = t.snapshot()
-        runs = len(db._fresh["docs"])
+        runs = len(db.state.runs("docs"))
         reindex = []  # what the first query after each write used to do: index the fresh rows
         for _ in range(3):
             a = pf()

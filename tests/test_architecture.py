@@ -1,5 +1,6 @@
 """The package has no import cycles, counting every import: at module level, inside
-functions and under ``TYPE_CHECKING`` (docs/design.md: "Import direction")."""
+functions and under ``TYPE_CHECKING``; and its imports point down the layers of
+docs/design.md: "Import direction"."""
 
 from __future__ import annotations
 
@@ -8,6 +9,18 @@ from pathlib import Path
 
 SRC = Path(__file__).resolve().parents[1] / "src"
 PACKAGE = "datafusion_fts"
+# docs/design.md's layers, top first: a module imports its own layer's or lower ones'.
+LAYERS = (
+    {"cli"},
+    {"__init__", "database"},
+    {"sql", "udfs"},
+    {"table", "distributed"},
+    {"catalog"},
+    {"planner"},
+    {"operators"},
+    {"index", "storage", "ingest", "analysis", "query"},
+    {"errors", "settings", "defaults", "demo_corpus"},
+)
 
 
 def modules() -> dict[str, Path]:
@@ -86,3 +99,26 @@ def test_the_check_finds_a_cycle_hidden_in_a_function_or_under_type_checking(tmp
     (tmp_path / "b.py").write_text("def f():\n    from .a import A\n")
     known = {"p.a": tmp_path / "a.py", "p.b": tmp_path / "b.py"}
     assert cycles({n: imports(n, p, known) for n, p in known.items()}) == [["p.a", "p.b"]]
+
+
+def layer_of(module: str) -> int:
+    """The layer of a module: its package's under ``datafusion_fts`` (or its own name)."""
+    top = module.split(".")[1] if "." in module else "__init__"
+    return next(i for i, layer in enumerate(LAYERS) if top in layer)
+
+
+def upward(graph: dict[str, set[str]]) -> list[tuple[str, str]]:
+    """The imports of a module in a layer above the importer's."""
+    return sorted((a, b) for a, targets in graph.items() for b in targets if layer_of(b) < layer_of(a))
+
+
+def test_imports_point_down_the_layers():
+    known = modules()
+    assert {n.split(".")[1] if "." in n else "__init__" for n in known} <= set().union(*LAYERS)
+    graph = {name: imports(name, path, known) for name, path in known.items()}
+    assert upward(graph) == []
+
+
+def test_the_layer_check_finds_an_import_upward():
+    graph = {"datafusion_fts.planner.rule": {"datafusion_fts.sql.execute", "datafusion_fts.index.segment"}}
+    assert upward(graph) == [("datafusion_fts.planner.rule", "datafusion_fts.sql.execute")]

@@ -4,7 +4,6 @@ Python API")."""
 from __future__ import annotations
 
 from dataclasses import replace
-from contextlib import AbstractContextManager
 from typing import Any, Callable, Iterable, Iterator, Protocol, TypeVar
 
 import datafusion
@@ -13,6 +12,7 @@ import numpy as np
 import pyarrow as pa
 
 from .analysis import ANALYZER_OPTIONS, make_analyzer_config
+from .catalog.writer import Writer
 from .defaults import B, K1
 from .errors import CatalogError, EngineError, InvalidArgument
 from .index.build_progress import COMMITTING, TOKENIZING, WRITING, BuildReporter, Progress
@@ -24,7 +24,7 @@ from .planner.plan_search import Catalog, plan_search
 from .operators.base import SEARCH_SCHEMA
 from .planner.run_search import run_search
 from .query.tree import QUERY_TYPES, Query
-from .storage.manifest import PAGED_LAYOUT, ROWID, SOURCE_LAYOUT, IndexMeta, Manifest, SegmentMeta, TableMeta
+from .storage.manifest import PAGED_LAYOUT, ROWID, SOURCE_LAYOUT, IndexMeta, Manifest, SegmentMeta
 from .settings import INT64_MAX, Settings
 from .storage.snapshot import SCAN_BATCH_ROWS, TableSnapshot
 from .storage.store import Store
@@ -43,6 +43,7 @@ class TableHost(Catalog, Protocol):
     store: Store
     settings: Settings
     progress: Progress | None  # the build progress callback of builds given none
+    writer: Writer  # every write goes through it (catalog/writer.py)
 
     def sql(self, text: str) -> datafusion.DataFrame: ...
 
@@ -50,24 +51,6 @@ class TableHost(Catalog, Protocol):
     def manifest(self) -> Manifest: ...
 
     def snapshot(self, name: str) -> TableSnapshot: ...
-
-    def writing(self) -> AbstractContextManager[None]: ...
-
-    def append(
-        self, manifest: Manifest, meta: TableMeta, source_schema: pa.Schema, batches: Any
-    ) -> tuple[Manifest, TableMeta]: ...
-
-    def append_fresh(self, name: str, data: Any) -> int: ...
-
-    def flush(self, name: str) -> None: ...
-
-    def adopt_source(self, name: str) -> None: ...
-
-    def refuse_writes(self, name: str) -> None: ...
-
-    def commit(self, manifest: Manifest, flushed: str | None = None) -> None: ...
-
-    def discard_uncommitted(self) -> None: ...
 
     def retrying(self, read: Callable[[], T]) -> T: ...
 
@@ -109,11 +92,11 @@ class Table:
     def insert(self, data: Any) -> int:
         """Append rows (new row ids after every existing one) to the fresh tier: durable in
         the write-ahead log when this returns, searchable at once; returns the count."""
-        return self.db.append_fresh(self.name, data)
+        return self.db.writer.append_fresh(self.name, data)
 
     def flush(self) -> None:
         """Commit the fresh rows to a data fragment (their row ids do not change)."""
-        self.db.flush(self.name)
+        self.db.writer.flush(self.name)
 
     def bulk_insert(self, data: Any) -> int:
         """Append ``data`` (any source :meth:`Database.create_table` takes, a
@@ -126,12 +109,12 @@ class Table:
         (a bad CSV row) leaves the table as it was. Fresh rows are flushed first, so row
         ids stay in insertion order.
         """
-        with self.db.writing():
+        with self.db.writer.writing():
             self.flush()
             meta = self.snapshot().meta
             source_schema, batches = open_batches(data)
-            manifest, appended = self.db.append(self.db.manifest, meta, source_schema, batches)
-            self.db.commit(manifest)
+            manifest, appended = self.db.writer.append(self.db.manifest, meta, source_schema, batches)
+            self.db.writer.commit(manifest)
             return appended.next_rowid - meta.next_rowid
 
     def delete(self, predicate: str) -> int:
@@ -143,8 +126,8 @@ class Table:
         """
         if not isinstance(predicate, str) or not predicate.strip():
             raise InvalidArgument("delete needs a SQL predicate, e.g. \"id = 7\"")
-        self.db.refuse_writes(self.name)
-        with self.db.writing():
+        self.db.writer.refuse_writes(self.name)
+        with self.db.writer.writing():
             try:
                 found = self.db.sql(f'SELECT "{ROWID}" FROM "{self.name}" WHERE {predicate}').to_arrow_table()
             except EngineError as exc:
@@ -167,7 +150,7 @@ class Table:
                 crc = self.db.store.write_deletes(dv_id, mine)
                 fragments.append(replace(frag, deletes=dv_id, deleted=len(mine), deletes_crc=crc))
             meta = replace(manifest.tables[self.name], fragments=tuple(fragments))
-            self.db.commit(manifest.with_table(meta))
+            self.db.writer.commit(manifest.with_table(meta))
         return len(ids)
 
     # -- indexes ------------------------------------------------------------------------
@@ -229,7 +212,7 @@ class Table:
         try:
             manifest, metas = executor.build(manifest, snap, index, ranges)
         except BaseException:
-            self.db.discard_uncommitted()
+            self.db.writer.discard_uncommitted()
             raise
         progress.advance(rows)  # (the tasks report nothing on their way)
         return manifest, [self.db.segment(m) for m in metas], frozenset(m.id for m in metas)
@@ -270,7 +253,7 @@ class Table:
         index = replace(index, segments=segments)
         rows = sum(meta.count for meta in segments)
         progress.start(COMMITTING, rows)
-        self.db.commit(manifest.with_table(manifest.tables[self.name].with_index(index)))
+        self.db.writer.commit(manifest.with_table(manifest.tables[self.name].with_index(index)))
         progress.advance(rows)
         return segments
 
@@ -283,10 +266,10 @@ class Table:
         with the current options). ``progress`` follows the build's phases
         (:mod:`datafusion_fts.index.build_progress`).
         """
-        with self.db.writing():
+        with self.db.writer.writing():
             self.flush()
             index = self.index_meta(column, options, None)  # (checked before anything is committed)
-            self.db.adopt_source(self.name)
+            self.db.writer.adopt_source(self.name)
             snap = self.snapshot()
             reporter = self._reporter(column, progress)
             manifest, segments, written = self._build_ranges(
@@ -310,7 +293,7 @@ class Table:
                 raise InvalidArgument(f"row_range {name} must be an integer in [0, 2^63-1], got {value!r}")
         if lo > hi:
             raise InvalidArgument(f"row_range must have from <= to, got {row_range!r}")
-        with self.db.writing():
+        with self.db.writer.writing():
             self.flush()
             snap = self.snapshot()
             existing = snap.meta.indexes.get(column)
@@ -333,9 +316,9 @@ class Table:
         merged one stays under the merge budget. Data files of an earlier layout (a
         database made by an earlier version) are rewritten in the current one.
         ``progress`` follows each index's build phases."""
-        with self.db.writing():
+        with self.db.writer.writing():
             self.flush()
-            self.db.adopt_source(self.name)
+            self.db.writer.adopt_source(self.name)
             self._upgrade_fragments()
             for column in list(self.snapshot().meta.indexes):
                 self._optimize_index(column, progress)
@@ -359,9 +342,9 @@ class Table:
                     frag = replace(frag, id=frag_id, layout=PAGED_LAYOUT, crc=crcs.whole, footer_crc=crcs.footer)
                 fragments.append(frag)
         except BaseException:
-            self.db.discard_uncommitted()
+            self.db.writer.discard_uncommitted()
             raise
-        self.db.commit(manifest.with_table(replace(manifest.tables[self.name], fragments=tuple(fragments))))
+        self.db.writer.commit(manifest.with_table(replace(manifest.tables[self.name], fragments=tuple(fragments))))
 
     def _optimize_index(self, column: str, progress: Progress | None) -> None:
         snap = self.snapshot()

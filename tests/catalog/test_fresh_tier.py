@@ -359,7 +359,7 @@ def test_one_row_inserts_merge_into_logarithmically_many_runs():
     t.create_index("body", positions=True)
     for start in range(5, 300):
         t.insert(docs(start, 1))
-    runs = db._fresh["docs"]
+    runs = db.state.runs("docs")
     # 295 = 4·8² + 4·8 + 7: counting in base 8 (TIER), one run per unit
     assert [r.rows for r in runs] == [64] * 4 + [8] * 4 + [1] * 7
     assert db.counters["fresh_rows_tokenized"] == 295  # merging copies postings, never re-tokenizes
@@ -377,7 +377,7 @@ def test_one_row_inserts_merge_into_logarithmically_many_runs():
         n = rng.choice((1, 2, 3, 17, 40, 90))
         t.insert(docs(start, n))
         start += n
-    assert len(db._fresh["docs"]) <= MAX_RUNS
+    assert len(db.state.runs("docs")) <= MAX_RUNS
     ref = _ref_of(t)
     for query in QUERIES:
         got = t.search(query, limit=None, columns=[])

@@ -1,0 +1,210 @@
+"""What a database's readers see (docs/design.md: "Concurrency"; "Fresh tier and
+visibility"): the committed manifest and each table's fresh rows, swapped together as one
+version; the snapshots made of it; and DataFusion's view of each table, kept current."""
+
+from __future__ import annotations
+
+import threading
+from dataclasses import replace
+from typing import Callable, Protocol, TypeVar
+
+import pyarrow as pa
+
+from ..errors import CatalogError, StaleSnapshotError, StorageError
+from ..index.fresh_logs import FreshLogs, Runs
+from ..index.fresh_runs import fresh_batches, fresh_segments
+from ..planner.segment_sets import SegmentSets
+from ..settings import Settings
+from ..storage.in_place import InPlaceTables
+from ..storage.manifest import Manifest, TableMeta
+from ..storage.snapshot import TableSnapshot
+from ..storage.store import Store
+
+# Times a reader reads the manifest and the logs again when a commit lands meanwhile (or
+# runs a search again when a file of its snapshot was deleted meanwhile).
+READ_ATTEMPTS = 8
+T = TypeVar("T")
+
+
+class Views(Protocol):
+    """DataFusion's views of the tables (``sql/table_views.py`` ``TableViews``), which
+    the state keeps current as it changes."""
+
+    def registered(self, name: str) -> TableMeta | None: ...
+
+    def register(self, meta: TableMeta, fresh: list[pa.RecordBatch]) -> None: ...
+
+    def deregister(self, name: str) -> None: ...
+
+
+class TableState:
+    """The version of the directory's state this process serves queries from, loaded
+    from ``store`` (and the logs) when another process changed it, installed directly by
+    this process's writer (:mod:`.writer`) when it commits."""
+
+    def __init__(
+        self,
+        store: Store,
+        logs: FreshLogs,
+        views: Views,
+        in_place: InPlaceTables,
+        segment_sets: SegmentSets,
+        settings: Settings,
+        where: str,
+    ) -> None:
+        self.store, self.logs, self.settings, self.where = store, logs, settings, where
+        self.in_place = in_place  # (storage/in_place.py)
+        self.segment_sets = segment_sets  # (planner/segment_sets.py)
+        self._views = views  # (sql/table_views.py)
+        self._state_lock = threading.Lock()  # (manifest, fresh rows) change together
+        self._load_lock = threading.Lock()  # one load of the directory's state at a time
+        self._manifest = Manifest()
+        self._seen = (-1, -1)  # the store's change counters when the state was last loaded
+        # The fresh tier: per table, runs of rows acknowledged but not flushed, each with
+        # its in-memory segments (index/fresh_runs.py).
+        self._fresh: dict[str, Runs] = {}
+        # Per table: the last snapshot handed out, with the (immutable) state it was made
+        # of; the next query on an unchanged table gets the same one, and with it the
+        # memos kept on it (coverage, segment sets).
+        self._snapshots: dict[str, tuple[TableMeta, Runs, TableSnapshot]] = {}
+
+    @property
+    def manifest(self) -> Manifest:
+        """The manifest as installed (call :meth:`refresh` first to see other processes')."""
+        return self._manifest
+
+    def runs(self, name: str) -> Runs:
+        return self._fresh.get(name, ())
+
+    # -- the directory's state, shared with other processes -----------------------------
+    def refresh(self) -> None:
+        """See what other processes did since this one last looked: their commits, and
+        the rows their inserts left in the logs. Every query and statement does this
+        first; when nothing changed it costs one read of the directory's shared counters.
+        The writer never needs to: it made every change since it took the writer lock."""
+        if self.store.holds_write_lock or self.store.changes() == self._seen:
+            return
+        with self._load_lock:
+            if not self.store.holds_write_lock and self.store.changes() != self._seen:
+                self._load()
+
+    def load(self) -> None:
+        """Load the directory's current state (at open, and on becoming the writer)."""
+        with self._load_lock:
+            self._load()
+
+    def _load(self) -> None:
+        """Make the directory's current state this process's (under ``_load_lock``): its
+        manifest, and per table the rows its log holds past it (what a reopen would
+        recover), indexed in memory as an insert indexes them.
+
+        A reader reads the manifest, then the logs: a commit in between (a flush empties
+        a log once its rows are in the manifest) makes it read both again. If commits keep
+        landing it keeps the state it had (older, but whole) and tries at the next query."""
+        for _ in range(READ_ATTEMPTS):
+            seen = self.store.changes()
+            manifest = self.store.load_manifest()
+            reads = {name: self.logs.read(name, meta, self.runs(name)) for name, meta in manifest.tables.items()}
+            if self.store.changes()[0] == seen[0]:  # (always true for the writer)
+                break
+        else:
+            return
+        tables = {
+            name: old if (old := self._manifest.tables.get(name)) == meta else meta  # keep registrations
+            for name, meta in manifest.tables.items()
+        }
+        manifest = replace(manifest, tables=tables)
+        replayed = self.logs.replay(reads, tables)
+        self.install(manifest, {name: replayed.get(name, self.runs(name)) for name in tables})
+        self._seen = seen
+
+    def install(self, manifest: Manifest, fresh: dict[str, Runs]) -> None:
+        """Make ``manifest`` and ``fresh`` the state queries see, re-register the tables
+        that changed on the DataFusion session, and forget cached views of files the
+        manifest no longer names (file ids are never reused: they stay valid otherwise)."""
+        old, old_fresh = self._manifest, self._fresh
+        fresh = {name: runs for name, runs in fresh.items() if runs and name in manifest.tables}
+        with self._state_lock:
+            self._manifest, self._fresh = manifest, fresh
+            self._snapshots = {
+                name: last for name, last in self._snapshots.items() if manifest.tables.get(name) is last[0]
+            }
+        for name in set(old.tables) - set(manifest.tables):
+            self.in_place.forget(name)
+            self._views.deregister(name)
+        for name, meta in manifest.tables.items():  # (against what is registered: a failed
+            # registration, a file deleted meanwhile, is made again at the next load)
+            if meta.source is not None:
+                self.reconciled(meta)  # (registers the table as its files are)
+                continue
+            if self._views.registered(name) is not meta or old_fresh.get(name, ()) is not fresh.get(name, ()):
+                self.show(meta)
+        self.segment_sets.retain(manifest.file_ids())
+
+    def add_runs(self, name: str, runs: Runs) -> None:
+        """Make ``runs`` the fresh rows of ``name`` (the writer's insert), visible at once."""
+        with self._state_lock:
+            self._fresh[name] = runs
+
+    def show(self, meta: TableMeta) -> None:
+        """Make DataFusion's view of the table ``meta`` (and its fresh rows) current."""
+        self._views.register(meta, list(fresh_batches(self.runs(meta.name))))
+
+    # -- reads --------------------------------------------------------------------------
+    def snapshot(self, name: str) -> TableSnapshot:
+        """The table as a query sees it: committed rows plus the fresh rows so far (taken
+        under a short lock of its own, so readers never wait for a writer's fsync); for a
+        table indexed in place, its source's files as they are now."""
+        self.refresh()
+        with self._state_lock:
+            meta = self._manifest.tables.get(name)
+        if meta is None:
+            raise CatalogError(f"no table named {name!r}; tables: {sorted(self._manifest.tables)}")
+        if meta.source is not None:
+            meta = self.reconciled(meta)
+        with self._state_lock:
+            runs = self.runs(name)
+            last = self._snapshots.get(name)
+            if last is not None and last[0] is meta and last[1] is runs:
+                return last[2]
+            files = self.in_place.files(meta) if meta.source is not None else None
+            snap = TableSnapshot(meta, self.store, fresh_batches(runs), fresh_segments(runs), files)
+            self._snapshots[name] = (meta, runs, snap)
+        return snap
+
+    def retrying(self, read: Callable[[], T]) -> T:
+        """Run ``read``; while a file of its snapshot is gone (deleted after a later commit
+        retired it, see :class:`StaleSnapshotError`), load the current version and run it
+        again. Only for reads: running them twice changes nothing."""
+        for _ in range(READ_ATTEMPTS - 1):
+            try:
+                return read()
+            except StaleSnapshotError as gone:
+                self.in_place.forget()  # (a source file changed under its listing: list again)
+                if gone.file_id in self.store.load_manifest().file_ids():
+                    raise StorageError(
+                        f"database {self.where} is missing {gone.file_id}, which its manifest names"
+                    ) from None
+                with self._load_lock:
+                    if not self.store.holds_write_lock:
+                        self._load()
+        return read()
+
+    # -- tables indexed in place (storage/in_place.py) ----------------------------------
+    def reconciled(self, meta: TableMeta) -> TableMeta:
+        """``meta`` as its source's files are now; a changed listing is shown to DataFusion
+        at once."""
+        current = self.in_place.reconciled(meta, self.settings.get("fts.source_refresh_seconds"))
+        if self._views.registered(meta.name) != current:
+            self.show(current)
+        return current
+
+    def list_sources(self, text: str) -> None:
+        """List the files of each table indexed in place that ``text`` may name, so SQL
+        reading its DataFusion view (not a search, which lists them itself) sees the files
+        as they are now: a file added was missing from ``SELECT count(*)`` until a search.
+        A statement answered by its search alone (a cached direct shape) skips this."""
+        lowered = text.lower()
+        for name, meta in self._manifest.tables.items():
+            if meta.source is not None and name.lower() in lowered:
+                self.reconciled(meta)

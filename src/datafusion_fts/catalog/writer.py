@@ -1,0 +1,274 @@
+"""A database's one writer (docs/design.md: "Concurrency"; "Commits, garbage collection
+and recovery"; "Fresh tier and visibility"): the writer lock, recovery from a crashed
+writer, commits and the garbage they retire, and every write: tables created and dropped,
+rows appended or acknowledged into the fresh tier and flushed, tables indexed in place
+adopting their files."""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections import Counter
+from contextlib import contextmanager
+from dataclasses import replace
+from typing import Any, Iterator
+
+import numpy as np
+import pyarrow as pa
+
+from ..errors import CatalogError, InvalidArgument, StorageError
+from ..index.builder import merge_segments
+from ..index.fresh_logs import FreshLogs
+from ..index.fresh_runs import append_run, build_run, fresh_batches, move_run
+from ..index.segment import Segment
+from ..ingest import check_new_schema, conform, open_batches
+from ..planner.segment_sets import SegmentSets
+from ..settings import Settings
+from ..storage import append_rows
+from ..storage.in_place import InPlaceTables
+from ..storage.manifest import ROWID, Manifest, TableMeta
+from ..storage.store import Store
+from .table_state import TableState
+
+
+class Writer:
+    """Writes to the tables of ``state``: one writing thread in this process (a lock),
+    one writing process per directory (the store's writer lock, taken on first write)."""
+
+    def __init__(
+        self,
+        store: Store,
+        state: TableState,
+        logs: FreshLogs,
+        in_place: InPlaceTables,
+        segment_sets: SegmentSets,
+        settings: Settings,
+        counters: Counter[str],
+    ) -> None:
+        self.store, self.state, self.logs, self.settings = store, state, logs, settings
+        self.in_place = in_place  # (storage/in_place.py)
+        self.segment_sets = segment_sets  # (planner/segment_sets.py)
+        self.counters = counters  # rows inserts tokenized ("fresh_rows_tokenized")
+        self._lock = threading.RLock()  # one writer at a time
+
+    @contextmanager
+    def writing(self) -> Iterator[None]:
+        """Be this process's one writing thread and the directory's one writer. On
+        becoming the writer, first adopt what is on disk: another Database may have
+        committed, or left acknowledged rows in a log, since this one last looked."""
+        with self._lock:
+            if self.store.lock_for_writes():
+                try:
+                    self.recover(self.store.load_manifest())
+                    self.state.load()
+                    self.store.announce()  # (readers reload what a crashed writer left)
+                except BaseException:
+                    self.store.release_write_lock()
+                    raise
+            yield
+
+    def recover(self, manifest: Manifest) -> None:
+        """With the writer lock held (or the directory to itself), undo what a crashed
+        writer left half done: cut torn log tails (a damaged log is refused), delete files
+        that never committed. A directory with files but no manifest is refused first
+        (they are not leftovers)."""
+        self.store.check_manifest()
+        self.logs.cut_torn_tails(list(manifest.tables))
+        self._collect_garbage(manifest)
+
+    def _collect_garbage(self, manifest: Manifest) -> None:
+        """Delete the files no one may read: those ``manifest`` does not name, but the
+        ones retired within the grace period (leftovers of writes that never committed
+        among them). Only with the writer lock held."""
+        grace = self.settings.get("fts.gc_grace_seconds")
+        self.store.collect_garbage(manifest.kept_files(time.time(), grace))
+
+    def discard_uncommitted(self) -> None:
+        """After a write failed before its commit: delete what it wrote, forget what it
+        cached (the next write reuses its file ids)."""
+        self._collect_garbage(self.state.manifest)
+        self.segment_sets.retain(self.state.manifest.file_ids())
+
+    def commit(self, manifest: Manifest, flushed: str | None = None) -> None:
+        """Make ``manifest`` the database's state (atomically on disk), then re-register
+        the tables it changed on the DataFusion session. ``flushed`` names a table whose
+        fresh rows the manifest now holds: readers see them move in one step. The files
+        it stops naming are retired: deleted once ``fts.gc_grace_seconds`` have passed
+        (at a later commit, or an open), since other processes may still read them."""
+        with self.writing():
+            current = self.state.manifest
+            if manifest.version != current.version:
+                raise StorageError(
+                    f"a write built on manifest version {manifest.version} cannot commit over "
+                    f"version {current.version}"
+                )
+            now, grace = time.time(), self.settings.get("fts.gc_grace_seconds")
+            manifest = replace(manifest, version=manifest.version + 1).succeeding(current, now, grace)
+            self.store.commit(manifest)
+            fresh = {name: () if name == flushed else self.state.runs(name) for name in manifest.tables}
+            self.state.install(manifest, fresh)
+            self._collect_garbage(manifest)
+
+    # -- managed tables -----------------------------------------------------------------
+    def create_table(self, name: str, data: Any = None, schema: pa.Schema | None = None) -> None:
+        """A new managed table from ``data`` (rows get ``_rowid`` 0, 1, 2, ...), under a
+        name the caller checked."""
+        with self.writing():
+            if name in self.state.manifest.tables:
+                raise CatalogError(f"table {name!r} already exists")
+            if data is None:
+                if schema is None:
+                    raise InvalidArgument("create_table needs data or a schema")
+                source_schema, batches = schema, iter(())
+            else:
+                source_schema, batches = open_batches(data)
+            new_schema = check_new_schema(schema if schema is not None else source_schema)
+            meta = TableMeta(name=name, schema=new_schema)
+            manifest = self.state.manifest.with_table(meta)
+            manifest, meta = self.append(manifest, meta, source_schema, batches)
+            self.logs.empty_stale(name)
+            self.commit(manifest)
+
+    def drop_table(self, name: str) -> None:
+        with self.writing():
+            self.state.snapshot(name)  # (no such table: say so)
+            manifest = self.state.manifest
+            self.commit(replace(manifest, tables={n: t for n, t in manifest.tables.items() if n != name}))
+            self.logs.drop(name)
+
+    def append(
+        self, manifest: Manifest, meta: TableMeta, source_schema: pa.Schema, batches: Any
+    ) -> tuple[Manifest, TableMeta]:
+        """Write ``batches`` as new fragments after the table's last row id; return the
+        manifest and table that name them (not yet committed; the caller is writing)."""
+        self.refuse_writes(meta.name)
+        try:
+            return append_rows.append_fragments(self.store, manifest, meta, source_schema, batches)
+        except BaseException:
+            self.discard_uncommitted()  # nothing was committed: remove what this call wrote
+            raise
+
+    # -- the fresh tier -----------------------------------------------------------------
+    def append_fresh(self, name: str, data: Any) -> int:
+        """Acknowledge rows into the fresh tier: logged and fsynced, indexed in memory per
+        indexed column, then visible (rows and segments in one step), all before this
+        returns. Returns the number of rows.
+
+        The rows are converted and tokenized before the writer lock is taken (with row ids
+        from 0; the segments are moved to the real ids under the lock, which costs nothing:
+        segments store rows relative to their base), so concurrent writers tokenize in
+        parallel and serialize only on the log append and the publication."""
+        self.refuse_writes(name)
+        meta = self.state.snapshot(name).meta
+        source_schema, batches = open_batches(data)
+        incoming = [b for b in conform(batches, source_schema, meta.schema) if b.num_rows]
+        if not incoming:
+            return 0
+        table = pa.Table.from_batches(incoming).combine_chunks()
+        n = table.num_rows
+        file_schema = pa.schema([pa.field(ROWID, pa.int64(), False), *meta.schema])
+        columns = [c.chunk(0) if c.num_chunks == 1 else c.combine_chunks() for c in table.columns]
+        batch = pa.RecordBatch.from_arrays([pa.array(np.arange(n, dtype=np.int64)), *columns], schema=file_schema)
+        tally: Counter[str] = Counter()
+        run = build_run(batch, meta.indexes, self.logs.new_id, tally)
+        with self.writing():
+            current = self.state.snapshot(name).meta
+            if current.schema != meta.schema:
+                raise CatalogError(f"table {name!r} was created again by another Database meanwhile; insert again")
+            if current.indexes != meta.indexes:  # an index changed meanwhile: tokenize again
+                run = build_run(batch, current.indexes, self.logs.new_id, tally)
+            runs = self.state.runs(name)
+            run = move_run(run, current.next_rowid + sum(r.rows for r in runs))
+            log = self.logs.log(name)
+            if log is not None:
+                log.append(run.batches[0])  # durable before it is visible
+                self.store.announce()
+            runs = append_run(runs, run, self.logs.new_id)
+            self.state.add_runs(name, runs)
+            self.counters.update(tally)
+            self.state.show(current)
+            if sum(r.rows for r in runs) >= self.settings.get("fts.memtable_rows"):
+                self.flush(name)
+            return n
+
+    def flush(self, name: str) -> None:
+        """Commit the fresh rows as a data fragment (same row ids), and their in-memory
+        segments as index segments of the same rows (so flushed rows are indexed rows, not
+        an unindexed tail); then empty the log."""
+        with self.writing():
+            runs = self.state.runs(name)
+            if not runs:
+                return
+            meta = self.state.snapshot(name).meta
+            rows = pa.Table.from_batches(fresh_batches(runs)).drop_columns([ROWID])
+            manifest, new_meta = self.append(self.state.manifest, meta, rows.schema, iter(rows.to_batches()))
+            assert new_meta.next_rowid == runs[-1].batches[-1].column(0)[-1].as_py() + 1
+            persisted: dict[str, Segment] = {}
+            try:
+                for column, index in meta.indexes.items():
+                    seg_id, manifest = manifest.file_id("seg")
+                    parts = [r.segments[column] for r in runs]
+                    seg = merge_segments(seg_id, parts) if len(parts) > 1 else replace(
+                        parts[0], meta=replace(parts[0].meta, id=seg_id)
+                    )
+                    seg = seg.written(self.store.write_segment(seg_id, seg.to_arrays()))
+                    persisted[seg_id] = seg
+                    new_meta = new_meta.with_index(replace(index, segments=index.segments + (seg.meta,)))
+            except BaseException:
+                self.discard_uncommitted()
+                raise
+            self.commit(manifest.with_table(new_meta), flushed=name)
+            self.segment_sets.add(persisted)  # (the segments just written are in memory already)
+            self.logs.empty(name)
+
+    # -- tables indexed in place (storage/in_place.py) ----------------------------------
+    def index_in_place(self, meta: TableMeta) -> None:
+        """Commit ``meta``, a table indexed in place (its source, schema, partition and
+        stored columns), as its files are now, with copies of its stored columns; on a
+        table already in place on that source, replace its stored columns. Nothing when
+        nothing changes."""
+        name = meta.name
+        with self.writing():
+            known = self.state.manifest.tables.get(name)
+            if known is not None and known.source != meta.source:
+                raise CatalogError(f"table {name!r} already exists")
+            if known is None:
+                manifest = self.in_place.adopted(self.state.manifest.with_table(meta), meta)
+            elif meta.stored != known.stored:
+                fragments = tuple(replace(f, copy=None, copy_row=None, copy_footer_crc=None) for f in known.fragments)
+                manifest = self.state.manifest.with_table(replace(known, stored=meta.stored, fragments=fragments))
+            else:
+                return
+            self.commit(self._copy_stored(manifest, name))
+
+    def adopt_source(self, name: str) -> None:
+        """Commit a table indexed in place as its files are now (new files get ids of
+        their own and copies of the stored columns, changed and removed ones leave
+        holes), before OPTIMIZE or an index build indexes them. Nothing for a managed
+        table."""
+        with self.writing():
+            meta = self.state.manifest.tables[name]
+            if meta.source is None:
+                return
+            manifest = self.in_place.adopted(self.state.manifest, meta)
+            if manifest.tables[name] != meta:
+                self.commit(self._copy_stored(manifest, name))
+
+    def _copy_stored(self, manifest: Manifest, name: str) -> Manifest:
+        """``manifest`` with copies of the stored columns of the files of ``name`` that
+        have none (``InPlaceTables.with_copies``), written but not committed."""
+        try:
+            return self.in_place.with_copies(manifest, name, append_rows.FRAGMENT_ROWS)
+        except BaseException:
+            self.discard_uncommitted()
+            raise
+
+    def refuse_writes(self, name: str) -> None:
+        """Refuse a write to the rows of a table indexed in place: they are its files'."""
+        meta = self.state.manifest.tables.get(name)
+        if meta is not None and meta.source is not None:
+            raise InvalidArgument(
+                f"table {name!r} is indexed in place: its rows are the Parquet files under {meta.source}; "
+                "add, replace or remove files there (the next query sees them)"
+            )
+
