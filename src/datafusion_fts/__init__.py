@@ -36,12 +36,13 @@ __version__ = _version("datafusion-fts")  # (pyproject.toml's, as installed)
 
 # Public names imported on first use: name -> module.
 _LAZY = {
-    "BuildProgress": ".index.build_progress", "Database": ".database", "connect": ".database", "Table": ".table", "install": ".udfs", "query": ".query",
+    "BuildProgress": ".index.build_progress", "CsvFormat": ".storage.manifest", "Database": ".database", "connect": ".database", "Table": ".table", "install": ".udfs", "query": ".query",
 }
 
 if TYPE_CHECKING:
     from . import query
     from .database import Database, connect
+    from .storage.manifest import CsvFormat
     from .index.build_progress import BuildProgress
     from .table import Table
     from .udfs import install
@@ -64,6 +65,7 @@ def __dir__() -> list[str]:
 __all__ = [
     "BuildProgress",
     "CatalogError",
+    "CsvFormat",
     "Database",
     "DistributedError",
     "EngineError",

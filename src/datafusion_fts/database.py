@@ -26,11 +26,11 @@ from .operators.hybrid_residual_search import TailInfo
 from .planner.segment_sets import SegmentSets
 from .query.tree import Query
 from .settings import Settings
-from .sql.session_catalog import RESERVED_PREFIX, attach, parquet_source_of
+from .sql.session_catalog import RESERVED_PREFIX, attach, source_of
 from .sql.statement_cache import StatementCache
 from .sql.table_views import TableViews
-from .storage.in_place import InPlaceTables, source_schema, stored_columns, with_partitions
-from .storage.manifest import MAX_NAME_CHARS, Manifest, SegmentMeta, TableMeta, valid_table_name
+from .storage.in_place import InPlaceTables, csv_format, source_schema, stored_columns, with_partitions
+from .storage.manifest import MAX_NAME_CHARS, CsvFormat, Manifest, SegmentMeta, TableMeta, valid_table_name
 from .storage.snapshot import TableSnapshot
 from .storage.store import DirectoryStore, MemoryStore, Store
 from .udfs.error_bridge import ErrorBridge
@@ -133,11 +133,18 @@ class Database:
         self.writer.drop_table(name)
 
     def index_in_place(
-        self, name: str, source: str | os.PathLike[str] | None = None, store: Sequence[str] | None = None
+        self,
+        name: str,
+        source: str | os.PathLike[str] | None = None,
+        store: Sequence[str] | None = None,
+        csv: CsvFormat | bool | None = None,
     ) -> Table:
         """Make ``name`` a table indexed in place: its rows are the Parquet files of
         ``source`` (a file or a directory), read where they are, or, without ``source``,
-        of the table ``name`` registered on the session (``ctx.register_parquet``). The
+        of the table ``name`` registered on the session (``ctx.register_parquet``, or
+        ``register_csv``). ``csv`` (a :class:`CsvFormat`, or True for commas and a header)
+        makes them CSV files (``*.csv`` in a directory); by default a source that is a
+        ``.csv`` file, or a directory holding ``.csv`` files and no Parquet file, is. The
         database keeps the list of files, never their rows, but for a copy of the
         ``store`` columns (fetched from there: for files whose row groups are large, a
         fetch from the user's files decodes a whole row group). Indexes are then built as
@@ -149,22 +156,27 @@ class Database:
         known = self.state.manifest.tables.get(name)
         if source is None and known is not None and known.source is not None:
             # (the name resolves to our view of its files now)
-            path, schema, partitions = known.source, known.schema, known.partitions
+            path, schema, partitions, fmt = known.source, known.schema, known.partitions, known.csv
         else:
-            partitions = ()
+            partitions: tuple[str, ...] = ()
+            session: pa.Schema | None = None
             if source is None:
                 if not self.ctx.table_exist(name):
                     raise CatalogError(f"no table named {name!r} on the session to index in place")
-                source, partitions = parquet_source_of(self.ctx, name)
+                source, partitions, fmt = source_of(self.ctx, name)
+                session = self.ctx.table(name).schema()
             path = os.path.abspath(os.fspath(source))
-            schema = source_schema(path, partitions)
+            if session is None:
+                fmt = csv_format(path, csv)
+            # (a session's CSV table keeps DataFusion's types, so its view and ours agree)
+            schema = source_schema(path, partitions, fmt, session if fmt is not None else None)
             if partitions:  # (Hive partition columns: the session's, held by no file)
                 schema = with_partitions(name, schema, self.ctx.table(name).schema(), partitions)
         stored = stored_columns(store, schema, partitions)
         if stored is None:  # (not given: a table's own, or none)
             stored = known.stored if known is not None and known.source == path else ()
         self.writer.index_in_place(
-            TableMeta(name=name, schema=schema, source=path, stored=stored, partitions=partitions)
+            TableMeta(name=name, schema=schema, source=path, stored=stored, partitions=partitions, csv=fmt)
         )
         return self.table(name)
 

@@ -18,14 +18,17 @@ from __future__ import annotations
 import os
 import re
 import threading
+from pathlib import Path
 from typing import Any, Callable
 
 import datafusion
 import pyarrow.parquet as pq
 from datafusion.catalog import CatalogProvider, SchemaProvider
 
-from ..errors import CatalogError, InvalidArgument
-from ..storage.source_files import list_files, partition_dirs
+from ..errors import CatalogError, InvalidArgument, StorageError
+from ..storage.csv_files import CSV_SUFFIX, header_names
+from ..storage.manifest import CsvFormat
+from ..storage.source_files import PARQUET_SUFFIX, list_files, partition_dirs
 
 DEFAULT_CATALOG = "datafusion"
 DEFAULT_SCHEMA = "public"
@@ -122,47 +125,86 @@ def attach(ctx: datafusion.SessionContext) -> SessionSchema:
 
 # A file DataFusion's verbose physical plan lists in a Parquet scan's file groups (a
 # path without its leading "/", and maybe the byte range a partition reads).
-_SCANNED_FILE = re.compile(r"(?:\[|, )([^\[\],]+?\.parquet)(?::\d+\.\.\d+)?(?=[,\]])")
+_SCANNED_FILE = {kind: re.compile(rf"(?:\[|, )([^\[\],]+?\.{kind})(?::\d+\.\.\d+)?(?=[,\]])")
+                 for kind in ("parquet", "csv")}
+# The delimiters tried for a session's CSV table (DataFusion's plan does not show its own).
+CSV_DELIMITERS = (",", ";", "\t", "|")
 
 
-def parquet_source_of(ctx: datafusion.SessionContext, name: str) -> tuple[str, tuple[str, ...]]:
+def source_of(ctx: datafusion.SessionContext, name: str) -> tuple[str, tuple[str, ...], CsvFormat | None]:
     """The file or directory the session's table ``name`` reads, for indexing it in place,
-    and its Hive partition columns (``table_partition_cols``: columns no file holds).
+    its Hive partition columns (``table_partition_cols``: columns no file holds), and for
+    CSV files their format (None: Parquet files).
 
     DataFusion's Python API does not say where a registered table's files are; its
     verbose physical plan lists every file a scan reads. Their common directory (the file,
     if there is one, unless it is alone in its directory; with partition columns, the
     directory above their ``name=value`` directories) is the source, accepted only if
-    listing it finds exactly those files (storage/source_files.py: ``list_files``)."""
+    listing it finds exactly those files (storage/source_files.py: ``list_files``). A CSV
+    scan shows whether its files have a header but not their delimiter: the one of
+    ``CSV_DELIMITERS`` that splits the first file's first line into the table's columns."""
     plan = ctx.sql(f'EXPLAIN VERBOSE SELECT * FROM "{name}"').to_arrow_table()
     texts = [p for p, kind in zip(plan.column("plan").to_pylist(), plan.column("plan_type").to_pylist())
              if kind == "physical_plan" or kind.startswith("physical_plan")]
-    scans = [line for text in texts[-1:] for line in text.splitlines() if "file_type=parquet" in line]
+    scans = [line for text in texts[-1:] for line in text.splitlines() if re.search(r"file_type=(parquet|csv)\b", line)]
     if len(scans) != 1:
         raise InvalidArgument(
-            f"table {name!r} is not one Parquet file or directory; index it in place by path: "
+            f"table {name!r} is not one Parquet or CSV file or directory; index it in place by path: "
             "db.index_in_place(name, path)"
         )
-    scanned = sorted({"/" + path for path in _SCANNED_FILE.findall(scans[0])})
+    kind = "csv" if "file_type=csv" in scans[0] else "parquet"
+    scanned = sorted({"/" + path for path in _SCANNED_FILE[kind].findall(scans[0])})
     if not scanned:
-        raise InvalidArgument(f"table {name!r} reads no Parquet file to index in place")
-    held = set(pq.read_schema(scanned[0]).names)
-    partitions = tuple(n for n in ctx.table(name).schema().names if n not in held)
+        raise InvalidArgument(f"table {name!r} reads no {kind} file to index in place")
+    columns = ctx.table(name).schema().names
+    csv = None
+    if kind == "csv":
+        csv = _csv_format(name, scanned[0], "has_header=true" in scans[0], columns)
+        held = set(header_names(Path(scanned[0]), csv))
+    else:
+        held = set(pq.read_schema(scanned[0]).names)
+    partitions = tuple(n for n in columns if n not in held)
+    suffix = CSV_SUFFIX if csv is not None else PARQUET_SUFFIX
     if partitions:
         roots = {_partition_root(path, partitions) for path in scanned}
         root = roots.pop() if len(roots) == 1 else None
     else:
         root = os.path.commonpath(scanned)
-        if len(scanned) == 1 and {f.file for f in list_files(os.path.dirname(root))} == {os.path.basename(root)}:
+        alone = {f.file for f in list_files(os.path.dirname(root), (), suffix)} == {os.path.basename(root)}
+        if len(scanned) == 1 and alone:
             root = os.path.dirname(root)
     listed = [] if root is None else [
-        os.path.join(root if os.path.isdir(root) else os.path.dirname(root), f.file) for f in list_files(root, partitions)]
+        os.path.join(root if os.path.isdir(root) else os.path.dirname(root), f.file)
+        for f in list_files(root, partitions, suffix)]
     if sorted(listed) != scanned:
         raise InvalidArgument(
-            f"cannot tell which files table {name!r} reads (local Parquet files only); index it in place "
+            f"cannot tell which files table {name!r} reads (local Parquet or CSV files only); index it in place "
             "by path: db.index_in_place(name, path)"
         )
-    return root or "", partitions
+    return root or "", partitions, csv
+
+
+def _csv_format(name: str, path: str, header: bool, columns: list[str]) -> CsvFormat:
+    """The format of the session's CSV table ``name`` (its ``columns``, partition columns
+    last) whose first file is ``path``: the delimiter that splits the first line into
+    the most of the table's columns, its names with a header (a wrong one leaves the
+    line whole), else as many as DataFusion named ``column_1``, ``column_2``, ..."""
+    unnamed = sum(1 for i, c in enumerate(columns) if c == f"column_{i + 1}")
+    fits = []
+    for delimiter in CSV_DELIMITERS:
+        fmt = CsvFormat(delimiter, header)
+        try:
+            names = header_names(Path(path), fmt)
+        except StorageError:
+            continue
+        if names == columns[: len(names)] if header else len(names) == unnamed:
+            fits.append((len(names), fmt))
+    if not fits:
+        raise InvalidArgument(
+            f"cannot tell the delimiter of table {name!r}'s CSV files (tried {list(CSV_DELIMITERS)}); index it in "
+            "place by path: db.index_in_place(name, path, csv=CsvFormat(delimiter=...))"
+        )
+    return max(fits, key=lambda fit: fit[0])[1]  # (the first of the most)
 
 
 def _partition_root(path: str, partitions: tuple[str, ...]) -> str | None:

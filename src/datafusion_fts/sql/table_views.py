@@ -11,6 +11,7 @@ own Parquet reader), fresh rows and deleted ids; a table indexed in place's file
 from __future__ import annotations
 
 import functools
+import os
 import threading
 
 import datafusion
@@ -107,7 +108,14 @@ class TableViews:
         paths = source_paths(meta)
         names = [f"{data_name}_{i}" for i in range(len(paths))]
         for name, path in zip(names, paths):
-            self._source_parts.register_parquet(name, path, schema=files_schema(meta))
+            if meta.csv is None:
+                self._source_parts.register_parquet(name, path, schema=files_schema(meta))
+            else:  # (read as storage/csv_files.py reads them)
+                options = datafusion.CsvReadOptions(
+                    has_header=meta.csv.header, delimiter=meta.csv.delimiter, newlines_in_values=True,
+                    schema=files_schema(meta), file_extension=os.path.splitext(path)[1],
+                )
+                self._source_parts.register_csv(name, path, options=options)
         self._registered[meta.name] = (meta, names, False)
         file_schema = pa.schema([pa.field(ROWID, pa.int64(), False), *meta.schema])
         if not names:

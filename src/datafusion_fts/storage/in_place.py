@@ -9,6 +9,7 @@ reads the files; this holds that state per database, and writes the copies. The
 
 from __future__ import annotations
 
+import os
 import time
 from dataclasses import replace
 from typing import Sequence
@@ -17,9 +18,11 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from ..errors import InvalidArgument
-from .manifest import ROWID, Manifest, TableMeta
+from .csv_files import CSV_SUFFIX, infer_schema
+from .manifest import ROWID, CsvFormat, Manifest, TableMeta
 from .snapshot import SCAN_BATCH_ROWS
 from .source_files import (
+    PARQUET_SUFFIX,
     RowCounts,
     SourceFile,
     SourceFiles,
@@ -28,6 +31,7 @@ from .source_files import (
     file_root,
     list_files,
     reconcile,
+    suffix_of,
     table_schema,
 )
 from .store import Store
@@ -58,7 +62,7 @@ class InPlaceTables:
         last = self._listed.get(meta.name)
         if last is not None and last[0] is meta and now - last[3] < reuse_seconds:
             return last[2]
-        files = list_files(meta.source, meta.partitions)
+        files = list_files(meta.source, meta.partitions, suffix_of(meta))
         if last is not None and last[0] is meta and last[1] == files:
             self._listed[meta.name] = (*last[:3], now)
             return last[2]
@@ -76,7 +80,7 @@ class InPlaceTables:
 
     def adopted(self, manifest: Manifest, meta: TableMeta) -> Manifest:
         """``manifest`` with ``meta`` committed as its source is listed now (``adopt``)."""
-        return adopt(manifest, meta, list_files(meta.source or "", meta.partitions), self._row_counts)
+        return adopt(manifest, meta, list_files(meta.source or "", meta.partitions, suffix_of(meta)), self._row_counts)
 
     def with_copies(self, manifest: Manifest, name: str, max_rows: int) -> Manifest:
         """``manifest`` with a copy of the stored columns of each file of the table
@@ -112,16 +116,47 @@ class InPlaceTables:
         return manifest.with_table(replace(meta, fragments=tuple(fragments)))
 
 
-def source_schema(path: str, partitions: tuple[str, ...] = ()) -> pa.Schema:
+def source_schema(path: str, partitions: tuple[str, ...] = (), csv: CsvFormat | None = None,
+                  known: pa.Schema | None = None) -> pa.Schema:
     """The table schema of the Parquet files under ``path`` (its first file's, of those
-    under its ``partitions``' directories), which a table indexed in place takes."""
-    files = list_files(path, partitions)
+    under its ``partitions``' directories), which a table indexed in place takes; of CSV
+    files with ``csv``: ``known`` (a session table's columns, its partition columns
+    dropped) or as pyarrow infers it from the first file's values."""
+    suffix = PARQUET_SUFFIX if csv is None else CSV_SUFFIX
+    files = list_files(path, partitions, suffix)
     if not files:
-        raise InvalidArgument(f"no Parquet files under {path!r} to index in place")
-    schema = table_schema(pq.read_schema(file_root(path) / files[0].file))
+        kind = "Parquet" if csv is None else "CSV"
+        raise InvalidArgument(f"no {kind} files (*{suffix}) under {path!r} to index in place")
+    first = file_root(path) / files[0].file
+    if known is not None:
+        schema = pa.schema([f for f in known if f.name not in partitions])
+    else:
+        schema = table_schema(pq.read_schema(first)) if csv is None else infer_schema(first, csv)
     if ROWID in schema.names:
         raise InvalidArgument(f"{ROWID!r} is reserved for row ids; the files under {path!r} have such a column")
     return schema
+
+
+def csv_format(path: str, csv: CsvFormat | bool | None) -> CsvFormat | None:
+    """The CSV format of the files of ``path`` (None: Parquet files): ``csv`` as given
+    (True: commas and a header), or, when not said, CSV if ``path`` is a ``.csv`` file or
+    a directory with ``.csv`` files and no Parquet file."""
+    if csv is None:
+        if os.path.isdir(path):
+            csv = bool(list_files(path, (), CSV_SUFFIX)) and not list_files(path)
+        else:
+            csv = path.endswith(CSV_SUFFIX)
+    if csv is True:
+        return CsvFormat()
+    if csv is False:
+        return None
+    if not isinstance(csv, CsvFormat):
+        raise InvalidArgument(f"csv must be a CsvFormat or a bool, got {csv!r}")
+    if not (isinstance(csv.delimiter, str) and len(csv.delimiter) == 1 and csv.delimiter not in '"\r\n'):
+        raise InvalidArgument(f"a CSV delimiter is one character, not a quote or a line break; got {csv.delimiter!r}")
+    if not isinstance(csv.header, bool):
+        raise InvalidArgument(f"a CSV format's header is True or False, got {csv.header!r}")
+    return csv
 
 
 def with_partitions(name: str, schema: pa.Schema, session: pa.Schema, partitions: tuple[str, ...]) -> pa.Schema:

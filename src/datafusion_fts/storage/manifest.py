@@ -49,7 +49,9 @@ from ..defaults import B, K1, POSITIONS
 #     table indexed in place (FragmentMeta.copy_row), not of one (a fetch of rows of
 #     several files read as many copies); such a table may have Hive partition columns
 #     (TableMeta.partitions), whose values are in its files' paths.
-FORMAT_VERSION = 6
+# 7 - a table indexed in place may be CSV files (TableMeta.csv: their delimiter and
+#     whether they have a header), not Parquet.
+FORMAT_VERSION = 7
 ROWID = "_rowid"
 # The manifest's field holding the crc32 of the rest of it (format 3 on).
 CHECKSUM = "checksum"
@@ -166,13 +168,25 @@ class IndexMeta:
 
 
 @dataclass(frozen=True)
+class CsvFormat:
+    """How the CSV files of a table indexed in place are written: the one-character
+    ``delimiter``, and whether each file's first line names the columns (``header``).
+    Quotes are ``"`` (doubled inside a value), a value may hold newlines, and an empty
+    value is null, as DataFusion's CSV reader takes them."""
+
+    delimiter: str = ","
+    header: bool = True
+
+
+@dataclass(frozen=True)
 class TableMeta:
     """A table: its fragments (ascending, disjoint row-id ranges) and indexes. ``source``
     (an absolute path) makes it a table indexed in place: its rows are the Parquet files
     under that path, read where they are (docs/design.md: "Tables indexed in place"),
     but for the ``stored`` columns, of which the database keeps a copy. Its
     ``partitions`` are Hive partition columns (in ``schema``, last): no file holds them,
-    each file's values are in its path (``year=2024/part-0.parquet``)."""
+    each file's values are in its path (``year=2024/part-0.parquet``). With ``csv`` the
+    files are CSV files of that format, not Parquet."""
 
     name: str
     schema: pa.Schema  # user columns, without _rowid
@@ -182,6 +196,7 @@ class TableMeta:
     source: str | None = None
     stored: tuple[str, ...] = ()
     partitions: tuple[str, ...] = ()
+    csv: CsvFormat | None = None
 
     @cached_property
     def holes(self) -> tuple[tuple[int, int], ...]:
@@ -355,6 +370,8 @@ def _table_to_json(t: TableMeta) -> dict[str, Any]:
     source = {"source": t.source, "stored": list(t.stored)} if t.source is not None else {}
     if t.partitions:
         source["partitions"] = list(t.partitions)
+    if t.csv is not None:
+        source["csv"] = {"delimiter": t.csv.delimiter, "header": t.csv.header}
     return {
         **source,
         "schema": _schema_to_b64(t.schema),
@@ -379,6 +396,13 @@ def _table_to_json(t: TableMeta) -> dict[str, Any]:
 _OPTIONAL_FIELDS = ("file", "size", "mtime_ns", "copy", "crc", "footer_crc", "copy_row", "copy_footer_crc")
 
 
+def _csv_from_json(name: str, d: Any) -> CsvFormat:
+    if not (isinstance(d, dict) and isinstance(d.get("delimiter"), str) and len(d["delimiter"]) == 1
+            and isinstance(d.get("header"), bool)):
+        raise ValueError(f"table {name!r} has CSV format {d!r}, not a delimiter and a header flag")
+    return CsvFormat(d["delimiter"], d["header"])
+
+
 def _table_from_json(name: str, d: dict[str, Any]) -> TableMeta:
     source = d.get("source")
     if source is not None and not (isinstance(source, str) and source.startswith("/") and "\0" not in source):
@@ -388,6 +412,7 @@ def _table_from_json(name: str, d: dict[str, Any]) -> TableMeta:
         source=source,
         stored=tuple(str(c) for c in d.get("stored", ())),
         partitions=tuple(str(c) for c in d.get("partitions", ())),
+        csv=_csv_from_json(name, d["csv"]) if "csv" in d else None,
         schema=_schema_from_b64(d["schema"]),
         next_rowid=int(d["next_rowid"]),
         fragments=tuple(FragmentMeta(**f) for f in d["fragments"]),

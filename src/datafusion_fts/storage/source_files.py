@@ -1,5 +1,5 @@
-"""Tables indexed in place: a user's Parquet files, read where they are (docs/design.md:
-"Tables indexed in place").
+"""Tables indexed in place: a user's Parquet (or CSV) files, read where they are
+(docs/design.md: "Tables indexed in place").
 
 The database holds the index and a list of the files it covers (``FragmentMeta.file``,
 with the size and modification time each had), never a copy of the rows. A row's id is
@@ -33,7 +33,8 @@ import numpy as np
 import pyarrow as pa
 
 from ..errors import StaleSnapshotError, StorageError
-from .manifest import ROWID, SOURCE_LAYOUT, FragmentMeta, Manifest, TableMeta
+from .csv_files import CSV_SUFFIX, count_rows, header_names, iter_columns, read_columns
+from .manifest import ROWID, SOURCE_LAYOUT, CsvFormat, FragmentMeta, Manifest, TableMeta
 from .page_reader import DecodedCache, PageReader, fetch_units, open_parquet, pages_of, take_rows
 from .store import Store
 
@@ -53,9 +54,10 @@ class SourceFile(NamedTuple):
     mtime_ns: int
 
 
-def list_files(source: str, partitions: tuple[str, ...] = ()) -> tuple[SourceFile, ...]:
-    """The Parquet files of ``source`` (a file, or a directory walked recursively, names
-    starting with ``.`` or ``_`` skipped as Hive and Spark skip them), sorted by path;
+def list_files(source: str, partitions: tuple[str, ...] = (), suffix: str = PARQUET_SUFFIX) -> tuple[SourceFile, ...]:
+    """The files of ``source`` (a file, or the files named ``*suffix`` in a directory
+    walked recursively, names starting with ``.`` or ``_`` skipped as Hive and Spark
+    skip them), sorted by path;
     with ``partitions`` (Hive partition columns) only those under ``name=value``
     directories for each, in order, as DataFusion lists them. Every query lists its
     table's source: ``os.scandir`` and a ``stat`` per file (about 27 us for a directory
@@ -65,7 +67,7 @@ def list_files(source: str, partitions: tuple[str, ...] = ()) -> tuple[SourceFil
         if stat.S_ISREG(st.st_mode):
             return (SourceFile(os.path.basename(source), st.st_size, st.st_mtime_ns),)
         found: list[SourceFile] = []
-        _walk(source, "", found)
+        _walk(source, "", suffix, found)
     except FileNotFoundError:
         return ()
     except OSError as exc:
@@ -90,14 +92,19 @@ def partition_dirs(dirs: Sequence[str], partitions: tuple[str, ...]) -> list[str
     return values
 
 
-def _walk(directory: str, prefix: str, found: list[SourceFile]) -> None:
+def suffix_of(meta: TableMeta) -> str:
+    """The name ending of the files of ``meta``'s source."""
+    return CSV_SUFFIX if meta.csv is not None else PARQUET_SUFFIX
+
+
+def _walk(directory: str, prefix: str, suffix: str, found: list[SourceFile]) -> None:
     with os.scandir(directory) as entries:
         for entry in entries:
             if entry.name.startswith((".", "_")):
                 continue
             if entry.is_dir():
-                _walk(entry.path, prefix + entry.name + "/", found)
-            elif entry.name.endswith(PARQUET_SUFFIX):
+                _walk(entry.path, prefix + entry.name + "/", suffix, found)
+            elif entry.name.endswith(suffix):
                 st = entry.stat()
                 found.append(SourceFile(prefix + entry.name, st.st_size, st.st_mtime_ns))
 
@@ -164,16 +171,34 @@ class RowCounts:
         rows = self._rows.get(key)
         if rows is None:
             path = file_root(meta.source or "") / f.file
-            try:
-                pf = open_parquet(path)
-            except FileNotFoundError:
-                raise StaleSnapshotError(f"source file {path} went away while it was listed", "") from None
-            except (OSError, pa.ArrowException) as exc:
-                raise StorageError(f"table {meta.name!r}: cannot read source file {path}: {exc}") from exc
-            check_schema(meta, pf.schema_arrow, path)
+            if not path.exists():
+                raise StaleSnapshotError(f"source file {path} went away while it was listed", "")
             partition_values(meta, f.file)  # (a file whose path gives none is refused here)
-            rows = self._rows[key] = pf.metadata.num_rows
+            rows = self._rows[key] = _csv_rows(meta, meta.csv, path) if meta.csv else _parquet_rows(meta, path)
         return rows
+
+
+def _parquet_rows(meta: TableMeta, path: Path) -> int:
+    try:
+        pf = open_parquet(path)
+    except FileNotFoundError:
+        raise StaleSnapshotError(f"source file {path} went away while it was listed", "") from None
+    except (OSError, pa.ArrowException) as exc:
+        raise StorageError(f"table {meta.name!r}: cannot read source file {path}: {exc}") from exc
+    check_schema(meta, pf.schema_arrow, path)
+    return pf.metadata.num_rows
+
+
+def _csv_rows(meta: TableMeta, fmt: CsvFormat, path: Path) -> int:
+    """A CSV file's rows, parsed whole; its columns must be the table's, in order."""
+    names, schema = header_names(path, fmt), files_schema(meta)
+    if names != schema.names:
+        raise StorageError(f"table {meta.name!r}: source file {path} has columns {names}, not the table's "
+                           f"{schema.names}; move it out of {meta.source} or index the source again")
+    try:
+        return count_rows(path, schema, fmt)
+    except StorageError as exc:
+        raise StorageError(f"table {meta.name!r}: {exc} (as the table's columns {schema})") from None
 
 
 def table_schema(schema: pa.Schema) -> pa.Schema:
@@ -238,13 +263,20 @@ class SourceFiles:
         frag = self._fragments[frag_id]
         return self._readers.reader(self._root / (frag.file or ""), frag), frag
 
+    def _csv_path(self, frag_id: str) -> tuple[Path, FragmentMeta]:
+        """A CSV file's path, once it is checked to be what the listing found."""
+        frag = self._fragments[frag_id]
+        path = self._root / (frag.file or "")
+        self._readers.check(path, frag)
+        return path, frag
+
     def iter_fragment(
         self, frag_id: str, columns: list[str], batch_rows: int, local_range: tuple[int, int] | None = None
     ) -> Iterator[pa.RecordBatch]:
         """The file's rows in batches, ``_rowid`` (its first id plus the position) first
         where asked; with ``local_range`` (inclusive) only the pages, or row groups, that
         overlap it. Partition columns hold their file's values (from its path)."""
-        reader, frag = self._reader(frag_id)
+        frag = self._fragments[frag_id]
         partitions = self._meta.partitions
         names = [c for c in columns if c != ROWID and c not in partitions]
         if partitions and any(c in partitions for c in columns):
@@ -258,7 +290,11 @@ class SourceFiles:
                 ids = np.arange(frag.row_lo + start, frag.row_lo + min(start + batch_rows, hi + 1), dtype=np.int64)
                 yield pa.RecordBatch.from_arrays([pa.array(ids)], schema=pa.schema([_ROWID_FIELD]))
             return
-        if reader.readable(names):
+        csv = self._meta.csv
+        if csv is not None:  # (no index to seek by: from the first row until past hi)
+            path, _ = self._csv_path(frag_id)
+            batches, position = iter_columns(path, files_schema(self._meta), csv, names, batch_rows, hi + 1), 0
+        elif (reader := self._reader(frag_id)[0]).readable(names):
             batches, position = reader.scan(names, batch_rows, lo, hi), lo
         else:
             groups = reader.row_groups(lo, hi)
@@ -301,6 +337,12 @@ class SourceFiles:
         if column in self._meta.partitions:
             return Counter()
         copied = self._copied(parts) if column in self._stored else 0
+        if self._meta.csv is not None:  # (each file parsed whole)
+            units = Counter({"whole files of source files": len(parts) - copied})
+            if copied:
+                copies = self._store.fetch_units(self._in_copies(parts[:copied]), column)
+                units.update({f"{unit} of stored copies": n for unit, n in copies.items()})
+            return +units
         units: Counter[str] = Counter()
         if copied:
             copies = self._in_copies(parts[:copied])
@@ -332,10 +374,17 @@ class SourceFiles:
         return [(copy, rows[0] if len(rows) == 1 else np.concatenate(rows)) for copy, rows in merged]
 
     def _from_files(self, parts: list[tuple[str, np.ndarray]], columns: list[str]) -> pa.Table:
-        return take_rows([(self._reader(frag_id)[0], rows) for frag_id, rows in parts], columns)
+        csv = self._meta.csv
+        if csv is None:
+            return take_rows([(self._reader(frag_id)[0], rows) for frag_id, rows in parts], columns)
+        schema = files_schema(self._meta)
+        return pa.concat_tables(
+            [read_columns(self._csv_path(frag_id)[0], schema, csv, columns).take(pa.array(rows)) for frag_id, rows in parts]
+            or [schema.empty_table().select(columns)]
+        )
 
     def pages_of(self, parts: list[tuple[str, np.ndarray]], column: str) -> np.ndarray | None:
-        if column in self._meta.partitions:
+        if column in self._meta.partitions or self._meta.csv is not None:
             return None
         return pages_of([(self._reader(frag_id)[0], rows) for frag_id, rows in parts], column)
 
@@ -350,13 +399,19 @@ class SourceReaders:
         self._readers: dict[str, tuple[int, int, PageReader]] = {}
         self._cache = DecodedCache()
 
-    def reader(self, path: Path, frag: FragmentMeta) -> PageReader:
+    @staticmethod
+    def check(path: Path, frag: FragmentMeta) -> os.stat_result:
+        """The file's ``stat``, if it is still the one listed (else the query runs again)."""
         try:
             st = os.stat(path)
         except FileNotFoundError:
             st = None
         if st is None or (st.st_size, st.st_mtime_ns) != (frag.size, frag.mtime_ns):
             raise StaleSnapshotError(f"source file {path} changed after this query listed it", "")
+        return st
+
+    def reader(self, path: Path, frag: FragmentMeta) -> PageReader:
+        st = self.check(path, frag)
         known = self._readers.get(str(path))
         if known is not None and known[:2] == (st.st_size, st.st_mtime_ns):
             return known[2]
