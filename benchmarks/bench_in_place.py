@@ -6,7 +6,8 @@ directory of Parquet files in two layouts a user might have:
 - ``plain``: ``pyarrow.parquet.write_table`` defaults (one row group per file, no page
   index, Snappy): fetching a row decodes its whole row group;
 - ``paged``: row groups of 64k rows, a page index and small pages (ZSTD), as a writer
-  laid out for random access does.
+  laid out for random access does;
+- ``csv``: the same rows as CSV files (``pyarrow.csv.write_csv``).
 
 Each system runs in a fresh process (its peak RSS its own):
 
@@ -14,7 +15,9 @@ Each system runs in a fresh process (its peak RSS its own):
 - ``in_place_plain`` / ``in_place_paged``: ``CREATE FULLTEXT INDEX ON docs (body)`` on the
   directory registered with ``ctx.register_parquet``;
 - ``in_place_stored``: the plain files, ``... WITH (store = 'id, title')`` (the database
-  keeps a copy of the columns the queries return).
+  keeps a copy of the columns the queries return);
+- ``in_place_csv``: the CSV files registered with ``ctx.register_csv``, with the same
+  stored columns (a CSV file cannot be read at a row).
 
 Measured: build wall time and peak RSS, bytes the database holds (index, data), and p50
 latencies of top-10 searches through ``t.search`` (ids only, and with ``id, title``) and SQL
@@ -46,13 +49,15 @@ ROOT = HERE.parent
 DATA = ROOT / "bench-data"
 SECTION = "## Tables indexed in place (issue 18)"
 CLASSES = ("frequent", "rare", "or2", "and2", "must_not")
-SYSTEMS = ("managed", "in_place_plain", "in_place_paged", "in_place_stored")
+SYSTEMS = ("managed", "in_place_plain", "in_place_paged", "in_place_stored", "in_place_csv")
+LAYOUTS = {"in_place_paged": "paged", "in_place_csv": "csv"}  # (the others read the plain files)
 NEW_FILE_ROWS = 10_000
 
 
 def _source(n_rows: int, n_files: int, layout: str) -> Path:
-    """The corpus as ``n_files`` Parquet files in ``layout`` (written once)."""
+    """The corpus as ``n_files`` Parquet (or CSV) files in ``layout`` (written once)."""
     import pyarrow as pa
+    import pyarrow.csv as pcsv
     import pyarrow.parquet as pq
 
     import corpus
@@ -67,8 +72,10 @@ def _source(n_rows: int, n_files: int, layout: str) -> Path:
     per_file = -(-n_rows // n_files)
     for i in range(n_files):
         part = table.slice(i * per_file, per_file)
-        path = target / f"part-{i:04d}.parquet"
-        if layout == "plain":
+        path = target / f"part-{i:04d}.{'csv' if layout == 'csv' else 'parquet'}"
+        if layout == "csv":
+            pcsv.write_csv(part, path)
+        elif layout == "plain":
             pq.write_table(part, path)
         else:
             pq.write_table(part, path, row_group_size=65_536, compression="zstd", write_page_index=True,
@@ -92,12 +99,13 @@ def _p50(fn, repeats: int) -> float:
 
 def child(system: str, n_rows: int, n_files: int, n_queries: int, repeats: int) -> dict:
     import datafusion
+    import pyarrow.csv as pcsv
     import pyarrow.dataset as ds
     import pyarrow.parquet as pq
 
     import datafusion_fts as fts
 
-    layout = "paged" if system == "in_place_paged" else "plain"
+    layout = LAYOUTS.get(system, "plain")
     source = _source(n_rows, n_files, layout)
     work = DATA / f"in-place-{n_rows}-{n_files}" / f"db-{system}"
     shutil.rmtree(work, ignore_errors=True)
@@ -113,9 +121,12 @@ def child(system: str, n_rows: int, n_files: int, n_queries: int, repeats: int) 
         t = db.create_table("docs", ds.dataset(str(source), format="parquet").scanner().to_reader())
         t.create_index("body")
     else:
-        ctx.register_parquet("docs", str(live))
+        if layout == "csv":
+            ctx.register_csv("docs", str(live))
+        else:
+            ctx.register_parquet("docs", str(live))
         db = fts.connect(work, ctx=ctx)
-        store = " WITH (store = 'id, title')" if system == "in_place_stored" else ""
+        store = " WITH (store = 'id, title')" if system in ("in_place_stored", "in_place_csv") else ""
         db.sql(f"CREATE FULLTEXT INDEX ON docs (body){store}")
         t = db.table("docs")
     build_s = time.perf_counter() - start
@@ -142,8 +153,11 @@ def child(system: str, n_rows: int, n_files: int, n_queries: int, repeats: int) 
             ).to_arrow_table(), repeats) for q in texts)
         result["latency_ms"][cls] = lat
     if system != "managed":
-        table = pq.read_table(source / "part-0000.parquet").slice(0, NEW_FILE_ROWS)
-        pq.write_table(table, live / "part-9999.parquet")
+        table = pq.read_table(_source(n_rows, n_files, "plain") / "part-0000.parquet").slice(0, NEW_FILE_ROWS)
+        if layout == "csv":
+            pcsv.write_csv(table, live / "part-9999.csv")
+        else:
+            pq.write_table(table, live / "part-9999.parquet")
         text = common.our_text("frequent", sets["frequent"][0])
         sql = f"SELECT id, title, score() FROM docs WHERE MATCH(body, '{text}') ORDER BY score() DESC LIMIT 10"
         start = time.perf_counter()
@@ -169,8 +183,8 @@ def report(results: dict[str, dict], args: argparse.Namespace) -> str:
         f"{results['meta']['time']}. Ratios: in place / managed, lower is better.",
         "",
         "| measure | managed | in place (plain files) | ratio | in place (paged files) | ratio "
-        "| in place, plain, stored id, title | ratio |",
-        "|---|---|---|---|---|---|---|---|",
+        "| in place, plain, stored id, title | ratio | in place, CSV, stored id, title | ratio |",
+        "|---|---|---|---|---|---|---|---|---|---|",
     ]
 
     def row(label: str, key, fmt: str = "{:.2f}") -> None:
@@ -194,6 +208,11 @@ def report(results: dict[str, dict], args: argparse.Namespace) -> str:
         f"table's (SQL {spread('in_place_stored', ('sql_rows',))}); from the files, plain "
         f"{spread('in_place_plain', ('rows', 'sql_rows'))}, paged {spread('in_place_paged', ('rows', 'sql_rows'))}.",
         f"- Ids only: {spread('in_place_plain', ('ids',))} (each query lists the source: a `stat` per file).",
+        f"- CSV files ({results['in_place_csv']['source_bytes'] / 1e6:.0f} MB), stored `id, title`: build "
+        f"{results['in_place_csv']['build_s'] / managed['build_s']:.2f}x, index "
+        f"{results['in_place_csv']['index_bytes'] / managed['index_bytes']:.2f}x, top-10 rows "
+        f"{spread('in_place_csv', ('rows',))} (SQL {spread('in_place_csv', ('sql_rows',))}), ids only "
+        f"{spread('in_place_csv', ('ids',))}.",
         "",
     ]
     row("index build, s", lambda r: r["build_s"])
@@ -203,8 +222,8 @@ def report(results: dict[str, dict], args: argparse.Namespace) -> str:
     for cls in CLASSES:
         for kind, label in (("ids", "ids only"), ("rows", "id, title"), ("sql_rows", "SQL id, title")):
             row(f"{cls}: {label}, ms", lambda r, c=cls, k=kind: r["latency_ms"][c][k])
-    lines += ["", "| after adding a file of 10,000 rows | plain files | paged files | plain, stored |",
-              "|---|---|---|---|"]
+    lines += ["", "| after adding a file of 10,000 rows | plain files | paged files | plain, stored | CSV, stored |",
+              "|---|---|---|---|---|"]
     for key, label in (("new_file_first_query_ms", "first SQL query, ms"),
                        ("new_file_next_query_ms", "next SQL queries (p50), ms"),
                        ("optimize_new_file_s", "OPTIMIZE (indexes the file), s")):
@@ -229,7 +248,7 @@ def main() -> None:
     if args.child:
         common.emit_result(child(args.child, args.rows, args.files, args.queries, args.repeats))
         return
-    for layout in ("plain", "paged"):
+    for layout in ("plain", "paged", "csv"):
         _source(args.rows, args.files, layout)
     argv = ["--rows", str(args.rows), "--files", str(args.files), "--queries", str(args.queries),
             "--repeats", str(args.repeats)]

@@ -1,6 +1,6 @@
-"""Tables indexed in place (storage/source_files.py): a user's Parquet files, searched
-by every plan with the reference's results, as the files are indexed, added, rewritten,
-removed and optimized (docs/design.md: "Tables indexed in place")."""
+"""Tables indexed in place (storage/source_files.py): a user's Parquet or CSV files,
+searched by every plan with the reference's results, as the files are indexed, added,
+rewritten, removed and optimized (docs/design.md: "Tables indexed in place")."""
 
 from __future__ import annotations
 
@@ -12,6 +12,7 @@ from pathlib import Path
 import datafusion
 import numpy as np
 import pyarrow as pa
+import pyarrow.csv as pcsv
 import pyarrow.parquet as pq
 import pytest
 from hypothesis import given, settings
@@ -28,25 +29,35 @@ PLANS = ("auto", "indexed", "hybrid", "flat_scan")
 
 
 class Source:
-    """A directory of Parquet files and the row ids the rule of source_files.py gives
-    their rows, kept independently of the engine: a file keeps the ids it was committed
-    with while it is unchanged; every other file, in path order, follows the highest id
-    given so far."""
+    """A directory of Parquet (or CSV) files and the row ids the rule of source_files.py
+    gives their rows, kept independently of the engine: a file keeps the ids it was
+    committed with while it is unchanged; every other file, in path order, follows the
+    highest id given so far."""
 
-    def __init__(self, root: Path, columns: list[str]) -> None:
+    def __init__(self, root: Path, columns: list[str], kind: str = "parquet") -> None:
         self.root = root
         self.columns = columns
+        self.kind = kind
         self.files: dict[str, list[dict]] = {}  # name -> rows
         self.committed: dict[str, int] = {}  # name -> first id, as of the last commit
         self.next_rowid = 0  # after the committed files
         self._version = 0
 
     def write(self, name: str, rows: list[dict]) -> None:
+        """Write ``rows`` as file ``name`` (its suffix given by the kind). In a CSV file an
+        empty value is null, so "" is held as None; an ``n`` column (the row's number)
+        keeps a row of nulls from being an empty line, which CSV readers skip."""
+        name = f"{name}.{self.kind}"
+        if self.kind == "csv":
+            rows = [{c: r.get(c) or None for c in self.columns} for r in rows]
         self.files[name] = rows
         self.committed.pop(name, None)
         table = pa.table({c: pa.array([r.get(c) for r in rows], pa.string()) for c in self.columns})
         path = self.root / name
-        pq.write_table(table, path, row_group_size=7)
+        if self.kind == "csv":
+            pcsv.write_csv(table.append_column("n", pa.array(range(len(rows)), pa.int64())), path)
+        else:
+            pq.write_table(table, path, row_group_size=7)
         self._version += 1  # (a rewrite within one mtime tick must still look changed)
         os.utime(path, ns=(10**18 + self._version, 10**18 + self._version))
 
@@ -109,19 +120,20 @@ def split(rows: list[dict], cuts: list[int]) -> list[list[dict]]:
     return [rows[a:b] for a, b in zip(bounds, bounds[1:])]
 
 
+@pytest.mark.parametrize("kind", ["parquet", "csv"])
 @settings(max_examples=12, deadline=None)
 @given(corpus_and_query(deletes=False, params=True, min_rows=2),
        st.lists(st.integers(0, 40), max_size=3), st.data())
-def test_every_plan_matches_the_reference_as_files_come_change_and_go(case, cuts, data):
+def test_every_plan_matches_the_reference_as_files_come_change_and_go(kind, case, cuts, data):
     template, query = case
     columns = table_columns(template)
     rows = [template.rows[r] for r in sorted(template.rows)]
     copy_rows = data.draw(st.integers(1, 40))  # (the most rows of a copy of several files)
     with tempfile.TemporaryDirectory() as tmp, mock.patch.object(append_rows, "FRAGMENT_ROWS", copy_rows):
-        source = Source(Path(tmp) / "src", columns)
+        source = Source(Path(tmp) / "src", columns, kind)
         source.root.mkdir()
         for i, part in enumerate(split(rows, cuts)):
-            source.write(f"part-{i:03d}.parquet", part)
+            source.write(f"part-{i:03d}", part)
         db = fts.connect(Path(tmp) / "db")
         # Stored copies of some columns (``FRAGMENT_ROWS`` small: several copies).
         stored = data.draw(st.lists(st.sampled_from(columns), unique=True, min_size=1))
@@ -132,12 +144,12 @@ def test_every_plan_matches_the_reference_as_files_come_change_and_go(case, cuts
         check_every_plan(db, t, source.reference(template), query)
 
         # A new file: searched at once, as the unindexed tail.
-        source.write("part-999.parquet", data.draw(st.permutations(rows)))
+        source.write("part-999", data.draw(st.permutations(rows)))
         check_every_plan(db, t, source.reference(template), query)
 
         # A file rewritten: its old ids are gone, its rows come after every id so far.
         victim = data.draw(st.sampled_from(sorted(source.files)))
-        source.write(victim, data.draw(st.lists(st.sampled_from(rows), max_size=5)))
+        source.write(victim.rpartition(".")[0], data.draw(st.lists(st.sampled_from(rows), max_size=5)))
         before = check_every_plan(db, t, source.reference(template), query)
 
         # OPTIMIZE indexes the tail: the same ids, the same answers.
@@ -468,3 +480,95 @@ def test_plain_sql_sees_a_file_added_before_any_search(tmp_path, parquet_dir):
     pq.write_table(pa.table({"id": [7], "title": ["g"], "body": ["alpha alpha alpha"]}), parquet_dir / "d.parquet")
     assert [r["id"] for r in db.sql(search).to_pylist()] == [7, 4, 1]
     assert db.sql("SELECT max(id) AS m FROM docs").to_pylist() == [{"m": 7}]
+
+
+def write_csv(path: Path, text: str, tick: int = 0) -> None:
+    path.write_text(text)
+    if tick:  # (a rewrite within one mtime tick must still look changed)
+        os.utime(path, ns=(10**18 + tick, 10**18 + tick))
+
+
+@pytest.mark.parametrize("delimiter", [",", ";", "\t", "|"])
+def test_sql_indexes_a_csv_directory_registered_on_the_session(tmp_path, delimiter):
+    """A session's ``register_csv`` table, indexed in place: every plan, the view and
+    DataFusion's own reading of the files give the same rows, with quoted delimiters,
+    doubled quotes, newlines inside values and empty values (null) among them."""
+    d = delimiter
+    src = tmp_path / "src"
+    src.mkdir()
+    write_csv(src / "a.csv", f'id{d}title{d}body\n1{d}"a{d} b"{d}alpha beta\n2{d}{d}"beta\nalpha ""q"""\n3{d}c{d}\n')
+    write_csv(src / "b.csv", f"id{d}title{d}body\n4{d}d{d}alpha alpha\n5{d}e{d}delta\n")
+    ctx = datafusion.SessionContext()
+    ctx.register_csv("docs", str(src), has_header=True, delimiter=d, file_extension=".csv")
+    own = ctx.sql("SELECT * FROM docs ORDER BY id").to_pylist()
+    db = fts.connect(tmp_path / "db", ctx=ctx)
+    db.sql("CREATE FULLTEXT INDEX ON docs (body)")
+    meta = db.manifest.tables["docs"]
+    assert (meta.source, meta.csv) == (str(src), fts.CsvFormat(d, True))
+    assert db.sql("SELECT id, title, body FROM docs ORDER BY id").to_pylist() == own
+    assert own[1] == {"id": 2, "title": None, "body": 'beta\nalpha "q"'} and own[2]["body"] is None
+    sql = "SELECT _rowid, id, title, body, score() AS s FROM docs WHERE MATCH(body, 'alpha') ORDER BY score() DESC"
+    answers = {}
+    for plan in PLANS:
+        db.sql(f"SET fts.force_plan = '{plan}'")
+        try:
+            answers[plan] = db.sql(sql).to_pylist()
+        except PlanError:
+            continue
+    db.sql("SET fts.force_plan = 'auto'")
+    assert {"auto", "indexed", "flat_scan"} <= set(answers)
+    assert all(a == answers["auto"] for a in answers.values())
+    assert [(r["id"], r["title"], r["body"]) for r in answers["auto"]] == [
+        (4, "d", "alpha alpha"), (1, f"a{d} b", "alpha beta"), (2, None, 'beta\nalpha "q"')]
+    assert [r["_rowid"] for r in answers["auto"]] == [3, 0, 1]
+    # A file added is found by the next query; OPTIMIZE indexes it with the same answer.
+    write_csv(src / "c.csv", f"id{d}title{d}body\n6{d}f{d}alpha omega\n")
+    added = db.sql(sql).to_pylist()
+    assert [r["id"] for r in added] == [4, 1, 6, 2]
+    db.sql("OPTIMIZE docs")
+    assert db.sql(sql).to_pylist() == added
+    assert ctx.sql("SELECT count(*) AS n FROM docs").to_pylist() == [{"n": 6}]
+
+
+def test_csv_files_indexed_by_path_take_a_format_and_say_what_a_fetch_parsed(tmp_path):
+    src = tmp_path / "src"
+    src.mkdir()
+    write_csv(src / "a.csv", "1|t1|alpha beta\n2|t2|beta\n")
+    write_csv(src / "b.csv", "3|t3|alpha\n")
+    db = fts.connect(tmp_path / "db")
+    t = db.index_in_place("docs", src, csv=fts.CsvFormat(delimiter="|", header=False), store=["column_2"])
+    assert t.schema.names == ["column_1", "column_2", "column_3"]
+    assert t.schema.field("column_1").type == pa.int64()
+    t.create_index("column_3")
+    found = t.search("alpha", columns=["column_1", "column_2"]).to_pylist()
+    assert [(r["column_1"], r["column_2"]) for r in found] == [(3, "t3"), (1, "t1")]
+    plan = db.sql("EXPLAIN ANALYZE SELECT column_1, column_2 FROM docs WHERE MATCH(column_3, 'alpha') LIMIT 5")
+    fetch = next(line.strip() for text in plan.to_pydict()["plan"] for line in text.splitlines()
+                 if line.lstrip().startswith("FetchRows"))
+    assert fetch == ("FetchRows: rows=2, columns=['column_1', 'column_2']  "
+                     "[column_1: 2 CSV files parsed whole; column_2: 1 page of stored copies]")
+    # Without ``csv``, a directory of ``.csv`` files (and no Parquet file) is CSV with a header.
+    (tmp_path / "auto").mkdir()
+    write_csv(tmp_path / "auto" / "a.csv", "id,body\n1,alpha\n")
+    assert db.index_in_place("auto", tmp_path / "auto").snapshot().meta.csv == fts.CsvFormat(",", True)
+
+
+def test_bad_csv_sources_get_clear_errors_and_write_nothing(tmp_path):
+    src = tmp_path / "src"
+    src.mkdir()
+    write_csv(src / "a.csv", "id,body\n1,alpha\n")
+    db = fts.connect(tmp_path / "db")
+    for bad in (fts.CsvFormat(delimiter=";;"), fts.CsvFormat(delimiter='"'), "yes"):
+        with pytest.raises(fts.InvalidArgument, match="delimiter|CsvFormat"):
+            db.index_in_place("docs", src, csv=bad)
+    assert db.table_names() == []
+    t = db.index_in_place("docs", src)
+    t.create_index("body")
+    write_csv(src / "b.csv", "id,text\n2,alpha\n")  # other columns
+    with pytest.raises(fts.StorageError, match=r"columns \['id', 'text'\], not the table's"):
+        t.search("alpha")
+    write_csv(src / "b.csv", "id,body\nnot a number,alpha\n", tick=1)  # a value of another type
+    with pytest.raises(fts.StorageError, match="b.csv"):
+        t.search("alpha")
+    os.unlink(src / "b.csv")
+    assert [r["id"] for r in t.search("alpha", columns=["id"]).to_pylist()] == [1]

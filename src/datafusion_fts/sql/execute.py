@@ -647,8 +647,8 @@ def _explain_fetch(snapshot: TableSnapshot, result: pa.Table, columns: list[str]
 
 
 def _singular(unit: str) -> str:
-    """'pages of source files' -> 'page of source files' (likewise row groups, rows)."""
-    for plural in ("pages", "row groups", "rows"):
+    """'pages of source files' -> 'page of source files' (likewise row groups, rows, CSV files)."""
+    for plural in ("pages", "row groups", "rows", "CSV files"):
         if unit.startswith(plural) or unit.startswith("fresh " + plural):
             return unit.replace(plural, plural[:-1], 1)
     return unit

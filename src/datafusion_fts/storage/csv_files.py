@@ -41,7 +41,7 @@ def _failed(path: Path, exc: Exception) -> StorageError:
 def header_names(path: Path, fmt: CsvFormat) -> list[str]:
     """The column names of a CSV file: its first line's, or DataFusion's ``column_1``,
     ``column_2``, ... for a file without a header."""
-    read = pcsv.ReadOptions(autogenerate_column_names=not fmt.header, block_size=1 << 16)
+    read = pcsv.ReadOptions(autogenerate_column_names=not fmt.header, block_size=1 << 20)
     convert = pcsv.ConvertOptions(column_types={}, strings_can_be_null=True)
     try:
         with pcsv.open_csv(path, read_options=read, parse_options=_parse(fmt), convert_options=convert) as reader:

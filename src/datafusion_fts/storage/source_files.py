@@ -338,7 +338,7 @@ class SourceFiles:
             return Counter()
         copied = self._copied(parts) if column in self._stored else 0
         if self._meta.csv is not None:  # (each file parsed whole)
-            units = Counter({"whole files of source files": len(parts) - copied})
+            units = Counter({"CSV files parsed whole": len(parts) - copied})
             if copied:
                 copies = self._store.fetch_units(self._in_copies(parts[:copied]), column)
                 units.update({f"{unit} of stored copies": n for unit, n in copies.items()})
