@@ -572,3 +572,23 @@ def test_bad_csv_sources_get_clear_errors_and_write_nothing(tmp_path):
         t.search("alpha")
     os.unlink(src / "b.csv")
     assert [r["id"] for r in t.search("alpha", columns=["id"]).to_pylist()] == [1]
+
+
+def test_a_csv_file_is_parsed_once_per_version_for_fetches(tmp_path, monkeypatch):
+    from datafusion_fts.storage import source_files
+
+    src = tmp_path / "src"
+    src.mkdir()
+    write_csv(src / "a.csv", "id,body\n1,alpha\n2,alpha beta\n")
+    db = fts.connect(tmp_path / "db")
+    t = db.index_in_place("docs", src)
+    t.create_index("body")
+    parsed = []
+    read = source_files.read_columns
+    monkeypatch.setattr(source_files, "read_columns", lambda *a: parsed.append(a[0]) or read(*a))
+    for _ in range(3):
+        assert [r["id"] for r in t.search("alpha", columns=["id"]).to_pylist()] == [1, 2]
+    assert len(parsed) == 1
+    write_csv(src / "a.csv", "id,body\n7,alpha\n", tick=1)  # a new version: parsed again
+    assert [r["id"] for r in t.search("alpha", columns=["id"]).to_pylist()] == [7]
+    assert len(parsed) == 2

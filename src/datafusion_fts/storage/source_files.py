@@ -285,7 +285,8 @@ class SourceFiles:
                 yield _with_partitions(batch, columns, values)
             return
         lo, hi = local_range if local_range is not None else (0, frag.rows - 1)
-        if not names:  # (ids alone: nothing to read)
+        if not names:  # (ids alone: nothing to read, once the file is still the one listed)
+            self._readers.check(self._root / (frag.file or ""), frag)
             for start in range(lo, hi + 1, batch_rows):
                 ids = np.arange(frag.row_lo + start, frag.row_lo + min(start + batch_rows, hi + 1), dtype=np.int64)
                 yield pa.RecordBatch.from_arrays([pa.array(ids)], schema=pa.schema([_ROWID_FIELD]))
@@ -379,7 +380,8 @@ class SourceFiles:
             return take_rows([(self._reader(frag_id)[0], rows) for frag_id, rows in parts], columns)
         schema = files_schema(self._meta)
         return pa.concat_tables(
-            [read_columns(self._csv_path(frag_id)[0], schema, csv, columns).take(pa.array(rows)) for frag_id, rows in parts]
+            [self._readers.csv_columns(self._root / (self._fragments[frag_id].file or ""), self._fragments[frag_id],
+                                       schema, csv, columns).take(pa.array(rows)) for frag_id, rows in parts]
             or [schema.empty_table().select(columns)]
         )
 
@@ -409,6 +411,14 @@ class SourceReaders:
         if st is None or (st.st_size, st.st_mtime_ns) != (frag.size, frag.mtime_ns):
             raise StaleSnapshotError(f"source file {path} changed after this query listed it", "")
         return st
+
+    def csv_columns(self, path: Path, frag: FragmentMeta, schema: pa.Schema, fmt: CsvFormat,
+                    columns: list[str]) -> pa.Table:
+        """``columns`` of every row of a CSV file, parsed once per file version and kept
+        in the cache, as the row groups of Parquet files without a page index are."""
+        st = self.check(path, frag)
+        key = ("csv", str(path), st.st_size, st.st_mtime_ns, tuple(columns))
+        return self._cache.get(key, lambda: read_columns(path, schema, fmt, columns), lambda t: t.nbytes)
 
     def reader(self, path: Path, frag: FragmentMeta) -> PageReader:
         st = self.check(path, frag)
