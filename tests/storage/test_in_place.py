@@ -592,3 +592,20 @@ def test_a_csv_file_is_parsed_once_per_version_for_fetches(tmp_path, monkeypatch
     write_csv(src / "a.csv", "id,body\n7,alpha\n", tick=1)  # a new version: parsed again
     assert [r["id"] for r in t.search("alpha", columns=["id"]).to_pylist()] == [7]
     assert len(parsed) == 2
+
+
+def test_csv_files_under_hive_partition_directories(tmp_path):
+    src = tmp_path / "src"
+    for year, text in ((2024, "id,body\n1,alpha beta\n2,beta\n"), (2025, "id,body\n3,alpha\n")):
+        (src / f"year={year}").mkdir(parents=True)
+        write_csv(src / f"year={year}" / "part.csv", text)
+    ctx = datafusion.SessionContext()
+    ctx.register_csv("ev", str(src), options=datafusion.CsvReadOptions(table_partition_cols=[("year", pa.int32())]))
+    own = ctx.sql("SELECT id, body, year FROM ev ORDER BY id").to_pylist()
+    db = fts.connect(tmp_path / "db", ctx=ctx)
+    db.sql("CREATE FULLTEXT INDEX ON ev (body)")
+    meta = db.manifest.tables["ev"]
+    assert (meta.partitions, meta.csv) == (("year",), fts.CsvFormat(",", True))
+    assert db.sql("SELECT id, body, year FROM ev ORDER BY id").to_pylist() == own
+    sql = "SELECT id, year FROM ev WHERE MATCH(body, 'alpha') AND year = 2025"
+    assert db.sql(sql).to_pylist() == [{"id": 3, "year": 2025}]

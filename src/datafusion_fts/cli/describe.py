@@ -239,7 +239,8 @@ def describe_view(db: Database, name: str) -> list[RenderableType]:
     summary.append(f"{plural(len(meta.fragments), 'fragment')} · {decimal(tiers.data_bytes)}")
     if meta.source is not None:
         stored = f", a copy of {', '.join(meta.stored)}" if meta.stored else ""
-        summary.append(f" · indexed in place: the files under {meta.source}{stored}")
+        kind = "Parquet" if meta.csv is None else f"CSV ({meta.csv.delimiter!r}, {'a' if meta.csv.header else 'no'} header)"
+        summary.append(f" · indexed in place: the {kind} files under {meta.source}{stored}")
     out.append(summary)
     for index in tiers.indexes:
         out.append(Text(f"  index on {index.index.column}:", style="bold"))
