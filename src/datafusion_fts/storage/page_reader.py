@@ -659,9 +659,16 @@ def _look_up(
     """The values of the rows ``coded`` (``a``: their dictionary entries, of row group
     ``group_of`` of piece ``piece_of``) from their dictionaries: fixed-width values into
     ``a``; byte arrays' bytes appended to ``buf`` (returned), ``a``/``b`` pointing there.
-    Only the wanted entries are copied, not the dictionaries; when every row is coded
-    (the usual dictionary-encoded column) nor is ``buf``: the values are those bytes alone."""
-    extra, filled = ([], 0) if column.kind == BYTES and coded.all() else ([buf], len(buf))
+    Only the wanted entries are copied, not the dictionaries, nor ``buf`` (every page
+    read, decompressed): byte arrays of rows not coded (pages past a dictionary's
+    fallback to plain) are first gathered from it, so the values are those bytes alone
+    (appending to ``buf`` copied it whole: 0.15 ms a fetch of 10 rows of pyarrow's pages)."""
+    extra, filled = [buf], len(buf)
+    if column.kind == BYTES:
+        plain = ~coded
+        offsets, data = gather_bytes(buf, plain, a, b)
+        a[plain] = offsets[:-1][plain]
+        extra, filled = [data], len(data)
     for (i, group), d in dictionaries.items():
         rows = np.flatnonzero(coded & (piece_of == i) & (group_of == group))
         if not len(rows):
