@@ -609,3 +609,17 @@ def test_csv_files_under_hive_partition_directories(tmp_path):
     assert db.sql("SELECT id, body, year FROM ev ORDER BY id").to_pylist() == own
     sql = "SELECT id, year FROM ev WHERE MATCH(body, 'alpha') AND year = 2025"
     assert db.sql(sql).to_pylist() == [{"id": 3, "year": 2025}]
+
+
+def test_a_session_csv_table_without_a_header(tmp_path):
+    src = tmp_path / "src"
+    src.mkdir()
+    write_csv(src / "a.csv", "1\talpha beta\n2\tbeta\n")
+    ctx = datafusion.SessionContext()
+    ctx.register_csv("docs", str(src), has_header=False, delimiter="\t")
+    own = ctx.sql("SELECT * FROM docs ORDER BY column_1").to_pylist()
+    db = fts.connect(tmp_path / "db", ctx=ctx)
+    db.sql("CREATE FULLTEXT INDEX ON docs (column_2)")
+    assert db.manifest.tables["docs"].csv == fts.CsvFormat("\t", False)
+    assert db.sql("SELECT column_1, column_2 FROM docs ORDER BY column_1").to_pylist() == own
+    assert db.sql("SELECT column_1 FROM docs WHERE MATCH(column_2, 'alpha')").to_pylist() == [{"column_1": 1}]
