@@ -4,7 +4,8 @@ of its files, the row counts of files it has read, and the copies of stored colu
 
 :mod:`.source_files` says what a listing makes of a table (``reconcile``, ``adopt``) and
 reads the files; this holds that state per database, and writes the copies. The
-``Database`` commits what it returns and shows the tables to DataFusion.
+database's writer (catalog/writer.py) commits what it returns, its table state shows the
+tables to DataFusion.
 """
 
 from __future__ import annotations
