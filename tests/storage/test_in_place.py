@@ -623,3 +623,32 @@ def test_a_session_csv_table_without_a_header(tmp_path):
     assert db.manifest.tables["docs"].csv == fts.CsvFormat("\t", False)
     assert db.sql("SELECT column_1, column_2 FROM docs ORDER BY column_1").to_pylist() == own
     assert db.sql("SELECT column_1 FROM docs WHERE MATCH(column_2, 'alpha')").to_pylist() == [{"column_1": 1}]
+
+
+@pytest.mark.parametrize("kind", ["parquet", "csv"])
+def test_an_empty_file_is_not_the_tables_until_written(tmp_path, kind):
+    """DataFusion's listing skips empty files; so does ours (a file being written was 0
+    bytes for a moment, and every search failed on it)."""
+    src = tmp_path / "src"
+    src.mkdir()
+    if kind == "csv":  # (with CRLF line ends and a byte-order mark, as some tools write)
+        write_csv(src / "a.csv", "\ufeffid,body\r\n1,alpha beta\r\n2,\"x\r\ny alpha\"\r\n")
+        ctx = datafusion.SessionContext()
+        ctx.register_csv("docs", str(src))
+    else:
+        pq.write_table(pa.table({"id": [1, 2], "body": ["alpha beta", "x\r\ny alpha"]}), src / "a.parquet")
+        ctx = datafusion.SessionContext()
+        ctx.register_parquet("docs", str(src))
+    (src / f"b.{kind}").touch()
+    db = fts.connect(tmp_path / "db", ctx=ctx)
+    db.sql("CREATE FULLTEXT INDEX ON docs (body)")
+    own = ctx.sql("SELECT id, body FROM docs ORDER BY id").to_pylist()
+    assert own == [{"id": 1, "body": "alpha beta"}, {"id": 2, "body": "x\r\ny alpha"}]
+    assert db.sql("SELECT id, body FROM docs ORDER BY id").to_pylist() == own
+    sql = "SELECT id FROM docs WHERE MATCH(body, 'alpha') ORDER BY score() DESC"
+    assert db.sql(sql).to_pylist() == [{"id": 1}, {"id": 2}]
+    if kind == "csv":
+        write_csv(src / "b.csv", "id,body\n3,alpha\n", tick=1)
+    else:
+        pq.write_table(pa.table({"id": [3], "body": ["alpha"]}), src / "b.parquet")
+    assert db.sql(sql).to_pylist() == [{"id": 3}, {"id": 1}, {"id": 2}]

@@ -57,7 +57,7 @@ class SourceFile(NamedTuple):
 def list_files(source: str, partitions: tuple[str, ...] = (), suffix: str = PARQUET_SUFFIX) -> tuple[SourceFile, ...]:
     """The files of ``source`` (a file, or the files named ``*suffix`` in a directory
     walked recursively, names starting with ``.`` or ``_`` skipped as Hive and Spark
-    skip them), sorted by path;
+    skip them, and empty files as DataFusion skips them), sorted by path;
     with ``partitions`` (Hive partition columns) only those under ``name=value``
     directories for each, in order, as DataFusion lists them. Every query lists its
     table's source: ``os.scandir`` and a ``stat`` per file (about 27 us for a directory
@@ -106,7 +106,8 @@ def _walk(directory: str, prefix: str, suffix: str, found: list[SourceFile]) -> 
                 _walk(entry.path, prefix + entry.name + "/", suffix, found)
             elif entry.name.endswith(suffix):
                 st = entry.stat()
-                found.append(SourceFile(prefix + entry.name, st.st_size, st.st_mtime_ns))
+                if st.st_size:  # (an empty file holds no rows: DataFusion's listing skips it too)
+                    found.append(SourceFile(prefix + entry.name, st.st_size, st.st_mtime_ns))
 
 
 def file_root(source: str) -> Path:
