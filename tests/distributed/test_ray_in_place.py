@@ -1,5 +1,6 @@
-"""A table indexed in place (Parquet or CSV files) searched on Ray: the same rows and scores as
-files are added, rewritten and removed (docs/design.md: "Tables indexed in place")."""
+"""A table indexed in place (Parquet or CSV files) searched on Ray: the same rows and
+scores as the local plan as files are added, rewritten and removed (docs/design.md:
+"Tables indexed in place")."""
 
 from __future__ import annotations
 
