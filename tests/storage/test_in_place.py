@@ -4,6 +4,7 @@ rewritten, removed and optimized (docs/design.md: "Tables indexed in place")."""
 
 from __future__ import annotations
 
+import gzip
 import os
 import tempfile
 from unittest import mock
@@ -652,3 +653,26 @@ def test_an_empty_file_is_not_the_tables_until_written(tmp_path, kind):
     else:
         pq.write_table(pa.table({"id": [3], "body": ["alpha"]}), src / "b.parquet")
     assert db.sql(sql).to_pylist() == [{"id": 3}, {"id": 1}, {"id": 2}]
+
+
+def test_tab_separated_files_of_another_name_ending(tmp_path):
+    src = tmp_path / "src"
+    src.mkdir()
+    write_csv(src / "a.tsv", "id\tbody\n1\talpha, beta\n2\tbeta\n")
+    ctx = datafusion.SessionContext()
+    ctx.register_csv("docs", str(src), delimiter="\t", file_extension=".tsv")
+    db = fts.connect(tmp_path / "db", ctx=ctx)
+    db.sql("CREATE FULLTEXT INDEX ON docs (body)")
+    assert db.manifest.tables["docs"].csv == fts.CsvFormat("\t", True, ".tsv")
+    write_csv(src / "b.tsv", "id\tbody\n3\talpha\n")
+    assert db.sql("SELECT id, body FROM docs WHERE MATCH(body, 'alpha') ORDER BY score() DESC").to_pylist() == [
+        {"id": 3, "body": "alpha"}, {"id": 1, "body": "alpha, beta"}]
+    # By path, a directory of .tsv files is taken for tab-separated values with a header.
+    assert db.index_in_place("by_path", src).snapshot().meta.csv == fts.CsvFormat("\t", True, ".tsv")
+    # Compressed files are refused, with the reason.
+    gz = tmp_path / "gz"
+    gz.mkdir()
+    (gz / "a.csv.gz").write_bytes(gzip.compress(b"id,body\n1,alpha\n"))
+    ctx.register_csv("zipped", str(gz), file_extension=".csv.gz", file_compression_type="gzip")
+    with pytest.raises(fts.InvalidArgument, match="uncompressed CSV"):
+        db.sql("CREATE FULLTEXT INDEX ON zipped (body)")

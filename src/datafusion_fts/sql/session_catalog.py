@@ -26,7 +26,7 @@ import pyarrow.parquet as pq
 from datafusion.catalog import CatalogProvider, SchemaProvider
 
 from ..errors import CatalogError, InvalidArgument, StorageError
-from ..storage.csv_files import CSV_SUFFIX, header_names
+from ..storage.csv_files import header_names
 from ..storage.manifest import CsvFormat
 from ..storage.source_files import PARQUET_SUFFIX, list_files, partition_dirs
 
@@ -123,10 +123,12 @@ def attach(ctx: datafusion.SessionContext) -> SessionSchema:
     return schema
 
 
-# A file DataFusion's verbose physical plan lists in a Parquet scan's file groups (a
-# path without its leading "/", and maybe the byte range a partition reads).
-_SCANNED_FILE = {kind: re.compile(rf"(?:\[|, )([^\[\],]+?\.{kind})(?::\d+\.\.\d+)?(?=[,\]])")
-                 for kind in ("parquet", "csv")}
+# The file groups of a scan in DataFusion's verbose physical plan, and a file listed in
+# them (a path without its leading "/", and maybe the byte range a partition reads).
+_FILE_GROUPS = re.compile(r"file_groups=\{(.*?)\}")
+_SCANNED_FILE = re.compile(r"(?:\[|, )([^\[\],]+?)(?::\d+\.\.\d+)?(?=[,\]])")
+# Name endings of compressed files: a CSV table of them is not indexed in place.
+_COMPRESSED = (".gz", ".bz2", ".xz", ".zst", ".zstd")
 # The delimiters tried for a session's CSV table (DataFusion's plan does not show its own).
 CSV_DELIMITERS = (",", ";", "\t", "|")
 
@@ -153,18 +155,22 @@ def source_of(ctx: datafusion.SessionContext, name: str) -> tuple[str, tuple[str
             "db.index_in_place(name, path)"
         )
     kind = "csv" if "file_type=csv" in scans[0] else "parquet"
-    scanned = sorted({"/" + path for path in _SCANNED_FILE[kind].findall(scans[0])})
+    groups = _FILE_GROUPS.search(scans[0])
+    scanned = sorted({"/" + path for path in _SCANNED_FILE.findall(groups.group(1) if groups else "")})
     if not scanned:
         raise InvalidArgument(f"table {name!r} reads no {kind} file to index in place")
+    suffix = os.path.splitext(scanned[0])[1] if kind == "csv" else PARQUET_SUFFIX
+    if suffix in _COMPRESSED or not suffix or not all(path.endswith(suffix) for path in scanned):
+        raise InvalidArgument(f"table {name!r} reads files {scanned[:3]}...: tables indexed in place take "
+                              f"uncompressed CSV files of one name ending, or Parquet files")
     columns = ctx.table(name).schema().names
     csv = None
     if kind == "csv":
-        csv = _csv_format(name, scanned[0], "has_header=true" in scans[0], columns)
+        csv = _csv_format(name, scanned[0], "has_header=true" in scans[0], suffix, columns)
         held = set(header_names(Path(scanned[0]), csv))
     else:
         held = set(pq.read_schema(scanned[0]).names)
     partitions = tuple(n for n in columns if n not in held)
-    suffix = CSV_SUFFIX if csv is not None else PARQUET_SUFFIX
     if partitions:
         roots = {_partition_root(path, partitions) for path in scanned}
         root = roots.pop() if len(roots) == 1 else None
@@ -184,7 +190,7 @@ def source_of(ctx: datafusion.SessionContext, name: str) -> tuple[str, tuple[str
     return root or "", partitions, csv
 
 
-def _csv_format(name: str, path: str, header: bool, columns: list[str]) -> CsvFormat:
+def _csv_format(name: str, path: str, header: bool, suffix: str, columns: list[str]) -> CsvFormat:
     """The format of the session's CSV table ``name`` (its ``columns``, partition columns
     last) whose first file is ``path``: the delimiter that splits the first line into
     the most of the table's columns, its names with a header (a wrong one leaves the
@@ -192,7 +198,7 @@ def _csv_format(name: str, path: str, header: bool, columns: list[str]) -> CsvFo
     unnamed = sum(1 for i, c in enumerate(columns) if c == f"column_{i + 1}")
     fits = []
     for delimiter in CSV_DELIMITERS:
-        fmt = CsvFormat(delimiter, header)
+        fmt = CsvFormat(delimiter, header, suffix)
         try:
             names = header_names(Path(path), fmt)
         except StorageError:

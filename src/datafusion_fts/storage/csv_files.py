@@ -16,7 +16,6 @@ import pyarrow.csv as pcsv
 from ..errors import StorageError
 from .manifest import CsvFormat
 
-CSV_SUFFIX = ".csv"
 # Bytes a streaming read parses at a time (pyarrow's default is 1 MiB).
 _BLOCK_BYTES = 1 << 22
 

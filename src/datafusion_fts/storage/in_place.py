@@ -19,7 +19,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from ..errors import InvalidArgument
-from .csv_files import CSV_SUFFIX, infer_schema
+from .csv_files import infer_schema
 from .manifest import ROWID, CsvFormat, Manifest, TableMeta
 from .snapshot import SCAN_BATCH_ROWS
 from .source_files import (
@@ -123,7 +123,7 @@ def source_schema(path: str, partitions: tuple[str, ...] = (), csv: CsvFormat | 
     under its ``partitions``' directories), which a table indexed in place takes; of CSV
     files with ``csv``: ``known`` (a session table's columns, its partition columns
     dropped) or as pyarrow infers it from the first file's values."""
-    suffix = PARQUET_SUFFIX if csv is None else CSV_SUFFIX
+    suffix = PARQUET_SUFFIX if csv is None else csv.suffix
     files = list_files(path, partitions, suffix)
     if not files:
         kind = "Parquet" if csv is None else "CSV"
@@ -140,13 +140,13 @@ def source_schema(path: str, partitions: tuple[str, ...] = (), csv: CsvFormat | 
 
 def csv_format(path: str, csv: CsvFormat | bool | None) -> CsvFormat | None:
     """The CSV format of the files of ``path`` (None: Parquet files): ``csv`` as given
-    (True: commas and a header), or, when not said, CSV if ``path`` is a ``.csv`` file or
-    a directory with ``.csv`` files and no Parquet file."""
+    (True: commas and a header), or, when not said, commas and a header if ``path`` is a
+    ``.csv`` file or a directory with ``.csv`` files and no Parquet file (tabs likewise
+    for ``.tsv``)."""
     if csv is None:
-        if os.path.isdir(path):
-            csv = bool(list_files(path, (), CSV_SUFFIX)) and not list_files(path)
-        else:
-            csv = path.endswith(CSV_SUFFIX)
+        found = [fmt for fmt in _KNOWN_CSV if (list_files(path, (), fmt.suffix) if os.path.isdir(path)
+                                               else path.endswith(fmt.suffix))]
+        csv = found[0] if found and not (os.path.isdir(path) and list_files(path)) else False
     if csv is True:
         return CsvFormat()
     if csv is False:
@@ -157,7 +157,13 @@ def csv_format(path: str, csv: CsvFormat | bool | None) -> CsvFormat | None:
         raise InvalidArgument(f"a CSV delimiter is one character, not a quote or a line break; got {csv.delimiter!r}")
     if not isinstance(csv.header, bool):
         raise InvalidArgument(f"a CSV format's header is True or False, got {csv.header!r}")
+    if not (isinstance(csv.suffix, str) and csv.suffix and "/" not in csv.suffix):
+        raise InvalidArgument(f"a CSV format's suffix ends file names (such as '.tsv'), got {csv.suffix!r}")
     return csv
+
+
+# The CSV formats a source is taken for by its files' names, when not said.
+_KNOWN_CSV = (CsvFormat(), CsvFormat("\t", True, ".tsv"))
 
 
 def with_partitions(name: str, schema: pa.Schema, session: pa.Schema, partitions: tuple[str, ...]) -> pa.Schema:

@@ -49,8 +49,8 @@ from ..defaults import B, K1, POSITIONS
 #     table indexed in place (FragmentMeta.copy_row), not of one (a fetch of rows of
 #     several files read as many copies); such a table may have Hive partition columns
 #     (TableMeta.partitions), whose values are in its files' paths.
-# 7 - a table indexed in place may be CSV files (TableMeta.csv: their delimiter and
-#     whether they have a header), not Parquet.
+# 7 - a table indexed in place may be CSV files (TableMeta.csv: their delimiter,
+#     whether they have a header, how their names end), not Parquet.
 FORMAT_VERSION = 7
 ROWID = "_rowid"
 # The manifest's field holding the crc32 of the rest of it (format 3 on).
@@ -170,12 +170,14 @@ class IndexMeta:
 @dataclass(frozen=True)
 class CsvFormat:
     """How the CSV files of a table indexed in place are written: the one-character
-    ``delimiter``, and whether each file's first line names the columns (``header``).
-    Quotes are ``"`` (doubled inside a value), a value may hold newlines, and an empty
-    value is null, as DataFusion's CSV reader takes them."""
+    ``delimiter``, whether each file's first line names the columns (``header``), and
+    how the names of the files end (``suffix``: ``.tsv``, say). Quotes are ``"`` (doubled
+    inside a value), a value may hold newlines, and an empty value is null, as
+    DataFusion's CSV reader takes them."""
 
     delimiter: str = ","
     header: bool = True
+    suffix: str = ".csv"
 
 
 @dataclass(frozen=True)
@@ -371,7 +373,7 @@ def _table_to_json(t: TableMeta) -> dict[str, Any]:
     if t.partitions:
         source["partitions"] = list(t.partitions)
     if t.csv is not None:
-        source["csv"] = {"delimiter": t.csv.delimiter, "header": t.csv.header}
+        source["csv"] = {"delimiter": t.csv.delimiter, "header": t.csv.header, "suffix": t.csv.suffix}
     return {
         **source,
         "schema": _schema_to_b64(t.schema),
@@ -398,9 +400,9 @@ _OPTIONAL_FIELDS = ("file", "size", "mtime_ns", "copy", "crc", "footer_crc", "co
 
 def _csv_from_json(name: str, d: Any) -> CsvFormat:
     if not (isinstance(d, dict) and isinstance(d.get("delimiter"), str) and len(d["delimiter"]) == 1
-            and isinstance(d.get("header"), bool)):
-        raise ValueError(f"table {name!r} has CSV format {d!r}, not a delimiter and a header flag")
-    return CsvFormat(d["delimiter"], d["header"])
+            and isinstance(d.get("header"), bool) and isinstance(d.get("suffix"), str)):
+        raise ValueError(f"table {name!r} has CSV format {d!r}, not a delimiter, a header flag and a suffix")
+    return CsvFormat(d["delimiter"], d["header"], d["suffix"])
 
 
 def _table_from_json(name: str, d: dict[str, Any]) -> TableMeta:

@@ -33,7 +33,7 @@ import numpy as np
 import pyarrow as pa
 
 from ..errors import StaleSnapshotError, StorageError
-from .csv_files import CSV_SUFFIX, count_rows, header_names, iter_columns, read_columns
+from .csv_files import count_rows, header_names, iter_columns, read_columns
 from .manifest import ROWID, SOURCE_LAYOUT, CsvFormat, FragmentMeta, Manifest, TableMeta
 from .page_reader import DecodedCache, PageReader, fetch_units, open_parquet, pages_of, take_rows
 from .store import Store
@@ -94,7 +94,7 @@ def partition_dirs(dirs: Sequence[str], partitions: tuple[str, ...]) -> list[str
 
 def suffix_of(meta: TableMeta) -> str:
     """The name ending of the files of ``meta``'s source."""
-    return CSV_SUFFIX if meta.csv is not None else PARQUET_SUFFIX
+    return meta.csv.suffix if meta.csv is not None else PARQUET_SUFFIX
 
 
 def _walk(directory: str, prefix: str, suffix: str, found: list[SourceFile]) -> None:
