@@ -676,3 +676,23 @@ def test_tab_separated_files_of_another_name_ending(tmp_path):
     ctx.register_csv("zipped", str(gz), file_extension=".csv.gz", file_compression_type="gzip")
     with pytest.raises(fts.InvalidArgument, match="uncompressed CSV"):
         db.sql("CREATE FULLTEXT INDEX ON zipped (body)")
+
+
+def test_sql_alone_indexes_files_in_place_through_create_external_table(tmp_path, parquet_dir):
+    """``CREATE EXTERNAL TABLE`` is DataFusion's (it was taken for a managed CREATE TABLE
+    without columns and refused); ``CREATE FULLTEXT INDEX`` then indexes its files."""
+    csv_dir = tmp_path / "csv"
+    csv_dir.mkdir()
+    write_csv(csv_dir / "a.csv", "id;body\n1;alpha beta\n2;beta\n")
+    db = fts.connect(tmp_path / "db")
+    db.sql(f"CREATE EXTERNAL TABLE docs STORED AS PARQUET LOCATION '{parquet_dir}/'")
+    db.sql(f"CREATE EXTERNAL TABLE notes STORED AS CSV LOCATION '{csv_dir}/' "
+           "OPTIONS ('format.has_header' 'true', 'format.delimiter' ';')")
+    db.sql("CREATE FULLTEXT INDEX ON docs (body); CREATE FULLTEXT INDEX ON notes (body)")
+    tables = db.manifest.tables
+    assert (tables["docs"].source, tables["docs"].csv) == (str(parquet_dir), None)
+    assert (tables["notes"].source, tables["notes"].csv) == (str(csv_dir), fts.CsvFormat(";", True))
+    assert db.sql("SELECT id FROM docs WHERE MATCH(body, 'alpha') ORDER BY score() DESC").to_pylist() == [
+        {"id": 4}, {"id": 1}]
+    assert db.sql("SELECT id FROM notes WHERE MATCH(body, 'alpha')").to_pylist() == [{"id": 1}]
+    assert not list((tmp_path / "db" / "data").iterdir())  # (no copy of the rows)

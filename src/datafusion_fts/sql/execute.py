@@ -246,10 +246,12 @@ class SqlSession:
         return self.ctx.sql(source)
 
     def _managed_target(self, statement: exp.Expression) -> datafusion.DataFrame | None:
-        """DDL/DML on managed tables (or creating one); None when it is not ours."""
+        """DDL/DML on managed tables (or creating one); None when it is not ours (nor is
+        ``CREATE EXTERNAL TABLE``: DataFusion's table of the user's files, which
+        ``CREATE FULLTEXT INDEX`` may then index in place)."""
         names = set(self.db.table_names())
         if isinstance(statement, exp.Create) and statement.kind == "TABLE":
-            return self._create_table(statement)
+            return None if statement.find(exp.ExternalProperty) else self._create_table(statement)
         if isinstance(statement, exp.Insert):
             target = statement.this.this if isinstance(statement.this, exp.Schema) else statement.this
             if isinstance(target, exp.Table) and identifier(target) in names:
