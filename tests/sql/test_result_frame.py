@@ -48,3 +48,21 @@ def test_other_methods_run_on_datafusion(db: fts.Database) -> None:
     assert sum(b.num_rows for b in streamed) == len(ids)
     with pytest.raises(EngineError):  # DataFusion's own errors come back as ours
         frame.select("no_such_column").to_arrow_table()
+
+
+def test_statements_leave_no_table_in_the_session() -> None:
+    """A computed answer (a status, EXPLAIN's rows, ``score_explain()``'s, a search's
+    frame used through DataFusion) is a frame of rows no session table names: each one
+    was registered under a name of its own and kept, rows and all, in ``SHOW TABLES``."""
+    db = fts.connect()
+    db.create_table("docs", pa.table({"id": [1, 2], "body": ["alpha beta", "beta"]})).create_index("body")
+    before = db.ctx.sql("SHOW TABLES").to_pylist()
+    for _ in range(3):
+        assert db.sql("SET fts.force_plan = 'auto'").to_pylist() == [{"status": "fts.force_plan = 'auto'"}]
+        assert len(db.sql("EXPLAIN SELECT id FROM docs WHERE MATCH(body, 'alpha')").to_pylist()) >= 2
+        explained = db.sql("SELECT id, score_explain() AS e FROM docs WHERE MATCH(body, 'alpha')").to_pylist()
+        assert [r["id"] for r in explained] == [1] and "idf" in explained[0]["e"]
+        frame = db.sql(SEARCH.format(q="beta", k=10))
+        assert frame.filter(col("id") > lit(1)).to_pylist()[0]["id"] == 2
+    assert db.ctx.sql("SHOW TABLES").to_pylist() == before
+    assert db.ctx.catalog().schema().names() == {"docs"}

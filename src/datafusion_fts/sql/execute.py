@@ -27,7 +27,7 @@ from ..storage.manifest import MAX_NAME_CHARS
 from ..udfs.error_bridge import ErrorBridge
 from .dialect import CreateFulltextIndex, Explain, Fts, FtsMatch, FtsScore, FtsScoreExplain, Optimize, identifier, parse_sql
 from .lower_select import Lowered, expand_stars, lower_statement, node_start, parse_match
-from .result_frame import ResultFrame
+from .result_frame import ResultFrame, detached_frame
 from .session_catalog import RESERVED_PREFIX
 from .statement_cache import Shape, StatementCache, Template, direct, shape_of, slot_leaf
 from .text_functions import rewrite_text_functions
@@ -176,7 +176,7 @@ class SqlSession:
         return self.db.ctx
 
     def _status(self, message: str) -> datafusion.DataFrame:
-        return self.ctx.from_pydict({"status": [message]})
+        return detached_frame(self.ctx, pa.table({"status": [message]}))
 
     def sql(self, text: str) -> datafusion.DataFrame:
         """Run ``text`` (statements separated by ``;``); the last one's result."""
@@ -563,7 +563,7 @@ class SqlSession:
                 explanations = self._explain_rows(plan, request, ids)
                 for i in item.explain:
                     table = table.set_column(i, pa.field(table.field(i).name, pa.string()), explanations)
-            return self.ctx.from_arrow(table)
+            return detached_frame(self.ctx, table)
         finally:
             for name in registered:
                 self.ctx.deregister_table(name)
@@ -618,7 +618,7 @@ class SqlSession:
         finally:
             for name in registered:
                 self.ctx.deregister_table(name)
-        return self.ctx.from_pydict(rows)
+        return detached_frame(self.ctx, pa.table(rows))
 
 
 def _one_tree(analyzed: str, searches: list[str]) -> str:

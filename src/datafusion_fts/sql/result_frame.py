@@ -12,12 +12,25 @@ adds to a search. So ``to_arrow_table``, ``collect``, ``to_pylist``, ``to_pydict
 
 from __future__ import annotations
 
+import uuid
 from typing import Any
 
 import datafusion
 import pyarrow as pa
 
 from ..udfs.error_bridge import ErrorBridge, TranslatingDataFrame
+from .session_catalog import RESERVED_PREFIX
+
+
+def detached_frame(ctx: datafusion.SessionContext, table: pa.Table) -> datafusion.DataFrame:
+    """``table`` as a DataFrame of ``ctx`` that leaves no table in it. DataFusion's
+    ``from_arrow`` registers the rows under a name, kept until deregistered: every SET,
+    EXPLAIN or ``score_explain()`` statement left one in the user's session (in ``SHOW
+    TABLES``, its rows never freed). The frame keeps its rows once the name is gone."""
+    name = f"{RESERVED_PREFIX}result_{uuid.uuid4().hex}"
+    frame = ctx.from_arrow(table, name=name)
+    ctx.deregister_table(name)
+    return frame
 
 
 class ResultFrame(TranslatingDataFrame):
@@ -33,7 +46,7 @@ class ResultFrame(TranslatingDataFrame):
     def df(self) -> Any:
         """DataFusion's frame of the rows (what every inherited method runs on)."""
         if self._df is None:
-            self._df = self._ctx.from_arrow(self._table).df
+            self._df = detached_frame(self._ctx, self._table).df
         return self._df
 
     def to_arrow_table(self) -> pa.Table:
