@@ -260,16 +260,14 @@ class SourceFiles:
         self._readers = readers
         self._store = store
 
-    def _reader(self, frag_id: str) -> tuple[PageReader, FragmentMeta]:
+    def _path(self, frag_id: str) -> tuple[Path, FragmentMeta]:
+        """A file's path, and what the listing found it to be."""
         frag = self._fragments[frag_id]
-        return self._readers.reader(self._root / (frag.file or ""), frag), frag
+        return self._root / (frag.file or ""), frag
 
-    def _csv_path(self, frag_id: str) -> tuple[Path, FragmentMeta]:
-        """A CSV file's path, once it is checked to be what the listing found."""
-        frag = self._fragments[frag_id]
-        path = self._root / (frag.file or "")
-        self._readers.check(path, frag)
-        return path, frag
+    def _reader(self, frag_id: str) -> tuple[PageReader, FragmentMeta]:
+        path, frag = self._path(frag_id)
+        return self._readers.reader(path, frag), frag
 
     def iter_fragment(
         self, frag_id: str, columns: list[str], batch_rows: int, local_range: tuple[int, int] | None = None
@@ -287,14 +285,15 @@ class SourceFiles:
             return
         lo, hi = local_range if local_range is not None else (0, frag.rows - 1)
         if not names:  # (ids alone: nothing to read, once the file is still the one listed)
-            self._readers.check(self._root / (frag.file or ""), frag)
+            self._readers.check(*self._path(frag_id))
             for start in range(lo, hi + 1, batch_rows):
                 ids = np.arange(frag.row_lo + start, frag.row_lo + min(start + batch_rows, hi + 1), dtype=np.int64)
                 yield pa.RecordBatch.from_arrays([pa.array(ids)], schema=pa.schema([_ROWID_FIELD]))
             return
         csv = self._meta.csv
         if csv is not None:  # (no index to seek by: from the first row until past hi)
-            path, _ = self._csv_path(frag_id)
+            path, _ = self._path(frag_id)
+            self._readers.check(path, frag)
             batches, position = iter_columns(path, files_schema(self._meta), csv, names, batch_rows, hi + 1), 0
         elif (reader := self._reader(frag_id)[0]).readable(names):
             batches, position = reader.scan(names, batch_rows, lo, hi), lo
@@ -339,18 +338,15 @@ class SourceFiles:
         if column in self._meta.partitions:
             return Counter()
         copied = self._copied(parts) if column in self._stored else 0
-        if self._meta.csv is not None:  # (each file parsed whole)
-            units = Counter({"CSV files parsed whole": len(parts) - copied})
-            if copied:
-                copies = self._store.fetch_units(self._in_copies(parts[:copied]), column)
-                units.update({f"{unit} of stored copies": n for unit, n in copies.items()})
-            return +units
         units: Counter[str] = Counter()
         if copied:
             copies = self._in_copies(parts[:copied])
             units.update({f"{unit} of stored copies": n for unit, n in self._store.fetch_units(copies, column).items()})
-        files = fetch_units([(self._reader(f)[0], rows) for f, rows in parts[copied:]], column)
-        units.update({f"{unit} of source files": n for unit, n in files.items()})
+        if self._meta.csv is not None:  # (each file parsed whole)
+            units.update(+Counter({"CSV files parsed whole": len(parts) - copied}))
+        else:
+            files = fetch_units([(self._reader(f)[0], rows) for f, rows in parts[copied:]], column)
+            units.update({f"{unit} of source files": n for unit, n in files.items()})
         return units
 
     def _copied(self, parts: list[tuple[str, np.ndarray]]) -> int:
@@ -381,8 +377,8 @@ class SourceFiles:
             return take_rows([(self._reader(frag_id)[0], rows) for frag_id, rows in parts], columns)
         schema = files_schema(self._meta)
         return pa.concat_tables(
-            [self._readers.csv_columns(self._root / (self._fragments[frag_id].file or ""), self._fragments[frag_id],
-                                       schema, csv, columns).take(pa.array(rows)) for frag_id, rows in parts]
+            [self._readers.csv_columns(*self._path(frag_id), schema, csv, columns).take(pa.array(rows))
+             for frag_id, rows in parts]
             or [schema.empty_table().select(columns)]
         )
 
