@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import re
-import time
 from pathlib import Path
 
 import pyarrow as pa
@@ -15,7 +14,6 @@ from datafusion_fts.cli import main
 from datafusion_fts.cli.demo import SHOWCASE
 from datafusion_fts.demo_corpus import DOCSTRING_SCHEMA
 
-DEMO_BUDGET_S = 60.0
 SCORE = re.compile(r"\s\d+\.\d{4}\s")
 
 
@@ -39,11 +37,8 @@ def kept_db(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 def test_demo_prints_every_result_table_and_cleans_up() -> None:
-    start = time.perf_counter()
     result = invoke("demo")
-    elapsed = time.perf_counter() - start
     assert result.exit_code == 0, result.output
-    assert elapsed < DEMO_BUDGET_S, f"demo took {elapsed:.1f} s"
     out = result.output
     for case in SHOWCASE:
         assert re.search(re.escape(case.query) + r"  ·  \d+\.\d ms", out), case.query

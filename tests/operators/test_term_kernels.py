@@ -7,7 +7,6 @@ match."""
 
 from __future__ import annotations
 
-import time
 
 import numpy as np
 import pyarrow as pa
@@ -298,14 +297,25 @@ def test_other_shapes_go_to_the_general_evaluator(query):
     assert "postings_total" not in search.metrics.values
 
 
-def test_an_or_of_ten_thousand_terms_answers_at_once():
-    """Issue 19: an OR of 10,000 terms took ~10 s. Over 30,000 rows it takes 0.24 s
-    accumulated, 5.8 s by MaxScore, on the development machine (the bound is for slow ones)."""
+def test_an_or_of_ten_thousand_terms_is_accumulated(monkeypatch):
+    """Issue 19: an OR of 10,000 terms took ~30 s by MaxScore, which keeps every term's
+    cursor in step at each candidate row; accumulated it reads each posting once (0.04 s
+    over 30,000 rows on the development machine). Which kernel runs is counted, not timed."""
     ids = np.random.default_rng(1).integers(0, 20_000, size=(30_000, 8))
     t = fts.connect().create_table("docs", pa.table({"body": [" ".join(f"w{x}" for x in row) for row in ids]}))
     t.create_index("body")
-    t.search(" OR ".join(f"w{i}" for i in range(ACCUMULATE_SLOTS)), limit=10)  # (compiled before the clock starts)
+    calls = {"accumulated": 0, "maxscore": 0}
+
+    def counted(kind, kernel):
+        def call(*args):
+            calls[kind] += 1
+            return kernel(*args)
+        return call
+
+    monkeypatch.setattr(term_topk, "accumulated_or_topk", counted("accumulated", term_topk.accumulated_or_topk))
+    monkeypatch.setattr(term_topk, "pruned_or_topk", counted("maxscore", term_topk.pruned_or_topk))
     query = " OR ".join(f"w{i}" for i in range(10_000))
-    start = time.perf_counter()
+    metrics = search_metrics(t, query)
+    assert calls == {"accumulated": 1, "maxscore": 0}
+    assert metrics["postings_total"] == metrics["postings_scored"] == sum(len({x for x in row if x < 10_000}) for row in ids)
     assert t.search(query, limit=10, columns=[]).num_rows == 10
-    assert time.perf_counter() - start < 3.0
