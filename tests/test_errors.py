@@ -80,22 +80,16 @@ CASES: list[tuple[str, Call, type[FtsError], tuple[str, ...]]] = [
         ("name",),
     ),
     (
-        "table name with space",
-        lambda db: db.create_table("my docs", pa.table({"a": [1]})),
-        InvalidArgument,
-        ("name", "my docs"),
-    ),
-    (
         "table name not a string",
         lambda db: db.create_table(7, pa.table({"a": [1]})),
         InvalidArgument,
         ("name",),
     ),
     (
-        "table name with semicolon",
-        lambda db: db.create_table("d;drop", pa.table({"a": [1]})),
+        "table name with a control character",
+        lambda db: db.create_table("d\nrop", pa.table({"a": [1]})),
         InvalidArgument,
-        ("d;drop",),
+        ("control characters",),
     ),
     ("create without data", lambda db: db.create_table("new"), InvalidArgument, ("data",)),
     (
@@ -387,7 +381,7 @@ CASES: list[tuple[str, Call, type[FtsError], tuple[str, ...]]] = [
      ("max_expansions",)),
     ("SQL nested too deeply",
      lambda db: db.sql("SELECT _rowid FROM docs WHERE " + "(" * 3000 + "MATCH(body, 'a')" + ")" * 3000),
-     SqlError, ("nests too deeply",)),
+     SqlError, ("nests more than 1,000 levels deep",)),
     ("lone surrogate in a query string", lambda db: db.table("docs").search("alpha \udc80"), QuerySyntaxError,
      ("surrogate", "1:7")),
     ("lone surrogate in SQL", lambda db: db.sql("SELECT _rowid FROM docs WHERE MATCH(body, '\udc80')"), SqlError,
@@ -414,13 +408,13 @@ CASES: list[tuple[str, Call, type[FtsError], tuple[str, ...]]] = [
      InvalidArgument, ("got 5",)),
     ("function name past 128 characters", lambda db: db.sql("SELECT id, " + "f" * 129 + "(1) FROM docs"), SqlError,
      ("no function has a name longer than 128 characters", "1:12")),
-    ("INSERT without rows", lambda db: db.sql("INSERT INTO docs"), InvalidArgument, ("needs VALUES or a query",)),
+    ("INSERT without rows", lambda db: db.sql("INSERT INTO docs"), EngineError, ("Expected: SELECT, VALUES, or a subquery",)),
     ("CREATE TABLE with a NUL in a column name", lambda db: db.sql('CREATE TABLE t2 (id BIGINT, "a\x00b" VARCHAR)'),
      InvalidArgument, ("without NUL",)),
     ("create_table with a NUL in a column name", lambda db: db.create_table("t2", pa.table({"a\x00b": [1]})),
      InvalidArgument, ("without NUL",)),
     ("CREATE TABLE AS with a NUL in a column name", lambda db: db.sql('CREATE TABLE t3 AS SELECT 1 AS "a\x00b"'),
-     EngineError, ("cannot be handed over",)),
+     InvalidArgument, ("without NUL",)),
     ("an unknown column beside a search's", lambda db: db.sql("SELECT nope, * FROM docs WHERE MATCH(body, 'alpha')").to_arrow_table(),
      EngineError, ("nope",)),
     ("MATCH without a column", lambda db: db.sql("SELECT _rowid FROM docs WHERE MATCH(, 'alpha')"), SqlError,
@@ -523,7 +517,7 @@ def test_failed_call_does_not_disturb_later_ones(db):
 
 
 def test_delete_takes_a_match_predicate(db):
-    assert db.sql("DELETE FROM docs WHERE MATCH(body, 'gamma') AND id > 2").to_pylist() == [{"status": "deleted 1 rows"}]
+    assert db.sql("DELETE FROM docs WHERE MATCH(body, 'gamma') AND id > 2").to_pylist() == [{"count": 1}]
     assert db.sql("SELECT id FROM docs ORDER BY id").to_pylist() == [{"id": 1}, {"id": 2}]
     assert db.table("docs").delete("MATCH(body, 'alpha')") == 1
     assert db.sql("SELECT id FROM docs").to_pylist() == [{"id": 2}]

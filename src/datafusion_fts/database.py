@@ -68,7 +68,8 @@ class Database:
         self.errors = ErrorBridge()  # our errors raised inside DataFusion, for db.sql (udfs/error_bridge.py)
         # Managed tables resolve through a schema provider of ours (sql/session_catalog.py);
         # the parts their views are made of live in a session of their own.
-        views = TableViews(attach(self.ctx), self.store)
+        self.session = attach(self.ctx)
+        views = TableViews(self.session, self.store)
         in_place = InPlaceTables(self.store)
         where = "in memory" if path is None else os.fspath(path)
         self.state = TableState(self.store, self.logs, views, in_place, self.segment_sets, self.settings, where)
@@ -128,6 +129,20 @@ class Database:
         check_new_name(name)
         self.writer.create_table(name, data, schema)
         return self.table(name)
+
+    def create_sql_table(self, name: str, rows: pa.Table, declared: pa.Schema, definition: str | None,
+                         replacing: bool) -> None:
+        """The managed table SQL's CREATE TABLE made (sql/managed_dml.py): DataFusion's rows
+        and schema, and the column definitions it was given; replacing one of that name."""
+        check_new_name(name)
+        self.writer.create_table(name, rows, declared=declared, definition=definition, replacing=replacing)
+
+    def table_meta(self, name: str) -> TableMeta:
+        """The committed definition of table ``name``."""
+        meta = self.manifest.tables.get(name)
+        if meta is None:
+            raise CatalogError(f"no table named {name!r}; tables: {self.table_names()}")
+        return meta
 
     def drop_table(self, name: str) -> None:
         self.writer.drop_table(name)
@@ -206,7 +221,7 @@ def check_new_name(name: str) -> None:
     """A name a new table may take (see ``storage/manifest.py`` ``TABLE_NAME``), not one of
     the engine's own on the session (``sql/session_catalog.py`` ``RESERVED_PREFIX``)."""
     if not valid_table_name(name):
-        raise InvalidArgument(f"table name must be an identifier of at most {MAX_NAME_CHARS} characters, got {name!r}")
+        raise InvalidArgument(f"table name must be 1 to {MAX_NAME_CHARS} characters without control characters, got {name!r}")
     if name.lower().startswith(RESERVED_PREFIX):
         raise InvalidArgument(f"table name {name!r} starts with {RESERVED_PREFIX!r}, which names the engine's own tables")
 

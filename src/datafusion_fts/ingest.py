@@ -57,6 +57,32 @@ def check_new_schema(schema: pa.Schema) -> pa.Schema:
     return pa.schema([pa.field(f.name, f.type, True) for f in schema])
 
 
+def stored_type(t: pa.DataType) -> pa.DataType:
+    """The type a column SQL declared as ``t`` is stored as: a view type as its plain form
+    (Parquet has no view types; DataFusion reads the plain ones back as the views)."""
+    if pa.types.is_string_view(t):
+        return pa.string()
+    if pa.types.is_binary_view(t):
+        return pa.binary()
+    if pa.types.is_list_view(t) or pa.types.is_list(t):
+        return pa.list_(t.value_field.with_type(stored_type(t.value_type)))
+    if pa.types.is_large_list_view(t) or pa.types.is_large_list(t):
+        return pa.large_list(t.value_field.with_type(stored_type(t.value_type)))
+    if pa.types.is_fixed_size_list(t):
+        return pa.list_(t.value_field.with_type(stored_type(t.value_type)), t.list_size)
+    if pa.types.is_struct(t):
+        return pa.struct([t.field(i).with_type(stored_type(t.field(i).type)) for i in range(t.num_fields)])
+    if pa.types.is_map(t):
+        return pa.map_(t.key_field.with_type(stored_type(t.key_type)), t.item_field.with_type(stored_type(t.item_type)),
+                       t.keys_sorted)
+    return t
+
+
+def stored_schema(declared: pa.Schema) -> pa.Schema:
+    """The stored schema of a table whose columns SQL declared as ``declared``."""
+    return check_new_schema(pa.schema([pa.field(f.name, stored_type(f.type)) for f in declared]))
+
+
 def conform(batches: Iterator[pa.RecordBatch], source: pa.Schema, target: pa.Schema) -> Iterator[pa.RecordBatch]:
     """Batches of ``source`` cast to ``target`` (same column names, any order)."""
     if set(source.names) != set(target.names):

@@ -132,26 +132,16 @@ class Table:
                 found = self.db.sql(f'SELECT "{ROWID}" FROM "{self.name}" WHERE {predicate}').to_arrow_table()
             except EngineError as exc:
                 raise InvalidArgument(f"bad DELETE predicate {predicate!r}: {exc}") from None
-            ids = np.unique(found.column(0).to_numpy())
-            if not len(ids):
-                return 0
-            self.flush()  # deletion vectors belong to fragments, fresh rows included
-            snap = self.snapshot()
-            manifest = self.db.manifest
-            fragments = []
-            for frag in snap.meta.fragments:
-                mine = ids[(ids >= frag.row_lo) & (ids <= frag.row_hi)]
-                if not len(mine):
-                    fragments.append(frag)
-                    continue
-                if frag.deletes:
-                    mine = np.union1d(self.db.store.read_deletes(frag.deletes, frag.deletes_crc), mine)
-                dv_id, manifest = manifest.file_id("dv")
-                crc = self.db.store.write_deletes(dv_id, mine)
-                fragments.append(replace(frag, deletes=dv_id, deleted=len(mine), deletes_crc=crc))
-            meta = replace(manifest.tables[self.name], fragments=tuple(fragments))
-            self.db.writer.commit(manifest.with_table(meta))
-        return len(ids)
+            return self.delete_rows(np.unique(found.column(0).to_numpy()))
+
+    def delete_rows(self, ids: np.ndarray) -> int:
+        """Delete the live rows ``ids`` (ascending, distinct) in one commit; returns how many."""
+        return self.db.writer.delete_rows(self.name, ids)
+
+    def replace_rows(self, ids: np.ndarray, data: Any) -> None:
+        """Replace the live rows ``ids`` by ``data`` (their new versions, given new row ids
+        after every other row) in one commit: an UPDATE."""
+        self.db.writer.replace_rows(self.name, ids, data)
 
     # -- indexes ------------------------------------------------------------------------
     def index_meta(self, column: str, options: dict[str, Any], existing: IndexMeta | None) -> IndexMeta:

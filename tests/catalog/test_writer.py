@@ -76,7 +76,7 @@ def test_a_flush_moves_the_fresh_rows_into_the_manifest_in_one_step(tmp_path: Pa
 
 def test_a_new_name_is_checked_before_anything_is_written(tmp_path: Path) -> None:
     db = fts.connect(tmp_path / "db")
-    for name in ("__fts_mine", "no spaces", "x" * 129):
+    for name in ("__fts_mine", "a\tcontrol character", "x" * 129, ""):
         with pytest.raises(InvalidArgument):
             db.create_table(name, rows("alpha"))
     assert db.table_names() == [] and files(tmp_path / "db") == []

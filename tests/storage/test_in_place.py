@@ -196,10 +196,11 @@ def test_sql_indexes_a_parquet_directory_registered_on_the_session(tmp_path, par
     assert [r["id"] for r in db.sql(prefiltered).to_pylist()] == [1]
     plan = db.sql("EXPLAIN " + prefiltered).to_pydict()["plan"][0]
     assert "prefilter=[" in plan
-    # Plain DataFusion SQL on the session sees the table with its row ids.
-    assert ctx.sql("SELECT _rowid, id FROM docs ORDER BY _rowid").to_pylist() == [
+    # SQL sees the table's row ids by name; plain DataFusion on the session sees its columns.
+    assert db.sql("SELECT _rowid, id FROM docs ORDER BY _rowid").to_pylist() == [
         {"_rowid": i, "id": i + 1} for i in range(5)
     ]
+    assert ctx.sql("SELECT * FROM docs ORDER BY id").to_pylist()[0] == {"id": 1, "title": "a", "body": "alpha beta"}
     # A file added is found by the next query, and EXPLAIN says it is the unindexed tail.
     pq.write_table(pa.table({"id": [6], "title": ["f"], "body": ["alpha omega"]}), parquet_dir / "c.parquet")
     assert [r["id"] for r in db.sql(sql).to_pylist()] == [4, 1, 6]

@@ -21,7 +21,7 @@ from ..index.builder import merge_segments
 from ..index.fresh_logs import FreshLogs
 from ..index.fresh_runs import append_run, build_run, fresh_batches, move_run
 from ..index.segment import Segment
-from ..ingest import check_new_schema, conform, open_batches
+from ..ingest import check_new_schema, conform, open_batches, stored_schema
 from ..planner.segment_sets import SegmentSets
 from ..settings import Settings
 from ..storage import append_rows
@@ -110,24 +110,35 @@ class Writer:
             self._collect_garbage(manifest)
 
     # -- managed tables -----------------------------------------------------------------
-    def create_table(self, name: str, data: Any = None, schema: pa.Schema | None = None) -> None:
+    def create_table(
+        self, name: str, data: Any = None, schema: pa.Schema | None = None, declared: pa.Schema | None = None,
+        definition: str | None = None, replacing: bool = False,
+    ) -> None:
         """A new managed table from ``data`` (rows get ``_rowid`` 0, 1, 2, ...), under a
-        name the caller checked."""
+        name the caller checked. SQL's CREATE TABLE gives the schema DataFusion made
+        (``declared``: stored without view types) and its column definitions; with
+        ``replacing`` it replaces a table of that name in the same commit."""
         with self.writing():
-            if name in self.state.manifest.tables:
+            if name in self.state.manifest.tables and not replacing:
                 raise CatalogError(f"table {name!r} already exists")
             if data is None:
-                if schema is None:
+                if schema is None and declared is None:
                     raise InvalidArgument("create_table needs data or a schema")
-                source_schema, batches = schema, iter(())
+                source_schema, batches = schema or declared, iter(())
             else:
                 source_schema, batches = open_batches(data)
-            new_schema = check_new_schema(schema if schema is not None else source_schema)
-            meta = TableMeta(name=name, schema=new_schema)
+            if declared is not None:
+                new_schema = stored_schema(declared)
+                declared = declared if declared != new_schema else None
+            else:
+                new_schema = check_new_schema(schema if schema is not None else source_schema)
+            meta = TableMeta(name=name, schema=new_schema, declared=declared, definition=definition)
             manifest = self.state.manifest.with_table(meta)
             manifest, meta = self.append(manifest, meta, source_schema, batches)
+            if replacing:  # (the replaced table's fresh rows go with it)
+                self.logs.drop(name)
             self.logs.empty_stale(name)
-            self.commit(manifest)
+            self.commit(manifest, flushed=name if replacing else None)
 
     def drop_table(self, name: str) -> None:
         with self.writing():
@@ -147,6 +158,58 @@ class Writer:
         except BaseException:
             self.discard_uncommitted()  # nothing was committed: remove what this call wrote
             raise
+
+    def delete_rows(self, name: str, ids: np.ndarray) -> int:
+        """Mark the live rows ``ids`` (ascending, distinct) deleted in one commit; how many.
+        Rows are marked in per-fragment deletion vectors (fragments and index segments are
+        immutable): the fresh rows are flushed first, for vectors belong to fragments."""
+        if not len(ids):
+            return 0
+        self.refuse_writes(name)
+        with self.writing():
+            self.flush(name)
+            manifest = self._deleted(self.state.manifest, self.state.manifest.tables[name], ids)
+            self.commit(manifest)
+        return len(ids)
+
+    def replace_rows(self, name: str, ids: np.ndarray, data: Any) -> None:
+        """Delete the live rows ``ids`` and add ``data`` (their new versions, row ids after
+        every other row, indexed as an insert indexes rows) in one commit: all of an UPDATE
+        or nothing."""
+        self.refuse_writes(name)
+        with self.writing():
+            self.flush(name)
+            meta = self.state.snapshot(name).meta
+            source_schema, batches = open_batches(data)
+            table = pa.Table.from_batches([b for b in conform(batches, source_schema, meta.schema)], meta.schema)
+            if not table.num_rows:
+                self.delete_rows(name, np.unique(ids))
+                return
+            table = table.combine_chunks()
+            file_schema = pa.schema([pa.field(ROWID, pa.int64(), False), *meta.schema])
+            columns = [c.chunk(0) for c in table.columns]
+            batch = pa.RecordBatch.from_arrays([pa.array(np.arange(table.num_rows, dtype=np.int64)), *columns],
+                                               schema=file_schema)
+            tally: Counter[str] = Counter()
+            run = move_run(build_run(batch, meta.indexes, self.logs.new_id, tally), meta.next_rowid)
+            self._commit_runs(name, [run], np.unique(ids))
+            self.counters.update(tally)
+
+    def _deleted(self, manifest: Manifest, meta: TableMeta, ids: np.ndarray) -> Manifest:
+        """``manifest`` with the rows ``ids`` of ``meta`` marked in new deletion vectors
+        (written, not committed)."""
+        fragments = []
+        for frag in meta.fragments:
+            mine = ids[(ids >= frag.row_lo) & (ids <= frag.row_hi)]
+            if not len(mine):
+                fragments.append(frag)
+                continue
+            if frag.deletes:
+                mine = np.union1d(self.store.read_deletes(frag.deletes, frag.deletes_crc), mine)
+            dv_id, manifest = manifest.file_id("dv")
+            crc = self.store.write_deletes(dv_id, mine)
+            fragments.append(replace(frag, deletes=dv_id, deleted=len(mine), deletes_crc=crc))
+        return manifest.with_table(replace(meta, fragments=tuple(fragments)))
 
     # -- the fresh tier -----------------------------------------------------------------
     def append_fresh(self, name: str, data: Any) -> int:
@@ -199,27 +262,35 @@ class Writer:
             runs = self.state.runs(name)
             if not runs:
                 return
-            meta = self.state.snapshot(name).meta
-            rows = pa.Table.from_batches(fresh_batches(runs)).drop_columns([ROWID])
-            manifest, new_meta = self.append(self.state.manifest, meta, rows.schema, iter(rows.to_batches()))
-            assert new_meta.next_rowid == runs[-1].batches[-1].column(0)[-1].as_py() + 1
-            persisted: dict[str, Segment] = {}
-            try:
-                for column, index in meta.indexes.items():
-                    seg_id, manifest = manifest.file_id("seg")
-                    parts = [r.segments[column] for r in runs]
-                    seg = merge_segments(seg_id, parts) if len(parts) > 1 else replace(
-                        parts[0], meta=replace(parts[0].meta, id=seg_id)
-                    )
-                    seg = seg.written(self.store.write_segment(seg_id, seg.to_arrays()))
-                    persisted[seg_id] = seg
-                    new_meta = new_meta.with_index(replace(index, segments=index.segments + (seg.meta,)))
-            except BaseException:
-                self.discard_uncommitted()
-                raise
-            self.commit(manifest.with_table(new_meta), flushed=name)
-            self.segment_sets.add(persisted)  # (the segments just written are in memory already)
+            self._commit_runs(name, runs)
             self.logs.empty(name)
+
+    def _commit_runs(self, name: str, runs: Any, deleted: np.ndarray | None = None) -> None:
+        """Commit ``runs`` (rows with their ids and in-memory segments) as a fragment and
+        index segments of the table, with the rows ``deleted`` marked, in one commit."""
+        meta = self.state.snapshot(name).meta
+        rows = pa.Table.from_batches(fresh_batches(runs)).drop_columns([ROWID])
+        manifest, new_meta = self.append(self.state.manifest, meta, rows.schema, iter(rows.to_batches()))
+        assert new_meta.next_rowid == runs[-1].batches[-1].column(0)[-1].as_py() + 1
+        persisted: dict[str, Segment] = {}
+        try:
+            for column, index in meta.indexes.items():
+                seg_id, manifest = manifest.file_id("seg")
+                parts = [r.segments[column] for r in runs]
+                seg = merge_segments(seg_id, parts) if len(parts) > 1 else replace(
+                    parts[0], meta=replace(parts[0].meta, id=seg_id)
+                )
+                seg = seg.written(self.store.write_segment(seg_id, seg.to_arrays()))
+                persisted[seg_id] = seg
+                new_meta = new_meta.with_index(replace(index, segments=index.segments + (seg.meta,)))
+            manifest = manifest.with_table(new_meta)
+            if deleted is not None:
+                manifest = self._deleted(manifest, new_meta, deleted)
+        except BaseException:
+            self.discard_uncommitted()
+            raise
+        self.commit(manifest, flushed=name)
+        self.segment_sets.add(persisted)  # (the segments just written are in memory already)
 
     # -- tables indexed in place (storage/in_place.py) ----------------------------------
     def index_in_place(self, meta: TableMeta) -> None:

@@ -13,6 +13,7 @@ from pathlib import Path
 from rich.console import Console
 
 from ..errors import StorageError
+from ..storage.manifest import log_file_name
 from ..storage.store import DirectoryStore
 from ..storage.wal import Salvaged, WriteAheadLog
 from .common import open_database
@@ -44,6 +45,6 @@ def salvage_logs(db_path: Path) -> dict[str, Salvaged | None]:
             raise StorageError(f"database {db_path} is being written by another Database: close it first")
         manifest = store.load_manifest()
         return {
-            name: WriteAheadLog(db_path / "wal" / f"{name}.log").salvage(meta.next_rowid)
+            name: WriteAheadLog(db_path / "wal" / log_file_name(name)).salvage(meta.next_rowid)
             for name, meta in manifest.tables.items()
         }

@@ -14,7 +14,7 @@ from typing import Mapping
 import pyarrow as pa
 
 from ..errors import StorageError
-from ..storage.manifest import IndexMeta, TableMeta
+from ..storage.manifest import IndexMeta, TableMeta, log_file_name
 from ..storage.wal import Replay, WriteAheadLog
 from .fresh_runs import FreshRun, NewId, append_run, build_run, concat_batches
 
@@ -60,7 +60,7 @@ class FreshLogs:
         log = self._logs.get(name)
         if log is None:
             self.directory.mkdir(exist_ok=True)
-            log = self._logs[name] = WriteAheadLog(self.directory / f"{name}.log")
+            log = self._logs[name] = WriteAheadLog(self.directory / log_file_name(name))
         return log
 
     def empty(self, name: str) -> None:

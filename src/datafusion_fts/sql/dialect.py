@@ -13,6 +13,7 @@ Added syntax, each parsed into its own expression node (no string surgery on SQL
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 import sqlglot
@@ -165,6 +166,23 @@ def _offset(sql: str, line: int, column: int) -> int:
     lines = sql.split("\n")
     line = max(1, min(line, len(lines)))
     return sum(len(l) + 1 for l in lines[: line - 1]) + max(0, column - 1)
+
+
+# DataFusion's parser and tokenizer errors, and where they say they are (if they do).
+_ENGINE_SYNTAX = re.compile(r'^SQL error: (?:ParserError|TokenizerError)\("(.*?)(?: at Line: (\d+), Column: (\d+))?"\)$', re.S)
+
+
+def engine_syntax_error(sql: str, message: str, start: int = 0) -> SqlError | None:
+    """DataFusion's refusal to parse ``sql`` (its error ``message``) as a :class:`SqlError`
+    pointing where DataFusion says, or at the end of the statement for an unexpected end;
+    None for any other error. ``start``: where the statement begins in ``sql``."""
+    found = _ENGINE_SYNTAX.match(message)
+    if found is None:
+        return None
+    text, line, column = found.groups()
+    statement = sql[start:]
+    at = _offset(statement, int(line), int(column)) if line else len(statement.rstrip())
+    return SqlError(text, sql, start + at)
 
 
 def parse_sql(sql: str) -> list[exp.Expression]:

@@ -15,8 +15,7 @@ from sqlglot import exp
 from sqlglot.tokens import TokenType
 
 from ..analysis import AnalyzerConfig
-from ..errors import CatalogError, InvalidArgument, PlanError, SqlError
-from ..ingest import check_new_schema
+from ..errors import CatalogError, EngineError, InvalidArgument, SqlError
 from ..operators.base import SEARCH_SCHEMA
 from ..operators.explain import explain_search
 from ..planner.search_request import SearchRequest
@@ -25,10 +24,13 @@ from ..planner.run_search import run_search
 from ..storage.foreign import ForeignTable
 from ..storage.manifest import MAX_NAME_CHARS
 from ..udfs.error_bridge import ErrorBridge
+from .classify import Kind, classify, is_search, refusal, split, tokenize
+from .managed_dml import HANDLERS, DmlHost, drop
+from .dialect import engine_syntax_error
 from .dialect import CreateFulltextIndex, Explain, Fts, FtsMatch, FtsScore, FtsScoreExplain, Optimize, identifier, parse_sql
-from .lower_select import Lowered, expand_stars, lower_statement, node_start, parse_match
+from .lower_select import Lowered, expand_stars, lower_statement, node_start, parse_match, read_rows, rows_edits, spliced
 from .result_frame import ResultFrame, detached_frame
-from .session_catalog import RESERVED_PREFIX
+from .session_catalog import RESERVED_PREFIX, quote, rows_name
 from .statement_cache import Shape, StatementCache, Template, direct, shape_of, slot_leaf
 from .text_functions import rewrite_text_functions
 from ..settings import Settings
@@ -64,7 +66,7 @@ class SqlTable(Protocol):
     ) -> Any: ...
 
 
-class SqlHost(Protocol):
+class SqlHost(DmlHost, Protocol):
     """What SQL needs of a database (:class:`..database.Database`): its session, its
     managed tables and settings, and the cache of statement shapes."""
 
@@ -81,10 +83,6 @@ class SqlHost(Protocol):
 
     @property
     def manifest(self) -> Manifest: ...
-
-    def create_table(self, name: str, data: Any = None, schema: pa.Schema | None = None) -> SqlTable: ...
-
-    def drop_table(self, name: str) -> None: ...
 
     def index_in_place(self, name: str, source: Any = None, store: Any = None) -> SqlTable: ...
 
@@ -146,6 +144,12 @@ def _statement_texts(sql: str, count: int) -> list[str]:
     return texts
 
 
+def generated(statement: exp.Expression) -> str:
+    """The SQL of a statement lowering rewrote: the functions named as the user wrote them
+    (DataFusion finds a table function by its exact name)."""
+    return statement.sql(dialect="postgres", normalize_functions=False)
+
+
 def _literal(node: exp.Expression) -> Any:
     if isinstance(node, exp.Boolean):
         return node.this
@@ -192,18 +196,51 @@ class SqlSession:
             raise SqlError("the statement nests too deeply to be parsed", text, 0, len(text)) from None
 
     def _statements(self, text: str) -> datafusion.DataFrame:
-        self._text = text  # error positions point into the whole text
+        """Each statement of ``text`` by its kind (sql/classify.py): DataFusion's as written."""
+        result = None
+        for part in split(text):
+            tables = self.db.manifest.tables  # (as the statements before this one left them)
+            part = classify(part, tables.__contains__)
+            refused = refusal(part)
+            if refused is not None:
+                raise SqlError(refused[0], text, part.start + refused[1])
+            if part.kind is Kind.DATAFUSION:  # (not ours: as written)
+                self.db.list_sources(part.text)
+                try:
+                    result = self.db.errors.call(self.ctx.sql, part.text)
+                except EngineError as err:
+                    located = engine_syntax_error(text, str(err), part.start)
+                    if located is None:
+                        raise
+                    raise located from err
+            elif part.kind in HANDLERS:
+                result = self.db.errors.call(HANDLERS[part.kind], self.db, part, self._run)
+            elif part.kind is Kind.DROP:
+                result = drop(self.db, part)
+            else:
+                result = self._ours(part.text)
+        if result is None:
+            raise SqlError("no statement to run", text, 0)
+        return self.db.errors.translating(result)
+
+    def _run(self, text: str) -> datafusion.DataFrame:
+        """The query of a write (sql/managed_dml.py): its searches lowered, else as written."""
+        if is_search(tokenize(text), self.db.manifest.tables.__contains__):
+            return self._ours(text)
+        self.db.list_sources(text)
+        return self.ctx.sql(text)
+
+    def _ours(self, text: str) -> datafusion.DataFrame:
+        self._text = text  # error positions point into the statement's text
         self._shape = shape_of(text)
         if self._shape is not None:
             template = self.db.statements.get(text, self._shape, self._schema_of)
             if template is not None:  # a search of a known shape: no parsing, no lowering
                 if template.direct is None:  # (DataFusion reads tables too: see list_sources)
                     self.db.list_sources(text)
-                return self.db.errors.translating(self.db.errors.call(self._run_template, template, self._shape))
+                return self.db.errors.call(self._run_template, template, self._shape)
         self.db.list_sources(text)
         statements = parse_sql(text)
-        if not statements:
-            raise SqlError("no statement to run", text, 0)
         result = None
         for statement, source in zip(statements, _statement_texts(text, len(statements))):
             if isinstance(statement, exp.Semicolon):  # only a comment after the last ';'
@@ -217,15 +254,16 @@ class SqlSession:
             result = self.db.errors.call(self._execute, statement, source)
         if result is None:
             raise SqlError("no statement to run", text, 0)
-        return self.db.errors.translating(result)
+        return result
 
     # -- dispatch -------------------------------------------------------------------------
     def _execute(self, statement: exp.Expression, source: str) -> datafusion.DataFrame:
+        own_text = source == self._text  # (positions in the tree point into it)
         if statement.find(exp.Anonymous) is not None:
             self._shape = None  # (text functions rewrite the statement: not a cached shape)
             statement = statement.copy()
             if rewrite_text_functions(self._text, statement, self._schema_of, self._index_analyzer):
-                source = statement.sql(dialect=Fts)
+                source, own_text = generated(statement), False
         if isinstance(statement, Explain):
             return self._explain(statement, source)
         if isinstance(statement, Optimize):
@@ -235,52 +273,17 @@ class SqlSession:
             return self._create_index(statement)
         if isinstance(statement, exp.Set):
             return self._set(statement, source)
-        managed = self._managed_target(statement)
-        if managed is not None:
-            return managed
         if statement.find(FtsMatch, FtsScore, FtsScoreExplain) is not None:
             return self._search_query(statement, source)
+        managed = self.db.manifest.tables.__contains__
+        edits = rows_edits(statement, managed, self._schema_of) if own_text else None
+        if edits is not None:  # (the statement's own text, managed tables read with _rowid)
+            return self.ctx.sql(spliced(source, edits))
         rewritten = statement.copy()
-        if [expand_stars(s, self._schema_of) for s in rewritten.find_all(exp.Select)].count(True):
-            return self.ctx.sql(rewritten.sql(dialect="postgres"))
+        expanded = [expand_stars(s, self._schema_of) for s in rewritten.find_all(exp.Select)].count(True)
+        if read_rows(rewritten, managed) or expanded:
+            return self.ctx.sql(generated(rewritten))
         return self.ctx.sql(source)
-
-    def _managed_target(self, statement: exp.Expression) -> datafusion.DataFrame | None:
-        """DDL/DML on managed tables (or creating one); None when it is not ours (nor is
-        ``CREATE EXTERNAL TABLE``: DataFusion's table of the user's files, which
-        ``CREATE FULLTEXT INDEX`` may then index in place)."""
-        names = set(self.db.table_names())
-        if isinstance(statement, exp.Create) and statement.kind == "TABLE":
-            return None if statement.find(exp.ExternalProperty) else self._create_table(statement)
-        if isinstance(statement, exp.Insert):
-            target = statement.this.this if isinstance(statement.this, exp.Schema) else statement.this
-            if isinstance(target, exp.Table) and identifier(target) in names:
-                return self._insert(statement, identifier(target))
-        if isinstance(statement, exp.Delete) and isinstance(statement.this, exp.Table) and identifier(statement.this) in names:
-            where = statement.args.get("where")
-            if where is None:
-                raise PlanError("DELETE without WHERE would delete every row; write WHERE true to mean it")
-            count = self.db.table(identifier(statement.this)).delete(where.this.sql(dialect="postgres"))
-            return self._status(f"deleted {count} rows")
-        if isinstance(statement, exp.Drop) and statement.kind == "TABLE":
-            tables = [identifier(t) for t in statement.args.get("tables") or [] if isinstance(t, exp.Table)]
-            ours = [t for t in tables if t in names]
-            if ours:
-                if len(ours) != len(tables):
-                    raise PlanError("DROP TABLE cannot mix managed tables with other tables")
-                for name in ours:
-                    self.db.drop_table(name)
-                return self._status(f"dropped {', '.join(ours)}")
-        if isinstance(statement, (exp.Update, exp.TruncateTable)):
-            targets = [statement.this] if isinstance(statement, exp.Update) else statement.expressions
-            for t in targets:
-                if isinstance(t, exp.Table) and identifier(t) in names:
-                    verb = "UPDATE" if isinstance(statement, exp.Update) else "TRUNCATE"
-                    raise PlanError(
-                        f"{verb} is not supported on the managed table {identifier(t)!r}: "
-                        "DELETE the rows and INSERT their new versions"
-                    )
-        return None
 
     # -- statements ---------------------------------------------------------------------
     def _set(self, statement: exp.Set, source: str) -> datafusion.DataFrame:
@@ -332,89 +335,6 @@ class SqlSession:
             table.create_index(column, **options)
         return self._status(f"indexed {table.name} ({', '.join(columns)})")
 
-    def _arrow_schema(self, columns: list[exp.ColumnDef]) -> pa.Schema:
-        """Resolve SQL column types the way DataFusion does, stored without views."""
-        selects = ", ".join(
-            f"CAST(NULL AS {c.args['kind'].sql(dialect='postgres')}) AS {exp.to_identifier(c.name).sql(dialect='postgres')}"
-            for c in columns
-        )
-        schema = self.ctx.sql(f"SELECT {selects}").schema()
-        fields = []
-        for f in schema:
-            t = f.type
-            if pa.types.is_string_view(t) or pa.types.is_large_string(t):
-                t = pa.string()
-            elif pa.types.is_binary_view(t):
-                t = pa.binary()
-            fields.append(pa.field(f.name, t, True))
-        return pa.schema(fields)
-
-    def _create_table(self, statement: exp.Create) -> datafusion.DataFrame | None:
-        target = statement.this
-        table = target.this if isinstance(target, exp.Schema) else target
-        if not isinstance(table, exp.Table):
-            return None
-        name = identifier(table)
-        if statement.args.get("exists") and (name in self.db.table_names() or self.ctx.table_exist(name)):
-            return self._status(f"{name} exists")
-        if self.ctx.table_exist(name) and name not in self.db.table_names():
-            raise CatalogError(f"a DataFusion table named {name!r} already exists")
-        query = statement.expression
-        if query is not None:
-            data = self._run_query(query).to_arrow_table()
-            data = data.cast(pa.schema([pa.field(f.name, pa.string() if pa.types.is_string_view(f.type) else f.type) for f in data.schema]))
-            self.db.create_table(name, data)
-        else:
-            defs = [c for c in target.expressions if isinstance(c, exp.ColumnDef)] if isinstance(target, exp.Schema) else []
-            if not defs:
-                raise InvalidArgument("CREATE TABLE needs column definitions or AS SELECT")
-            # (names first: a name DataFusion takes, with a NUL, would not reach Arrow)
-            check_new_schema(pa.schema([pa.field(c.name, pa.null()) for c in defs]))
-            self.db.create_table(name, schema=self._arrow_schema(defs))
-        return self._status(f"created {name}")
-
-    def _run_query(self, query: exp.Expression) -> datafusion.DataFrame:
-        """The rows of a query CREATE TABLE or INSERT reads (raising our errors as ours)."""
-        sql = query.sql(dialect=Fts)
-        return self.db.errors.translating(
-            self._search_query(query, sql) if query.find(FtsMatch, FtsScore, FtsScoreExplain) else self.ctx.sql(sql))
-
-    def _insert(self, statement: exp.Insert, name: str) -> datafusion.DataFrame:
-        table = self.db.table(name)
-        schema = table.schema
-        target = statement.this
-        columns = [identifier(c) for c in target.expressions] if isinstance(target, exp.Schema) else schema.names
-        for c in columns:
-            if c not in schema.names:
-                raise CatalogError(f"table {name!r} has no column {c!r}")
-        source = statement.expression
-        if source is None:
-            raise InvalidArgument(f"INSERT INTO {name} needs VALUES or a query")
-        if isinstance(source, exp.Values):
-            aliases = ", ".join(exp.to_identifier(f"c{i}").sql() for i in range(len(columns)))
-            try:
-                data = self.ctx.sql(f"SELECT * FROM ({source.sql(dialect='postgres')}) AS v({aliases})").to_arrow_table()
-            except Exception as exc:  # DataFusion: wrong arity, bad literal, ...
-                raise InvalidArgument(f"INSERT INTO {name} VALUES for columns {columns}: {exc}") from None
-            data = data.rename_columns(columns)
-        else:
-            data = self._run_query(source).to_arrow_table()
-            if data.num_columns != len(columns):
-                raise InvalidArgument(f"INSERT has {len(columns)} target columns but the query returns {data.num_columns}")
-            data = data.rename_columns(columns)
-        full = []
-        for f in schema:
-            if f.name in columns:
-                col = data.column(f.name)
-                try:
-                    full.append(col.cast(f.type))
-                except (pa.ArrowInvalid, pa.ArrowNotImplementedError) as exc:
-                    raise InvalidArgument(f"column {f.name!r}: cannot store {col.type} as {f.type}: {exc}") from None
-            else:
-                full.append(pa.nulls(data.num_rows, f.type))
-        count = table.insert(pa.Table.from_arrays(full, schema=schema))
-        return self._status(f"inserted {count} rows")
-
     # -- searches -------------------------------------------------------------------------
     def _index_analyzer(self, table: str, column: str) -> AnalyzerConfig | None:
         """The analyzer of a managed table's index on ``column`` (None: no index)."""
@@ -426,7 +346,7 @@ class SqlSession:
         """(schema, managed) of a table SQL may search."""
         meta = self.db.manifest.tables.get(name)  # (the committed table: no listing of a source)
         if meta is not None:
-            return meta.schema, True
+            return meta.sql_schema, True
         if self.ctx.table_exist(name) and not name.startswith(RESERVED_PREFIX):
             return self.ctx.table(name).schema(), False
         return None
@@ -436,6 +356,7 @@ class SqlSession:
         lowered = lower_statement(
             self._text, statement, self._schema_of, _fresh_name, max_terms=self.db.settings.get("fts.max_query_terms")
         )
+        read_rows(statement, self.db.manifest.tables.__contains__)
         return statement, lowered
 
     def _run_search(
@@ -464,13 +385,14 @@ class SqlSession:
         include = None
         if search.prefilter:
             ids = self.ctx.sql(
-                f'SELECT "{search.alias}"._rowid FROM "{search.table}" AS "{search.alias}" WHERE {search.prefilter}'
+                f"SELECT {quote(search.alias)}._rowid FROM {quote(rows_name(search.table))} AS {quote(search.alias)} "
+                f"WHERE {search.prefilter}"
             ).to_arrow_table()
             include = ids.column(0).to_numpy()
         if search.k == 0:
             empty = SEARCH_SCHEMA.empty_table()
             if search.carries_rows:
-                fields = [table.schema.field(c) for c in search.columns]
+                fields = [self.db.table_meta(search.table).sql_schema.field(c) for c in search.columns]
                 empty = pa.schema([SEARCH_SCHEMA.field(0), *fields, SEARCH_SCHEMA.field(1)]).empty_table()
             return empty, None, None
         plan = request = None
@@ -483,11 +405,11 @@ class SqlSession:
         if search.carries_rows:
             if not in_order:  # (no reordering copy of the fetched rows)
                 result = result.take(pa.array(np.argsort(result.column(0).to_numpy(), kind="stable")))
-            fields = [snap.schema.field(c) for c in search.columns]
+            fields = [snap.meta.sql_schema.field(c) for c in search.columns]  # (as SQL declared them)
             values = snap.take(result.column(0).to_numpy(), list(search.columns))
             rows = pa.table({"_rowid": result.column(0)})
             for field in fields:
-                rows = rows.append_column(field, values.column(field.name))
+                rows = rows.append_column(field, values.column(field.name).cast(field.type))
             result = rows.append_column("_score", result.column(1))
         return result, plan, request
 
@@ -502,7 +424,7 @@ class SqlSession:
             self.db.statements.put(self._shape, template)
             return self._run_template(template, self._shape)
         rewritten, lowered = self._plan(statement, source)
-        return self._run_lowered(rewritten.sql(dialect="postgres"), lowered)
+        return self._run_lowered(generated(rewritten), lowered)
 
     def _template(self, statement: exp.Expression, shape: Shape) -> Template | None:
         """The statement lowered with its MATCH leaves as slots (see
@@ -530,8 +452,9 @@ class SqlSession:
         lowered = lower_statement(
             self._text, rewritten, schema_of, _fresh_name, leaf=lambda m: slot_leaf(slot_of[id(m)])
         )
+        read_rows(rewritten, lambda name: (schema_of(name) or (None, False))[1])
         fixed = tuple((i, shape.literal(self._text, i)) for i in range(len(shape.spans)) if i not in set(slots))
-        return Template(tuple(slots), tuple(columns), fixed, tuple(seen.items()), rewritten.sql(dialect="postgres"),
+        return Template(tuple(slots), tuple(columns), fixed, tuple(seen.items()), generated(rewritten),
                         tuple(lowered), direct(rewritten, lowered))
 
     def _run_template(self, template: Template, shape: Shape) -> datafusion.DataFrame:
@@ -579,7 +502,7 @@ class SqlSession:
         inner = statement.this
         rows: dict[str, list[str]] = {"plan_type": [], "plan": []}
         if inner.find(FtsMatch, FtsScore, FtsScoreExplain) is None:
-            return self.ctx.sql(("EXPLAIN ANALYZE " if statement.args.get("analyze") else "EXPLAIN ") + inner.sql(dialect="postgres"))
+            return self.ctx.sql(("EXPLAIN ANALYZE " if statement.args.get("analyze") else "EXPLAIN ") + generated(inner))
         analyze = bool(statement.args.get("analyze"))
         rewritten, lowered = self._plan(inner, source)
         registered = []
@@ -600,7 +523,7 @@ class SqlSession:
                     searches.append(tree)
                 self._register_result(item.result_table, result)
                 registered.append(item.result_table)
-            sql = rewritten.sql(dialect="postgres")
+            sql = generated(rewritten)
             df_plan = self.ctx.sql("EXPLAIN " + sql).to_arrow_table()
             rows["plan_type"].append("logical_plan")
             rows["plan"].append("\n".join(logical))

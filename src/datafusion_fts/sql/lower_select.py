@@ -27,6 +27,7 @@ from ..query.parser import MAX_QUERY_TERMS, parse
 from ..query.tree import Boolean, Query
 from ..settings import INT64_MAX
 from .dialect import FtsMatch, FtsScore, FtsScoreExplain, identifier
+from .session_catalog import quote, rows_name
 
 SCORE = "_score"
 ROWID = "_rowid"
@@ -257,7 +258,7 @@ class _Lowering:
         expand_stars(select, self.schemas, searched=True)
         order_by_score = self._tie_break(alias)
         k = self._pushdown(order_by_score, residual_ok and join == "inner")
-        prefilter_sql = " AND ".join(p.sql(dialect="postgres") for p in prefilter) or None
+        prefilter_sql = " AND ".join(p.sql(dialect="postgres", normalize_functions=False) for p in prefilter) or None
         select.set("where", exp.Where(this=exp.and_(*kept)) if kept else None)
         # The table's columns the statement still reads once MATCH is gone.
         used = {identifier(c) for c in select.find_all(exp.Column) if c.table in (alias, "")}
@@ -373,7 +374,7 @@ class _Lowering:
             projections.append(exp.alias_(score, SCORE))
         body = (
             exp.select(*projections)
-            .from_(exp.Table(this=exp.to_identifier(identifier(table), quoted=True), alias=exp.TableAlias(this=inner)))
+            .from_(exp.Table(this=exp.to_identifier(rows_name(identifier(table)), quoted=True), alias=exp.TableAlias(this=inner)))
             .join(
                 exp.Table(this=exp.to_identifier(result_table), alias=exp.TableAlias(this=res)),
                 on=exp.column(ROWID, table=inner).eq(exp.column(ROWID, table=res)),
@@ -426,6 +427,92 @@ def expand_stars(
     if changed:
         select.set("expressions", expressions)
     return changed
+
+
+def _reads_rows(table: exp.Table, managed: Callable[[str], bool]) -> bool:
+    """Whether ``table`` is a managed table the statement reads (not the one a CREATE
+    TABLE, INSERT or DROP writes), named without a schema."""
+    parent = table.parent.parent if isinstance(table.parent, exp.Schema) else table.parent
+    if isinstance(parent, (exp.Create, exp.Insert, exp.Drop)) and table.arg_key == "this":
+        return False
+    return not table.args.get("db") and isinstance(table.this, exp.Identifier) and managed(identifier(table))
+
+
+def read_rows(statement: exp.Expression, managed: Callable[[str], bool]) -> bool:
+    """Make each managed table ``statement`` reads resolve to its rows with ``_rowid``
+    (sql/session_catalog.py ``rows_name``), under the name it was referred to by: the
+    statement may select or join on the row id, which the table's own name hides. Returns
+    whether any did."""
+    changed = False
+    for table in list(statement.find_all(exp.Table)):
+        if not _reads_rows(table, managed):
+            continue
+        name = identifier(table)
+        table.set("this", exp.to_identifier(rows_name(name), quoted=True))
+        if table.args.get("alias") is None:
+            table.set("alias", exp.TableAlias(this=exp.to_identifier(name, quoted=True)))
+        changed = True
+    return changed
+
+
+Edit = tuple[int, int, str]  # (start, end, replacement) in a statement's text
+
+
+def rows_edits(statement: exp.Expression, managed: Callable[[str], bool],
+               schemas: Callable[[str], tuple[pa.Schema, bool] | None]) -> list[Edit] | None:
+    """The edits of a statement's own text that :func:`read_rows` and :func:`expand_stars`
+    make of its tree, so the rest of the text reaches DataFusion as written (DESIGN §3.1):
+    each managed table read becomes its rows' name, each ``*`` over one its columns.
+    None when a place cannot be found in the text (the tree is then generated)."""
+    edits: list[Edit] = []
+    for table in statement.find_all(exp.Table):
+        if not _reads_rows(table, managed):
+            continue
+        name, meta = identifier(table), table.this.meta
+        if meta.get("start") is None:
+            return None
+        alias = "" if table.args.get("alias") is not None else f" AS {quote(name)}"
+        edits.append((meta["start"], meta["end"] + 1, quote(rows_name(name)) + alias))
+    for select in statement.find_all(exp.Select):
+        columns: dict[str, list[str] | None] = {}
+        for name, node in _source_names(select):
+            found = schemas(identifier(node)) if isinstance(node, exp.Table) and not node.args.get("db") else None
+            if found is not None and found[1]:
+                columns[name] = [f"{quote(name)}.{quote(c)}" for c in found[0].names]
+            else:
+                columns[name] = [f"{quote(name)}.*"] if name else None
+        if not any(found is not None and found[0] != f"{quote(name)}.*" for name, found in columns.items()
+                   if found):
+            continue  # (no managed table here)
+        for item in select.expressions:
+            star = item if isinstance(item, exp.Star) else item.this if (
+                isinstance(item, exp.Column) and isinstance(item.this, exp.Star)) else None
+            if star is None:
+                continue
+            if any(star.args.get(k) for k in ("except", "replace", "rename")) or star.meta.get("start") is None:
+                return None
+            if isinstance(item, exp.Star):
+                if any(c is None for c in columns.values()):
+                    return None
+                expansion = [c for cols in columns.values() for c in cols or ()]
+                start = star.meta["start"]
+            else:
+                qualifier = item.args.get("table")
+                if item.table not in columns or qualifier is None or qualifier.meta.get("start") is None:
+                    return None
+                expansion = columns[item.table] or []
+                start = qualifier.meta["start"]
+            edits.append((start, star.meta["end"] + 1, ", ".join(expansion)))
+    return sorted(edits)
+
+
+def spliced(text: str, edits: list[Edit]) -> str:
+    """``text`` with ``edits`` (sorted, not overlapping) made."""
+    out, at = [], 0
+    for start, end, replacement in edits:
+        out += [text[at:start], replacement]
+        at = end
+    return "".join(out) + text[at:]
 
 
 def int_literal(node: exp.Expression | None) -> int | None:

@@ -18,8 +18,10 @@ from __future__ import annotations
 import os
 import re
 import threading
+from contextlib import contextmanager
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any, Callable, Iterator
 
 import datafusion
 import pyarrow.parquet as pq
@@ -37,6 +39,28 @@ DEFAULT_SCHEMA = "public"
 RESERVED_PREFIX = "__fts_"
 
 
+def rows_name(table: str) -> str:
+    """The name under which a managed table's rows resolve with their ``_rowid``, for the
+    engine's own statements (prefilters, joins back to a search, deletes, updates): the
+    table's own name resolves to them without it (DESIGN §3.1: ``_rowid`` is hidden)."""
+    return f"{RESERVED_PREFIX}rows_{table}"
+
+
+def quote(name: str) -> str:
+    """``name`` as a quoted SQL identifier."""
+    return '"' + name.replace('"', '""') + '"'
+
+
+@dataclass
+class Recorded:
+    """What DataFusion did to the schema under the name ``name`` while one statement that
+    creates that table ran (:meth:`SessionSchema.recording`)."""
+
+    name: str
+    created: Any = None  # the table DataFusion registered (its CREATE TABLE's MemTable)
+    replaced: tuple[Any, Any] | None = None  # the managed entries it deregistered to replace
+
+
 class Names(list):
     """Names as DataFusion reads them and as its Python API hands them out. DataFusion's
     Rust side (datafusion 55) reads a provider's ``table_names`` as an attribute holding a
@@ -51,12 +75,21 @@ class Names(list):
 class SessionSchema(SchemaProvider):
     """The default schema: the user's tables, and each managed table's current version."""
 
+    @property
+    def owner_name(self) -> str:
+        """None, as DataFusion's own schemas have: it reads this attribute (for
+        information_schema.schemata's schema_owner) and takes a missing one as none; the
+        base class's method showed as "<bound method ...>", a None as 'None'."""
+        raise AttributeError("owner_name")
+
     def __init__(self, tables: dict[str, Any]) -> None:
         self._tables = dict(tables)  # the user's (and db.sql's temporary results)
         # Per managed table: its current version, and what to check before DataFusion
         # reads it (in one entry, swapped with one assignment).
         self._managed: dict[str, tuple[Any, Callable[[], None] | None]] = {}
         self._lock = threading.Lock()  # (registering checks, then adds)
+        self._recording: Recorded | None = None
+        self._creating = threading.Lock()  # (one recorded statement at a time)
 
     @property
     def table_names(self) -> "Names":
@@ -86,9 +119,53 @@ class SessionSchema(SchemaProvider):
             if self.table_exist(name):
                 raise CatalogError(f"a table named {name!r} already exists")
             self._tables[name] = table
+            if self._recording is not None and name == self._recording.name:
+                self._recording.created = table
 
     def deregister_table(self, name: str, cascade: bool = True) -> None:
-        self._tables.pop(name, None)
+        """Forget the user's table ``name``. A managed table leaves only when the statement
+        being recorded replaces it (CREATE OR REPLACE TABLE): a DROP VIEW, which DataFusion
+        would run on the view a managed table is to it, is refused."""
+        with self._lock:
+            if name not in self._managed:
+                self._tables.pop(name, None)
+                return
+            recording = self._recording
+            if recording is None or name != recording.name:
+                raise CatalogError(f"{name!r} is a table of the database: DROP TABLE {name} drops it")
+            recording.replaced = (self._managed.pop(name), self._managed.pop(rows_name(name), None))
+
+    @contextmanager
+    def recording(self, name: str) -> Iterator[Recorded]:
+        """Note what a statement creating table ``name`` registers (and the managed table it
+        replaces) while it runs; undone if the statement raises."""
+        with self._creating:
+            self._recording = recorded = Recorded(name)
+            try:
+                yield recorded
+            except BaseException:
+                self.undo(recorded)
+                raise
+            finally:
+                self._recording = None
+
+    def undo(self, recorded: Recorded) -> None:
+        """Put back what a recorded statement changed."""
+        with self._lock:
+            if recorded.created is not None and self._tables.get(recorded.name) is recorded.created:
+                del self._tables[recorded.name]
+            if recorded.replaced is not None:
+                table, rows = recorded.replaced
+                self._managed[recorded.name] = table
+                if rows is not None:
+                    self._managed[rows_name(recorded.name)] = rows
+
+    def take_created(self, recorded: Recorded) -> None:
+        """The table a recorded statement created becomes a managed one: DataFusion's own
+        leaves (its rows were read; the managed table's views take the name)."""
+        with self._lock:
+            if self._tables.get(recorded.name) is recorded.created:
+                del self._tables[recorded.name]
 
     def set_managed(self, name: str, table: Any, check: Callable[[], None] | None = None) -> None:
         """Make ``table`` what ``name`` resolves to (one assignment: no moment without it),
@@ -100,6 +177,8 @@ class SessionSchema(SchemaProvider):
 
 
 class _SessionCatalog(CatalogProvider):
+    """The default catalog: the session schema, and the others (``CREATE SCHEMA`` adds them)."""
+
     def __init__(self, schemas: dict[str, Any]) -> None:
         self._schemas = schemas
 
@@ -108,6 +187,13 @@ class _SessionCatalog(CatalogProvider):
 
     def schema(self, name: str) -> Any:
         return self._schemas.get(name)
+
+    def register_schema(self, name: str, schema: Any) -> None:
+        self._schemas[name] = schema
+
+    def deregister_schema(self, name: str, cascade: bool = True) -> Any:
+        """The schema ``DROP SCHEMA`` removes (DataFusion reads None as "no such schema")."""
+        return None if name == DEFAULT_SCHEMA else self._schemas.pop(name, None)
 
 
 def attach(ctx: datafusion.SessionContext) -> SessionSchema:

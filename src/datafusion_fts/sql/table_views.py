@@ -11,17 +11,19 @@ own Parquet reader), fresh rows and deleted ids; a table indexed in place's file
 from __future__ import annotations
 
 import functools
+import hashlib
 import os
 import threading
+from typing import Callable
 
 import datafusion
 import pyarrow as pa
 
-from ..storage.manifest import ROWID, TableMeta
+from ..storage.manifest import IDENTIFIER, ROWID, TableMeta
 from ..storage.snapshot import TableSnapshot
 from ..storage.source_files import files_schema, partition_values, source_paths
 from ..storage.store import Store
-from .session_catalog import RESERVED_PREFIX, SessionSchema
+from .session_catalog import RESERVED_PREFIX, SessionSchema, quote, rows_name
 
 
 class TableViews:
@@ -69,7 +71,7 @@ class TableViews:
         for name in (fresh_name,) if same else (*(known[1] if known else ()), deleted_name, fresh_name):
             if self._parts.table_exist(name):
                 self._parts.deregister_table(name)
-        file_schema = pa.schema([pa.field(ROWID, pa.int64(), False), *meta.schema])
+        file_schema = pa.schema([pa.field(ROWID, pa.int64(), False), *meta.sql_schema])
         if same:
             _, data_parts, has_deleted = known
         else:
@@ -79,22 +81,32 @@ class TableViews:
             if has_deleted:
                 self._parts.register_record_batches(deleted_name, [[pa.record_batch({ROWID: pa.array(deleted)})]])
             self._registered[meta.name] = (meta, data_parts, has_deleted)
-        parts = [f'SELECT * FROM "{name}"' for name in data_parts]
+        parts = [f"SELECT * FROM {quote(name)}" for name in data_parts]
         if fresh:
-            self._parts.register_record_batches(fresh_name, [fresh])
-            parts.append(f'SELECT * FROM "{fresh_name}"')
+            self._parts.register_record_batches(fresh_name, [[as_schema(b, file_schema) for b in fresh]])
+            parts.append(f"SELECT * FROM {quote(fresh_name)}")
         if not parts:  # (no rows at all)
-            self._schema.set_managed(meta.name, self._parts.from_arrow(file_schema.empty_table()).into_view())
-            return
+            empty = pa.RecordBatch.from_pylist([], schema=file_schema)
+            self._parts.register_record_batches(fresh_name, [[empty]])
+            parts.append(f"SELECT * FROM {quote(fresh_name)}")
         source = " UNION ALL ".join(parts)
         if has_deleted:
             source = (
-                f'SELECT d.* FROM ({source}) AS d LEFT ANTI JOIN "{deleted_name}" AS x ON d."{ROWID}" = x."{ROWID}"'
+                f'SELECT d.* FROM ({source}) AS d LEFT ANTI JOIN {quote(deleted_name)} AS x ON d."{ROWID}" = x."{ROWID}"'
             )
         # (the store's method, not a closure over self: that would be a reference cycle
         # through the session's schema, keeping the store and its write lock past a `del db`)
         check = functools.partial(self._store.check_fragments, meta.fragments)
-        self._schema.set_managed(meta.name, self._parts.sql(source).into_view(), check)
+        self._show(meta, source, self._parts, check)
+
+    def _show(self, meta: TableMeta, source: str, session: datafusion.SessionContext,
+              check: Callable[[], None] | None = None) -> None:
+        """Make ``meta.name`` resolve to the rows of ``source`` (``_rowid`` first, then the
+        table's columns as SQL declared them) without ``_rowid``, and its rows name
+        (:func:`rows_name`) to them with it: the row id is selectable by name only."""
+        columns = ", ".join(quote(f.name) for f in meta.sql_schema)
+        self._schema.set_managed(rows_name(meta.name), session.sql(source).into_view(), check)
+        self._schema.set_managed(meta.name, session.sql(f"SELECT {columns} FROM ({source})").into_view(), check)
 
     def _register_source(self, meta: TableMeta) -> None:
         """A table indexed in place as its files, each numbered from its first row id in
@@ -117,30 +129,31 @@ class TableViews:
                 )
                 self._source_parts.register_csv(name, path, options=options)
         self._registered[meta.name] = (meta, names, False)
-        file_schema = pa.schema([pa.field(ROWID, pa.int64(), False), *meta.schema])
         if not names:
-            self._schema.set_managed(meta.name, self._source_parts.from_arrow(file_schema.empty_table()).into_view())
+            file_schema = pa.schema([pa.field(ROWID, pa.int64(), False), *meta.schema])
+            names = [f"{data_name}_empty"]
+            self._source_parts.register_record_batches(names[0], [[pa.RecordBatch.from_pylist([], schema=file_schema)]])
+            self._registered[meta.name] = (meta, names, False)
+            self._show(meta, f"SELECT * FROM {quote(names[0])}", self._source_parts)
             return
         source = " UNION ALL ".join(
             f'SELECT CAST(row_number() OVER () AS BIGINT) + {frag.row_lo - 1} AS "{ROWID}", '
-            f'{_columns(meta, frag.file or "")} FROM "{name}"'
+            f'{_columns(meta, frag.file or "")} FROM {quote(name)}'
             for frag, name in zip(meta.fragments, names)
         )
-        self._schema.set_managed(meta.name, self._source_parts.sql(source).into_view())
+        self._show(meta, source, self._source_parts)
 
     def _register_data(self, meta: TableMeta, data_name: str, file_schema: pa.Schema) -> list[str]:
-        """Register the table's fragments as parts; their names. Files are read by
-        DataFusion's own Parquet reader, one part each (a pyarrow dataset scan that a LIMIT
-        leaves unfinished can crash the interpreter at exit); an in-memory store's
-        fragments are one pyarrow dataset."""
+        """Register the table's fragments as parts, with the types SQL declared; their
+        names. Files are read by DataFusion's own Parquet reader, one part each; an
+        in-memory store's fragments become DataFusion's own in-memory tables."""
         paths = self._store.fragment_paths([f.id for f in meta.fragments])
+        names = [f"{data_name}_{i}" for i in range(len(meta.fragments))]
         if paths is None:
-            if not meta.fragments:  # (a dataset of no files cannot take part in a union)
-                return []
-            dataset = self._store.fragment_dataset([f.id for f in meta.fragments], file_schema)
-            self._parts.register_dataset(data_name, dataset)
-            return [data_name]
-        names = [f"{data_name}_{i}" for i in range(len(paths))]
+            for name, frag in zip(names, meta.fragments):
+                batches = [as_schema(b, file_schema) for b in self._store.iter_fragment(frag.id, file_schema.names, 1 << 30)]
+                self._parts.register_record_batches(name, [batches or [pa.RecordBatch.from_pylist([], schema=file_schema)]])
+            return names
         for name, path in zip(names, paths):
             self._parts.register_parquet(name, path, schema=file_schema)
         return names
@@ -149,15 +162,26 @@ class TableViews:
         with self._lock:
             known = self._registered.pop(name, None)
             self._schema.drop_managed(name)
+            self._schema.drop_managed(rows_name(name))
             for table in (*(known[1] if known else ()), *_part_names(name)):
                 for session in (self._parts, self._source_parts):
                     if session.table_exist(table):
                         session.deregister_table(table)
 
 
+def as_schema(batch: pa.RecordBatch, schema: pa.Schema) -> pa.RecordBatch:
+    """``batch`` with the types and nullability of ``schema`` (its columns, in order)."""
+    if batch.schema.equals(schema):
+        return batch
+    return pa.RecordBatch.from_arrays([c.cast(f.type) for c, f in zip(batch.columns, schema)], schema=schema)
+
+
 def _part_names(table: str) -> tuple[str, str, str]:
-    """The names of a managed table's data, deleted ids and fresh rows in the parts' sessions."""
-    return tuple(f"{RESERVED_PREFIX}{table}_{part}" for part in ("data", "deleted", "fresh"))
+    """The names of a managed table's data, deleted ids and fresh rows in the parts' sessions
+    (the table's own name when it is a lowercase identifier, else its hash: DataFusion's
+    Python API reads a name with a dot as schema.table, and folds one in upper case)."""
+    key = table if IDENTIFIER.match(table) and table == table.lower() else hashlib.sha256(table.encode("utf-8")).hexdigest()[:32]
+    return tuple(f"{RESERVED_PREFIX}{key}_{part}" for part in ("data", "deleted", "fresh"))
 
 
 # The Arrow type names DataFusion's arrow_cast takes, for the partition columns' values.
@@ -173,9 +197,9 @@ def _columns(meta: TableMeta, file: str) -> str:
     out = []
     for field in meta.schema:
         if field.name not in values:
-            out.append(f'"{field.name}"')
+            out.append(quote(field.name))
             continue
         value = values[field.name].cast(pa.string()).as_py()
         literal = "NULL" if value is None else "'" + value.replace("'", "''") + "'"
-        out.append(f"arrow_cast({literal}, '{_CAST_NAMES[field.type]}') AS \"{field.name}\"")
+        out.append(f"arrow_cast({literal}, '{_CAST_NAMES[field.type]}') AS {quote(field.name)}")
     return ", ".join(out)

@@ -15,6 +15,7 @@ and Lance keep old versions until a vacuum).
 from __future__ import annotations
 
 import base64
+import hashlib
 import json
 import re
 import zlib
@@ -51,13 +52,21 @@ from ..defaults import B, K1, POSITIONS
 #     (TableMeta.partitions), whose values are in its files' paths.
 # 7 - a table indexed in place may be CSV files (TableMeta.csv: their delimiter,
 #     whether they have a header, how their names end), not Parquet.
-FORMAT_VERSION = 7
+# 8 - a managed table made by SQL keeps the schema DataFusion gave it (TableMeta.declared:
+#     its types as declared, Utf8View or Int32, and NOT NULL), which its data files store
+#     without view types, and the column definitions of its CREATE TABLE
+#     (TableMeta.definition), whose DEFAULT values and constraints DataFusion applies to
+#     every INSERT.
+FORMAT_VERSION = 8
 ROWID = "_rowid"
 # The manifest's field holding the crc32 of the rest of it (format 3 on).
 CHECKSUM = "checksum"
-# A table name: an identifier of at most MAX_NAME_CHARS characters (it names the table's
-# log file, wal/<name>.log, so nothing else may pass).
-TABLE_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
+# A table name: any name DataFusion takes ("foo.bar", "Ünïcode", "values") of at most
+# MAX_NAME_CHARS characters, without control characters. Only a name of IDENTIFIER's form
+# names its log file itself (wal/<name>.log); any other one's log is named by its hash
+# (log_file_name), so no name reaches outside the directory.
+TABLE_NAME = re.compile(r"^[^\x00-\x1f\x7f]+$")
+IDENTIFIER = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 MAX_NAME_CHARS = 128
 # The ids of the files a manifest names, by kind (file_id makes them): a manifest naming
 # anything else (``../../file``) is refused, so nothing outside the directory is read.
@@ -199,6 +208,14 @@ class TableMeta:
     stored: tuple[str, ...] = ()
     partitions: tuple[str, ...] = ()
     csv: CsvFormat | None = None
+    declared: pa.Schema | None = None  # the schema SQL shows, when not ``schema`` itself
+    definition: str | None = None  # "(a INT NOT NULL, b VARCHAR DEFAULT 'x')", as written
+
+    @property
+    def sql_schema(self) -> pa.Schema:
+        """The columns as DataFusion shows them (docs/design.md: "Managed tables in
+        DataFusion"): as their CREATE TABLE declared them, else as stored."""
+        return self.declared if self.declared is not None else self.schema
 
     @cached_property
     def holes(self) -> tuple[tuple[int, int], ...]:
@@ -315,7 +332,7 @@ class Manifest:
         )
         for name, table in manifest.tables.items():
             if not valid_table_name(name):
-                raise ValueError(f"table name {name!r} is not an identifier of at most {MAX_NAME_CHARS} characters")
+                raise ValueError(f"table name {name!r} is empty, longer than {MAX_NAME_CHARS} characters or holds a control character")
             for frag in table.fragments:
                 if table.source is not None:
                     _check_id("source file", frag.id)
@@ -346,6 +363,14 @@ def valid_table_name(name: object) -> bool:
     return isinstance(name, str) and len(name) <= MAX_NAME_CHARS and TABLE_NAME.match(name) is not None
 
 
+def log_file_name(name: str) -> str:
+    """The name of table ``name``'s write-ahead log file: ``<name>.log`` for an identifier
+    (as every format wrote it), else ``~<sha256 of the name>.log``."""
+    if IDENTIFIER.match(name):
+        return f"{name}.log"
+    return "~" + hashlib.sha256(name.encode("utf-8")).hexdigest() + ".log"
+
+
 def _check_source_file(frag: FragmentMeta) -> None:
     """A source file's path must stay under its source (no ``..``, not absolute)."""
     path = frag.file
@@ -374,6 +399,10 @@ def _table_to_json(t: TableMeta) -> dict[str, Any]:
         source["partitions"] = list(t.partitions)
     if t.csv is not None:
         source["csv"] = {"delimiter": t.csv.delimiter, "header": t.csv.header, "suffix": t.csv.suffix}
+    if t.declared is not None:
+        source["declared"] = _schema_to_b64(t.declared)
+    if t.definition is not None:
+        source["definition"] = t.definition
     return {
         **source,
         "schema": _schema_to_b64(t.schema),
@@ -415,6 +444,8 @@ def _table_from_json(name: str, d: dict[str, Any]) -> TableMeta:
         stored=tuple(str(c) for c in d.get("stored", ())),
         partitions=tuple(str(c) for c in d.get("partitions", ())),
         csv=_csv_from_json(name, d["csv"]) if "csv" in d else None,
+        declared=_schema_from_b64(d["declared"]) if "declared" in d else None,
+        definition=str(d["definition"]) if "definition" in d else None,
         schema=_schema_from_b64(d["schema"]),
         next_rowid=int(d["next_rowid"]),
         fragments=tuple(FragmentMeta(**f) for f in d["fragments"]),

@@ -33,7 +33,6 @@ from typing import Iterable, Iterator, Protocol
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
-import pyarrow.dataset as ds
 import pyarrow.parquet as pq
 
 from ..errors import StaleSnapshotError, StorageError
@@ -91,7 +90,6 @@ class Store(Protocol):
     def fetch_units(self, parts: list[tuple[str, np.ndarray]], column: str) -> Counter[str]:
         """What ``take_rows(parts, [column])`` reads, by unit ("pages", "row groups",
         "rows in memory"), for EXPLAIN ANALYZE."""
-    def fragment_dataset(self, frag_ids: list[str], schema: pa.Schema) -> ds.Dataset: ...
     def fragment_paths(self, frag_ids: list[str]) -> list[str] | None: ...
     def write_segment(self, seg_id: str, arrays: dict[str, pa.Array]) -> int | None: ...
     def read_segment(
@@ -493,9 +491,6 @@ class DirectoryStore:
     def fetch_units(self, parts: list[tuple[str, np.ndarray]], column: str) -> Counter[str]:
         return fetch_units([(self._pages(frag_id), rows) for frag_id, rows in parts], column)
 
-    def fragment_dataset(self, frag_ids: list[str], schema: pa.Schema) -> ds.Dataset:
-        return ds.dataset(self.fragment_paths(frag_ids), schema=schema, format="parquet")
-
     def fragment_paths(self, frag_ids: list[str]) -> list[str]:
         """The fragments' files (each checked to exist)."""
         paths = [self._fragment_path(f) for f in frag_ids]
@@ -675,10 +670,6 @@ class MemoryStore:
 
     def fetch_units(self, parts: list[tuple[str, np.ndarray]], column: str) -> Counter[str]:
         return Counter({"rows in memory": sum(len(rows) for _, rows in parts)})
-
-    def fragment_dataset(self, frag_ids: list[str], schema: pa.Schema) -> ds.Dataset:
-        tables = [self._fragments[f] for f in frag_ids]
-        return ds.dataset(tables if tables else schema.empty_table(), schema=schema)
 
     def fragment_paths(self, frag_ids: list[str]) -> None:
         """None: the fragments are in memory, not in files."""

@@ -1,0 +1,330 @@
+"""Which statements of a SQL text are ours, decided from its tokens, without parsing
+(docs/design.md: "SQL"; DESIGN §3.1 "SQL it does not own is DataFusion's").
+
+``db.sql`` hands a statement with no full-text feature to DataFusion as the user wrote it.
+Deciding that must cost next to nothing and must not need sqlglot, which cannot parse every
+statement DataFusion can (``EXPLAIN FORMAT TREE``, a table named ``values``, dialect
+settings). So a text is first searched for the few words a statement of ours must hold
+(one regular expression, a few microseconds); a text without any is DataFusion's. Only a
+text with one of them is split into tokens (strings, quoted identifiers and comments
+skipped, as DataFusion's tokenizer skips them) and each statement classified by its first
+words, as sqlglot's own ``STATEMENT_PARSERS`` dispatch on them:
+
+- ``SEARCH``: MATCH(, score(, score_explain(, a text function's short form, or ``_rowid``
+  beside a managed table's name: parsed and lowered (sql/lower_select.py);
+- ``FTS``: CREATE FULLTEXT INDEX, OPTIMIZE, SET fts.*, and EXPLAIN of a statement of ours;
+- ``CREATE_TABLE``, ``INSERT``, ``UPDATE``, ``DELETE``, ``DROP``: DDL and DML that create
+  or change a managed table (sql/managed_dml.py), with where the table's name is;
+- ``DATAFUSION``: everything else, the text as written.
+"""
+
+from __future__ import annotations
+
+import enum
+import re
+from dataclasses import dataclass, replace
+from typing import Callable
+
+from .session_catalog import DEFAULT_CATALOG, DEFAULT_SCHEMA
+
+
+class Kind(enum.Enum):
+    DATAFUSION = "datafusion"
+    SEARCH = "search"
+    FTS = "fts"
+    CREATE_TABLE = "create table"
+    INSERT = "insert"
+    UPDATE = "update"
+    DELETE = "delete"
+    DROP = "drop"
+
+
+# Calls that make a statement a search: MATCH, score(), score_explain() and the short
+# forms of the text functions (udfs/install.py FUNCTIONS), rewritten with their analyzer.
+SEARCH_CALLS = frozenset({"match", "score", "score_explain", "highlight", "snippet", "fts_match", "fts_tokenize"})
+ROWID = "_rowid"
+# Every statement of ours holds one of these words (or several statements a ';').
+_TRIGGERS = re.compile(
+    r"\b(?:" + "|".join(sorted(SEARCH_CALLS)) + r"|_rowid|fulltext|optimize|fts|create|insert|update|delete|drop)\b|;",
+    re.IGNORECASE,
+)
+_TOKEN = re.compile(
+    r"""(?P<space>\s+)
+    |(?P<line_comment>--[^\n]*)
+    |(?P<comment>/\*)
+    |(?P<string>[eE]'(?:[^'\\]|\\.|'')*'?|'(?:[^']|'')*'?)
+    |(?P<dollar>\$(?:[^\W\d]\w*)?\$)
+    |(?P<quoted>"(?:[^"]|"")*"?|`[^`]*`?)
+    |(?P<word>[^\W\d]\w*)
+    |(?P<number>\d[\w.]*)
+    |(?P<punct>\S)""",
+    re.VERBOSE,
+)
+
+
+@dataclass(frozen=True)
+class Token:
+    kind: str  # "word" (lowercased in value), "quoted" (unquoted in value), "punct", "literal"
+    value: str
+    start: int
+    end: int
+
+
+@dataclass(frozen=True)
+class Statement:
+    """One statement of a text: its own text, its tokens (offsets into that text), its kind,
+    and for DDL/DML on a managed table the token span of that table's name."""
+
+    text: str
+    start: int  # (in the whole text)
+    kind: Kind
+    tokens: tuple[Token, ...] = ()
+    target: tuple[int, int] | None = None  # token indexes [lo, hi) of the table's name
+    target_name: str | None = None
+
+
+def _comment_end(text: str, at: int) -> int:
+    """The end of the (nested, as DataFusion nests them) block comment opened at ``at``."""
+    depth, i = 0, at
+    while i < len(text):
+        if text.startswith("/*", i):
+            depth, i = depth + 1, i + 2
+        elif text.startswith("*/", i):
+            depth, i = depth - 1, i + 2
+            if depth == 0:
+                return i
+        else:
+            i += 1
+    return len(text)
+
+
+def tokenize(text: str) -> list[Token]:
+    """The tokens of ``text`` DataFusion's tokenizer would see: words, quoted identifiers,
+    punctuation, and literals (strings and numbers, their content not read)."""
+    tokens: list[Token] = []
+    at = 0
+    while at < len(text):
+        m = _TOKEN.match(text, at)
+        assert m is not None  # (every character matches one of the alternatives)
+        kind = m.lastgroup
+        end = m.end()
+        if kind == "comment":
+            end = _comment_end(text, at)
+        elif kind == "dollar":
+            close = text.find(m.group(), end)
+            end = len(text) if close < 0 else close + len(m.group())
+            tokens.append(Token("literal", "", at, end))
+        elif kind == "word":
+            tokens.append(Token("word", m.group().lower(), at, end))
+        elif kind == "quoted":
+            raw = m.group()
+            closed = len(raw) > 1 and raw[-1] == raw[0]
+            tokens.append(Token("quoted", raw[1:-1 if closed else None].replace('""', '"'), at, end))
+        elif kind in ("string", "number"):
+            tokens.append(Token("literal", "", at, end))
+        elif kind == "punct":
+            tokens.append(Token("punct", m.group(), at, end))
+        at = end
+    return tokens
+
+
+def _name_at(tokens: list[Token], i: int) -> tuple[list[str], int]:
+    """The parts of a (qualified) name starting at token ``i`` (each unquoted; a word as
+    written and lowercased, for DataFusion folds unquoted names), and the index past it."""
+    parts: list[str] = []
+    while i < len(tokens) and tokens[i].kind in ("word", "quoted"):
+        parts.append(tokens[i].value)
+        if i + 1 < len(tokens) and tokens[i + 1].value == "." and tokens[i + 1].kind == "punct":
+            i += 2
+        else:
+            i += 1
+            break
+    return parts, i
+
+
+def _managed_name(parts: list[str], managed: Callable[[str], bool]) -> str | None:
+    """The managed table ``parts`` names: unqualified, or qualified by the session's default
+    schema (and catalog), where managed tables live (sql/session_catalog.py)."""
+    if not parts or len(parts) > 3:
+        return None
+    if len(parts) >= 2 and parts[-2] != DEFAULT_SCHEMA or len(parts) == 3 and parts[0] != DEFAULT_CATALOG:
+        return None
+    return parts[-1] if managed(parts[-1]) else None
+
+
+def _words(tokens: list[Token], i: int, *words: str) -> bool:
+    """Whether the tokens from ``i`` are these words."""
+    return all(i + j < len(tokens) and tokens[i + j].kind == "word" and tokens[i + j].value == w
+               for j, w in enumerate(words))
+
+
+def is_search(tokens: list[Token] | tuple[Token, ...], managed: Callable[[str], bool]) -> bool:
+    """Whether a statement has search parts: a call of MATCH, score(), score_explain() or a
+    text function's short form, or ``_rowid`` beside a managed table's name."""
+    rowid = named = False
+    for i, token in enumerate(tokens):
+        if token.kind == "word" and token.value in SEARCH_CALLS:
+            if i + 1 < len(tokens) and tokens[i + 1].value == "(" and tokens[i + 1].kind == "punct":
+                return True
+        if token.kind in ("word", "quoted"):
+            rowid = rowid or token.value == ROWID
+            named = named or managed(token.value)
+    return rowid and named
+
+
+def _explained(tokens: list[Token]) -> int:
+    """Where the statement an EXPLAIN explains starts (past ANALYZE, VERBOSE, FORMAT x and
+    a parenthesised option list)."""
+    i = 1
+    while i < len(tokens):
+        if _words(tokens, i, "analyze") or _words(tokens, i, "verbose"):
+            i += 1
+        elif _words(tokens, i, "format"):
+            i += 2
+        elif tokens[i].value == "(" and tokens[i].kind == "punct" and i == 1:
+            depth = 0
+            while i < len(tokens):
+                depth += {"(": 1, ")": -1}.get(tokens[i].value, 0) if tokens[i].kind == "punct" else 0
+                i += 1
+                if depth == 0:
+                    break
+        else:
+            break
+    return i
+
+
+def _kind(tokens: list[Token], managed: Callable[[str], bool]) -> tuple[Kind, tuple[int, int] | None, str | None]:
+    """The kind of one statement, and for DDL/DML on a managed table its name's span and name.
+    DDL and DML that write a managed table are recognised first: their own queries may
+    search too (sql/managed_dml.py runs those through the search path)."""
+    if not tokens:
+        return Kind.DATAFUSION, None, None
+    first = tokens[0].value if tokens[0].kind == "word" else ""
+    if first == "explain":
+        kind, _, _ = _kind(tokens[_explained(tokens):], managed)
+        return (Kind.DATAFUSION if kind is Kind.DATAFUSION else Kind.FTS), None, None
+    if first == "optimize" or (first == "create" and _words(tokens, 1, "fulltext")):
+        return Kind.FTS, None, None
+    if first == "set" and len(tokens) > 2:
+        second = tokens[1]
+        if (second.kind == "word" and second.value == "fts" and tokens[2].value == "."
+                or second.kind == "quoted" and second.value.lower().startswith("fts.")):
+            return Kind.FTS, None, None
+    written = _written(tokens, first, managed)
+    if written is not None:
+        return written
+    return (Kind.SEARCH if is_search(tokens, managed) else Kind.DATAFUSION), None, None
+
+
+_WRITES = {"insert": (Kind.INSERT, ("into", "overwrite")), "update": (Kind.UPDATE, ()), "delete": (Kind.DELETE, ("from",))}
+
+
+def _written(tokens: list[Token], first: str, managed: Callable[[str], bool]) -> tuple[Kind, tuple[int, int], str] | None:
+    """CREATE TABLE in the session's schema, INSERT, UPDATE, DELETE or DROP TABLE of a
+    managed table: its kind, its name's span and its name; None for any other statement."""
+    if first == "create":
+        i = 1
+        while _words(tokens, i, "or") or _words(tokens, i, "replace") or _words(tokens, i, "temporary") \
+                or _words(tokens, i, "temp") or _words(tokens, i, "unbounded"):
+            i += 1
+        if not _words(tokens, i, "table"):
+            return None  # (CREATE EXTERNAL TABLE, VIEW, SCHEMA, ...: DataFusion's own)
+        i += 3 if _words(tokens, i + 1, "if", "not", "exists") else 0
+        parts, end = _name_at(tokens, i + 1)
+        if not parts or _managed_name(parts, lambda _: True) is None:
+            return None  # (another schema's: DataFusion's own table)
+        return Kind.CREATE_TABLE, (i + 1, end), parts[-1]
+    if first in _WRITES:
+        kind, words = _WRITES[first]
+        i = 1
+        if words:
+            if not any(_words(tokens, 1, w) for w in words):
+                return None
+            i = 3 if first == "insert" and _words(tokens, 2, "table") else 2
+        parts, end = _name_at(tokens, i)
+        name = _managed_name(parts, managed)
+        return None if name is None else (kind, (i, end), name)
+    if first == "drop" and _words(tokens, 1, "table"):
+        i = 4 if _words(tokens, 2, "if", "exists") else 2
+        while i < len(tokens):
+            parts, end = _name_at(tokens, i)
+            name = _managed_name(parts, managed)
+            if name is not None:
+                return Kind.DROP, (i, end), name
+            if not (end < len(tokens) and tokens[end].value == ","):
+                break
+            i = end + 1
+    return None
+
+
+def split(text: str) -> list[Statement]:
+    """The statements of ``text``, split at ``;`` (not yet classified: a statement's kind may
+    depend on what the ones before it created)."""
+    if _TRIGGERS.search(text) is None:
+        return [Statement(text, 0, Kind.DATAFUSION)]
+    tokens = tokenize(text)
+    out: list[Statement] = []
+    begin, lo = 0, 0
+    for i in range(len(tokens) + 1):
+        if i < len(tokens) and not (tokens[i].kind == "punct" and tokens[i].value == ";"):
+            continue
+        end = tokens[i].start if i < len(tokens) else len(text)
+        if i > lo:
+            own = tuple(Token(t.kind, t.value, t.start - begin, t.end - begin) for t in tokens[lo:i])
+            out.append(Statement(text[begin:end], begin, Kind.DATAFUSION, own))
+        begin, lo = end + 1, i + 1
+    return out or [Statement(text, 0, Kind.DATAFUSION)]
+
+
+def classify(statement: Statement, managed: Callable[[str], bool]) -> Statement:
+    """``statement`` with its kind; ``managed(name)`` tells whether a name is a managed
+    table's. A statement :func:`split` found no trigger word in stays DataFusion's."""
+    if not statement.tokens:
+        return statement
+    kind, target, name = _kind(list(statement.tokens), managed)
+    return replace(statement, kind=kind, target=target, target_name=name)
+
+
+# DataFusion plans a statement by recursion on the calling thread, and one nested a few
+# thousand levels deep (3,500 UNION ALLs, 12,000 '+') overflows that thread's stack and kills
+# the process; it answers an unknown function with the known names nearest to it, by an edit
+# distance from each (a name of 1 MB took 3.6 s). Statements past these are refused before
+# DataFusion sees them.
+MAX_DEPTH = 1_000
+MAX_FUNCTION_NAME = 128
+_LONG_CALL = re.compile(r"\b[^\W\d]\w{%d,}\s*\(" % MAX_FUNCTION_NAME)  # (from word starts: linear)
+_CHAINING = frozenset("+-*/%|&^<>=!") | {"and", "or", "union", "intersect", "except"}
+
+
+def refusal(statement: Statement) -> tuple[str, int] | None:
+    """Why ``statement`` must not reach DataFusion, and where (an offset in its text); None
+    if it may. Cheap where it cannot apply: a text shorter than the depth needs is not
+    tokenized, nor one without a long name before a '('."""
+    text = statement.text
+    long_call = _LONG_CALL.search(text) is not None
+    if len(text) < 2 * MAX_DEPTH and not long_call:
+        return None
+    tokens = statement.tokens or tuple(tokenize(text))
+    if long_call:
+        for i, token in enumerate(tokens[:-1]):
+            if token.kind == "word" and len(token.value) > MAX_FUNCTION_NAME and tokens[i + 1].value == "(":
+                return f"no function has a name longer than {MAX_FUNCTION_NAME} characters", token.start
+    # Depth: parentheses, and per parenthesised group the longest chain of one operator
+    # (a chain of one operator is a tree as deep as the chain is long).
+    groups: list[dict[str, int]] = [{}]
+    deepest = 0
+    for token in tokens:
+        value = token.value
+        if token.kind == "punct" and value == "(":
+            groups.append({})
+        elif token.kind == "punct" and value == ")" and len(groups) > 1:
+            groups.pop()
+        elif (token.kind == "punct" or token.kind == "word") and value in _CHAINING:
+            group = groups[-1]
+            group[value] = group.get(value, 0) + 1
+            deepest = max(deepest, len(groups) + group[value])
+        deepest = max(deepest, len(groups))
+        if deepest > MAX_DEPTH:
+            return (f"the statement nests more than {MAX_DEPTH:,} levels deep (each operator of a chain, "
+                    "each UNION counts one)"), 0
+    return None

@@ -1,0 +1,192 @@
+"""Run sqllogictest records on plain DataFusion and through ``db.sql``, and compare
+(issue 31; DESIGN §3.1 "SQL it does not own is DataFusion's").
+
+A record of a ``.slt`` file (sqllogictest's format, as DataFusion's own
+``datafusion/sqllogictest/test_files`` use it) is a ``statement`` or a ``query`` and its SQL.
+What the file expects is not read: the reference is what ``ctx.sql`` answers on a plain
+``SessionContext`` configured as DataFusion's own runner configures it. Each record runs
+in order in each *setup*, and a setup's outcome of a record is compared with DataFusion's:
+
+- ``identical``: the same column names, the same Arrow types and the same values (in the
+  same order when the statement orders its rows and the record does not ask for sorting),
+  or an error in both;
+- ``error``: DataFusion answers and the setup raises;
+- ``different``: the setup answers, and DataFusion answered otherwise or refused. This is
+  the outcome that must never happen: a silent wrong answer.
+
+Used by the suite on our own records (tests/sql/parity/*.slt) and by the script
+tests/sql/datafusion_parity.py on DataFusion's files.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections import Counter
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Callable
+
+import datafusion
+import pyarrow as pa
+
+import datafusion_fts as fts
+
+SETUPS = ("datafusion", "memory", "directory")
+_HEADER = re.compile(r"^(statement|query)\b(.*)$")
+_ORDER_BY = re.compile(r"\border\s+by\b", re.IGNORECASE)
+
+
+@dataclass(frozen=True)
+class Record:
+    """One statement or query of a ``.slt`` file: the number of its SQL's first line, and the SQL."""
+
+    line: int
+    kind: str  # "statement" or "query"
+    sql: str
+    sort: bool  # the record asks for its rows to be compared sorted (rowsort, valuesort)
+
+
+def parse_slt(text: str) -> list[Record]:
+    """The records of a ``.slt`` file's ``text``, in order. Records conditioned on another
+    engine (``onlyif x``, ``skipif datafusion``) are left out; ``halt`` ends the file."""
+    lines = text.split("\n")
+    records: list[Record] = []
+    i, skip = 0, False
+    while i < len(lines):
+        line = lines[i].rstrip("\r")
+        stripped = line.strip()
+        if stripped.startswith("onlyif "):
+            skip = skip or stripped.split()[1] != "datafusion"
+        elif stripped.startswith("skipif "):
+            skip = skip or stripped.split()[1] == "datafusion"
+        elif stripped == "halt":
+            break
+        header = _HEADER.match(line)
+        if header is None:
+            i += 1
+            if not stripped:
+                skip = False
+            continue
+        kind, rest = header.group(1), header.group(2).split()
+        start = i + 1
+        i = start
+        body = []
+        while i < len(lines) and lines[i].strip() and lines[i].rstrip("\r") != "----":
+            body.append(lines[i].rstrip("\r"))
+            i += 1
+        while i < len(lines) and lines[i].strip():  # the expected answer: not read
+            i += 1
+        if body and not skip:
+            sort = any(mode in rest for mode in ("rowsort", "valuesort"))
+            records.append(Record(start + 1, kind, "\n".join(body), sort))
+        skip = False
+    return records
+
+
+@dataclass
+class Outcome:
+    """What running a record gave: a table, or an error's message."""
+
+    names: tuple[str, ...] = ()
+    types: tuple[str, ...] = ()
+    rows: tuple[tuple[str, ...], ...] = ()
+    error: str | None = None
+
+    def describe(self) -> str:
+        if self.error is not None:
+            return "error: " + self.error.split("\n")[0][:200]
+        shown = ", ".join(f"{n}: {t}" for n, t in zip(self.names, self.types))
+        return f"[{shown}] {len(self.rows)} rows: {list(self.rows[:3])}"
+
+
+def _value(value: Any) -> str:
+    """A value as compared: floats by their bits' meaning (NaN equal to NaN, -0.0 apart
+    from 0.0), containers element by element."""
+    if isinstance(value, float):
+        return "NaN" if math.isnan(value) else repr(value)
+    if isinstance(value, dict):
+        return "{" + ", ".join(f"{k!r}: {_value(v)}" for k, v in value.items()) + "}"
+    if isinstance(value, (list, tuple)):
+        return "[" + ", ".join(_value(v) for v in value) + "]"
+    return repr(value)
+
+
+def _values(column: pa.ChunkedArray) -> list[str]:
+    """A column's values as compared; types pyarrow cannot turn into Python values
+    (some extension types) by their printed form, row by row."""
+    try:
+        return [_value(v) for v in column.to_pylist()]
+    except (KeyError, ValueError, NotImplementedError, pa.ArrowException):
+        return [str(column.slice(i, 1)) for i in range(len(column))]
+
+
+def outcome_of(run: Callable[[str], Any], sql: str) -> Outcome:
+    """Run ``sql`` with ``run`` (``ctx.sql`` or ``db.sql``) and collect its answer, as
+    DataFusion's runner does (DML runs when its result is collected)."""
+    try:
+        table = run(sql).to_arrow_table()
+    except BaseException as err:  # (a panic inside DataFusion is a BaseException)
+        if isinstance(err, (KeyboardInterrupt, SystemExit)):
+            raise
+        return Outcome(error=f"{type(err).__name__}: {err}")
+    rows = tuple(zip(*(_values(column) for column in table.columns))) if table.num_columns else ()
+    return Outcome(tuple(table.column_names), tuple(str(f.type) for f in table.schema), rows)
+
+
+def compare(record: Record, reference: Outcome, other: Outcome) -> str:
+    """``identical``, ``error`` or ``different`` (see the module's docstring)."""
+    if reference.error is not None or other.error is not None:
+        if other.error is None:
+            return "different"
+        return "identical" if reference.error is not None else "error"
+    if (reference.names, reference.types) != (other.names, other.types):
+        return "different"
+    ordered = not record.sort and _ORDER_BY.search(record.sql) is not None
+    if ordered:
+        return "identical" if reference.rows == other.rows else "different"
+    return "identical" if Counter(reference.rows) == Counter(other.rows) else "different"
+
+
+def session() -> datafusion.SessionContext:
+    """A session configured as DataFusion's sqllogictest runner configures its own: four
+    target partitions, information_schema on."""
+    config = datafusion.SessionConfig().with_target_partitions(4).with_information_schema(True)
+    return datafusion.SessionContext(config)
+
+
+def runner(setup: str, directory: Path | None = None) -> tuple[Callable[[str], Any], Any]:
+    """The function that runs SQL in ``setup`` and what keeps it alive (the database)."""
+    ctx = session()
+    if setup == "datafusion":
+        return ctx.sql, ctx
+    db = fts.connect(str(directory) if setup == "directory" else None, ctx=ctx)
+    return db.sql, db
+
+
+def run_records(records: list[Record], setup: str, directory: Path | None = None,
+                prepare: Callable[[str], str] = lambda sql: sql) -> list[Outcome]:
+    """Every record's outcome in ``setup``, in order, in one fresh session."""
+    run, keep = runner(setup, directory)
+    try:
+        return [outcome_of(run, prepare(record.sql)) for record in records]
+    finally:
+        del keep
+
+
+@dataclass
+class Tally:
+    """Counts of one setup over some records, and the records that were not identical."""
+
+    counts: Counter = field(default_factory=Counter)
+    answered: Counter = field(default_factory=Counter)  # (records DataFusion answers)
+    cases: list[tuple[str, Record, Outcome, Outcome, str]] = field(default_factory=list)
+
+    def add(self, name: str, records: list[Record], reference: list[Outcome], other: list[Outcome]) -> None:
+        for record, ref, out in zip(records, reference, other):
+            verdict = compare(record, ref, out)
+            self.counts[verdict] += 1
+            if ref.error is None:
+                self.answered[verdict] += 1
+            if verdict != "identical":
+                self.cases.append((name, record, ref, out, verdict))

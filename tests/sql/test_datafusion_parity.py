@@ -1,0 +1,81 @@
+"""Statements a DataFusion user already has answer through ``db.sql`` as through ``ctx.sql``
+(issue 31; DESIGN §3.1): the records of tests/sql/parity/*.slt, run in order on plain
+DataFusion and through ``db.sql`` in memory and in a database directory, compared value by
+value, name by name, type by type (tests/sql/sqllogic.py). The whole run over DataFusion's
+own sqllogictest files is tests/sql/datafusion_parity.py; its report is docs/sqllogictest.md.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from sqllogic import Outcome, Record, Tally, compare, parse_slt, run_records
+
+PARITY = Path(__file__).parent / "parity"
+FILES = sorted(PARITY.glob("*.slt"))
+
+
+@pytest.mark.parametrize("setup", ["memory", "directory"])
+@pytest.mark.parametrize("path", FILES, ids=[p.stem for p in FILES])
+def test_records_answer_as_datafusion_answers(path: Path, setup: str, tmp_path: Path) -> None:
+    records = parse_slt(path.read_text())
+    assert records, f"{path.name} holds no record"
+    reference = run_records(records, "datafusion")
+    assert sum(o.error is None for o in reference) > len(records) // 2, "the reference itself fails"
+    tally = Tally()
+    tally.add(path.stem, records, reference, run_records(records, setup, tmp_path / "db"))
+    cases = [f"{record.line}: {' '.join(record.sql.split())[:100]}\n    DataFusion: {ref.describe()}\n    {setup}: {out.describe()}"
+             for _, record, ref, out, _ in tally.cases]
+    assert not cases, "\n".join(cases)
+
+
+def _record(sql: str, sort: bool = False) -> Record:
+    return Record(1, "query", sql, sort)
+
+
+def test_the_comparison_tells_a_silent_difference_from_an_error() -> None:
+    """The harness itself: an answer where DataFusion refuses, or another answer, is
+    ``different``; a refusal where DataFusion answers is ``error``; rows compare as a
+    multiset unless the statement orders them."""
+    answer = Outcome(("a",), ("int64",), (("1",), ("2",)))
+    swapped = Outcome(("a",), ("int64",), (("2",), ("1",)))
+    refused = Outcome(error="no")
+    assert compare(_record("SELECT a FROM t"), answer, swapped) == "identical"
+    assert compare(_record("SELECT a FROM t ORDER BY a"), answer, swapped) == "different"
+    assert compare(_record("SELECT a FROM t ORDER BY a", sort=True), answer, swapped) == "identical"
+    assert compare(_record("x"), answer, refused) == "error"
+    assert compare(_record("x"), refused, answer) == "different"
+    assert compare(_record("x"), refused, refused) == "identical"
+    assert compare(_record("x"), answer, Outcome(("a",), ("int32",), answer.rows)) == "different"
+    assert compare(_record("x"), answer, Outcome(("b",), ("int64",), answer.rows)) == "different"
+
+
+def test_records_are_read_as_sqllogictest_writes_them() -> None:
+    text = """# a comment
+statement ok
+CREATE TABLE t (a INT)
+
+query I rowsort
+SELECT a
+FROM t
+----
+1
+2
+
+onlyif postgres
+query I
+SELECT 'postgres only'
+----
+x
+
+statement error DataFusion error: .*
+SELECT nope
+"""
+    records = parse_slt(text)
+    assert [(r.line, r.kind, r.sql, r.sort) for r in records] == [
+        (3, "statement", "CREATE TABLE t (a INT)", False),
+        (6, "query", "SELECT a\nFROM t", True),
+        (19, "statement", "SELECT nope", False),
+    ]
