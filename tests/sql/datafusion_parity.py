@@ -83,16 +83,20 @@ def report(tallies: dict[str, Tally], per_file: dict[str, dict[str, Tally]], sou
         "directory; each outcome is compared with DataFusion's: the same column names, Arrow",
         "types and values is *identical* (two errors are too), an error where DataFusion answers",
         "is *error*, an answer DataFusion does not give is *different*: a silent wrong answer.",
+        "Two differences are counted apart: *rounding* (floats apart in their last bits, an",
+        "aggregate summed in another order over another split of the same rows) and *plan*",
+        "(EXPLAIN of a statement reading a managed table, whose plan reads the table's parts).",
         "",
-        "| setup | records | identical | error | **different** | of the records DataFusion answers: identical |",
-        "| --- | ---: | ---: | ---: | ---: | ---: |",
+        "| setup | records | identical | error | **different** | rounding | plan | of the records DataFusion answers: identical |",
+        "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |",
     ]
     for setup, tally in tallies.items():
         total = sum(tally.counts.values())
         answered = sum(tally.answered.values())
         lines.append(
             f"| {setup} | {total:,} | {tally.counts['identical']:,} ({_percent(tally.counts['identical'], total)}) "
-            f"| {tally.counts['error']:,} | **{tally.counts['different']:,}** "
+            f"| {tally.counts['error']:,} | **{tally.counts['different']:,}** | {tally.counts['rounding']:,} "
+            f"| {tally.counts['plan']:,} "
             f"| {tally.answered['identical']:,} of {answered:,} ({_percent(tally.answered['identical'], answered)}) |"
         )
     lines += ["", "## Per file", "", "| file | records | " + " | ".join(f"{s}: error / different" for s in tallies) + " |",

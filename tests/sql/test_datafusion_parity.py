@@ -50,6 +50,13 @@ def test_the_comparison_tells_a_silent_difference_from_an_error() -> None:
     assert compare(_record("x"), refused, refused) == "identical"
     assert compare(_record("x"), answer, Outcome(("a",), ("int32",), answer.rows)) == "different"
     assert compare(_record("x"), answer, Outcome(("b",), ("int64",), answer.rows)) == "different"
+    floats = Outcome(("s",), ("double",), (("0.1",),))
+    assert compare(_record("SELECT sum(x)"), floats, Outcome(("s",), ("double",), (("0.10000000000000002",),))) == "rounding"
+    assert compare(_record("SELECT sum(x)"), floats, Outcome(("s",), ("double",), (("0.2",),))) == "different"
+    plan = Outcome(("plan",), ("string",), (("TableScan: t",),))
+    ours = Outcome(("plan",), ("string",), (("TableScan: __fts_t_data_0",),))
+    assert compare(_record("EXPLAIN SELECT * FROM t"), plan, ours) == "plan"
+    assert compare(_record("EXPLAIN SELECT * FROM t"), plan, Outcome(("plan",), ("string",), (("Float64",),))) == "different"
 
 
 def test_records_are_read_as_sqllogictest_writes_them() -> None:

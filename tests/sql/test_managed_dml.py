@@ -147,3 +147,16 @@ def test_schemas_made_by_sql_hold_tables() -> None:
     assert db.table_names() == []  # (another schema's table is DataFusion's own)
     assert answer(db, "SELECT schema_owner FROM information_schema.schemata WHERE schema_name = 'public'") == [
         {"schema_owner": None}]
+
+
+def test_a_type_parquet_cannot_hold_is_refused_in_a_directory(tmp_path: Path) -> None:
+    """An in-memory database keeps DataFusion's interval columns; a directory's Parquet
+    files cannot: a clear error, and nothing is left behind."""
+    sql = "CREATE TABLE t (i INTERVAL, x INT) AS VALUES (INTERVAL '5 days 3 nanoseconds', 1)"
+    memory = fts.connect()
+    memory.sql(sql)
+    assert answer(memory, "SELECT x FROM t") == [{"x": 1}]
+    db = fts.connect(tmp_path / "db")
+    with pytest.raises(fts.InvalidArgument, match="cannot be stored as Parquet"):
+        db.sql(sql)
+    assert db.table_names() == [] and not db.ctx.table_exist("t")

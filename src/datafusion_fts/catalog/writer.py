@@ -155,6 +155,9 @@ class Writer:
         self.refuse_writes(meta.name)
         try:
             return append_rows.append_fragments(self.store, manifest, meta, source_schema, batches)
+        except pa.ArrowNotImplementedError as exc:  # (a type Parquet has none of: an interval)
+            self.discard_uncommitted()
+            raise InvalidArgument(f"table {meta.name!r}: its columns cannot be stored as Parquet: {exc}") from None
         except BaseException:
             self.discard_uncommitted()  # nothing was committed: remove what this call wrote
             raise

@@ -192,8 +192,15 @@ class _SessionCatalog(CatalogProvider):
         self._schemas[name] = schema
 
     def deregister_schema(self, name: str, cascade: bool = True) -> Any:
-        """The schema ``DROP SCHEMA`` removes (DataFusion reads None as "no such schema")."""
-        return None if name == DEFAULT_SCHEMA else self._schemas.pop(name, None)
+        """The schema ``DROP SCHEMA`` removes (DataFusion reads None as "no such schema");
+        one holding tables only with CASCADE, as DataFusion's own catalog does."""
+        schema = self._schemas.get(name)
+        if schema is None or name == DEFAULT_SCHEMA:
+            return None
+        tables = sorted(schema.table_names)  # (a RawSchema: a property; our own: a Names list)
+        if tables and not cascade:
+            raise CatalogError(f"Cannot drop schema {name} because other tables depend on it: {', '.join(tables)}")
+        return self._schemas.pop(name)
 
 
 def attach(ctx: datafusion.SessionContext) -> SessionSchema:

@@ -209,8 +209,8 @@ def _writer_options(schema: pa.Schema, sample: pa.RecordBatch | None) -> dict:
             # would start each row group with a dictionary page a fetch must read first.
             dictionary = [
                 f.name for f, column in zip(schema, sample.columns)
-                if f.name in dictionary
-                and pc.count_distinct(column).as_py() <= DICTIONARY_MAX_DISTINCT * len(column)
+                if f.name in dictionary and (pa.types.is_dictionary(f.type)
+                                             or pc.count_distinct(column).as_py() <= DICTIONARY_MAX_DISTINCT * len(column))
             ]
     if sample is not None and sample.num_rows:
         widths = [sample.column(i).nbytes / sample.num_rows for i in range(sample.num_columns)]
@@ -222,6 +222,11 @@ def _writer_options(schema: pa.Schema, sample: pa.RecordBatch | None) -> dict:
                         or pa.types.is_binary(f.type) or pa.types.is_large_binary(f.type))
                 or width <= STATISTICS_MAX_BYTES
             ]
+    if not any(pa.types.is_nested(f.type) for f in schema):
+        # No min/max of a float column: NaN is left out of them, and a reader that trusts
+        # them reads a column whose min equals its max as that one value (DataFusion's did:
+        # a column of 1.1 and NaNs read as all 1.1).
+        stats = [f.name for f in schema if not pa.types.is_floating(f.type) and (stats is True or f.name in stats)]
     return {
         "compression": compression,
         "data_page_version": "2.0",
