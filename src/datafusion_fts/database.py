@@ -28,6 +28,7 @@ from .query.tree import Query
 from .settings import Settings
 from .sql.session_catalog import RESERVED_PREFIX, attach, source_of
 from .sql.statement_cache import StatementCache
+from .sql.statements import run_sql
 from .sql.table_views import TableViews
 from .storage.in_place import InPlaceTables, csv_format, source_schema, stored_columns, with_partitions
 from .storage.manifest import MAX_NAME_CHARS, CsvFormat, Manifest, SegmentMeta, TableMeta, valid_table_name
@@ -91,10 +92,8 @@ class Database:
     def sql(self, text: str) -> datafusion.DataFrame:
         """Run SQL (docs/design.md: "SQL"): search predicates, DDL and DML on managed tables, and
         anything else DataFusion understands; returns the last statement's DataFrame."""
-        from .sql.execute import SqlSession
-
         self.refresh()
-        return SqlSession(self).sql(text)
+        return run_sql(self, text)
 
     def list_sources(self, text: str) -> None:
         self.state.list_sources(text)

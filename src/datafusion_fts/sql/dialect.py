@@ -13,7 +13,6 @@ Added syntax, each parsed into its own expression node (no string surgery on SQL
 
 from __future__ import annotations
 
-import re
 from typing import Any
 
 import sqlglot
@@ -23,6 +22,7 @@ from sqlglot.errors import ParseError, TokenError
 from sqlglot.tokens import TokenType
 
 from ..errors import SqlError
+from .classify import offset_of
 
 
 class FtsMatch(exp.Expression, exp.Func):
@@ -161,30 +161,6 @@ class Fts(Postgres):
     Generator = FtsGenerator
 
 
-def _offset(sql: str, line: int, column: int) -> int:
-    """0-based offset of 1-based (line, column) in ``sql``."""
-    lines = sql.split("\n")
-    line = max(1, min(line, len(lines)))
-    return sum(len(l) + 1 for l in lines[: line - 1]) + max(0, column - 1)
-
-
-# DataFusion's parser and tokenizer errors, and where they say they are (if they do).
-_ENGINE_SYNTAX = re.compile(r'^SQL error: (?:ParserError|TokenizerError)\("(.*?)(?: at Line: (\d+), Column: (\d+))?"\)$', re.S)
-
-
-def engine_syntax_error(sql: str, message: str, start: int = 0) -> SqlError | None:
-    """DataFusion's refusal to parse ``sql`` (its error ``message``) as a :class:`SqlError`
-    pointing where DataFusion says, or at the end of the statement for an unexpected end;
-    None for any other error. ``start``: where the statement begins in ``sql``."""
-    found = _ENGINE_SYNTAX.match(message)
-    if found is None:
-        return None
-    text, line, column = found.groups()
-    statement = sql[start:]
-    at = _offset(statement, int(line), int(column)) if line else len(statement.rstrip())
-    return SqlError(text, sql, start + at)
-
-
 def parse_sql(sql: str) -> list[exp.Expression]:
     """Parse one or more ``;``-separated statements; errors become :class:`SqlError`."""
     try:
@@ -193,7 +169,7 @@ def parse_sql(sql: str) -> list[exp.Expression]:
         first: dict[str, Any] = err.errors[0] if err.errors else {}
         line, col = first.get("line", 1) or 1, first.get("col", 1) or 1
         highlight = first.get("highlight") or ""
-        offset = _offset(sql, line, col) - max(0, len(highlight) - 1)
+        offset = offset_of(sql, line, col) - max(0, len(highlight) - 1)
         message = first.get("description") or str(err).split("\n")[0]
         raise SqlError(message, sql, offset, max(1, len(highlight))) from None
     except TokenError:

@@ -6,7 +6,7 @@ from __future__ import annotations
 import re
 import uuid
 from functools import partial
-from typing import Any, Callable, Protocol, TypeVar
+from typing import Any
 
 import datafusion
 import numpy as np
@@ -15,7 +15,7 @@ from sqlglot import exp
 from sqlglot.tokens import TokenType
 
 from ..analysis import AnalyzerConfig
-from ..errors import CatalogError, EngineError, InvalidArgument, SqlError
+from ..errors import CatalogError, InvalidArgument, SqlError
 from ..operators.base import SEARCH_SCHEMA
 from ..operators.explain import explain_search
 from ..planner.search_request import SearchRequest
@@ -23,74 +23,15 @@ from ..planner.plan_search import column_analyzer, plan_search
 from ..planner.run_search import run_search
 from ..storage.foreign import ForeignTable
 from ..storage.manifest import MAX_NAME_CHARS
-from ..udfs.error_bridge import ErrorBridge
-from .classify import Kind, classify, is_search, refusal, split, tokenize
-from .managed_dml import HANDLERS, DmlHost, drop
-from .dialect import engine_syntax_error
 from .dialect import CreateFulltextIndex, Explain, Fts, FtsMatch, FtsScore, FtsScoreExplain, Optimize, identifier, parse_sql
 from .lower_select import Lowered, expand_stars, lower_statement, node_start, parse_match, read_rows, rows_edits, spliced
 from .result_frame import ResultFrame, detached_frame
 from .session_catalog import RESERVED_PREFIX, quote, rows_name
-from .statement_cache import Shape, StatementCache, Template, direct, shape_of, slot_leaf
+from .statement_cache import Shape, Template, direct, shape_of, slot_leaf
+from .hosts import SqlHost
 from .text_functions import rewrite_text_functions
-from ..settings import Settings
-from ..storage.manifest import Manifest
 from ..storage.snapshot import TableSnapshot
 
-T = TypeVar("T")
-
-
-class SqlTable(Protocol):
-    """What SQL asks of a managed table (``table.Table`` is one): SQL is handed the
-    database's tables, it does not make them."""
-
-    name: str
-
-    @property
-    def schema(self) -> pa.Schema: ...
-
-    def index_meta(self, column: str, options: dict[str, Any], existing: Any) -> Any: ...
-
-    def create_index(self, column: str, progress: Any = None, **options: Any) -> None: ...
-
-    def insert(self, data: Any) -> int: ...
-
-    def find(
-        self, query: Any, limit: int | None = 10, offset: int = 0, include_row_ids: Any = None,
-        default_columns: list[str] | None = None,
-    ) -> tuple[pa.Table, TableSnapshot]: ...
-
-    def plan(
-        self, query: Any, limit: int | None = 10, offset: int = 0, include_row_ids: Any = None,
-        default_columns: list[str] | None = None,
-    ) -> Any: ...
-
-
-class SqlHost(DmlHost, Protocol):
-    """What SQL needs of a database (:class:`..database.Database`): its session, its
-    managed tables and settings, and the cache of statement shapes."""
-
-    ctx: datafusion.SessionContext
-    settings: Settings
-    statements: StatementCache
-    errors: ErrorBridge  # (its functions' errors, raised inside DataFusion, found again)
-
-    def table_names(self) -> list[str]: ...
-
-    def table(self, name: str) -> SqlTable: ...
-
-    def snapshot(self, name: str) -> TableSnapshot: ...
-
-    @property
-    def manifest(self) -> Manifest: ...
-
-    def index_in_place(self, name: str, source: Any = None, store: Any = None) -> SqlTable: ...
-
-    def retrying(self, read: Callable[[], T]) -> T: ...
-
-    def list_sources(self, text: str) -> None:
-        """List the files of the tables indexed in place ``text`` may name, before
-        DataFusion reads their views."""
 
 
 # DataFusion plans a statement by recursion on the calling thread, and one nested a few
@@ -182,55 +123,9 @@ class SqlSession:
     def _status(self, message: str) -> datafusion.DataFrame:
         return detached_frame(self.ctx, pa.table({"status": [message]}))
 
-    def sql(self, text: str) -> datafusion.DataFrame:
-        """Run ``text`` (statements separated by ``;``); the last one's result."""
-        if not isinstance(text, str):
-            raise InvalidArgument(f"SQL must be a string, got {type(text).__name__}")
-        try:
-            text.encode("utf-8")
-        except UnicodeEncodeError as err:
-            raise SqlError("not valid text: a lone surrogate cannot be encoded as UTF-8", text, err.start) from None
-        try:
-            return self._statements(text)
-        except RecursionError:
-            raise SqlError("the statement nests too deeply to be parsed", text, 0, len(text)) from None
-
-    def _statements(self, text: str) -> datafusion.DataFrame:
-        """Each statement of ``text`` by its kind (sql/classify.py): DataFusion's as written."""
-        result = None
-        for part in split(text):
-            tables = self.db.manifest.tables  # (as the statements before this one left them)
-            part = classify(part, tables.__contains__)
-            refused = refusal(part)
-            if refused is not None:
-                raise SqlError(refused[0], text, part.start + refused[1])
-            if part.kind is Kind.DATAFUSION:  # (not ours: as written)
-                self.db.list_sources(part.text)
-                try:
-                    result = self.db.errors.call(self.ctx.sql, part.text)
-                except EngineError as err:
-                    located = engine_syntax_error(text, str(err), part.start)
-                    if located is None:
-                        raise
-                    raise located from err
-            elif part.kind in HANDLERS:
-                result = self.db.errors.call(HANDLERS[part.kind], self.db, part, self._run)
-            elif part.kind is Kind.DROP:
-                result = drop(self.db, part)
-            else:
-                result = self._ours(part.text)
-        if result is None:
-            raise SqlError("no statement to run", text, 0)
-        return self.db.errors.translating(result)
-
-    def _run(self, text: str) -> datafusion.DataFrame:
-        """The query of a write (sql/managed_dml.py): its searches lowered, else as written."""
-        if is_search(tokenize(text), self.db.manifest.tables.__contains__):
-            return self._ours(text)
-        self.db.list_sources(text)
-        return self.ctx.sql(text)
-
-    def _ours(self, text: str) -> datafusion.DataFrame:
+    def statement(self, text: str) -> datafusion.DataFrame:
+        """Run one statement of ours, a search or the project's own (sql/classify.py): parsed
+        by sqlglot, lowered, run."""
         self._text = text  # error positions point into the statement's text
         self._shape = shape_of(text)
         if self._shape is not None:

@@ -1,0 +1,78 @@
+"""``db.sql``'s entry: each statement of a text run by its kind (docs/design.md: "SQL";
+DESIGN §3.1).
+
+A statement's kind comes from its tokens (sql/classify.py), one table dispatches on it:
+DataFusion's own statements go to ``ctx.sql`` as written; DDL and DML that write a managed
+table to sql/managed_dml.py; searches and the project's statements to the SQL session of
+sql/execute.py, which parses them with sqlglot: no other statement is parsed in Python.
+"""
+
+from __future__ import annotations
+
+from functools import partial
+
+import datafusion
+
+from ..errors import EngineError, InvalidArgument, SqlError
+from .classify import Kind, Statement, classify, engine_syntax_error, is_search, refusal, split, tokenize
+from .hosts import SqlHost
+from .managed_dml import HANDLERS, Run, drop
+
+
+def run_sql(db: SqlHost, text: str) -> datafusion.DataFrame:
+    """Run ``text`` (statements separated by ``;``); the last one's result, raising our
+    errors as themselves (udfs/error_bridge.py)."""
+    if not isinstance(text, str):
+        raise InvalidArgument(f"SQL must be a string, got {type(text).__name__}")
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError as err:
+        raise SqlError("not valid text: a lone surrogate cannot be encoded as UTF-8", text, err.start) from None
+    try:
+        result = None
+        for part in split(text):
+            # (classified as the statements before it left the tables)
+            result = _statement(db, text, classify(part, db.manifest.tables.__contains__))
+    except RecursionError:
+        raise SqlError("the statement nests too deeply to be parsed", text, 0, len(text)) from None
+    if result is None:
+        raise SqlError("no statement to run", text, 0)
+    return db.errors.translating(result)
+
+
+def _statement(db: SqlHost, text: str, part: Statement) -> datafusion.DataFrame:
+    """Run one statement of ``text`` by its kind."""
+    refused = refusal(part)
+    if refused is not None:
+        raise SqlError(refused[0], text, part.start + refused[1])
+    if part.kind is Kind.DATAFUSION:  # (not ours: as written)
+        db.list_sources(part.text)
+        try:
+            return db.errors.call(db.ctx.sql, part.text)
+        except EngineError as err:
+            located = engine_syntax_error(text, str(err), part.start)
+            if located is None:
+                raise
+            raise located from err
+    if part.kind in HANDLERS:
+        return db.errors.call(HANDLERS[part.kind], db, part, partial(_query, db))
+    if part.kind is Kind.DROP:
+        return drop(db, part)
+    return _searching(db)(part.text)
+
+
+def _query(db: SqlHost, text: str) -> datafusion.DataFrame:
+    """The query a write runs (sql/managed_dml.py): its searches lowered, else as written."""
+    if is_search(tokenize(text), db.manifest.tables.__contains__):
+        return _searching(db)(text)
+    db.list_sources(text)
+    return db.ctx.sql(text)
+
+
+def _searching(db: SqlHost) -> Run:
+    """How a statement of ours runs: parsed and lowered by the SQL session of
+    sql/execute.py (imported on the first such statement: its parser and lowering are not
+    needed before)."""
+    from .execute import SqlSession
+
+    return SqlSession(db).statement
