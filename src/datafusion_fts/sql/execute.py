@@ -24,7 +24,8 @@ from ..planner.run_search import run_search
 from ..storage.foreign import ForeignTable
 from ..storage.manifest import MAX_NAME_CHARS
 from .dialect import CreateFulltextIndex, Explain, Fts, FtsMatch, FtsScore, FtsScoreExplain, Optimize, identifier, parse_sql
-from .lower_select import Lowered, expand_stars, lower_statement, node_start, parse_match, read_rows, rows_edits, spliced
+from .lower_select import Lowered, lower_statement, node_start, parse_match
+from .splice import Splicer
 from .result_frame import ResultFrame, detached_frame
 from .session_catalog import RESERVED_PREFIX, quote, rows_name
 from .statement_cache import Shape, Template, direct, shape_of, slot_leaf
@@ -83,6 +84,10 @@ def _statement_texts(sql: str, count: int) -> list[str]:
     if sql[start:].strip():
         texts.append(sql[start:])
     return texts
+
+
+# The words before the statement an EXPLAIN explains, in the statement's own text.
+_EXPLAIN_PREFIX = re.compile(r"^\s*explain\s+(?:analyze\s+)?", re.IGNORECASE)
 
 
 def generated(statement: exp.Expression) -> str:
@@ -153,14 +158,16 @@ class SqlSession:
 
     # -- dispatch -------------------------------------------------------------------------
     def _execute(self, statement: exp.Expression, source: str) -> datafusion.DataFrame:
-        own_text = source == self._text  # (positions in the tree point into it)
+        # Edits of the statement's own text, when the tree's positions point into it
+        # (sql/splice.py); else the rewritten tree is generated.
+        splicer = Splicer(self._text) if source == self._text else None
         if statement.find(exp.Anonymous) is not None:
             self._shape = None  # (text functions rewrite the statement: not a cached shape)
             statement = statement.copy()
-            if rewrite_text_functions(self._text, statement, self._schema_of, self._index_analyzer):
-                source, own_text = generated(statement), False
+            if rewrite_text_functions(self._text, statement, self._schema_of, self._index_analyzer, splicer):
+                source = generated(statement)
         if isinstance(statement, Explain):
-            return self._explain(statement, source)
+            return self._explain(statement, source, splicer)
         if isinstance(statement, Optimize):
             self.db.table(identifier(statement.this)).optimize()
             return self._status(f"optimized {identifier(statement.this)}")
@@ -169,16 +176,17 @@ class SqlSession:
         if isinstance(statement, exp.Set):
             return self._set(statement, source)
         if statement.find(FtsMatch, FtsScore, FtsScoreExplain) is not None:
-            return self._search_query(statement, source)
-        managed = self.db.manifest.tables.__contains__
-        edits = rows_edits(statement, managed, self._schema_of) if own_text else None
-        if edits is not None:  # (the statement's own text, managed tables read with _rowid)
-            return self.ctx.sql(spliced(source, edits))
+            return self._search_query(statement, source, splicer)
+        return self.ctx.sql(self._reading_rows(statement, source, splicer))
+
+    def _reading_rows(self, statement: exp.Expression, source: str, splicer: Splicer | None) -> str:
+        """The SQL of a statement that does not search: the managed tables it reads with
+        their ``_rowid``, ``*`` over them without it (:func:`.lower_select.lower_statement`)."""
         rewritten = statement.copy()
-        expanded = [expand_stars(s, self._schema_of) for s in rewritten.find_all(exp.Select)].count(True)
-        if read_rows(rewritten, managed) or expanded:
-            return self.ctx.sql(generated(rewritten))
-        return self.ctx.sql(source)
+        _, text = lower_statement(self._text, rewritten, self._schema_of, _fresh_name, splicer=splicer)
+        if text is not None:
+            return text
+        return generated(rewritten) if rewritten != statement else source
 
     # -- statements ---------------------------------------------------------------------
     def _set(self, statement: exp.Set, source: str) -> datafusion.DataFrame:
@@ -246,13 +254,14 @@ class SqlSession:
             return self.ctx.table(name).schema(), False
         return None
 
-    def _plan(self, statement: exp.Expression, source: str) -> tuple[exp.Expression, list[Lowered]]:
+    def _plan(self, statement: exp.Expression, splicer: Splicer | None) -> tuple[exp.Expression, list[Lowered], str]:
+        """The statement lowered: its tree, its searches and the SQL DataFusion runs."""
         statement = statement.copy()
-        lowered = lower_statement(
-            self._text, statement, self._schema_of, _fresh_name, max_terms=self.db.settings.get("fts.max_query_terms")
+        lowered, text = lower_statement(
+            self._text, statement, self._schema_of, _fresh_name, max_terms=self.db.settings.get("fts.max_query_terms"),
+            splicer=splicer,
         )
-        read_rows(statement, self.db.manifest.tables.__contains__)
-        return statement, lowered
+        return statement, lowered, text if text is not None else generated(statement)
 
     def _run_search(
         self, item: Lowered, in_order: bool = False, planned: bool = True
@@ -313,15 +322,15 @@ class SqlSession:
         batches = result.to_batches() or [pa.RecordBatch.from_pylist([], schema=result.schema)]
         self.ctx.register_record_batches(name, [batches])
 
-    def _search_query(self, statement: exp.Expression, source: str) -> datafusion.DataFrame:
-        template = self._template(statement, self._shape) if self._shape is not None else None
+    def _search_query(self, statement: exp.Expression, source: str, splicer: Splicer | None) -> datafusion.DataFrame:
+        template = self._template(statement, self._shape, splicer) if self._shape is not None else None
         if template is not None:
             self.db.statements.put(self._shape, template)
             return self._run_template(template, self._shape)
-        rewritten, lowered = self._plan(statement, source)
-        return self._run_lowered(generated(rewritten), lowered)
+        _, lowered, text = self._plan(statement, splicer)
+        return self._run_lowered(text, lowered)
 
-    def _template(self, statement: exp.Expression, shape: Shape) -> Template | None:
+    def _template(self, statement: exp.Expression, shape: Shape, splicer: Splicer | None) -> Template | None:
         """The statement lowered with its MATCH leaves as slots (see
         :mod:`.statement_cache`), or None if a MATCH's query is not one of its literals."""
         starts = {lo: i for i, (lo, _) in enumerate(shape.spans)}
@@ -344,13 +353,12 @@ class SqlSession:
             seen[name] = found = self._schema_of(name)
             return found
 
-        lowered = lower_statement(
-            self._text, rewritten, schema_of, _fresh_name, leaf=lambda m: slot_leaf(slot_of[id(m)])
+        lowered, text = lower_statement(
+            self._text, rewritten, schema_of, _fresh_name, leaf=lambda m: slot_leaf(slot_of[id(m)]), splicer=splicer
         )
-        read_rows(rewritten, lambda name: (schema_of(name) or (None, False))[1])
         fixed = tuple((i, shape.literal(self._text, i)) for i in range(len(shape.spans)) if i not in set(slots))
-        return Template(tuple(slots), tuple(columns), fixed, tuple(seen.items()), generated(rewritten),
-                        tuple(lowered), direct(rewritten, lowered))
+        return Template(tuple(slots), tuple(columns), fixed, tuple(seen.items()),
+                        text if text is not None else generated(rewritten), tuple(lowered), direct(rewritten, lowered))
 
     def _run_template(self, template: Template, shape: Shape) -> datafusion.DataFrame:
         parse_leaf = partial(parse_match, max_terms=self.db.settings.get("fts.max_query_terms"))
@@ -393,13 +401,14 @@ class SqlSession:
         analyzers = {c: column_analyzer(request.snapshot, c) for c in request.columns}
         return explain_search(plan, request.snapshot, request.query, analyzers, ids)
 
-    def _explain(self, statement: Explain, source: str) -> datafusion.DataFrame:
+    def _explain(self, statement: Explain, source: str, splicer: Splicer | None) -> datafusion.DataFrame:
         inner = statement.this
         rows: dict[str, list[str]] = {"plan_type": [], "plan": []}
-        if inner.find(FtsMatch, FtsScore, FtsScoreExplain) is None:
-            return self.ctx.sql(("EXPLAIN ANALYZE " if statement.args.get("analyze") else "EXPLAIN ") + generated(inner))
+        if inner.find(FtsMatch, FtsScore, FtsScoreExplain) is None:  # (EXPLAIN of _rowid, text functions)
+            return self.ctx.sql(self._reading_rows(statement, source, splicer))
         analyze = bool(statement.args.get("analyze"))
-        rewritten, lowered = self._plan(inner, source)
+        _, lowered, sql = self._plan(inner, splicer)
+        sql = _EXPLAIN_PREFIX.sub("", sql, count=1)  # (the spliced text holds the user's EXPLAIN)
         registered = []
         try:
             logical, searches = [], []
@@ -418,7 +427,6 @@ class SqlSession:
                     searches.append(tree)
                 self._register_result(item.result_table, result)
                 registered.append(item.result_table)
-            sql = generated(rewritten)
             df_plan = self.ctx.sql("EXPLAIN " + sql).to_arrow_table()
             rows["plan_type"].append("logical_plan")
             rows["plan"].append("\n".join(logical))

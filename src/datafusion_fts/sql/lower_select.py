@@ -28,6 +28,7 @@ from ..query.tree import Boolean, Query
 from ..settings import INT64_MAX
 from .dialect import FtsMatch, FtsScore, FtsScoreExplain, identifier
 from .session_catalog import quote, rows_name
+from .splice import Splicer
 
 SCORE = "_score"
 ROWID = "_rowid"
@@ -99,15 +100,17 @@ class _Lowering:
         outermost: bool = False,
         leaf: Callable[[FtsMatch], Query] | None = None,
         max_terms: int = MAX_QUERY_TERMS,
+        splicer: Splicer | None = None,
     ) -> None:
         self.sql = sql
+        self.splicer = splicer
         self.max_terms = max_terms
         self.select = select
         self.schemas = schemas
         self.outermost = outermost
         self.managed: dict[str, bool] = {}
         self.missing: list[exp.Table] = []  # tables in FROM the session does not have
-        self._leaf_of = leaf or self._leaf
+        self._leaf_of = leaf  # (None: _leaf; not stored as a bound method, a cycle that kept the database alive)
 
     # -- sources ------------------------------------------------------------------------
     def _sources(self) -> dict[str, tuple[exp.Table, pa.Schema]]:
@@ -172,7 +175,7 @@ class _Lowering:
         """AND / OR / NOT over MATCH predicates -> one Boolean tree (docs/design.md: "SQL")."""
         node = node.unnest()
         if isinstance(node, FtsMatch):
-            return self._leaf_of(node)
+            return self._leaf_of(node) if self._leaf_of is not None else self._leaf(node)
         if isinstance(node, exp.Not):
             return Boolean(must_not=(self._tree(node.this),))
         if isinstance(node, exp.And):
@@ -219,6 +222,7 @@ class _Lowering:
         managed = self.managed[alias]
 
         must, must_not, kept, prefilter, join, residual_ok = [], [], [], [], "inner", True
+        joined: set[int] = set()  # (the MATCHes of the OR joined back to the table)
         for conj in _conjuncts(where.this):
             if not _has_match(conj):
                 kept.append(conj)
@@ -238,6 +242,7 @@ class _Lowering:
                 if join == "left":
                     raise PlanError("only one OR may mix MATCH with other predicates in a WHERE clause")
                 join = "left"
+                joined = {id(m) for m in conj.find_all(FtsMatch)}
                 disjuncts = _disjuncts(conj)
                 must.append(Boolean(should=tuple(self._tree(d) for d in disjuncts if self._pure_match(d))))
                 relational = [d for d in disjuncts if not _has_match(d)]
@@ -253,6 +258,14 @@ class _Lowering:
             raise PlanError("a MATCH under OR with other predicates must be the only MATCH in the WHERE clause")
         tree = must[0] if len(must) == 1 and not must_not else Boolean(must=tuple(must), must_not=tuple(must_not))
 
+        stars = _stars(select)
+        # (read before the tree changes: what the text's edits depend on)
+        negated = {id(m) for m in matches if sum(isinstance(a, exp.Not) for a in _ancestors(m, exp.Where)) % 2}
+        bare = {id(e) for e in explains if not isinstance(e.parent, exp.Alias)}
+        excluded = {identifier(c) for star in stars for c in (star if isinstance(star, exp.Star) else star.this).args.get("except_") or []}
+        order = select.args.get("order")
+        keys = len(order.expressions) if order is not None else 0
+        order_end = self.splicer.order_end(order) if order is not None and self.splicer is not None else None
         self._replace_scores(scores, alias)
         explained = self._replace_explains(explains, alias)
         expand_stars(select, self.schemas, searched=True)
@@ -261,7 +274,7 @@ class _Lowering:
         prefilter_sql = " AND ".join(p.sql(dialect="postgres", normalize_functions=False) for p in prefilter) or None
         select.set("where", exp.Where(this=exp.and_(*kept)) if kept else None)
         # The table's columns the statement still reads once MATCH is gone.
-        used = {identifier(c) for c in select.find_all(exp.Column) if c.table in (alias, "")}
+        used = {identifier(c) for c in select.find_all(exp.Column) if c.table in (alias, "")} | excluded
         read = tuple(name for name in schema.names if name in used)
         search = LogicalSearch(identifier(table), alias, tree, prefilter_sql, k, join, managed, read)
 
@@ -277,7 +290,47 @@ class _Lowering:
         positions = tuple(
             next(i for i, e in enumerate(select.expressions) if e is item) for item in explained
         )
+        if self.splicer is not None:
+            self._splice(matches, joined, negated, scores, explains, bare, stars, (keys, order_end), alias, table,
+                         search, result_table)
         return Lowered(search, result_table, positions)
+
+    def _splice(self, matches: list[FtsMatch], joined: set[int], negated: set[int], scores: list[FtsScore],
+                explains: list[FtsScoreExplain], bare: set[int], stars: list[exp.Expression],
+                order_at: tuple[int, int | None], alias: str, table: exp.Expression, search: LogicalSearch,
+                result_table: str) -> None:
+        """The edits of the statement's own text this lowering makes (sql/splice.py): each
+        MATCH a truth value that makes its literal hold for every row of the search's result
+        (TRUE, or FALSE under an odd number of NOTs: ``negated``; for a MATCH of the OR
+        joined back to the table, ``joined``, whether the row was found), score() and
+        score_explain() the result's columns (``bare``: those without an alias), the table
+        its result, a tie-break after ORDER BY score() (``order_at``: the keys it had, where
+        they ended), ``*`` the table's columns."""
+        sp = self.splicer
+        assert sp is not None
+        matched = f"{quote(alias)}.{quote(MATCHED)}"
+        for m in matches:
+            odd = id(m) in negated  # (under an odd number of NOTs)
+            if id(m) in joined:
+                sp.replace_call(m, f"({matched} IS {'' if odd else 'NOT '}NULL)")
+            else:
+                sp.replace_call(m, "FALSE" if odd else "TRUE")
+        for s in scores:
+            sp.replace_call(s, f"{quote(alias)}.{quote(SCORE)}")
+        for e in explains:
+            sp.replace_call(e, f"{quote(alias)}.{quote(ROWID)}" + (f" AS {quote(EXPLAIN)}" if id(e) in bare else ""))
+        if search.carries_rows:
+            sp.replace_table(table, f"{quote(result_table)} AS {quote(alias)}")
+            extra = [ROWID, SCORE]
+        else:
+            derived = self._derived(table, alias, result_table, search.join)
+            sp.replace_table(table, derived.sql(dialect="postgres", normalize_functions=False))
+            extra = [ROWID, SCORE] + ([MATCHED] if search.join == "left" else [])
+        order, (keys, order_end) = self.select.args.get("order"), order_at
+        if order is not None and len(order.expressions) > keys:  # (a tie-break was added)
+            key = order.expressions[-1]
+            sp.insert(order_end, f", {quote(alias)}.{quote(ROWID)} {'DESC' if key.args.get('desc') else 'ASC'}")
+        _splice_stars(sp, self.select, stars, {alias: extra}, self.schemas)
 
     def _local(self, node: exp.Expression, alias: str, schema: pa.Schema) -> bool:
         """A predicate DataFusion can evaluate on the searched table alone (a prefilter);
@@ -384,6 +437,57 @@ class _Lowering:
         return exp.Subquery(this=body, alias=exp.TableAlias(this=exp.to_identifier(alias)))
 
 
+def _ancestors(node: exp.Expression, stop: type) -> list[exp.Expression]:
+    """The ancestors of ``node`` below the first of type ``stop``."""
+    out, at = [], node.parent
+    while at is not None and not isinstance(at, stop):
+        out.append(at)
+        at = at.parent
+    return out
+
+
+def _stars(select: exp.Select) -> list[exp.Expression]:
+    """The ``*`` and ``t.*`` items of a SELECT list (before they are spelled out)."""
+    return [e for e in select.expressions
+            if isinstance(e, exp.Star) or isinstance(e, exp.Column) and isinstance(e.this, exp.Star)]
+
+
+def _splice_stars(sp: Splicer, select: exp.Select, stars: list[exp.Expression], extra: dict[str, list[str]],
+                  schemas: Callable[[str], tuple[pa.Schema, bool] | None]) -> None:
+    """Edit each ``*`` of ``select`` so it shows no column of ours: ``extra`` names them per
+    source (a search's result: ``_rowid``, ``_score``); a managed table's rows carry
+    ``_rowid``. A ``*`` over one source becomes ``* EXCLUDE (...)`` (with the user's own
+    EXCLUDE list), over several ``a.* EXCLUDE (...), b.*``."""
+    hidden = dict(extra)
+    names = []
+    for name, node in _source_names(select):
+        names.append(name)
+        if name not in hidden and isinstance(node, exp.Table) and not node.args.get("db"):
+            found = schemas(identifier(node))
+            if found is not None and found[1]:
+                hidden[name] = [ROWID]
+    if not hidden:
+        return
+    for item in stars:
+        star = item if isinstance(item, exp.Star) else item.this
+        modified = any(star.args.get(k) for k in ("except_", "replace", "rename", "ilike"))
+        if isinstance(item, exp.Column):
+            if item.table in hidden:
+                columns = ", ".join([*map(quote, hidden[item.table]), *sp.excluded(star)])
+                sp.replace_star(star, f"{quote(item.table)}.* EXCLUDE ({columns})", item)
+        elif len(names) == 1:
+            columns = ", ".join([*map(quote, hidden.get(names[0], [])), *sp.excluded(star)])
+            if columns:
+                sp.replace_star(star, f"* EXCLUDE ({columns})")
+        elif modified or not all(names):
+            raise PlanError("a * with EXCLUDE, EXCEPT, REPLACE or RENAME over several tables, or over an unnamed "
+                            "subquery, beside a search or _rowid: write t.* for each table")
+        else:
+            sp.replace_star(star, ", ".join(
+                f"{quote(n)}.* EXCLUDE ({', '.join(map(quote, hidden[n]))})" if n in hidden else f"{quote(n)}.*"
+                for n in names))
+
+
 def _source_names(select: exp.Select) -> list[tuple[str, exp.Expression]]:
     from_ = select.args.get("from_")
     nodes = ([from_.this] if from_ is not None else []) + [j.this for j in select.args.get("joins") or []]
@@ -416,17 +520,32 @@ def expand_stars(
     expressions, changed = [], False
     for e in select.expressions:
         if isinstance(e, exp.Star) and all(c is not None for c in columns.values()):
-            for cols in columns.values():
-                expressions.extend(c.copy() for c in cols or [])
+            expressions.extend(_modified([c.copy() for cols in columns.values() for c in cols or []], e))
             changed = True
         elif isinstance(e, exp.Column) and isinstance(e.this, exp.Star) and columns.get(e.table):
-            expressions.extend(c.copy() for c in columns[e.table] or [])
+            expressions.extend(_modified([c.copy() for c in columns[e.table] or []], e.this))
             changed = True
         else:
             expressions.append(e)
     if changed:
         select.set("expressions", expressions)
     return changed
+
+
+def _modified(columns: list[exp.Expression], star: exp.Star) -> list[exp.Expression]:
+    """The columns a ``*`` spelled out as ``columns`` selects: without those its EXCLUDE
+    (or EXCEPT) names, with its REPLACE expressions in their places."""
+    if star.args.get("rename") or star.args.get("ilike"):
+        raise PlanError("a * with RENAME or ILIKE cannot be spelled out beside a search or _rowid: name the columns")
+    excluded = {identifier(c) for c in star.args.get("except_") or []}
+    replaced = {identifier(a.args["alias"]): a for a in star.args.get("replace") or []}
+    out: list[exp.Expression] = []
+    for column in columns:
+        name = identifier(column) if isinstance(column.this, exp.Identifier) else None
+        if name in excluded:
+            continue
+        out.append(replaced[name].copy() if name in replaced else column)
+    return out
 
 
 def _reads_rows(table: exp.Table, managed: Callable[[str], bool]) -> bool:
@@ -453,66 +572,6 @@ def read_rows(statement: exp.Expression, managed: Callable[[str], bool]) -> bool
             table.set("alias", exp.TableAlias(this=exp.to_identifier(name, quoted=True)))
         changed = True
     return changed
-
-
-Edit = tuple[int, int, str]  # (start, end, replacement) in a statement's text
-
-
-def rows_edits(statement: exp.Expression, managed: Callable[[str], bool],
-               schemas: Callable[[str], tuple[pa.Schema, bool] | None]) -> list[Edit] | None:
-    """The edits of a statement's own text that :func:`read_rows` and :func:`expand_stars`
-    make of its tree, so the rest of the text reaches DataFusion as written (DESIGN §3.1):
-    each managed table read becomes its rows' name, each ``*`` over one its columns.
-    None when a place cannot be found in the text (the tree is then generated)."""
-    edits: list[Edit] = []
-    for table in statement.find_all(exp.Table):
-        if not _reads_rows(table, managed):
-            continue
-        name, meta = identifier(table), table.this.meta
-        if meta.get("start") is None:
-            return None
-        alias = "" if table.args.get("alias") is not None else f" AS {quote(name)}"
-        edits.append((meta["start"], meta["end"] + 1, quote(rows_name(name)) + alias))
-    for select in statement.find_all(exp.Select):
-        columns: dict[str, list[str] | None] = {}
-        for name, node in _source_names(select):
-            found = schemas(identifier(node)) if isinstance(node, exp.Table) and not node.args.get("db") else None
-            if found is not None and found[1]:
-                columns[name] = [f"{quote(name)}.{quote(c)}" for c in found[0].names]
-            else:
-                columns[name] = [f"{quote(name)}.*"] if name else None
-        if not any(found is not None and found[0] != f"{quote(name)}.*" for name, found in columns.items()
-                   if found):
-            continue  # (no managed table here)
-        for item in select.expressions:
-            star = item if isinstance(item, exp.Star) else item.this if (
-                isinstance(item, exp.Column) and isinstance(item.this, exp.Star)) else None
-            if star is None:
-                continue
-            if any(star.args.get(k) for k in ("except", "replace", "rename")) or star.meta.get("start") is None:
-                return None
-            if isinstance(item, exp.Star):
-                if any(c is None for c in columns.values()):
-                    return None
-                expansion = [c for cols in columns.values() for c in cols or ()]
-                start = star.meta["start"]
-            else:
-                qualifier = item.args.get("table")
-                if item.table not in columns or qualifier is None or qualifier.meta.get("start") is None:
-                    return None
-                expansion = columns[item.table] or []
-                start = qualifier.meta["start"]
-            edits.append((start, star.meta["end"] + 1, ", ".join(expansion)))
-    return sorted(edits)
-
-
-def spliced(text: str, edits: list[Edit]) -> str:
-    """``text`` with ``edits`` (sorted, not overlapping) made."""
-    out, at = [], 0
-    for start, end, replacement in edits:
-        out += [text[at:start], replacement]
-        at = end
-    return "".join(out) + text[at:]
 
 
 def int_literal(node: exp.Expression | None) -> int | None:
@@ -545,16 +604,31 @@ def lower_statement(
     fresh_name: Callable[[], str],
     leaf: Callable[[FtsMatch], Query] | None = None,
     max_terms: int = MAX_QUERY_TERMS,
-) -> list[Lowered]:
-    """Lower every SELECT of ``statement`` that searches, innermost first (in place).
+    splicer: Splicer | None = None,
+) -> tuple[list[Lowered], str | None]:
+    """Lower every SELECT of ``statement`` that searches, innermost first (in place), and
+    read the managed tables it reads otherwise with their ``_rowid`` (:func:`read_rows`).
     ``leaf`` makes each MATCH's leaf of the tree (by default: its query text parsed, with
-    at most ``max_terms`` words and phrases)."""
+    at most ``max_terms`` words and phrases). Returns the searches and, given the
+    ``splicer`` of the text the tree was parsed from, that text edited accordingly
+    (sql/splice.py); None without one, or where an edit could not be placed (the tree is
+    then to be generated)."""
     lowered = []
     for select in reversed(list(statement.find_all(exp.Select, bfs=False))):
-        lowering = _Lowering(sql, select, schemas, outermost=select is statement, leaf=leaf, max_terms=max_terms)
+        lowering = _Lowering(sql, select, schemas, outermost=select is statement, leaf=leaf, max_terms=max_terms,
+                             splicer=splicer)
+        stars = _stars(select)
         result = lowering.lower(fresh_name)
         if result is not None:
             lowered.append(result)
         else:
+            if splicer is not None:
+                _splice_stars(splicer, select, stars, {}, schemas)
             expand_stars(select, schemas)
-    return lowered
+    managed = lambda name: (schemas(name) or (None, False))[1]  # noqa: E731
+    for table in list(statement.find_all(exp.Table)):
+        if splicer is not None and _reads_rows(table, managed):
+            alias = table.alias_or_name if table.args.get("alias") is not None else identifier(table)
+            splicer.replace_table(table, f"{quote(rows_name(identifier(table)))} AS {quote(alias)}")
+    read_rows(statement, managed)
+    return lowered, splicer.result() if splicer is not None else None

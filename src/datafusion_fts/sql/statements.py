@@ -53,7 +53,10 @@ def _statement(db: SqlHost, text: str, part: Statement) -> datafusion.DataFrame:
             located = engine_syntax_error(text, str(err), part.start)
             if located is None:
                 raise
-            raise located from err
+            try:
+                raise located from err
+            finally:  # (this frame holding the error its traceback holds: a cycle keeping the database)
+                del located
     if part.kind in HANDLERS:
         return db.errors.call(HANDLERS[part.kind], db, part, partial(_query, db))
     if part.kind is Kind.DROP:

@@ -23,6 +23,7 @@ from ..udfs import FUNCTIONS
 from ..udfs.text_query import analyzer_spec, compile_query, resolve_analyzer
 from .dialect import identifier
 from .lower_select import node_start
+from .splice import Splicer
 
 Schemas = Callable[[str], "tuple[pa.Schema, bool] | None"]
 IndexAnalyzer = Callable[[str, str], "AnalyzerConfig | None"]
@@ -133,9 +134,10 @@ class _Rewrite:
             raise self._error(str(err), literal) from None
 
 
-def rewrite_text_functions(sql: str, statement: exp.Expression, schemas: Schemas, index_analyzer: IndexAnalyzer) -> bool:
-    """Rewrite every short-form text function call of ``statement`` in place; returns
-    whether there was one."""
+def rewrite_text_functions(sql: str, statement: exp.Expression, schemas: Schemas, index_analyzer: IndexAnalyzer,
+                           splicer: Splicer | None = None) -> bool:
+    """Rewrite every short-form text function call of ``statement`` in place, and in the
+    statement's text through ``splicer`` (sql/splice.py); returns whether there was one."""
     calls = [n for n in statement.find_all(exp.Anonymous) if n.name.lower() in FUNCTIONS]
     rewrite = _Rewrite(sql, schemas, index_analyzer)
     for node in calls:
@@ -144,5 +146,7 @@ def rewrite_text_functions(sql: str, statement: exp.Expression, schemas: Schemas
             # A result column keeps the name of the call as written, not of its rewrite.
             written = f"{node.name}({', '.join(a.sql(dialect='postgres') for a in node.expressions)})"
             new = exp.alias_(new, written, quoted=True)
+        if splicer is not None:
+            splicer.replace_call(node, new.sql(dialect="postgres", normalize_functions=False))
         node.replace(new)
     return bool(calls)

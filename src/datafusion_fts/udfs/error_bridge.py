@@ -89,6 +89,7 @@ class ErrorBridge:
             found = self.translated(exc)
             if found is not exc:
                 raise found from None
+            del found  # (a local holding the error its traceback holds: a cycle keeping the caller's frames)
             if is_datafusion_error(exc):
                 message = engine_message(exc)
                 if _PARQUET_FAILED.search(message):

@@ -1,0 +1,151 @@
+"""Edits of a statement's own text (DESIGN §3.1: "In a statement with full-text parts only
+those parts are rewritten").
+
+Lowering a search (sql/lower_select.py) decides on sqlglot's tree what changes: the searched
+table becomes the search's result, each MATCH a truth value, score() a column, ``*`` the
+table's columns. Generating the whole statement back from that tree would rewrite the
+user's SQL too (``'1'::float`` became a DOUBLE PRECISION, ``* EXCLUDE (c)`` lost its
+EXCLUDE), so each change is instead an edit of the original text at the place the tree's
+nodes came from (their ``meta`` positions), and everything else stays as written. A
+:class:`Splicer` that cannot place an edit is ``broken``: the caller generates the tree
+instead, as before.
+"""
+
+from __future__ import annotations
+
+from sqlglot import exp
+
+from .classify import Token, tokenize
+
+Edit = tuple[int, int, str]  # (start, end, replacement) in a statement's text
+# Words that end an ORDER BY clause at its own depth.
+_AFTER_ORDER = frozenset({"limit", "offset", "fetch", "union", "intersect", "except"})
+
+
+def spliced(text: str, edits: list[Edit]) -> str:
+    """``text`` with ``edits`` (not overlapping) made."""
+    out, at = [], 0
+    for start, end, replacement in sorted(edits):
+        out += [text[at:start], replacement]
+        at = end
+    return "".join(out) + text[at:]
+
+
+class Splicer:
+    """The edits of one statement's text, placed by the positions of its tree's nodes."""
+
+    def __init__(self, text: str) -> None:
+        self.text = text
+        self.tokens: list[Token] = tokenize(text)
+        self._at = {t.start: i for i, t in enumerate(self.tokens)}
+        self.edits: list[Edit] = []
+        self.broken = False
+
+    def result(self) -> str | None:
+        """The edited text, or None if an edit could not be placed."""
+        if self.broken:
+            return None
+        spans = sorted(self.edits)
+        if any(a[1] > b[0] for a, b in zip(spans, spans[1:])):
+            return None  # (two edits of one place: generate instead)
+        return spliced(self.text, spans)
+
+    def _index(self, node: exp.Expression | None) -> int | None:
+        """The index of the token ``node`` (an identifier, a literal, a function's name)
+        starts at; None (and broken) if it has no position."""
+        start = None if node is None else node.meta.get("start")
+        index = None if start is None else self._at.get(start)
+        if index is None:
+            self.broken = True
+        return index
+
+    def _closing(self, index: int) -> int | None:
+        """The index of the ``)`` that closes the ``(`` at token ``index``."""
+        depth = 0
+        for i in range(index, len(self.tokens)):
+            token = self.tokens[i]
+            if token.kind == "punct" and token.value in "()":
+                depth += 1 if token.value == "(" else -1
+                if depth == 0:
+                    return i
+        self.broken = True
+        return None
+
+    def replace_call(self, call: exp.Expression, replacement: str) -> None:
+        """Replace a call (``MATCH(...)``, ``score()``), from its name to its ``)``."""
+        name = self._index(call)
+        if name is None:
+            return
+        if name + 1 >= len(self.tokens) or self.tokens[name + 1].value != "(":
+            self.broken = True
+            return
+        close = self._closing(name + 1)
+        if close is not None:
+            self.edits.append((self.tokens[name].start, self.tokens[close].end, replacement))
+
+    def replace_table(self, table: exp.Table, replacement: str) -> None:
+        """Replace a table reference, from its name to its alias (if any)."""
+        name = self._index(table.this)
+        alias = table.args.get("alias")
+        last = self._index(alias.this) if alias is not None else name
+        if name is not None and last is not None:
+            self.edits.append((self.tokens[name].start, self.tokens[last].end, replacement))
+
+    def order_end(self, order: exp.Order) -> int | None:
+        """Where an ORDER BY clause's last key ends in the text (read before the tree changes)."""
+        first = self._first(order.expressions[0])
+        if first is None:
+            return None
+        depth, last = 0, first
+        for i in range(first, len(self.tokens)):
+            token = self.tokens[i]
+            if token.kind == "punct" and token.value in "();":
+                depth += {"(": 1, ")": -1, ";": -1}[token.value]
+                if depth < 0:
+                    break
+            elif token.kind == "word" and depth == 0 and token.value in _AFTER_ORDER:
+                break
+            last = i
+        return self.tokens[last].end
+
+    def insert(self, at: int | None, text: str) -> None:
+        """Insert ``text`` at offset ``at`` (None: a place not found)."""
+        if at is None:
+            self.broken = True
+        else:
+            self.edits.append((at, at, text))
+
+    def _first(self, node: exp.Expression) -> int | None:
+        """The index of ``node``'s first token that has a position (its leftmost leaf)."""
+        starts = [n.meta["start"] for n in node.walk() if n.meta.get("start") is not None]
+        if not starts:
+            self.broken = True
+            return None
+        index = self._at.get(min(starts))
+        if index is None:
+            self.broken = True
+        return index
+
+    def replace_star(self, star: exp.Expression, replacement: str, column: exp.Column | None = None) -> None:
+        """Replace ``*`` (or ``t.*`` when ``column`` is the qualified star) and its
+        EXCLUDE/EXCEPT list, if any, by ``replacement`` (its REPLACE and RENAME stay)."""
+        first = self._index(column.args.get("table") if column is not None else star)
+        at = self._index(star) if column is not None else first
+        if first is None or at is None:
+            return
+        end = at
+        if at + 1 < len(self.tokens) and self.tokens[at + 1].kind == "word" and self.tokens[at + 1].value in ("exclude", "except"):
+            end = at + 1
+            if end + 1 < len(self.tokens) and self.tokens[end + 1].value == "(":
+                close = self._closing(end + 1)
+                if close is None:
+                    return
+                end = close
+            else:
+                end += 1  # (EXCLUDE one_column)
+        self.edits.append((self.tokens[first].start, self.tokens[end].end, replacement))
+
+    def excluded(self, star: exp.Expression) -> list[str]:
+        """The text of each column a star's EXCLUDE/EXCEPT names, as written."""
+        names = [c.this if isinstance(c, exp.Column) else c for c in star.args.get("except_") or []]
+        return [self.text[self.tokens[i].start:self.tokens[i].end] for i in map(self._index, names) if i is not None]

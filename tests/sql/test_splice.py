@@ -1,0 +1,101 @@
+"""A statement with full-text parts keeps the rest of its text (issue 31, item 2;
+sql/splice.py): lowering edits the user's text where MATCH, score(), the searched table
+and ``*`` are, and DataFusion runs everything else as written."""
+
+from __future__ import annotations
+
+import itertools
+
+import pyarrow as pa
+import pytest
+
+import datafusion_fts as fts
+from datafusion_fts.sql.dialect import parse_sql
+from datafusion_fts.sql.lower_select import lower_statement
+from datafusion_fts.sql.splice import Splicer
+
+SCHEMAS = {
+    "docs": (pa.schema([("id", pa.int32()), ("body", pa.string()), ("year", pa.int32())]), True),
+    "other": (pa.schema([("k", pa.int64())]), False),
+}
+
+
+def lowered_text(sql: str) -> str | None:
+    names = (f"r{i}" for i in itertools.count())
+    _, text = lower_statement(sql, parse_sql(sql)[0], SCHEMAS.get, lambda: next(names), splicer=Splicer(sql))
+    return text
+
+
+@pytest.mark.parametrize(("sql", "expected"), [
+    ("SELECT id, score() FROM docs WHERE MATCH(body, 'a') AND year > 2000 ORDER BY score() DESC LIMIT 3",
+     'SELECT id, "docs"."_score" FROM "r0" AS "docs" WHERE TRUE AND year > 2000 '
+     'ORDER BY "docs"."_score" DESC, "docs"."_rowid" ASC LIMIT 3'),
+    # NOT MATCH: FALSE under one NOT, so the literal holds for every row found.
+    ("SELECT id FROM docs d WHERE MATCH(body, 'a') AND NOT MATCH(body, 'b')",
+     'SELECT id FROM "r0" AS "d" WHERE TRUE AND NOT FALSE'),
+    # A MATCH under OR beside another predicate: whether the row was found.
+    ("SELECT id FROM docs WHERE MATCH(body, 'a') OR year = 1",
+     'SELECT id FROM (SELECT __fts_t.*, COALESCE(__fts_s._score, 0.0) AS _score, __fts_s._rowid AS _fts_matched '
+     'FROM "__fts_rows_docs" AS __fts_t LEFT JOIN r0 AS __fts_s ON __fts_t._rowid = __fts_s._rowid) AS docs '
+     'WHERE ("docs"."_fts_matched" IS NOT NULL) OR year = 1'),
+    # The rest as written: a cast DataFusion reads as Float32, EXCLUDE, a window over score().
+    ("SELECT *  EXCLUDE (year), '1'::float AS f, rank() OVER (ORDER BY score() DESC) AS r FROM docs "
+     "WHERE MATCH(body, 'a')",
+     'SELECT * EXCLUDE ("_rowid", "_score", year), \'1\'::float AS f, rank() OVER (ORDER BY "docs"."_score" DESC) '
+     'AS r FROM "r0" AS "docs" WHERE TRUE'),
+    # Another table read beside the search: DataFusion's own table as written, a managed
+    # one through its rows, a * over both spelled per table.
+    ("SELECT * FROM docs JOIN other ON other.k = docs.id WHERE MATCH(body, 'a')",
+     'SELECT "docs".* EXCLUDE ("_rowid", "_score"), "other".* FROM "r0" AS "docs" JOIN other ON other.k = docs.id '
+     'WHERE TRUE'),
+    ("SELECT id FROM docs WHERE MATCH(body, 'a') AND id IN (SELECT id FROM docs WHERE year > 1)",
+     'SELECT id FROM "r0" AS "docs" WHERE TRUE AND id IN (SELECT id FROM "__fts_rows_docs" AS "docs" WHERE year > 1)'),
+])
+def test_only_the_full_text_parts_are_edited(sql: str, expected: str) -> None:
+    assert lowered_text(sql) == expected
+
+
+@pytest.fixture(scope="module")
+def db() -> fts.Database:
+    db = fts.connect()
+    db.sql("CREATE TABLE docs (id INT, body VARCHAR, year INT) AS VALUES "
+           "(1, 'alpha beta', 2000), (2, 'beta', 2010), (3, 'alpha', 2020), (4, 'gamma', 2021)")
+    db.sql("CREATE FULLTEXT INDEX ON docs (body)")
+    return db
+
+
+def rows(db: fts.Database, sql: str) -> list[dict]:
+    return db.sql(sql).to_pylist()
+
+
+def test_star_modifiers_beside_a_search(db: fts.Database) -> None:
+    """Issue 31: EXCLUDE and REPLACE were dropped when a statement searched (silently)."""
+    assert rows(db, "SELECT * EXCLUDE (year) FROM docs WHERE MATCH(body, 'alpha') ORDER BY id") == [
+        {"id": 1, "body": "alpha beta"}, {"id": 3, "body": "alpha"}]
+    assert rows(db, "SELECT * REPLACE (year + 1 AS year) FROM docs WHERE MATCH(body, 'alpha') ORDER BY id") == [
+        {"id": 1, "body": "alpha beta", "year": 2001}, {"id": 3, "body": "alpha", "year": 2021}]
+
+
+def test_casts_keep_datafusions_types_beside_a_search(db: fts.Database) -> None:
+    """Issue 31: sqlglot wrote '1'::float back as a DOUBLE PRECISION (Float64)."""
+    assert rows(db, "SELECT arrow_typeof('1'::float) AS t FROM docs WHERE MATCH(body, 'gamma')") == [{"t": "Float32"}]
+
+
+def test_negated_and_joined_matches_select_the_same_rows(db: fts.Database) -> None:
+    assert rows(db, "SELECT id FROM docs WHERE MATCH(body, 'alpha OR beta') AND NOT MATCH(body, 'beta') "
+                    "ORDER BY id") == [{"id": 3}]
+    assert rows(db, "SELECT id, score() > 0 AS found FROM docs WHERE MATCH(body, 'gamma') OR year = 2000 "
+                    "ORDER BY id") == [{"id": 1, "found": False}, {"id": 4, "found": True}]
+    assert rows(db, "SELECT id FROM docs WHERE NOT MATCH(body, 'alpha') ORDER BY id") == [{"id": 2}, {"id": 4}]
+
+
+def test_datafusion_constructs_combine_with_a_search(db: fts.Database) -> None:
+    assert rows(db, "WITH hits AS (SELECT id, score() AS s FROM docs WHERE MATCH(body, 'alpha')) "
+                    "SELECT count(*) AS n FROM hits") == [{"n": 2}]
+    assert rows(db, "SELECT id FROM docs WHERE MATCH(body, 'alpha') UNION ALL SELECT 9 ORDER BY id") == [
+        {"id": 1}, {"id": 3}, {"id": 9}]
+    ranked = rows(db, "SELECT id, rank() OVER (ORDER BY score() DESC) AS r FROM docs WHERE MATCH(body, 'alpha beta') "
+                      "ORDER BY id")
+    assert ranked == [{"id": 1, "r": 1}, {"id": 2, "r": 2}, {"id": 3, "r": 2}]
+    assert rows(db, "SELECT d.id FROM fts_search('docs', 'body', 'gamma', 3) AS s JOIN docs AS d "
+                    "ON d._rowid = s._rowid") == [{"id": 4}]
