@@ -8,6 +8,7 @@ from typing import Any, NamedTuple
 import numpy as np
 
 from ..query.tree import Query
+from ..settings import Settings
 from ..storage.foreign import ForeignTable
 from ..storage.snapshot import TableSnapshot
 
@@ -47,3 +48,14 @@ def evolve(req: SearchRequest, **changes: Any) -> SearchRequest:
     for name, value in changes.items():
         values[_FIELD_INDEX[name]] = value
     return tuple.__new__(SearchRequest, values)
+
+
+def foreign_request(table: ForeignTable, query: Query, k: int | None, settings: Settings | None) -> SearchRequest:
+    """The search of a table of the session that no database manages (scanned: docs/design.md,
+    "fts_search and the text functions"), under a connection's planner ``settings`` (None:
+    the defaults, for a session with no database). ``db.sql`` and ``fts_search`` both ask
+    here, so a session table is searched alike from either."""
+    if settings is None:
+        return SearchRequest(table, query, k)
+    return SearchRequest(table, query, k, force_plan=settings.get("fts.force_plan"),
+                         residual_row_limit=settings.get("fts.residual_row_limit"))

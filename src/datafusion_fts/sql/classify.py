@@ -23,7 +23,7 @@ from __future__ import annotations
 import enum
 import re
 from dataclasses import dataclass, replace
-from typing import Callable
+from typing import Callable, NamedTuple
 
 from ..errors import SqlError
 from .session_catalog import DEFAULT_CATALOG, DEFAULT_SCHEMA
@@ -51,22 +51,24 @@ ROWID = "_rowid"
 _TRIGGERS = tuple(sorted(SEARCH_CALLS | {ROWID, "fulltext", "optimize", "fts", "create", "insert", "update",
                                          "delete", "drop", ";"}))
 _TOKEN = re.compile(
-    r"""(?P<space>\s+)
-    |(?P<line_comment>--[^\n]*)
+    r"""\s*(?:(?P<line_comment>--[^\n]*)
     |(?P<comment>/\*)
     |(?P<string>[eE]'(?:[^'\\]|\\.|'')*'?|'(?:[^']|'')*'?)
     |(?P<dollar>\$(?:[^\W\d]\w*)?\$)
     |(?P<quoted>"(?:[^"]|"")*"?|`[^`]*`?)
     |(?P<word>[^\W\d]\w*)
     |(?P<number>\d[\w.]*)
-    |(?P<punct>\S)""",
+    |(?P<punct>\S))""",
     re.VERBOSE,
 )
 
 
-@dataclass(frozen=True)
-class Token:
-    kind: str  # "word" (lowercased in value), "quoted" (unquoted in value), "punct", "literal"
+class Token(NamedTuple):
+    """A token: its kind ("word", lowercased in ``value``; "quoted", unquoted in ``value``;
+    "punct"; "literal"), and where it is. (A named tuple: a statement has dozens, and a
+    frozen dataclass took twice as long to make.)"""
+
+    kind: str
     value: str
     start: int
     end: int
@@ -104,30 +106,50 @@ def tokenize(text: str) -> list[Token]:
     """The tokens of ``text`` DataFusion's tokenizer would see: words, quoted identifiers,
     punctuation, and literals (strings and numbers, their content not read)."""
     tokens: list[Token] = []
+    append = tokens.append
+    if "/*" not in text and "$" not in text:  # (no token that regular expressions cannot end)
+        for m in _TOKEN.finditer(text):
+            kind = m.lastgroup
+            if kind is None:  # (trailing white space)
+                continue
+            start, end = m.span(kind)
+            if kind == "word":
+                append(Token("word", text[start:end].lower(), start, end))
+            elif kind == "punct":
+                append(Token("punct", text[start:end], start, end))
+            elif kind == "quoted":
+                append(_quoted(text[start:end], start, end))
+            elif kind != "line_comment":
+                append(Token("literal", "", start, end))
+        return tokens
     at = 0
     while at < len(text):
         m = _TOKEN.match(text, at)
-        assert m is not None  # (every character matches one of the alternatives)
-        kind = m.lastgroup
-        end = m.end()
+        kind = m.lastgroup if m is not None else None
+        if m is None or kind is None:  # (trailing white space)
+            break
+        start, end = m.span(kind)
         if kind == "comment":
-            end = _comment_end(text, at)
+            end = _comment_end(text, start)
         elif kind == "dollar":
-            close = text.find(m.group(), end)
-            end = len(text) if close < 0 else close + len(m.group())
-            tokens.append(Token("literal", "", at, end))
+            close = text.find(m.group(kind), end)
+            end = len(text) if close < 0 else close + len(m.group(kind))
+            append(Token("literal", "", start, end))
         elif kind == "word":
-            tokens.append(Token("word", m.group().lower(), at, end))
+            append(Token("word", text[start:end].lower(), start, end))
         elif kind == "quoted":
-            raw = m.group()
-            closed = len(raw) > 1 and raw[-1] == raw[0]
-            tokens.append(Token("quoted", raw[1:-1 if closed else None].replace('""', '"'), at, end))
+            append(_quoted(text[start:end], start, end))
         elif kind in ("string", "number"):
-            tokens.append(Token("literal", "", at, end))
+            append(Token("literal", "", start, end))
         elif kind == "punct":
-            tokens.append(Token("punct", m.group(), at, end))
+            append(Token("punct", text[start:end], start, end))
         at = end
     return tokens
+
+
+def _quoted(raw: str, start: int, end: int) -> Token:
+    closed = len(raw) > 1 and raw[-1] == raw[0]
+    return Token("quoted", raw[1:-1 if closed else None].replace('""', '"'), start, end)
 
 
 def _name_at(tokens: list[Token], i: int) -> tuple[list[str], int]:
@@ -259,12 +281,24 @@ def _written(tokens: list[Token], first: str, managed: Callable[[str], bool]) ->
     return None
 
 
+# The first word of a statement, past white space, comments and opening parentheses.
+_FIRST_WORD = re.compile(r"(?:\s+|--[^\n]*|/\*.*?\*/|\()*([^\W\d]\w*)", re.DOTALL)
+# Words that start the statements whose kind needs their tokens (the project's, DDL, DML).
+_TOKENIZED = frozenset({"create", "insert", "update", "delete", "drop", "explain", "optimize", "set"})
+# A call of MATCH, score(), score_explain() or a text function: a search.
+_SEARCH_CALL = re.compile(r"\b(?:" + "|".join(sorted(SEARCH_CALLS)) + r")\s*\(", re.IGNORECASE)
+_WORD = re.compile(r"\w+")
+
+
 def split(text: str) -> list[Statement]:
     """The statements of ``text``, split at ``;`` (not yet classified: a statement's kind may
-    depend on what the ones before it created)."""
+    depend on what the ones before it created). One statement is not tokenized unless its
+    kind needs it (:func:`classify`)."""
     lowered = text.lower()
     if not any(word in lowered for word in _TRIGGERS):
         return [Statement(text, 0, Kind.DATAFUSION)]
+    if ";" not in text:
+        return [Statement(text, 0, Kind.SEARCH)]  # (a kind to find: see classify)
     tokens = tokenize(text)
     out: list[Statement] = []
     begin, lo = 0, 0
@@ -274,18 +308,32 @@ def split(text: str) -> list[Statement]:
         end = tokens[i].start if i < len(tokens) else len(text)
         if i > lo:
             own = tuple(Token(t.kind, t.value, t.start - begin, t.end - begin) for t in tokens[lo:i])
-            out.append(Statement(text[begin:end], begin, Kind.DATAFUSION, own))
+            out.append(Statement(text[begin:end], begin, Kind.SEARCH, own))
         begin, lo = end + 1, i + 1
     return out or [Statement(text, 0, Kind.DATAFUSION)]
 
 
 def classify(statement: Statement, managed: Callable[[str], bool]) -> Statement:
     """``statement`` with its kind; ``managed(name)`` tells whether a name is a managed
-    table's. A statement :func:`split` found no trigger word in stays DataFusion's."""
-    if not statement.tokens:
+    table's. A statement :func:`split` found no trigger word in stays DataFusion's. One that
+    starts with a query's word (SELECT, WITH, VALUES, ...) is told from its text without
+    tokens: a search when it calls MATCH, score() or a text function, or names ``_rowid``
+    beside a managed table (a call written inside a string makes it a search needlessly:
+    it is parsed, nothing is edited, and DataFusion runs it as written)."""
+    if statement.kind is Kind.DATAFUSION:
         return statement
-    kind, target, name = _kind(list(statement.tokens), managed)
-    return replace(statement, kind=kind, target=target, target_name=name)
+    tokens = statement.tokens
+    if not tokens:
+        first = _FIRST_WORD.match(statement.text)
+        if first is None or first.group(1).lower() not in _TOKENIZED:
+            text = statement.text
+            words = _WORD.findall(text) if ROWID in text.lower() else ()
+            searches = _SEARCH_CALL.search(text) is not None or (
+                any(w.lower() == ROWID for w in words) and any(managed(w) or managed(w.lower()) for w in words))
+            return replace(statement, kind=Kind.SEARCH if searches else Kind.DATAFUSION)
+        tokens = tuple(tokenize(statement.text))
+    kind, target, name = _kind(list(tokens), managed)
+    return replace(statement, kind=kind, target=target, target_name=name, tokens=tokens)
 
 
 # DataFusion plans a statement by recursion on the calling thread, and one nested a few

@@ -18,7 +18,7 @@ from ..analysis import AnalyzerConfig
 from ..errors import CatalogError, InvalidArgument, SqlError
 from ..operators.base import SEARCH_SCHEMA
 from ..operators.explain import explain_search
-from ..planner.search_request import SearchRequest
+from ..planner.search_request import SearchRequest, foreign_request
 from ..planner.plan_search import column_analyzer, plan_search
 from ..planner.run_search import run_search
 from ..storage.foreign import ForeignTable
@@ -276,8 +276,7 @@ class SqlSession:
             foreign = ForeignTable(self.ctx, search.table)
             if search.k == 0:
                 return foreign.take(np.zeros(0, np.int64), np.zeros(0)), None, None
-            request = SearchRequest(foreign, search.tree, search.k, force_plan=self.db.settings.get("fts.force_plan"),
-                                    residual_row_limit=self.db.settings.get("fts.residual_row_limit"))
+            request = foreign_request(foreign, search.tree, search.k, self.db.settings)
             plan = None
             if planned:
                 plan, request = plan_search(request, None)

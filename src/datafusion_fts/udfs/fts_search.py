@@ -20,7 +20,8 @@ from datafusion import udtf
 from datafusion.expr import Expr
 
 from ..errors import CatalogError, InvalidArgument
-from ..planner.search_request import SearchRequest
+from ..planner.search_request import foreign_request
+from ..settings import Settings
 from ..planner.run_search import run_search
 from ..query.parser import parse
 from ..storage.foreign import ForeignTable
@@ -33,7 +34,10 @@ class _Searchable(Protocol):
 
 
 class ManagedTables(Protocol):
-    """What ``fts_search`` needs of a database: its managed tables, each searchable."""
+    """What ``fts_search`` needs of a database: its managed tables, each searchable, and its
+    planner settings."""
+
+    settings: Settings
 
     def table_names(self) -> list[str]: ...
 
@@ -57,7 +61,7 @@ def search_any(ctx: datafusion.SessionContext, db: ManagedTables | None, table: 
         return db.table(table).search(tree, limit=k, columns=[])
     if not ctx.table_exist(table):
         raise CatalogError(f"fts_search: no table named {table!r}")
-    return run_search(SearchRequest(ForeignTable(ctx, table), tree, k), None)
+    return run_search(foreign_request(ForeignTable(ctx, table), tree, k, db.settings if db is not None else None), None)
 
 
 def register_fts_search(ctx: datafusion.SessionContext, db: ManagedTables | None, errors: ErrorBridge) -> None:
