@@ -330,7 +330,7 @@ def classify(statement: Statement, managed: Callable[[str], bool]) -> Statement:
             words = _WORD.findall(text) if ROWID in text.lower() else ()
             searches = _SEARCH_CALL.search(text) is not None or (
                 any(w.lower() == ROWID for w in words) and any(managed(w) or managed(w.lower()) for w in words))
-            return replace(statement, kind=Kind.SEARCH if searches else Kind.DATAFUSION)
+            return Statement(text, statement.start, Kind.SEARCH if searches else Kind.DATAFUSION)
         tokens = tuple(tokenize(statement.text))
     kind, target, name = _kind(list(tokens), managed)
     return replace(statement, kind=kind, target=target, target_name=name, tokens=tokens)

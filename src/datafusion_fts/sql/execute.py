@@ -250,7 +250,7 @@ class SqlSession:
         meta = self.db.manifest.tables.get(name)  # (the committed table: no listing of a source)
         if meta is not None:
             return meta.sql_schema, True
-        if self.ctx.table_exist(name) and not name.startswith(RESERVED_PREFIX):
+        if not name.startswith(RESERVED_PREFIX) and self.ctx.table_exist(name):
             return self.ctx.table(name).schema(), False
         return None
 

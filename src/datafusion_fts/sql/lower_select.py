@@ -27,7 +27,7 @@ from ..query.parser import MAX_QUERY_TERMS, parse
 from ..query.tree import Boolean, Query
 from ..settings import INT64_MAX
 from .dialect import FtsMatch, FtsScore, FtsScoreExplain, identifier
-from .session_catalog import quote, rows_name
+from .session_catalog import RESERVED_PREFIX, quote, rows_name
 from .splice import Splicer
 
 SCORE = "_score"
@@ -625,7 +625,9 @@ def lower_statement(
             if splicer is not None:
                 _splice_stars(splicer, select, stars, {}, schemas)
             expand_stars(select, schemas)
-    managed = lambda name: (schemas(name) or (None, False))[1]  # noqa: E731
+    def managed(name: str) -> bool:  # (a search's result is no table to look up)
+        return not name.startswith(RESERVED_PREFIX) and (schemas(name) or (None, False))[1]
+
     for table in list(statement.find_all(exp.Table)):
         if splicer is not None and _reads_rows(table, managed):
             alias = table.alias_or_name if table.args.get("alias") is not None else identifier(table)

@@ -15,6 +15,7 @@ import datafusion
 
 from ..errors import EngineError, InvalidArgument, SqlError
 from .classify import Kind, Statement, classify, engine_syntax_error, is_search, refusal, split, tokenize
+from .execute import SqlSession
 from .hosts import SqlHost
 from .managed_dml import HANDLERS, Run, drop
 
@@ -74,8 +75,5 @@ def _query(db: SqlHost, text: str) -> datafusion.DataFrame:
 
 def _searching(db: SqlHost) -> Run:
     """How a statement of ours runs: parsed and lowered by the SQL session of
-    sql/execute.py (imported on the first such statement: its parser and lowering are not
-    needed before)."""
-    from .execute import SqlSession
-
+    sql/execute.py."""
     return SqlSession(db).statement
