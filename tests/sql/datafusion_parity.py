@@ -40,15 +40,16 @@ FILES = (
 TIMEOUT_S = 900
 
 
-def _run_one(path: Path, setup: str, out: Path) -> None:
-    """(In a child process.) Run every record of ``path`` in ``setup``; pickle the outcomes."""
+def _run_one(path: Path, setup: str, out: Path, searched: bool) -> None:
+    """(In a child process.) Run every record of ``path`` in ``setup`` (with a search added
+    where one fits, if ``searched``); pickle the outcomes."""
     records = parse_slt(path.read_text())
     with tempfile.TemporaryDirectory() as tmp:
-        outcomes = run_records(records, setup, Path(tmp) / "db")
+        outcomes = run_records(records, setup, Path(tmp) / "db", searched)
     out.write_bytes(pickle.dumps(outcomes))
 
 
-def _run_file(path: Path) -> tuple[list[Record], dict[str, list[Outcome]], float]:
+def _run_file(path: Path, searched: bool = False) -> tuple[list[Record], dict[str, list[Outcome]], float]:
     records = parse_slt(path.read_text())
     results: dict[str, list[Outcome]] = {}
     start = time.perf_counter()
@@ -56,7 +57,7 @@ def _run_file(path: Path) -> tuple[list[Record], dict[str, list[Outcome]], float
         shutil.rmtree(path.parent / "scratch" / path.stem, ignore_errors=True)
         with tempfile.NamedTemporaryFile(suffix=".pickle") as out:
             done = subprocess.run(
-                [sys.executable, __file__, "--one", str(path), setup, out.name],
+                [sys.executable, __file__, "--one", str(path), setup, out.name, *(["--searched"] if searched else [])],
                 cwd=path.parent.parent, capture_output=True, text=True, timeout=TIMEOUT_S,
             )
             if done.returncode != 0 or not Path(out.name).stat().st_size:
@@ -128,9 +129,10 @@ def main() -> None:
     parser.add_argument("--report", type=Path)
     parser.add_argument("--jobs", type=int, default=2)
     parser.add_argument("--one", nargs=3, metavar=("FILE", "SETUP", "OUT"), help=argparse.SUPPRESS)
+    parser.add_argument("--searched", action="store_true", help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.one:
-        _run_one(Path(args.one[0]), args.one[1], Path(args.one[2]))
+        _run_one(Path(args.one[0]), args.one[1], Path(args.one[2]), args.searched)
         return
     if args.test_files is None:
         parser.error("the directory of DataFusion's .slt files is needed")
@@ -148,12 +150,52 @@ def main() -> None:
             print(f"{path.stem}: {len(records)} records, "
                   + ", ".join(f"{s} {dict(per_file[path.stem][s].counts)}" for s in SETUPS[1:]) + f" ({seconds:.0f} s)",
                   flush=True)
-    for setup, tally in tallies.items():
-        total = sum(tally.counts.values())
-        print(f"{setup}: {total} records: {dict(tally.counts)}; answered by DataFusion: {dict(tally.answered)}")
+    # The same files again, each query record that fits with a search added (with_search).
+    searched = {setup: Tally() for setup in SETUPS[1:]}
+    with ThreadPoolExecutor(args.jobs) as pool:
+        for path, (records, results, _) in zip(paths, pool.map(lambda p: _run_file(p, True), paths)):
+            keep = [i for i, o in enumerate(results["datafusion"]) if o.searched]
+            for setup in SETUPS[1:]:
+                searched[setup].add(path.stem, [records[i] for i in keep], [results["datafusion"][i] for i in keep],
+                                    [results[setup][i] for i in keep])
+    for label, group in (("", tallies), ("with a search added: ", searched)):
+        for setup, tally in group.items():
+            total = sum(tally.counts.values())
+            print(f"{label}{setup}: {total} records: {dict(tally.counts)}; answered by DataFusion: {dict(tally.answered)}")
     print(f"{time.perf_counter() - start:.0f} s")
     if args.report:
-        args.report.write_text(report(tallies, per_file, f"{len(paths)} files: {', '.join(p.stem for p in paths)}"))
+        files = f"{len(paths)} files: {', '.join(p.stem for p in paths)}"
+        args.report.write_text(report(tallies, per_file, files) + searched_report(searched))
+
+
+def searched_report(tallies: dict[str, Tally]) -> str:
+    """The section of the records run again with a search added (``with_search``)."""
+    lines = [
+        "",
+        "## The same records with a search added",
+        "",
+        "Each query record that reads one named table with a text column (and has no LIMIT) runs",
+        "again with `MATCH(column, 'word')` added to its WHERE through `db.sql`, and with",
+        "`fts_match(column, 'word')` on DataFusion (`fts.install`: the same rows), `word` the first",
+        "word of the column's least value: the search and DataFusion's part of the statement",
+        "combine as DataFusion's own filter would.",
+        "",
+        "| setup | records | identical | error | **different** | rounding | plan |",
+        "| --- | ---: | ---: | ---: | ---: | ---: | ---: |",
+    ]
+    for setup, tally in tallies.items():
+        c = tally.counts
+        lines.append(f"| {setup} | {sum(c.values()):,} | {c['identical']:,} | {c['error']:,} | **{c['different']:,}** "
+                     f"| {c['rounding']:,} | {c['plan']:,} |")
+    for setup, tally in tallies.items():
+        for name, record, ref, out, verdict in tally.cases:
+            if verdict in ("plan", "rounding"):
+                continue
+            sql = " ".join(record.sql.split()).replace("`", "'")
+            lines.append(f"- **{verdict}** ({setup}) `{name}.slt:{record.line}` `{sql[:160]}`")
+            lines.append(f"  - DataFusion: {ref.describe()[:300]}")
+            lines.append(f"  - {setup}: {out.describe()[:300]}")
+    return "\n".join(lines) + "\n"
 
 
 if __name__ == "__main__":

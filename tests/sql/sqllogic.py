@@ -32,6 +32,7 @@ import datafusion
 import pyarrow as pa
 
 import datafusion_fts as fts
+from datafusion_fts.sql.classify import tokenize
 
 SETUPS = ("datafusion", "memory", "directory")
 _HEADER = re.compile(r"^(statement|query)\b(.*)$")
@@ -97,6 +98,7 @@ class Outcome:
     types: tuple[str, ...] = ()
     rows: tuple[tuple[str, ...], ...] = ()
     error: str | None = None
+    searched: bool = False  # (run with a search added: with_search)
 
     def describe(self) -> str:
         if self.error is not None:
@@ -190,21 +192,99 @@ def session() -> datafusion.SessionContext:
     return datafusion.SessionContext(config)
 
 
-def runner(setup: str, directory: Path | None = None) -> tuple[Callable[[str], Any], Any]:
-    """The function that runs SQL in ``setup`` and what keeps it alive (the database)."""
+def runner(setup: str, directory: Path | None = None, searched: bool = False) -> tuple[Callable[[str], Any], Any]:
+    """The function that runs SQL in ``setup`` and what keeps it alive (the database). The
+    reference is DataFusion's own session; where searches are added to records it has the
+    project's functions installed (``fts.install``: a search is ``fts_match`` there)."""
     ctx = session()
     if setup == "datafusion":
+        if searched:
+            fts.install(ctx)
         return ctx.sql, ctx
     db = fts.connect(str(directory) if setup == "directory" else None, ctx=ctx)
     return db.sql, db
 
 
-def run_records(records: list[Record], setup: str, directory: Path | None = None,
-                prepare: Callable[[str], str] = lambda sql: sql) -> list[Outcome]:
-    """Every record's outcome in ``setup``, in order, in one fresh session."""
-    run, keep = runner(setup, directory)
+# Words after which a query's FROM clause has ended, at its own depth.
+_AFTER_FROM = frozenset({"where", "group", "order", "having", "window", "qualify"})
+_AFTER_WHERE = _AFTER_FROM - {"where"}
+_TEXT_TYPES = ("string", "large_string", "string_view")
+
+
+def with_search(sql: str, run: Callable[[str], Any], setup: str) -> str | None:
+    """``sql`` with a full-text condition on a text column of the one table it reads added
+    to its WHERE (issue 31: "the same records with a full-text feature added where it
+    fits"): ``MATCH(c, 'w')`` through ``db.sql``, ``fts_match(c, 'w')`` on DataFusion, the
+    same rows (a text function answers as a search of that one text would), ``w`` the first
+    word of the column's least value. None where it does not fit: a statement that is not
+    one SELECT from one named table, one with LIMIT (which rows are kept is DataFusion's
+    choice), a table without a text column or a word."""
+    tokens = tokenize(sql)
+    words = [t.value for t in tokens if t.kind == "word"]
+    if not tokens or tokens[0].value != "select" or ";" in (t.value for t in tokens if t.kind == "punct") \
+            or {"limit", "fetch", "union", "intersect", "except", "join", "offset"} & set(words):
+        return None
+    depth, at_from, name, end, where = 0, None, None, len(sql), None
+    for i, token in enumerate(tokens):
+        if token.kind == "punct" and token.value in "()":
+            depth += 1 if token.value == "(" else -1
+            continue
+        if depth != 0 or token.kind != "word":
+            if depth == 0 and at_from is not None and token.value == "," and where is None:
+                return None  # (several tables)
+            continue
+        if token.value == "from" and at_from is None:
+            at_from = i
+            nxt = tokens[i + 1] if i + 1 < len(tokens) else None
+            if nxt is None or nxt.kind not in ("word", "quoted") or (i + 2 < len(tokens) and tokens[i + 2].value == "."):
+                return None
+            name = nxt.value
+        elif at_from is not None and token.value == "where" and where is None:
+            where = i
+        elif at_from is not None and token.value in _AFTER_WHERE:
+            end = token.start
+            break
+    if name is None:
+        return None
     try:
-        return [outcome_of(run, prepare(record.sql)) for record in records]
+        schema = run(f"SELECT * FROM {quote(name)} LIMIT 0").schema()
+        column = next((f.name for f in schema if str(f.type) in _TEXT_TYPES), None)
+        if column is None:
+            return None
+        least = run(f"SELECT min({quote(column)}) AS v FROM {quote(name)}")  # (the same in every setup)
+        values = [v for v in least.to_pydict()["v"] if v is not None]
+    except Exception:  # (the record itself will say what is wrong)
+        return None
+    found = re.search(r"[^\W_]+", values[0]) if values else None
+    if found is None:
+        return None
+    term = found.group().lower()
+    call = f"{'fts_match' if setup == 'datafusion' else 'MATCH'}({quote(column)}, '{term}')"
+    body = sql[:end].rstrip()
+    if where is not None:
+        start = tokens[where].end
+        return f"{body[:start]} {call} AND ({body[start:]}) {sql[end:]}".rstrip()
+    return f"{body} WHERE {call} {sql[end:]}".rstrip()
+
+
+def quote(name: str) -> str:
+    return '"' + name.replace('"', '""') + '"'
+
+
+def run_records(records: list[Record], setup: str, directory: Path | None = None,
+                searched: bool = False) -> list[Outcome]:
+    """Every record's outcome in ``setup``, in order, in one fresh session; with
+    ``searched``, each query record that :func:`with_search` fits runs with its search
+    (its outcome marked ``searched``)."""
+    run, keep = runner(setup, directory, searched)
+    try:
+        outcomes = []
+        for record in records:
+            sql = with_search(record.sql, run, setup) if searched and record.kind == "query" else None
+            outcome = outcome_of(run, sql if sql is not None else record.sql)
+            outcome.searched = sql is not None
+            outcomes.append(outcome)
+        return outcomes
     finally:
         del keep
 

@@ -99,3 +99,19 @@ def test_datafusion_constructs_combine_with_a_search(db: fts.Database) -> None:
     assert ranked == [{"id": 1, "r": 1}, {"id": 2, "r": 2}, {"id": 3, "r": 2}]
     assert rows(db, "SELECT d.id FROM fts_search('docs', 'body', 'gamma', 3) AS s JOIN docs AS d "
                     "ON d._rowid = s._rowid") == [{"id": 4}]
+
+
+def test_a_session_tables_rows_keep_the_sessions_types(tmp_path) -> None:
+    """A search of a table the database does not manage returns its rows' columns with
+    the types DataFusion gives them (a Parquet file's text is Utf8View), not the plain types
+    the scan searches (found by the differential run with a search added)."""
+    import datafusion
+    import pyarrow.parquet as pq
+
+    pq.write_table(pa.table({"id": [1, 2], "body": ["alpha", "beta"]}), tmp_path / "f.parquet")
+    ctx = datafusion.SessionContext()
+    ctx.register_parquet("f", str(tmp_path / "f.parquet"))
+    db = fts.connect(ctx=ctx)
+    plain = ctx.sql("SELECT * FROM f WHERE id = 1").to_arrow_table()
+    found = db.sql("SELECT * FROM f WHERE MATCH(body, 'alpha')").to_arrow_table()
+    assert found.schema == plain.schema and found.to_pylist() == plain.to_pylist()

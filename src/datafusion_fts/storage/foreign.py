@@ -29,8 +29,10 @@ class ForeignTable:
     def __init__(self, ctx: datafusion.SessionContext, name: str) -> None:
         self.ctx = ctx
         self.name = name
-        # View types (DataFusion reads Parquet text as string_view) become plain ones.
-        self.schema: pa.Schema = pa.schema([_plain(f) for f in ctx.table(name).schema()])
+        # View types (DataFusion reads Parquet text as string_view) become plain ones to be
+        # searched; the rows a search returns have the session's own types again.
+        self.sql_schema: pa.Schema = ctx.table(name).schema()
+        self.schema: pa.Schema = pa.schema([_plain(f) for f in self.sql_schema])
 
     def scan(self, columns: list[str]) -> Iterator[pa.RecordBatch]:
         """Batches of ``_rowid`` (scan position) plus ``columns``."""
@@ -46,7 +48,7 @@ class ForeignTable:
 
     def take(self, positions: np.ndarray, scores: np.ndarray) -> pa.Table:
         """Every column of the rows at ``positions`` (any order), with ``_rowid`` and
-        ``_score``, in the order given."""
+        ``_score``, in the order given; the columns of the types the session gives them."""
         order = np.argsort(positions, kind="stable")
         wanted = positions[order]
         parts = []
@@ -60,5 +62,5 @@ class ForeignTable:
         table = pa.Table.from_batches([p.cast(schema) for p in parts], schema=schema) if parts else schema.empty_table()
         inverse = np.empty(len(order), dtype=np.int64)
         inverse[order] = np.arange(len(order))
-        table = table.take(pa.array(inverse))
+        table = table.take(pa.array(inverse)).cast(pa.schema([schema.field(0), *self.sql_schema]))
         return table.append_column("_score", pa.array(scores, pa.float64()))
