@@ -17,7 +17,7 @@ import pyarrow as pa
 
 from .catalog.table_state import TableState
 from .catalog.writer import Writer
-from .errors import CatalogError, InvalidArgument
+from .errors import CatalogError, InvalidArgument, StorageError
 from .index.build_progress import Progress
 from .index.fresh_logs import FreshLogs
 from .index.segment import Segment
@@ -30,6 +30,7 @@ from .sql.session_catalog import RESERVED_PREFIX, attach, source_of
 from .sql.statement_cache import StatementCache
 from .sql.statements import run_sql
 from .sql.table_views import TableViews
+from .storage.layout import local_path
 from .storage.in_place import InPlaceTables, csv_format, source_schema, stored_columns, with_partitions
 from .storage.manifest import MAX_NAME_CHARS, CsvFormat, Manifest, SegmentMeta, TableMeta, valid_table_name
 from .storage.snapshot import TableSnapshot
@@ -52,6 +53,11 @@ class Database:
         ctx: datafusion.SessionContext | None = None,
         config: dict[str, Any] | None = None,
     ) -> None:
+        if path is not None:
+            try:
+                path = local_path(path, "database")
+            except ValueError as exc:
+                raise StorageError(str(exc)) from None
         self.path = path
         self.ctx = ctx if ctx is not None else datafusion.SessionContext()
         self.store: Store = DirectoryStore(path) if path is not None else MemoryStore()
@@ -179,7 +185,10 @@ class Database:
                     raise CatalogError(f"no table named {name!r} on the session to index in place")
                 source, partitions, fmt = source_of(self.ctx, name)
                 session = self.ctx.table(name).schema()
-            path = os.path.abspath(os.fspath(source))
+            try:
+                path = os.path.abspath(local_path(source, "source"))
+            except ValueError as exc:
+                raise InvalidArgument(str(exc)) from None
             if session is None:
                 fmt = csv_format(path, csv)
             # (a session's CSV table keeps DataFusion's types, so its view and ours agree)

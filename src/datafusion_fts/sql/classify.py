@@ -107,21 +107,6 @@ def tokenize(text: str) -> list[Token]:
     punctuation, and literals (strings and numbers, their content not read)."""
     tokens: list[Token] = []
     append = tokens.append
-    if "/*" not in text and "$" not in text:  # (no token that regular expressions cannot end)
-        for m in _TOKEN.finditer(text):
-            kind = m.lastgroup
-            if kind is None:  # (trailing white space)
-                continue
-            start, end = m.span(kind)
-            if kind == "word":
-                append(Token("word", text[start:end].lower(), start, end))
-            elif kind == "punct":
-                append(Token("punct", text[start:end], start, end))
-            elif kind == "quoted":
-                append(_quoted(text[start:end], start, end))
-            elif kind != "line_comment":
-                append(Token("literal", "", start, end))
-        return tokens
     at = 0
     while at < len(text):
         m = _TOKEN.match(text, at)
@@ -129,20 +114,20 @@ def tokenize(text: str) -> list[Token]:
         if m is None or kind is None:  # (trailing white space)
             break
         start, end = m.span(kind)
-        if kind == "comment":
+        if kind == "word":
+            append(Token("word", text[start:end].lower(), start, end))
+        elif kind == "punct":
+            append(Token("punct", text[start:end], start, end))
+        elif kind == "quoted":
+            append(_quoted(text[start:end], start, end))
+        elif kind == "comment":  # (nested, to its end)
             end = _comment_end(text, start)
-        elif kind == "dollar":
+        elif kind == "dollar":  # (to the same tag)
             close = text.find(m.group(kind), end)
             end = len(text) if close < 0 else close + len(m.group(kind))
             append(Token("literal", "", start, end))
-        elif kind == "word":
-            append(Token("word", text[start:end].lower(), start, end))
-        elif kind == "quoted":
-            append(_quoted(text[start:end], start, end))
-        elif kind in ("string", "number"):
+        elif kind != "line_comment":
             append(Token("literal", "", start, end))
-        elif kind == "punct":
-            append(Token("punct", text[start:end], start, end))
         at = end
     return tokens
 
@@ -344,7 +329,11 @@ def classify(statement: Statement, managed: Callable[[str], bool]) -> Statement:
 MAX_DEPTH = 1_000
 MAX_FUNCTION_NAME = 128
 _LONG_CALL = re.compile(r"\b[^\W\d]\w{%d,}\s*\(" % MAX_FUNCTION_NAME)  # (from word starts: linear)
-_CHAINING = frozenset("+-*/%|&^<>=!") | {"and", "or", "union", "intersect", "except"}
+# Operators that chain, by precedence class: a chain of one class is a tree as deep as it is
+# long (a + b - c + ...), whatever its members.
+_CHAINING = {**dict.fromkeys("+-", "+"), **dict.fromkeys("*/%", "*"), **dict.fromkeys("|&^", "|"),
+             **dict.fromkeys("<>=!", "="), "and": "and", "or": "or", "union": "union", "intersect": "union",
+             "except": "union"}
 
 
 def refusal(statement: Statement) -> tuple[str, int] | None:
@@ -360,8 +349,8 @@ def refusal(statement: Statement) -> tuple[str, int] | None:
         for i, token in enumerate(tokens[:-1]):
             if token.kind == "word" and len(token.value) > MAX_FUNCTION_NAME and tokens[i + 1].value == "(":
                 return f"no function has a name longer than {MAX_FUNCTION_NAME} characters", token.start
-    # Depth: parentheses, and per parenthesised group the longest chain of one operator
-    # (a chain of one operator is a tree as deep as the chain is long).
+    # Depth: parentheses, and per parenthesised group the longest chain of one precedence
+    # class of operators.
     groups: list[dict[str, int]] = [{}]
     deepest = 0
     for token in tokens:
@@ -371,9 +360,9 @@ def refusal(statement: Statement) -> tuple[str, int] | None:
         elif token.kind == "punct" and value == ")" and len(groups) > 1:
             groups.pop()
         elif (token.kind == "punct" or token.kind == "word") and value in _CHAINING:
-            group = groups[-1]
-            group[value] = group.get(value, 0) + 1
-            deepest = max(deepest, len(groups) + group[value])
+            group, kind = groups[-1], _CHAINING[value]
+            group[kind] = group.get(kind, 0) + 1
+            deepest = max(deepest, len(groups) + group[kind])
         deepest = max(deepest, len(groups))
         if deepest > MAX_DEPTH:
             return (f"the statement nests more than {MAX_DEPTH:,} levels deep (each operator of a chain, "

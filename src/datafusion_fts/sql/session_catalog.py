@@ -24,11 +24,12 @@ from pathlib import Path
 from typing import Any, Callable, Iterator
 
 import datafusion
+import pyarrow as pa
 import pyarrow.parquet as pq
 from datafusion.catalog import CatalogProvider, SchemaProvider
 
 from ..errors import CatalogError, InvalidArgument, StorageError
-from ..storage.csv_files import header_names
+from ..storage.csv_files import count_rows, header_names
 from ..storage.manifest import CsvFormat
 from ..storage.source_files import PARQUET_SUFFIX, list_files, partition_dirs
 
@@ -252,6 +253,12 @@ def source_of(ctx: datafusion.SessionContext, name: str) -> tuple[str, tuple[str
     scanned = sorted({"/" + path for path in _SCANNED_FILE.findall(groups.group(1) if groups else "")})
     if not scanned:
         raise InvalidArgument(f"table {name!r} reads no {kind} file to index in place")
+    missing = [path for path in scanned if not os.path.isfile(path)]
+    if missing:  # (an object store's file: DataFusion's plan shows its path in the bucket)
+        raise InvalidArgument(
+            f"table {name!r} reads files that are not on this machine's disk ({missing[0]!r}, as DataFusion "
+            "names it: an object store's?); tables indexed in place are local files for now"
+        )
     suffix = os.path.splitext(scanned[0])[1] if kind == "csv" else PARQUET_SUFFIX
     if suffix in _COMPRESSED or not suffix or not all(path.endswith(suffix) for path in scanned):
         raise InvalidArgument(f"table {name!r} reads files {scanned[:3]}...: tables indexed in place take "
@@ -280,7 +287,30 @@ def source_of(ctx: datafusion.SessionContext, name: str) -> tuple[str, tuple[str
             f"cannot tell which files table {name!r} reads (local Parquet or CSV files only); index it in place "
             "by path: db.index_in_place(name, path)"
         )
+    _check_local(ctx, name, scanned, csv, partitions)
     return root or "", partitions, csv
+
+
+def _check_local(ctx: datafusion.SessionContext, name: str, paths: list[str], csv: CsvFormat | None,
+                 partitions: tuple[str, ...]) -> None:
+    """Refuse unless the local files ``paths`` hold the rows DataFusion reads for ``name``.
+    DataFusion's plan names a file of an object store (S3, GCS, Azure) by its path in the
+    bucket, as it names a local file by its path from the root; the session says no more.
+    Read as local, ``s3://bucket/data/part-0.parquet`` is ``/data/part-0.parquet``: missing
+    (then listing failed above), or some other file, whose rows would be indexed instead
+    (a silent wrong answer, issue 32). So the row counts must agree."""
+    if csv is None:
+        local = sum(pq.read_metadata(path).num_rows for path in paths)
+    else:
+        held = pa.schema([f for f in ctx.table(quote(name)).schema() if f.name not in partitions])
+        local = sum(count_rows(Path(path), held, csv) for path in paths)
+    counted = ctx.sql(f"SELECT count(*) FROM {quote(name)}").to_arrow_table().column(0)[0].as_py()
+    if counted != local:
+        raise InvalidArgument(
+            f"table {name!r} reads {counted:,} rows where the local files {paths[:3]}... hold {local:,}: its files "
+            "are not these (an object store's?); tables indexed in place are local files for now; index such "
+            "files in place by path: db.index_in_place(name, path)"
+        )
 
 
 def _csv_format(name: str, path: str, header: bool, suffix: str, columns: list[str]) -> CsvFormat:

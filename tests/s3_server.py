@@ -1,0 +1,73 @@
+"""A real S3-protocol server on loopback for the tests (moto's server, started here as a
+process of its own, stopped at the end): object stores are tested against it, never
+against a mock of their client."""
+
+from __future__ import annotations
+
+import io
+import os
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+KEY, SECRET, REGION = "test", "test", "us-east-1"
+
+
+@dataclass(frozen=True)
+class S3Server:
+    endpoint: str
+
+    def client(self):  # noqa: ANN201  (boto3's client: only the tests create buckets and files)
+        import boto3
+
+        return boto3.client("s3", endpoint_url=self.endpoint, aws_access_key_id=KEY,
+                            aws_secret_access_key=SECRET, region_name=REGION)
+
+    def put_parquet(self, bucket: str, key: str, table: pa.Table) -> None:
+        buffer = io.BytesIO()
+        pq.write_table(table, buffer)
+        self.client().put_object(Bucket=bucket, Key=key, Body=buffer.getvalue())
+
+    def store(self, bucket: str):  # noqa: ANN201
+        """DataFusion's object store for ``bucket`` on this server."""
+        from datafusion.object_store import AmazonS3
+
+        return AmazonS3(bucket_name=bucket, region=REGION, access_key_id=KEY, secret_access_key=SECRET,
+                        endpoint=self.endpoint, allow_http=True)
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+@contextmanager
+def s3_server() -> Iterator[S3Server]:
+    """Start moto's S3 server on a free loopback port; stop it on exit."""
+    port = _free_port()
+    env = {**os.environ, "AWS_ACCESS_KEY_ID": KEY, "AWS_SECRET_ACCESS_KEY": SECRET}
+    process = subprocess.Popen([sys.executable, "-m", "moto.server", "-H", "127.0.0.1", "-p", str(port)],
+                               stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=env)
+    endpoint = f"http://127.0.0.1:{port}"
+    try:
+        for _ in range(200):  # (until it answers: a few seconds at most)
+            try:
+                urllib.request.urlopen(endpoint, timeout=1).close()
+                break
+            except OSError:
+                if process.poll() is not None:
+                    raise RuntimeError("moto's S3 server did not start") from None
+                time.sleep(0.05)
+        yield S3Server(endpoint)
+    finally:
+        process.terminate()
+        process.wait(timeout=30)
