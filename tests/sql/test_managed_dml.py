@@ -160,3 +160,12 @@ def test_a_type_parquet_cannot_hold_is_refused_in_a_directory(tmp_path: Path) ->
     with pytest.raises(fts.InvalidArgument, match="cannot be stored as Parquet"):
         db.sql(sql)
     assert db.table_names() == [] and not db.ctx.table_exist("t")
+
+
+def test_explain_of_an_insert_is_datafusions_and_of_an_update_refused(db: fts.Database) -> None:
+    db.sql("CREATE TABLE t (a INT, b VARCHAR DEFAULT 'x')")
+    plan = dict(zip(*db.sql("EXPLAIN INSERT INTO t (a) VALUES (1)").to_pydict().values()))
+    assert plan["logical_plan"].startswith("Dml: op=[Insert Into] table=[t]")
+    with pytest.raises(fts.PlanError, match="EXPLAIN of UPDATE"):
+        db.sql("EXPLAIN UPDATE t SET a = 2")
+    assert answer(db, "SELECT count(*) AS n FROM t") == [{"n": 0}]

@@ -14,7 +14,8 @@ words, as sqlglot's own ``STATEMENT_PARSERS`` dispatch on them:
   beside a managed table's name: parsed and lowered (sql/lower_select.py);
 - ``FTS``: CREATE FULLTEXT INDEX, OPTIMIZE, SET fts.*, and EXPLAIN of a statement of ours;
 - ``CREATE_TABLE``, ``INSERT``, ``UPDATE``, ``DELETE``, ``DROP``: DDL and DML that create
-  or change a managed table (sql/managed_dml.py), with where the table's name is;
+  or change a managed table (sql/managed_dml.py), with where the table's name is, and
+  ``EXPLAIN_WRITE``, the EXPLAIN of such an INSERT, UPDATE or DELETE;
 - ``DATAFUSION``: everything else, the text as written.
 """
 
@@ -38,6 +39,7 @@ class Kind(enum.Enum):
     UPDATE = "update"
     DELETE = "delete"
     DROP = "drop"
+    EXPLAIN_WRITE = "explain write"  # (EXPLAIN of INSERT, UPDATE or DELETE of a managed table)
 
 
 # Calls that make a statement a search: MATCH, score(), score_explain() and the short
@@ -210,7 +212,10 @@ def _kind(tokens: list[Token], managed: Callable[[str], bool]) -> tuple[Kind, tu
         return Kind.DATAFUSION, None, None
     first = tokens[0].value if tokens[0].kind == "word" else ""
     if first == "explain":
-        kind, _, _ = _kind(tokens[_explained(tokens):], managed)
+        inner = _explained(tokens)
+        kind, target, name = _kind(tokens[inner:], managed)
+        if kind in (Kind.INSERT, Kind.UPDATE, Kind.DELETE) and target is not None:
+            return Kind.EXPLAIN_WRITE, (inner + target[0], inner + target[1]), name
         return (Kind.DATAFUSION if kind is Kind.DATAFUSION else Kind.FTS), None, None
     if first == "optimize" or (first == "create" and _words(tokens, 1, "fulltext")):
         return Kind.FTS, None, None

@@ -31,7 +31,7 @@ import datafusion
 import numpy as np
 import pyarrow as pa
 
-from ..errors import CatalogError, InvalidArgument
+from ..errors import CatalogError, InvalidArgument, PlanError
 from ..storage.manifest import ROWID, TableMeta
 from .classify import Kind, Statement, Token, is_search, tokenize
 from .result_frame import detached_frame
@@ -221,6 +221,27 @@ def update(host: DmlHost, statement: Statement, run: Run) -> datafusion.DataFram
     return detached_frame(host.ctx, answer)
 
 
+def explain_write(host: DmlHost, statement: Statement, run: Run) -> datafusion.DataFrame:
+    """EXPLAIN of an INSERT into a managed table: DataFusion's plan of the insert that runs
+    (into a scratch table of the table's definition, named as the table in the plan). An
+    UPDATE or DELETE runs as a query of the table's rows and a commit, not as one plan of
+    DataFusion's: its EXPLAIN is refused rather than shown as another statement's."""
+    lo, _ = statement.target
+    verb = next(t.value for t in reversed(statement.tokens[:lo]) if t.value in ("insert", "update", "delete"))
+    if verb != "insert":
+        raise PlanError(f"EXPLAIN of {verb.upper()} on the managed table {statement.target_name!r} is not shown: "
+                        f"it runs as a query of the rows it changes (SELECT _rowid ... WHERE) and one commit")
+    scratch = _scratch(host, host.table_meta(statement.target_name))
+    try:
+        plan = run(_spliced(statement, quote(scratch))).to_arrow_table()
+    finally:
+        host.ctx.deregister_table(scratch)
+    named = pa.table([pa.array([v.replace(scratch, statement.target_name) if isinstance(v, str) else v
+                                for v in column.to_pylist()], column.type) for column in plan.columns],
+                     names=plan.column_names)
+    return detached_frame(host.ctx, named)
+
+
 def drop(host: DmlHost, statement: Statement) -> datafusion.DataFrame:
     """DROP TABLE of a managed table (one name, as DataFusion drops one)."""
     tokens = statement.tokens
@@ -231,4 +252,5 @@ def drop(host: DmlHost, statement: Statement) -> datafusion.DataFrame:
     return _empty(host.ctx)
 
 
-HANDLERS = {Kind.CREATE_TABLE: create_table, Kind.INSERT: insert, Kind.UPDATE: update, Kind.DELETE: delete}
+HANDLERS = {Kind.CREATE_TABLE: create_table, Kind.INSERT: insert, Kind.UPDATE: update, Kind.DELETE: delete,
+            Kind.EXPLAIN_WRITE: explain_write}
