@@ -96,14 +96,38 @@ def conform(batches: Iterator[pa.RecordBatch], source: pa.Schema, target: pa.Sch
                 pa.array([], src).cast(dst)
             except (pa.ArrowInvalid, pa.ArrowNotImplementedError) as exc:
                 raise InvalidArgument(f"column {name!r}: cannot store {src} as {dst}") from exc
+    rows = 0
     for batch in batches:
         cols = []
         for name in target.names:
             try:
-                cols.append(batch.column(name).cast(target.field(name).type))
+                column = batch.column(name).cast(target.field(name).type)
             except (pa.ArrowInvalid, pa.ArrowNotImplementedError) as exc:
                 raise InvalidArgument(f"column {name!r}: {exc}") from None
+            _check_text(column, name, rows)
+            cols.append(column)
+        rows += batch.num_rows
         yield pa.RecordBatch.from_arrays(cols, schema=target)
+
+
+def _check_text(column: pa.Array, name: str, first_row: int) -> None:
+    """Refuse a text column that is not valid UTF-8 (pyarrow's full validation), naming the
+    first bad row (counted from ``first_row``): stored, its bytes read as damaged data to
+    DataFusion, and the tokenizer lost the words after them (issue 34)."""
+    if not (pa.types.is_string(column.type) or pa.types.is_large_string(column.type)):
+        return
+    try:
+        column.validate(full=True)
+    except pa.ArrowInvalid as exc:
+        lo, hi = 0, len(column)  # (the first bad row, by halving: only on the way to an error)
+        while hi - lo > 1:
+            mid = (lo + hi) // 2
+            try:
+                column.slice(lo, mid - lo).validate(full=True)
+                lo = mid
+            except pa.ArrowInvalid:
+                hi = mid
+        raise InvalidArgument(f"column {name!r}: row {first_row + lo} is not valid UTF-8 text ({exc})") from None
 
 
 def prefetched(items: Iterator[T], depth: int = READ_AHEAD) -> Iterator[T]:

@@ -71,3 +71,19 @@ def test_phrase_options_change_the_shape():
 def test_phrase_options_are_checked(kwargs):
     with pytest.raises(InvalidArgument):
         Phrase("body", "a b", **kwargs)
+
+
+def test_a_tree_nested_past_the_depth_cap_is_refused_when_built() -> None:
+    """Issue 34: a Python tree nested 300 levels deep raised RecursionError in a search (a
+    query string's groups were already capped at 100)."""
+    from datafusion_fts.query.tree import MAX_DEPTH
+
+    q = Match("body", "a")
+    for _ in range(MAX_DEPTH - 1):
+        q = Boolean(must=(q,))
+    assert q.depth == MAX_DEPTH
+    with pytest.raises(InvalidArgument, match=f"nests deeper than {MAX_DEPTH} levels"):
+        Boost(q, Match("body", "b"))
+    with pytest.raises(InvalidArgument, match="nests deeper"):
+        Boolean(must_not=(q,))
+    assert Boolean(must=(q,) * 0) == Boolean()  # (depth takes no part in equality)

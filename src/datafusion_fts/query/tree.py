@@ -20,6 +20,18 @@ MAX_SLOP = (1 << 31) - 1
 OPERATORS = ("or", "and")
 # The most terms a fuzzy or prefix leaf expands to by default (Lucene's and Elasticsearch's 50).
 MAX_EXPANSIONS = 50
+# The deepest a tree may nest (a query string's groups may nest as deep): every pass over a
+# tree recurses, and 300 levels raised a RecursionError (issue 34).
+MAX_DEPTH = 100
+
+
+def _nested(node: object, children: tuple["Query", ...]) -> int:
+    """The depth of a compound node over ``children``, refused past :data:`MAX_DEPTH`."""
+    depth = 1 + max((getattr(c, "depth", 1) for c in children), default=0)
+    if depth > MAX_DEPTH:
+        raise InvalidArgument(f"the query tree nests deeper than {MAX_DEPTH} levels ({type(node).__name__} "
+                              "inside Boolean or Boost nodes)")
+    return depth
 
 
 def _check_boost(name: str, value: float) -> float:
@@ -189,6 +201,7 @@ class Boolean:
     must: tuple["Query", ...] = field(default_factory=tuple)
     should: tuple["Query", ...] = field(default_factory=tuple)
     must_not: tuple["Query", ...] = field(default_factory=tuple)
+    depth: int = field(init=False, repr=False, compare=False, default=1)
 
     def __post_init__(self) -> None:
         for name in ("must", "should", "must_not"):
@@ -198,6 +211,7 @@ class Boolean:
                 if not isinstance(clause, QUERY_TYPES):
                     raise InvalidArgument(f"Boolean.{name} holds a non-query: {clause!r}")
             object.__setattr__(self, name, clauses)
+        object.__setattr__(self, "depth", _nested(self, self.must + self.should + self.must_not))
 
 
 @dataclass(frozen=True)
@@ -207,6 +221,7 @@ class Boost:
     positive: "Query"
     negative: "Query"
     negative_boost: float = 0.5
+    depth: int = field(init=False, repr=False, compare=False, default=1)
 
     def __post_init__(self) -> None:
         for name in ("positive", "negative"):
@@ -215,6 +230,7 @@ class Boost:
         object.__setattr__(
             self, "negative_boost", _check_boost("negative_boost", self.negative_boost)
         )
+        object.__setattr__(self, "depth", _nested(self, (self.positive, self.negative)))
 
 
 Query = Union[Match, Prefix, Phrase, MultiMatch, Boolean, Boost]
