@@ -371,19 +371,20 @@ def _sized(clause: str, separator: str, size: int) -> str:
 
 
 def _growth(parse_text: Callable[[str], object], make: Callable[[int], str]) -> float:
-    """How much longer ``parse_text`` takes on 1 MB of ``make(size)`` than on 250 kB: the
-    best of three runs each, so a slow or busy machine slows both sizes alike. Linear work
-    grows about 4x, quadratic about 16x; no bound is set on the seconds themselves."""
+    """How much longer ``parse_text`` takes on 600 kB of ``make(size)`` than on 150 kB: the
+    best of two runs each, so a slow or busy machine slows both sizes alike. Linear work
+    grows about 4x (5x measured past the term cap), quadratic about 16x: the bound is 10x; no
+    bound is set on the seconds themselves."""
 
     def best(text: str) -> float:
         times = []
-        for _ in range(3):
+        for _ in range(2):
             start = time.perf_counter()
             parse_text(text)
             times.append(time.perf_counter() - start)
         return min(times)
 
-    return best(make(1_000_000)) / best(make(250_000))
+    return best(make(600_000)) / best(make(150_000))
 
 
 def _parse_or_refuse(text: str) -> None:
@@ -400,11 +401,11 @@ def _parse_or_refuse(text: str) -> None:
 def test_a_megabyte_is_parsed_or_refused_at_the_term_cap_in_linear_time(clause: str, separator: str) -> None:
     """Issue 19: the parser was quadratic. A 1 MB query string is refused at its 10,001st
     term or parsed, in time that grows at most linearly with its length."""
-    assert _growth(_parse_or_refuse, lambda size: _sized(clause, separator, size)) < 8
+    assert _growth(_parse_or_refuse, lambda size: _sized(clause, separator, size)) < 10
 
 
 def test_one_long_phrase_is_refused_in_linear_time() -> None:
-    assert _growth(_parse_or_refuse, lambda size: '"' + _sized("alpha", " ", size) + '"') < 8
+    assert _growth(_parse_or_refuse, lambda size: '"' + _sized("alpha", " ", size) + '"') < 10
 
 
 def test_a_megabyte_of_words_parses_in_linear_time_past_the_cap() -> None:
@@ -412,7 +413,7 @@ def test_a_megabyte_of_words_parses_in_linear_time_past_the_cap() -> None:
     machine); the time grows linearly with the text, not quadratically."""
     text = _sized("alpha", " ", 1_000_000)
     assert parse(text, "body", max_terms=1 << 20) == Match("body", text)
-    assert _growth(lambda t: parse(t, "body", max_terms=1 << 20), lambda size: _sized("alpha", " ", size)) < 8
+    assert _growth(lambda t: parse(t, "body", max_terms=1 << 20), lambda size: _sized("alpha", " ", size)) < 10
 
 
 @pytest.mark.parametrize("term", ["ab~1", "ab~", "ab*", '"a b"*'])
