@@ -341,13 +341,23 @@ _CHAINING = {**dict.fromkeys("+-", "+"), **dict.fromkeys("*/%", "*"), **dict.fro
              "except": "union"}
 
 
+def _could_nest(text: str) -> bool:
+    """Whether ``text`` has parentheses and chaining operators enough to nest past
+    :data:`MAX_DEPTH` (counted by ``str.count``: a long text of anything else is not
+    tokenized for its depth)."""
+    lowered = text.lower()
+    marks = sum(text.count(c) for c in "(+-*/%|&^<>=!")
+    marks += sum(lowered.count(w) for w in ("and", "or", "union", "intersect", "except"))
+    return marks > MAX_DEPTH
+
+
 def refusal(statement: Statement) -> tuple[str, int] | None:
     """Why ``statement`` must not reach DataFusion, and where (an offset in its text); None
     if it may. Cheap where it cannot apply: a text shorter than the depth needs is not
     tokenized, nor one without a long name before a '('."""
     text = statement.text
     long_call = _LONG_CALL.search(text) is not None
-    if len(text) < 2 * MAX_DEPTH and not long_call:
+    if not long_call and (len(text) < 2 * MAX_DEPTH or not _could_nest(text)):
         return None
     tokens = statement.tokens or tuple(tokenize(text))
     if long_call:
