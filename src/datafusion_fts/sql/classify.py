@@ -344,11 +344,12 @@ _CHAINING = {**dict.fromkeys("+-", "+"), **dict.fromkeys("*/%", "*"), **dict.fro
 def _could_nest(text: str) -> bool:
     """Whether ``text`` has parentheses and chaining operators enough to nest past
     :data:`MAX_DEPTH` (counted by ``str.count``: a long text of anything else is not
-    tokenized for its depth)."""
+    tokenized for its depth). The statement itself is one level, so ``MAX_DEPTH`` marks can
+    already nest one level too deep."""
     lowered = text.lower()
     marks = sum(text.count(c) for c in "(+-*/%|&^<>=!")
     marks += sum(lowered.count(w) for w in ("and", "or", "union", "intersect", "except"))
-    return marks > MAX_DEPTH
+    return marks >= MAX_DEPTH
 
 
 def refusal(statement: Statement) -> tuple[str, int] | None:
@@ -357,7 +358,7 @@ def refusal(statement: Statement) -> tuple[str, int] | None:
     tokenized, nor one without a long name before a '('."""
     text = statement.text
     long_call = _LONG_CALL.search(text) is not None
-    if not long_call and (len(text) < 2 * MAX_DEPTH or not _could_nest(text)):
+    if not long_call and (len(text) < MAX_DEPTH or not _could_nest(text)):
         return None
     tokens = statement.tokens or tuple(tokenize(text))
     if long_call:
