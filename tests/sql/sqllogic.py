@@ -13,7 +13,8 @@ in order in each *setup*, and a setup's outcome of a record is compared with Dat
 - ``error``: DataFusion answers and the setup raises;
 - ``different``: the setup answers, and DataFusion answered otherwise or refused. This is
   the outcome that must never happen: a silent wrong answer;
-- ``rounding`` and ``plan``: differences that are not wrong answers (see :func:`compare`).
+- ``rounding``, ``layout`` and ``plan``: differences that are not wrong answers (see
+  :func:`compare`).
 
 Used by the suite on our own records (tests/sql/parity/*.slt) and by the script
 tests/sql/datafusion_parity.py on DataFusion's files.
@@ -164,7 +165,9 @@ def compare(record: Record, reference: Outcome, other: Outcome, managed: frozens
     ``rounding`` (floats apart in their last bits: an aggregate summed in another order,
     over another split of the same rows) and ``plan`` (EXPLAIN of a statement reading a
     managed table, one of ``managed``: its plan reads the table's parts, the ``__fts_``
-    tables, in other partitions; and EXPLAIN ANALYZE, whose timings differ anyway)."""
+    tables, in other partitions; and EXPLAIN ANALYZE, whose timings differ anyway). A plan
+    that differs only in how an in-memory table's rows are split into partitions and batches
+    (``partitions=1, partition_sizes=[2]``) is ``layout``."""
     if reference.error is not None or other.error is not None:
         if other.error is None:
             return "different"
@@ -174,7 +177,10 @@ def compare(record: Record, reference: Outcome, other: Outcome, managed: frozens
     ordered = not record.sort and _ORDER_BY.search(record.sql) is not None
     if (reference.rows if ordered else Counter(reference.rows)) == (other.rows if ordered else Counter(other.rows)):
         return "identical"
-    if record.sql.lstrip().lower().startswith("explain") and (
+    explain = record.sql.lstrip().lower().startswith("explain")
+    if explain and _without_layout(reference.rows) == _without_layout(other.rows):
+        return "layout"
+    if explain and (
             any("__fts_" in v for row in other.rows for v in row)
             or set(_WORD.findall(record.sql.lower())) & managed
             or record.sql.lstrip().lower().startswith("explain analyze")):
@@ -183,6 +189,14 @@ def compare(record: Record, reference: Outcome, other: Outcome, managed: frozens
               other.rows if ordered else tuple(sorted(other.rows))):
         return "rounding"
     return "different"
+
+
+_LAYOUT = re.compile(r"partitions=\d+, partition_sizes=\[[\d, ]*\]|MemoryTable \(partitions=\d+\)")
+
+
+def _without_layout(rows: tuple[tuple[str, ...], ...]) -> tuple[tuple[str, ...], ...]:
+    """An EXPLAIN's rows with the partitions and batch counts of in-memory tables blanked."""
+    return tuple(tuple(_LAYOUT.sub("(layout)", v) for v in row) for row in rows)
 
 
 def session() -> datafusion.SessionContext:

@@ -62,6 +62,11 @@ def test_the_comparison_tells_a_silent_difference_from_an_error() -> None:
     ours = Outcome(("plan",), ("string",), (("TableScan: __fts_t_data_0",),))
     assert compare(_record("EXPLAIN SELECT * FROM t"), plan, ours) == "plan"
     assert compare(_record("EXPLAIN SELECT * FROM t"), plan, Outcome(("plan",), ("string",), (("Float64",),))) == "different"
+    memory = Outcome(("plan",), ("string",), (("DataSourceExec: partitions=1, partition_sizes=[2]",),))
+    split = Outcome(("plan",), ("string",), (("DataSourceExec: partitions=1, partition_sizes=[1]",),))
+    other = Outcome(("plan",), ("string",), (("FilterExec: a > 1\nDataSourceExec: partitions=1, partition_sizes=[2]",),))
+    assert compare(_record("EXPLAIN SELECT * FROM t"), memory, split) == "layout"
+    assert compare(_record("EXPLAIN SELECT * FROM t"), memory, other) == "different"
 
 
 def test_records_are_read_as_sqllogictest_writes_them() -> None:

@@ -3,6 +3,7 @@ user's and the managed tables (not the engine's own), and nothing reaches stderr
 
 from __future__ import annotations
 
+import datafusion
 import pyarrow as pa
 import pytest
 
@@ -34,3 +35,36 @@ def test_statements_sqlglot_cannot_parse_print_nothing(db, capfd):
     with pytest.raises(fts.FtsError):
         db.sql("VACUUM docs").to_arrow_table()
     assert capfd.readouterr().err == ""
+
+
+def test_an_in_memory_table_is_the_table_create_table_makes() -> None:
+    """In memory, a managed table is DataFusion's own in-memory table made from its column
+    definitions (sql/table_views.py ``_register_in_memory``): a BASE TABLE scanned by name,
+    whose primary key lets a GROUP BY select the other columns, and whose default fills a
+    later insert; each as plain DataFusion answers, after inserts, a delete and a search."""
+    statements = [
+        "CREATE TABLE t (k INT PRIMARY KEY, body VARCHAR DEFAULT 'brown fox', n INT) AS VALUES (1, 'a fox', 10), (2, 'a dog', 20)",
+        "INSERT INTO t (k, n) VALUES (3, 30)",
+        "INSERT INTO t VALUES (4, 'cat', 40)",
+    ]
+    queries = [
+        "SELECT table_name, table_type FROM information_schema.tables WHERE table_schema = 'public'",
+        "SELECT k, body, n FROM t GROUP BY k ORDER BY k",
+        "SELECT column_name, column_default FROM information_schema.columns WHERE table_name = 't' ORDER BY column_name",
+    ]
+    plain = datafusion.SessionContext()
+    db = fts.connect(ctx=datafusion.SessionContext())
+    for sql in statements:
+        plain.sql(sql).collect()
+        db.sql(sql).to_arrow_table()
+    for sql in queries:
+        assert db.sql(sql).to_arrow_table() == plain.sql(sql).to_arrow_table(), sql
+    explain = "EXPLAIN SELECT k FROM t WHERE n > 15"
+    logical = db.sql(explain).to_arrow_table().to_pylist()[0]
+    assert logical == plain.sql(explain).to_arrow_table().to_pylist()[0]
+    assert "TableScan: t projection=[k, n]" in logical["plan"]
+    assert db.sql("SELECT k FROM t WHERE MATCH(body, 'fox') ORDER BY k").to_pydict() == {"k": [1, 3]}
+    db.sql("DELETE FROM t WHERE k = 1")
+    plain.sql("DELETE FROM t WHERE k = 1").collect()
+    for sql in queries:
+        assert db.sql(sql).to_arrow_table() == plain.sql(sql).to_arrow_table(), sql

@@ -18,6 +18,7 @@ from typing import Callable
 
 import datafusion
 import pyarrow as pa
+import pyarrow.compute as pc
 
 from ..storage.manifest import IDENTIFIER, ROWID, TableMeta
 from ..storage.snapshot import TableSnapshot
@@ -36,9 +37,16 @@ class TableViews:
         # Tables indexed in place: their files' views number rows in file order, which
         # takes one partition per file (see _register_source).
         self._source_parts = datafusion.SessionContext(datafusion.SessionConfig().with_target_partitions(1))
+        # An in-memory store's tables: DataFusion's own in-memory tables, made (with their
+        # definitions) and filled here without splitting or merging their batches.
+        self._memory_parts = datafusion.SessionContext(
+            datafusion.SessionConfig().with_target_partitions(1).set("datafusion.execution.coalesce_batches", "false"))
         # Per table: the TableMeta whose parts are registered, their names, and whether it
         # has deleted ids.
         self._registered: dict[str, tuple[TableMeta, list[str], bool]] = {}
+        # Per table of an in-memory store: the TableMeta whose fragments' live rows these
+        # are, and its deleted ids (None: none).
+        self._stored: dict[str, tuple[TableMeta, list[pa.RecordBatch], pa.Array | None]] = {}
         self._lock = threading.RLock()  # (registrations swap parts of the sessions)
 
     def registered(self, name: str) -> TableMeta | None:
@@ -65,13 +73,19 @@ class TableViews:
                 self._register_managed(meta, fresh)
 
     def _register_managed(self, meta: TableMeta, fresh: list[pa.RecordBatch]) -> None:
+        file_schema = pa.schema([pa.field(ROWID, pa.int64(), False), *meta.sql_schema])
+        # (the store's method, not a closure over self: that would be a reference cycle
+        # through the session's schema, keeping the store and its write lock past a `del db`)
+        check = functools.partial(self._store.check_fragments, meta.fragments)
+        if self._store.fragment_paths([]) is None:
+            self._register_in_memory(meta, [as_schema(b, file_schema) for b in fresh], file_schema, check)
+            return
         data_name, deleted_name, fresh_name = _part_names(meta.name)
         known = self._registered.get(meta.name)
         same = known is not None and known[0] is meta
         for name in (fresh_name,) if same else (*(known[1] if known else ()), deleted_name, fresh_name):
             if self._parts.table_exist(name):
                 self._parts.deregister_table(name)
-        file_schema = pa.schema([pa.field(ROWID, pa.int64(), False), *meta.sql_schema])
         if same:
             _, data_parts, has_deleted = known
         else:
@@ -94,10 +108,62 @@ class TableViews:
             source = (
                 f'SELECT d.* FROM ({source}) AS d LEFT ANTI JOIN {quote(deleted_name)} AS x ON d."{ROWID}" = x."{ROWID}"'
             )
-        # (the store's method, not a closure over self: that would be a reference cycle
-        # through the session's schema, keeping the store and its write lock past a `del db`)
-        check = functools.partial(self._store.check_fragments, meta.fragments)
         self._show(meta, source, self._parts, check)
+
+    def _register_in_memory(self, meta: TableMeta, fresh: list[pa.RecordBatch], file_schema: pa.Schema,
+                            check: Callable[[], None]) -> None:
+        """An in-memory store's table as two of DataFusion's own in-memory tables over the
+        same Arrow buffers: the live rows with ``_rowid`` and without it. DataFusion then
+        plans, describes and lists the table as the in-memory table ``CREATE TABLE`` makes
+        (a base table scanned by name), not as a view of parts. Deleted rows are filtered
+        out of the fragments once per committed version."""
+        parts = [f"{name}_live" for name in _part_names(meta.name)[:2]]
+        known = self._stored.get(meta.name)
+        if known is not None and known[0] is meta:
+            _, stored, deleted = known
+        else:
+            stored = [as_schema(b, file_schema) for frag in meta.fragments
+                      for b in self._store.iter_fragment(frag.id, file_schema.names, 1 << 30)]
+            ids = TableSnapshot(meta, self._store).deleted
+            deleted = pa.array(ids, pa.int64()) if len(ids) else None
+            if deleted is not None:
+                stored = _without(stored, deleted)
+            self._stored[meta.name] = (meta, stored, deleted)
+            self._registered[meta.name] = (meta, parts, False)
+        rows = stored + (fresh if deleted is None else _without(fresh, deleted))
+        columns = pa.schema(list(meta.sql_schema))
+        plain = [pa.RecordBatch.from_arrays(b.columns[1:], schema=columns) for b in rows]
+        rows_part, plain_part = parts
+        for name in parts:
+            if self._memory_parts.table_exist(name):
+                self._memory_parts.deregister_table(name)
+        # (one partition, as CREATE TABLE's; none of its batches when it has no rows)
+        self._memory_parts.create_dataframe([rows], rows_part, file_schema)
+        if not self._defined(plain_part, meta.definition, plain, columns):
+            self._memory_parts.create_dataframe([plain], plain_part, columns)
+        public = self._memory_parts.catalog().schema()
+        self._schema.set_managed(rows_name(meta.name), public.table(rows_part), check)
+        self._schema.set_managed(meta.name, public.table(plain_part), check)
+
+    def _defined(self, name: str, definition: str | None, batches: list[pa.RecordBatch], schema: pa.Schema) -> bool:
+        """Whether ``name`` could be made by DataFusion from the table's column definitions
+        (``CREATE TABLE name (...)`` as the user wrote it: its constraints and DEFAULT
+        values are then DataFusion's own), holding ``batches`` as they are. False if the
+        table has no definition, or the definition now reads as other types (a setting
+        changed since); nothing is left registered then."""
+        if definition is None:
+            return False
+        self._memory_parts.sql(f"CREATE TABLE {quote(name)} {definition}").collect()
+        if not self._memory_parts.table(quote(name)).schema().equals(schema):
+            self._memory_parts.deregister_table(name)
+            return False
+        source = f"{name}_source"
+        self._memory_parts.create_dataframe([batches], source, schema)
+        try:  # (the batches move as they are: no coalescing, one partition)
+            self._memory_parts.sql(f"INSERT INTO {quote(name)} SELECT * FROM {quote(source)}").collect()
+        finally:
+            self._memory_parts.deregister_table(source)
+        return True
 
     def _show(self, meta: TableMeta, source: str, session: datafusion.SessionContext,
               check: Callable[[], None] | None = None) -> None:
@@ -161,10 +227,11 @@ class TableViews:
     def deregister(self, name: str) -> None:
         with self._lock:
             known = self._registered.pop(name, None)
+            self._stored.pop(name, None)
             self._schema.drop_managed(name)
             self._schema.drop_managed(rows_name(name))
             for table in (*(known[1] if known else ()), *_part_names(name)):
-                for session in (self._parts, self._source_parts):
+                for session in (self._parts, self._source_parts, self._memory_parts):
                     if session.table_exist(table):
                         session.deregister_table(table)
 
@@ -174,6 +241,22 @@ def as_schema(batch: pa.RecordBatch, schema: pa.Schema) -> pa.RecordBatch:
     if batch.schema.equals(schema):
         return batch
     return pa.RecordBatch.from_arrays([c.cast(f.type) for c, f in zip(batch.columns, schema)], schema=schema)
+
+
+def _without(batches: list[pa.RecordBatch], deleted: pa.Array) -> list[pa.RecordBatch]:
+    """``batches`` without the rows whose ``_rowid`` (the first column) is in ``deleted``."""
+    return [_filter(b, pc.invert(pc.is_in(b.column(0), value_set=deleted))) for b in batches]
+
+
+# pyarrow's filter has no kernel for the view types: their columns are filtered as the
+# large types they view, and cast back.
+_VIEWED = {pa.string_view(): pa.large_string(), pa.binary_view(): pa.large_binary()}
+
+
+def _filter(batch: pa.RecordBatch, mask: pa.Array) -> pa.RecordBatch:
+    columns = [c.cast(_VIEWED[c.type]).filter(mask).cast(c.type) if c.type in _VIEWED else c.filter(mask)
+               for c in batch.columns]
+    return pa.RecordBatch.from_arrays(columns, schema=batch.schema)
 
 
 def _part_names(table: str) -> tuple[str, str, str]:
