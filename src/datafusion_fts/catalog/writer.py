@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import threading
 import time
+import warnings
 from collections import Counter
 from contextlib import contextmanager
 from dataclasses import replace
@@ -16,7 +17,7 @@ from typing import Any, Iterator
 import numpy as np
 import pyarrow as pa
 
-from ..errors import CatalogError, InvalidArgument, StorageError
+from ..errors import CatalogError, FtsError, FtsNotice, InvalidArgument, StorageError
 from ..index.builder import merge_segments
 from ..index.fresh_logs import FreshLogs
 from ..index.fresh_runs import append_run, build_run, fresh_batches, move_run
@@ -50,6 +51,7 @@ class Writer:
         self.segment_sets = segment_sets  # (planner/segment_sets.py)
         self.counters = counters  # rows inserts tokenized ("fresh_rows_tokenized")
         self._lock = threading.RLock()  # one writer at a time
+        self._depth = 0  # (writing() blocks open in the writing thread)
 
     @contextmanager
     def writing(self) -> Iterator[None]:
@@ -65,7 +67,15 @@ class Writer:
                 except BaseException:
                     self.store.release_write_lock()
                     raise
-            yield
+            self._depth += 1
+            try:
+                yield
+            except BaseException:
+                if self._depth == 1:  # (the write as a whole failed: its files go at once)
+                    self.discard_uncommitted()
+                raise
+            finally:
+                self._depth -= 1
 
     def recover(self, manifest: Manifest) -> None:
         """With the writer lock held (or the directory to itself), undo what a crashed
@@ -84,9 +94,19 @@ class Writer:
         self.store.collect_garbage(manifest.kept_files(time.time(), grace))
 
     def discard_uncommitted(self) -> None:
-        """After a write failed before its commit: delete what it wrote, forget what it
-        cached (the next write reuses its file ids)."""
-        self._collect_garbage(self.state.manifest)
+        """After a write failed: delete what it wrote and no manifest names (a disk left
+        full by a failed build's files stays full), forget what it cached (the next
+        write reuses its file ids). The files of a manifest committed on disk are kept
+        even if this process failed before installing it; when the manifest on disk
+        cannot be read, nothing is deleted (the next open collects)."""
+        try:
+            on_disk = self.store.load_manifest()
+            grace = self.settings.get("fts.gc_grace_seconds")
+            now = time.time()
+            keep = self.state.manifest.kept_files(now, grace) | on_disk.kept_files(now, grace)
+            self.store.collect_garbage(keep)
+        except FtsError:
+            pass
         self.segment_sets.retain(self.state.manifest.file_ids())
 
     def commit(self, manifest: Manifest, flushed: str | None = None) -> None:
@@ -121,6 +141,11 @@ class Writer:
         with self.writing():
             if name in self.state.manifest.tables and not replacing:
                 raise CatalogError(f"table {name!r} already exists")
+            if name in self.state.manifest.tables:
+                # The replaced table's fresh rows are committed first: its log can then be
+                # emptied before the replacing commit (a log must never reach the new table),
+                # and a failed replacement leaves the old table with every row it had.
+                self.flush(name)
             if data is None:
                 if schema is None and declared is None:
                     raise InvalidArgument("create_table needs data or a schema")
@@ -135,8 +160,6 @@ class Writer:
             meta = TableMeta(name=name, schema=new_schema, declared=declared, definition=definition)
             manifest = self.state.manifest.with_table(meta)
             manifest, meta = self.append(manifest, meta, source_schema, batches)
-            if replacing:  # (the replaced table's fresh rows go with it)
-                self.logs.drop(name)
             self.logs.empty_stale(name)
             self.commit(manifest, flushed=name if replacing else None)
 
@@ -145,7 +168,8 @@ class Writer:
             self.state.snapshot(name)  # (no such table: say so)
             manifest = self.state.manifest
             self.commit(replace(manifest, tables={n: t for n, t in manifest.tables.items() if n != name}))
-            self.logs.drop(name)
+            self._empty_log(name)
+            self.logs.forget(name)
 
     def append(
         self, manifest: Manifest, meta: TableMeta, source_schema: pa.Schema, batches: Any
@@ -254,8 +278,20 @@ class Writer:
             self.counters.update(tally)
             self.state.show(current)
             if sum(r.rows for r in runs) >= self.settings.get("fts.memtable_rows"):
-                self.flush(name)
+                self._flush_acknowledged(name)
             return n
+
+    def _flush_acknowledged(self, name: str) -> None:
+        """The flush an insert triggers, after its rows were acknowledged (logged, visible):
+        a failure leaves them in the fresh tier, where they stay durable and searchable,
+        and is a notice, not the insert's error (a retried insert would add them twice).
+        The next insert past ``fts.memtable_rows``, ``flush()`` or ``OPTIMIZE`` tries again."""
+        try:
+            self.flush(name)
+        except FtsError as exc:
+            self.counters["fresh_flushes_failed"] += 1
+            warnings.warn(FtsNotice(f"table {name!r}: the inserted rows are acknowledged and stay in the fresh "
+                                    f"tier; flushing them failed and is tried again later: {exc}"), stacklevel=4)
 
     def flush(self, name: str) -> None:
         """Commit the fresh rows as a data fragment (same row ids), and their in-memory
@@ -266,17 +302,27 @@ class Writer:
             if not runs:
                 return
             self._commit_runs(name, runs)
+            self._empty_log(name)
+
+    def _empty_log(self, name: str) -> None:
+        """Empty the log of rows a commit now holds (or of a dropped table). The commit is
+        the write: a log that cannot be emptied now is harmless (a replay skips the rows
+        below the table's next row id, and a table created under a dropped one's name
+        empties its log first) and is emptied by a later flush."""
+        try:
             self.logs.empty(name)
+        except StorageError:
+            self.counters["logs_left_unemptied"] += 1
 
     def _commit_runs(self, name: str, runs: Any, deleted: np.ndarray | None = None) -> None:
         """Commit ``runs`` (rows with their ids and in-memory segments) as a fragment and
         index segments of the table, with the rows ``deleted`` marked, in one commit."""
         meta = self.state.snapshot(name).meta
         rows = pa.Table.from_batches(fresh_batches(runs)).drop_columns([ROWID])
-        manifest, new_meta = self.append(self.state.manifest, meta, rows.schema, iter(rows.to_batches()))
-        assert new_meta.next_rowid == runs[-1].batches[-1].column(0)[-1].as_py() + 1
         persisted: dict[str, Segment] = {}
         try:
+            manifest, new_meta = self.append(self.state.manifest, meta, rows.schema, iter(rows.to_batches()))
+            assert new_meta.next_rowid == runs[-1].batches[-1].column(0)[-1].as_py() + 1
             for column, index in meta.indexes.items():
                 seg_id, manifest = manifest.file_id("seg")
                 parts = [r.segments[column] for r in runs]

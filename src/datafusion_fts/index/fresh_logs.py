@@ -69,9 +69,8 @@ class FreshLogs:
         if log is not None:
             log.truncate()
 
-    def drop(self, name: str) -> None:
-        """Empty and forget the log of a dropped table."""
-        self.empty(name)
+    def forget(self, name: str) -> None:
+        """Forget ``name``'s log (its file stays as it is)."""
         self._logs.pop(name, None)
 
     def empty_stale(self, name: str) -> None:

@@ -36,6 +36,7 @@ import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
 from ..errors import StaleSnapshotError, StorageError
+from .os_errors import describe_os_error
 from . import checksums
 from .layout import MANIFEST
 from .manifest import FORMAT_VERSION, FragmentMeta, Manifest
@@ -121,6 +122,52 @@ def _remove(path: Path) -> None:
         except OSError:
             pass
     shutil.rmtree(path, ignore_errors=True)
+
+
+@contextmanager
+def _writing(what: str, tmp: Path) -> Iterator[None]:
+    """A step writing ``what`` through its temporary file or directory ``tmp``: an OSError
+    (the disk full, an I/O error, a read-only file system) removes ``tmp`` at once (a
+    failed build's files would keep a full disk full) and is a StorageError. A file
+    already renamed into place is not named by any manifest yet: the writer's
+    ``discard_uncommitted`` deletes it."""
+    try:
+        yield
+    except OSError as exc:
+        _remove(tmp)
+        raise StorageError(f"cannot write {what}: {describe_os_error(exc)}") from exc
+    except BaseException:
+        _remove(tmp)
+        raise
+
+
+class _SourceFailed(Exception):
+    """An error of the rows being written (the user's reader), carried past
+    :func:`_writing`, which would take an OSError of it for one of the disk's."""
+
+    def __init__(self, error: BaseException) -> None:
+        super().__init__(str(error))
+        self.error = error
+
+
+def _pulled(batches: Iterable[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+    iterator = iter(batches)
+    while True:
+        try:
+            batch = next(iterator)
+        except StopIteration:
+            return
+        except Exception as exc:
+            raise _SourceFailed(exc) from exc
+        yield batch
+
+
+def _write_file(path: Path, data: bytes) -> None:
+    """``data`` as the file ``path``, fsynced."""
+    with open(path, "wb") as f:
+        f.write(data)
+        f.flush()
+        os.fsync(f.fileno())
 
 
 def fsync_path(path: Path) -> None:
@@ -381,13 +428,24 @@ class DirectoryStore:
     def commit(self, manifest: Manifest) -> None:
         """Write the manifest to a temporary file, fsync it, rename it into place, then
         tell readers."""
-        tmp = self.root / (MANIFEST + ".tmp")
-        with open(tmp, "w", encoding="utf-8") as f:
-            json.dump(manifest.to_json(), f, separators=(",", ":"))
-            f.flush()
-            os.fsync(f.fileno())
-        os.replace(tmp, self.root / MANIFEST)
-        fsync_path(self.root)
+        tmp, path = self.root / (MANIFEST + ".tmp"), self.root / MANIFEST
+        with _writing(f"the manifest {path}", tmp):
+            try:
+                previous: bytes | None = path.read_bytes()
+            except FileNotFoundError:
+                previous = None
+            _write_file(tmp, json.dumps(manifest.to_json(), separators=(",", ":")).encode("utf-8"))
+            os.replace(tmp, path)
+            try:
+                fsync_path(self.root)
+            except OSError:
+                # The new manifest is in place but its name may not survive a power loss:
+                # the commit failed, so the previous one goes back (if that fails too, the
+                # new one stays: a consistent state, which the next open reads).
+                if previous is not None:
+                    _write_file(tmp, previous)
+                    os.replace(tmp, path)
+                raise
         self.note_footers(manifest.footer_crcs())
         self._counters.bump(1)
 
@@ -400,29 +458,36 @@ class DirectoryStore:
     ) -> tuple[int, checksums.ParquetCrcs]:
         path = self._fragment_path(frag_id)
         tmp = path.with_suffix(".parquet.tmp")
+        try:
+            return self._write_fragment(path, tmp, schema, _pulled(batches))
+        except _SourceFailed as failed:
+            raise failed.error from None
+
+    def _write_fragment(self, path: Path, tmp: Path, schema: pa.Schema,
+                        batches: Iterator[pa.RecordBatch]) -> tuple[int, checksums.ParquetCrcs]:
         rows = 0
-        batches = iter(batches)
         first = next(batches, None)
-        with pq.ParquetWriter(tmp, schema, **_writer_options(schema, first)) as writer:
-            # Row groups of ROW_GROUP_ROWS whatever the incoming batch sizes.
-            pending: list[pa.RecordBatch] = []
-            pending_rows = 0
-            for batch in itertools.chain([] if first is None else [first], batches):
-                pending.append(batch)
-                pending_rows += batch.num_rows
-                rows += batch.num_rows
-                if pending_rows >= ROW_GROUP_ROWS:
-                    table = pa.Table.from_batches(pending, schema=schema)
-                    full = pending_rows - pending_rows % ROW_GROUP_ROWS
-                    writer.write_table(table.slice(0, full), row_group_size=ROW_GROUP_ROWS)
-                    pending = table.slice(full).to_batches()
-                    pending_rows -= full
-            if pending_rows:
-                writer.write_table(pa.Table.from_batches(pending, schema=schema), row_group_size=ROW_GROUP_ROWS)
-        fsync_path(tmp)
-        crcs = checksums.parquet_crcs(tmp)  # (read back from the page cache: ~0.1 s a 100 MB)
-        os.replace(tmp, path)
-        fsync_path(path.parent)  # the new name itself must survive a power loss
+        with _writing(f"data file {path}", tmp):
+            with pq.ParquetWriter(tmp, schema, **_writer_options(schema, first)) as writer:
+                # Row groups of ROW_GROUP_ROWS whatever the incoming batch sizes.
+                pending: list[pa.RecordBatch] = []
+                pending_rows = 0
+                for batch in itertools.chain([] if first is None else [first], batches):
+                    pending.append(batch)
+                    pending_rows += batch.num_rows
+                    rows += batch.num_rows
+                    if pending_rows >= ROW_GROUP_ROWS:
+                        table = pa.Table.from_batches(pending, schema=schema)
+                        full = pending_rows - pending_rows % ROW_GROUP_ROWS
+                        writer.write_table(table.slice(0, full), row_group_size=ROW_GROUP_ROWS)
+                        pending = table.slice(full).to_batches()
+                        pending_rows -= full
+                if pending_rows:
+                    writer.write_table(pa.Table.from_batches(pending, schema=schema), row_group_size=ROW_GROUP_ROWS)
+            fsync_path(tmp)
+            crcs = checksums.parquet_crcs(tmp)  # (read back from the page cache: ~0.1 s a 100 MB)
+            os.replace(tmp, path)
+            fsync_path(path.parent)  # the new name itself must survive a power loss
         return rows, crcs
 
     def check_fragments(self, fragments: Iterable[FragmentMeta]) -> None:
@@ -511,22 +576,23 @@ class DirectoryStore:
         final = self.root / "index" / seg_id
         tmp = self.root / "index" / (seg_id + ".tmp")
         shutil.rmtree(tmp, ignore_errors=True)
-        tmp.mkdir()
-        sums = {}
-        for name, array in arrays.items():
-            path = tmp / f"{name}.arrow"
-            batch = pa.record_batch([array], names=[name])
-            with pa.OSFile(str(path), "wb") as sink, pa.ipc.new_file(sink, batch.schema) as writer:
-                writer.write_batch(batch)
-            fsync_path(path)
-            sums[name] = checksums.file_sums(pa.memory_map(str(path), "r").read_buffer())
-        data = checksums.encode(sums)
-        with open(tmp / checksums.CHECKSUMS, "wb") as f:
-            f.write(data)
-            f.flush()
-            os.fsync(f.fileno())
-        os.replace(tmp, final)
-        fsync_path(final.parent)
+        with _writing(f"index segment {final}", tmp):
+            tmp.mkdir()
+            sums = {}
+            for name, array in arrays.items():
+                path = tmp / f"{name}.arrow"
+                batch = pa.record_batch([array], names=[name])
+                with pa.OSFile(str(path), "wb") as sink, pa.ipc.new_file(sink, batch.schema) as writer:
+                    writer.write_batch(batch)
+                fsync_path(path)
+                sums[name] = checksums.file_sums(pa.memory_map(str(path), "r").read_buffer())
+            data = checksums.encode(sums)
+            with open(tmp / checksums.CHECKSUMS, "wb") as f:
+                f.write(data)
+                f.flush()
+                os.fsync(f.fileno())
+            os.replace(tmp, final)
+            fsync_path(final.parent)
         return zlib.crc32(data)
 
     def read_segment(
@@ -573,11 +639,12 @@ class DirectoryStore:
         path = self.root / "data" / f"{dv_id}.arrow"
         tmp = path.with_suffix(".arrow.tmp")
         data = _deletes_file(rows)
-        with open(tmp, "wb") as f:
-            f.write(data)
-        fsync_path(tmp)
-        os.replace(tmp, path)
-        fsync_path(path.parent)
+        with _writing(f"deletion vector {path}", tmp):
+            with open(tmp, "wb") as f:
+                f.write(data)
+            fsync_path(tmp)
+            os.replace(tmp, path)
+            fsync_path(path.parent)
         return zlib.crc32(data)
 
     def read_deletes(self, dv_id: str, crc: int | None) -> np.ndarray:

@@ -30,6 +30,7 @@ from typing import Iterator
 import pyarrow as pa
 
 from ..errors import StorageError
+from .os_errors import describe_os_error
 from .store import fsync_path
 
 _HEADER = struct.Struct("<II")
@@ -147,6 +148,10 @@ class WriteAheadLog:
         self._sync_lock = threading.Lock()  # one fsync at a time
         self._written = 0  # records written (not necessarily synced)
         self._synced = 0  # records known durable
+        self._synced_end = 0  # where they end in the file
+        self._torn_at: int | None = None  # where a failed write's part begins, if not cut off yet
+        self._lost: list[tuple[int, int]] = []  # records a failed fsync cut off: their writers raise
+        self._failure = ""  # (why, for them)
 
     def _read(self) -> bytes:
         try:
@@ -236,35 +241,90 @@ class WriteAheadLog:
         return Salvaged(sum(b.num_rows for b in kept) - sum(hi - lo + 1 for lo, hi in lost), lost, aside)
 
     def append(self, batch: pa.RecordBatch) -> None:
-        """Write one record and return once it is durable."""
+        """Write one record and return once it is durable. A call that raises has had no
+        effect: a record the disk took only part of (full, an I/O error) is cut off before
+        anyone appends after it, and when an fsync fails, every record it was to make
+        durable is cut off and each of their writers raises (an fsync that failed says
+        nothing of what reached the disk; the next one may report success anyway). Records
+        are numbered from 1 in the order written; those up to ``_synced`` are durable or lost."""
         record = encode(batch)
         try:
             if not self.path.exists():
                 self.path.touch()
                 fsync_path(self.path.parent)  # the log's name must be durable too
-            with open(self.path, "ab") as f:
+            fd = os.open(self.path, os.O_WRONLY)
+        except OSError as exc:
+            raise StorageError(f"cannot write the log {self.path}: {describe_os_error(exc)}") from exc
+        try:
+            with self._lock:
+                if self._torn_at is not None:  # (a failed write's part, not cut off then)
+                    if not _cut(fd, self._torn_at):
+                        raise StorageError(f"cannot write the log {self.path}: the part of a failed write "
+                                           "at its end cannot be cut off")
+                    self._torn_at = None
+                start = os.lseek(fd, 0, os.SEEK_END)
+                if self._written == self._synced:
+                    self._synced_end = start  # (every record before is durable)
+                try:
+                    _write_all(fd, record)
+                except OSError as exc:
+                    if not _cut(fd, start):
+                        self._torn_at = start
+                    raise StorageError(f"cannot write the log {self.path}: {describe_os_error(exc)}; "
+                                       "the record was not written") from exc
+                self._written += 1
+                mine = self._written
+            with self._sync_lock:
                 with self._lock:
-                    f.write(record)
-                    f.flush()  # in the file (page cache) before anyone's fsync below
-                    self._written += 1
-                    mine = self._written
-                with self._sync_lock:
+                    if any(lo <= mine <= hi for lo, hi in self._lost):
+                        raise StorageError(f"cannot write the log {self.path}: {self._failure}; the record was not written")
                     if self._synced >= mine:
                         return  # another writer's fsync covered this record
-                    with self._lock:
-                        target = self._written
-                    os.fsync(f.fileno())  # makes every record written so far durable
-                    self._synced = target
-        except OSError as exc:
-            raise StorageError(f"cannot write the log {self.path}: {exc}") from exc
+                    target, end = self._written, os.lseek(fd, 0, os.SEEK_END)
+                try:
+                    os.fsync(fd)  # makes every record written so far durable
+                except OSError as exc:
+                    with self._lock:  # (records are numbered on: a later one is never taken for a lost one)
+                        self._failure = f"an fsync failed ({describe_os_error(exc)})"
+                        self._lost.append((self._synced + 1, self._written))
+                        if not _cut(fd, self._synced_end):
+                            self._torn_at = self._synced_end
+                        self._synced = self._written
+                    raise StorageError(f"cannot write the log {self.path}: {self._failure}; "
+                                       "the record was not written") from exc
+                with self._lock:
+                    self._synced, self._synced_end = target, end
+        finally:
+            os.close(fd)
 
     def truncate(self) -> None:
         """Empty the log (its rows are committed elsewhere)."""
         with self._lock:
-            with open(self.path, "wb") as f:
-                f.flush()
-                os.fsync(f.fileno())
-            self._written = self._synced = 0
+            try:
+                with open(self.path, "wb") as f:
+                    f.flush()
+                    os.fsync(f.fileno())
+            except OSError as exc:
+                raise StorageError(f"cannot empty the log {self.path}: {describe_os_error(exc)}") from exc
+            self._synced, self._synced_end, self._torn_at = self._written, 0, None
+
+
+def _write_all(fd: int, data: bytes) -> None:
+    view = memoryview(data)
+    while view:
+        view = view[os.write(fd, view):]
+
+
+def _cut(fd: int, end: int) -> bool:
+    """Cut the file back to ``end`` (what was there before a failed write), so the next
+    record follows the intact ones; whether it could be (if not, the next append tries
+    again first, and an open cuts the torn tail)."""
+    try:
+        os.ftruncate(fd, end)
+        os.fsync(fd)
+    except OSError:
+        return False
+    return True
 
 
 def _nulls(schema: pa.Schema, lo: int, hi: int) -> pa.RecordBatch:
