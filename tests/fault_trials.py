@@ -12,9 +12,12 @@ EIO, in a copy of a small database. After each fault, either
 pyarrow's own writes of a file's bytes are not intercepted here: a real full disk
 (tests/catalog/test_write_faults.py, on a tmpfs) covers them.
 
+:func:`power_trial` cuts the power instead (tests/power_loss.py): only what was fsynced
+survives, and the database must show the state before the call or after it.
+
 Run as a script for the long run (docs/guide/guarantees.md quotes its counts):
-``python tests/fault_trials.py [DATABASES] [SEED]`` runs every operation with every fault
-at every step on that many databases of random shapes.
+``python tests/fault_trials.py [DATABASES] [SEED]`` runs every operation with every fault,
+and with the power lost, at every step on that many databases of random shapes.
 """
 
 from __future__ import annotations
@@ -36,6 +39,10 @@ import pyarrow as pa
 
 import datafusion_fts as fts
 from datafusion_fts.errors import FtsError
+from datafusion_fts.query import Match
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from power_loss import PowerLoss  # noqa: E402
 
 SCHEMA = pa.schema([("id", pa.int64()), ("body", pa.string()), ("title", pa.string())])
 MEMTABLE_ROWS = 1_000
@@ -89,11 +96,16 @@ def open_db(path: Path) -> Any:
 
 
 def state(db: Any) -> dict[str, Any]:
-    """What a user can see of ``db``: each table's rows with their ids, and its indexes."""
+    """What a user can see of ``db``: each table's rows with their ids, its indexes and
+    what a search of each finds (ids and scores)."""
     seen = {}
     for name in sorted(db.table_names()):
         table = db.sql(f"SELECT * FROM __fts_rows_{name} ORDER BY _rowid").to_arrow_table()
-        seen[name] = (table.to_pydict(), sorted(db.manifest.tables[name].indexes))
+        indexes = sorted(db.manifest.tables[name].indexes)
+        # (a search of each index reads its segments: a lost segment file raises)
+        found = [db.table(name).search(Match(column, "alpha t1 beta"), limit=None, columns=[]).to_pydict()
+                 for column in indexes]
+        seen[name] = (table.to_pydict(), indexes, found)
     return seen
 
 
@@ -191,6 +203,46 @@ def trial(template: Path, work: Path, operation: str, call: str, code: int, stri
     return counts
 
 
+def power_trial(template: Path, work: Path, operation: str, stride: int = 1) -> Counter[str]:
+    """Cut the power before each fsync and rename of ``operation`` (every ``stride``-th),
+    and once it returned, keeping only what was fsynced (tests/power_loss.py); each such
+    image of the database must open without repair and show the state before the call or
+    after it, whole (after it, once it returned), and take a new write. Counts the images
+    that showed each."""
+    path = work / "db"
+    shutil.copytree(template, path)
+    db = open_db(path)
+    before = state(db)
+    images: list[Path] = []
+    steps = iter(range(1, 10_000))
+
+    def step(_: str) -> None:
+        if (next(steps) - 1) % stride == 0:
+            images.append(work / f"image{len(images)}")
+            loss.image(images[-1])
+
+    with PowerLoss(path).recording(step) as loss:
+        OPERATIONS[operation](db)
+        returned = work / "returned"
+        loss.image(returned)
+    after = state(db)
+    _closed(db)
+    counts: Counter[str] = Counter()
+    db = open_db(returned)
+    assert state(db) == after, f"{operation}: power lost once it returned: its effect is gone"
+    _closed(db)
+    for i, image in enumerate(images):
+        db = open_db(image)
+        seen = state(db)
+        assert seen in (before, after), f"{operation}: power lost before step {i * stride + 1}: neither state"
+        counts["before" if seen == before else "after"] += 1
+        db.table("docs").insert(rows(500, 1))
+        assert leftovers(image) == [] and unnamed(image, db) == [], f"{operation}: step {i * stride + 1}: files left"
+        _closed(db)
+        shutil.rmtree(image)
+    return counts
+
+
 def main() -> None:
     databases = int(sys.argv[1]) if len(sys.argv) > 1 else 10
     rng = random.Random(int(sys.argv[2]) if len(sys.argv) > 2 else 0)
@@ -211,10 +263,16 @@ def main() -> None:
                     totals["trials"] += 1
                     totals["faults"] += counts["raised"] + counts["returned after its commit"]
                     totals.update(counts)
+                work = Path(tmp) / "work"
+                work.mkdir()
+                lost = power_trial(template, work, operation)
+                shutil.rmtree(work)
+                totals["power losses"] += sum(lost.values())
         print(f"database {i + 1}/{databases} {shape}: {dict(totals)}", flush=True)
     print(f"{databases} databases, {totals['trials']} (operation, fault) pairs, {totals['faults']} faults: "
           f"{totals['raised']} raised with no effect, {totals['returned after its commit']} returned after their "
-          f"commit with their effect; 0 broken promises ({time.perf_counter() - start:.0f} s)")
+          f"commit with their effect; {totals['power losses']} power losses, each leaving the state before or "
+          f"after; 0 broken promises ({time.perf_counter() - start:.0f} s)")
 
 
 if __name__ == "__main__":

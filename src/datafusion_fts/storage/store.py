@@ -591,6 +591,7 @@ class DirectoryStore:
                 f.write(data)
                 f.flush()
                 os.fsync(f.fileno())
+            fsync_path(tmp)  # the files' names in it must survive a power loss too
             os.replace(tmp, final)
             fsync_path(final.parent)
         return zlib.crc32(data)
