@@ -30,6 +30,7 @@ WRITES = (
     ("index", "{db}", "docs", "title"),
     ("optimize", "{db}", "docs"),
     ("repair", "{db}"),
+    ("import", "{db}", "docs", "{file}"),
 )
 
 
@@ -39,10 +40,11 @@ def mounted(library: Path) -> Iterator[Path]:
         yield path
 
 
-def run(args: tuple[str, ...], db: Path) -> tuple[int, str, str]:
-    """(exit code, stdout, stderr) of the command, the database's path written as <db>,
-    a search's time as N ms, lines without trailing blanks."""
-    result = invoke(*(a.format(db=db) for a in args))
+def run(args: tuple[str, ...], db: Path, file: Path | None = None) -> tuple[int, str, str]:
+    """(exit code, stdout, stderr) of the command (``file``: a file to import), the
+    database's path written as <db>, a search's time as N ms, lines without trailing
+    blanks."""
+    result = invoke(*(a.format(db=db, file=file) for a in args))
     out = re.sub(r"\d+\.\d ms", "N ms", result.stdout.replace(str(db), "<db>"))
     out = "\n".join(line.rstrip() for line in out.splitlines())  # (a title padded to its time's width)
     return result.exit_code, out, result.stderr.replace(str(db), "<db>")
@@ -68,9 +70,11 @@ def test_search_reads_the_fresh_rows_on_a_read_only_mount(mounted: Path) -> None
 
 
 @pytest.mark.parametrize("args", WRITES, ids=lambda args: " ".join(args[:1] + args[2:])[:40])
-def test_write_commands_fail_clearly_on_a_read_only_mount(mounted: Path, args: tuple[str, ...]) -> None:
+def test_write_commands_fail_clearly_on_a_read_only_mount(mounted: Path, tmp_path: Path, args: tuple[str, ...]) -> None:
+    rows = tmp_path / "more.jsonl"
+    rows.write_text(json.dumps({"id": 9, "title": "More", "body": "a quick owl"}) + "\n")
     before = listing(mounted)
-    code, out, err = run(args, mounted)
+    code, out, err = run(args, mounted, rows)
     assert code == 1, out + err
     said = " ".join(err.split())
     assert "was opened read-only (its storage cannot be written" in said and "Read-only file system" in said, said

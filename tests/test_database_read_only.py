@@ -51,7 +51,8 @@ LEFTOVER = "data/frag-00009999.parquet.tmp"
 def build(path: Path) -> Path:
     """``docs``: 8 committed rows (body indexed with positions, title indexed), row 3
     deleted, 2 more rows fresh (acknowledged, in the log, not flushed), a torn log tail
-    and a leftover file; ``other``: 2 committed rows."""
+    and a leftover file; ``other``: 2 committed rows; ``placed``: Parquet files indexed in
+    place beside ``path``, one indexed, one added later (an unindexed tail)."""
     db = fts.connect(path)
     docs = db.create_table("docs", ROWS)
     docs.create_index("body", positions=True)
@@ -59,9 +60,14 @@ def build(path: Path) -> Path:
     docs.delete("id = 3")
     docs.insert(FRESH)
     db.create_table("other", pa.table({"body": ["alpha", "beta"]}))
+    source = path.parent / "source"
+    source.mkdir()
+    pq.write_table(pa.table({"body": ["placed fox", "placed owl"]}), source / "a.parquet")
+    db.index_in_place("placed", source).create_index("body")
     assert docs.snapshot().fresh  # (the inserted rows are still in the fresh tier)
     del db, docs
     gc.collect()  # (drops the writer lock)
+    pq.write_table(pa.table({"body": ["late fox"]}), source / "b.parquet")  # (an unindexed tail)
     with open(path / "wal" / "docs.log", "ab") as log:
         log.write(TORN_TAIL)
     (path / LEFTOVER).write_bytes(b"never committed")
@@ -94,6 +100,8 @@ def answers(db: fts.Database) -> dict[str, Any]:
         "fts_search": frame("SELECT _rowid, _score FROM fts_search('docs', 'body', 'fox', 5) ORDER BY _score DESC"),
         "sql count": frame("SELECT count(*) AS n FROM docs"),
         "sql other": frame("SELECT body FROM other ORDER BY body"),
+        "in place": db.table("placed").search(Match("body", "fox"), limit=5).to_pydict(),
+        "sql in place": frame("SELECT body FROM placed WHERE MATCH(body, 'fox OR owl') ORDER BY body"),
         "describe": frame("DESCRIBE docs"),
         "explain": {name: [re.sub(r"__fts_result_[0-9a-f]+", "__fts_result_", str(v)) for v in values]
                     for name, values in explained.items()},  # (a result's scratch name is random)
