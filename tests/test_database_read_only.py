@@ -271,3 +271,13 @@ def test_a_damaged_log_is_still_refused_read_only(built: Path) -> None:
     with pytest.raises(fts.StorageError, match="damaged record"):
         fts.connect(built, read_only=True)
     assert listing(built) == before
+
+
+def test_files_without_a_manifest_are_refused_read_only(built: Path) -> None:
+    """As a writable open refuses them (they are not leftovers), and without deleting
+    anything: a read-only opener never collects garbage."""
+    (built / "manifest.json").unlink()
+    before = listing(built)
+    with pytest.raises(fts.StorageError, match="but no manifest.json"):
+        fts.connect(built, read_only=True)
+    assert listing(built) == before
