@@ -321,7 +321,8 @@ class DirectoryStore:
 
     def _flock(self) -> int | None:
         """A descriptor of ``LOCK`` holding its exclusive flock, or None if another
-        Database holds it."""
+        Database holds it; refused on a read-only store (opening ``LOCK`` to write
+        would make it)."""
         self.refuse_writes()
         fd = os.open(self.root / "LOCK", os.O_RDWR | os.O_CREAT, 0o644)
         try:
