@@ -20,6 +20,7 @@ from datafusion_fts.errors import (
     InvalidArgument,
     PlanError,
     QuerySyntaxError,
+    ReadOnlyError,
     SqlError,
     StorageError,
 )
@@ -27,7 +28,8 @@ from datafusion_fts.query import Boolean, Boost, Match, MultiMatch, Phrase, Pref
 
 
 def test_every_error_class_shares_the_base_and_is_exported():
-    for cls in (CatalogError, EngineError, InvalidArgument, PlanError, QuerySyntaxError, SqlError, StorageError):
+    for cls in (CatalogError, EngineError, InvalidArgument, PlanError, QuerySyntaxError, ReadOnlyError, SqlError,
+                StorageError):
         assert issubclass(cls, FtsError)
         assert getattr(fts, cls.__name__) is cls
     assert fts.FtsError is FtsError

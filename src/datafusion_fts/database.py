@@ -52,7 +52,10 @@ class Database:
         path: str | os.PathLike[str] | None = None,
         ctx: datafusion.SessionContext | None = None,
         config: dict[str, Any] | None = None,
+        read_only: bool = False,
     ) -> None:
+        if read_only and path is None:
+            raise InvalidArgument("read_only=True needs a database directory: an in-memory database starts empty")
         if path is not None:
             try:
                 path = local_path(path, "database")
@@ -60,7 +63,7 @@ class Database:
                 raise StorageError(str(exc)) from None
         self.path = path
         self.ctx = ctx if ctx is not None else datafusion.SessionContext()
-        self.store: Store = DirectoryStore(path) if path is not None else MemoryStore()
+        self.store: Store = DirectoryStore(path, read_only) if path is not None else MemoryStore()
         self.settings = Settings.from_mapping(config or {})
         self.ray_init: dict[str, Any] = {}  # ray.init arguments for fts.executor = 'ray'
         # Told the phases of index builds not given a callback of their own: SQL's
@@ -82,9 +85,17 @@ class Database:
         self.state = TableState(self.store, self.logs, views, in_place, self.segment_sets, self.settings, where)
         self.writer = Writer(self.store, self.state, self.logs, in_place, self.segment_sets, self.settings,
                              self.counters)
-        with self.store.exclusive() as alone:
-            if alone:  # nobody writes: recover from a crash (and delete files past their grace)
-                self.writer.recover(self.store.load_manifest())
+        if self.store.read_only is not None:
+            # Read-only: no recovery (cutting a torn log tail, deleting garbage is the
+            # writer's); a torn tail is where replay stops. Only refuse files without
+            # a manifest, unless a writer may be making its first commit.
+            with self.store.reading_alone() as alone:
+                if alone:
+                    self.store.check_manifest()
+        else:
+            with self.store.exclusive() as alone:
+                if alone:  # nobody writes: recover from a crash (and delete files past their grace)
+                    self.writer.recover(self.store.load_manifest())
         self.state.load()
         from .udfs import install
 
@@ -92,7 +103,14 @@ class Database:
 
     def __repr__(self) -> str:
         where = "in memory" if self.path is None else repr(os.fspath(self.path))
-        return f"Database({where}, tables={self.table_names()})"
+        mode = "" if self.read_only is None else ", read-only"
+        return f"Database({where}{mode}, tables={self.table_names()})"
+
+    @property
+    def read_only(self) -> str | None:
+        """Why this database refuses writes (``read_only=True`` was asked, or its storage
+        could not be written when opened), or None when it may be written."""
+        return self.store.read_only
 
     # -- SQL ----------------------------------------------------------------------------
     def sql(self, text: str) -> datafusion.DataFrame:
@@ -241,6 +259,7 @@ def connect(
     executor: str | None = None,
     ray_init: dict[str, Any] | None = None,
     progress: Progress | None = None,
+    read_only: bool = False,
 ) -> Database:
     """Open (or create) the database in directory ``path``; in memory when ``path`` is None.
 
@@ -250,10 +269,16 @@ def connect(
     it is running already. ``progress`` follows the index builds given no callback of
     their own, as SQL's ``CREATE FULLTEXT INDEX`` and ``OPTIMIZE`` (see
     :class:`~datafusion_fts.index.build_progress.BuildProgress`).
+
+    ``read_only=True`` opens an existing directory for reading only: nothing in it is
+    created or changed (no ``LOCK``, no recovery), every write raises
+    :class:`~datafusion_fts.errors.ReadOnlyError`, and rows acknowledged into the logs
+    are read. A directory whose storage cannot be written (a read-only mount, no write
+    permission) is opened so without asking; ``db.read_only`` says why.
     """
     if executor is not None:
         config = {**(config or {}), "fts.executor": executor}
-    db = Database(path, ctx, config)
+    db = Database(path, ctx, config, read_only)
     db.ray_init = dict(ray_init or {})
     db.progress = progress
     if db.settings.get("fts.executor") == "ray":

@@ -39,6 +39,17 @@ class StaleSnapshotError(StorageError):
         self.file_id = file_id
 
 
+class ReadOnlyError(StorageError):
+    """A write to a database opened read-only: ``connect(path, read_only=True)``, or a
+    directory whose storage refused to be written when it was opened (a read-only mount,
+    no write permission). ``path`` is the database; ``reason`` says which of the two."""
+
+    def __init__(self, path: str, reason: str) -> None:
+        super().__init__(f"database {path} was opened read-only ({reason}): writes are refused and "
+                         "nothing was changed")
+        self.path, self.reason = path, reason
+
+
 class PlanError(FtsError):
     """No plan can answer the query as asked (for example an impossible forced plan)."""
 

@@ -57,7 +57,9 @@ class Writer:
     def writing(self) -> Iterator[None]:
         """Be this process's one writing thread and the directory's one writer. On
         becoming the writer, first adopt what is on disk: another Database may have
-        committed, or left acknowledged rows in a log, since this one last looked."""
+        committed, or left acknowledged rows in a log, since this one last looked. A
+        database opened read-only refuses here, before anything is locked or written."""
+        self.store.refuse_writes()
         with self._lock:
             if self.store.lock_for_writes():
                 try:
@@ -384,7 +386,10 @@ class Writer:
             raise
 
     def refuse_writes(self, name: str) -> None:
-        """Refuse a write to the rows of a table indexed in place: they are its files'."""
+        """Refuse a write to the rows of table ``name`` before any work: on a database
+        opened read-only (:class:`ReadOnlyError`), or to a table indexed in place (they
+        are its files')."""
+        self.store.refuse_writes()
         meta = self.state.manifest.tables.get(name)
         if meta is not None and meta.source is not None:
             raise InvalidArgument(

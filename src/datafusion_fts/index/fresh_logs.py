@@ -48,19 +48,24 @@ class FreshLogs:
         self._logs: dict[str, WriteAheadLog] = {}
         self._logged: dict[str, _Logged] = {}
         self._ids = itertools.count()
+        self._made = False  # the logs' directory was made (or found) by this writer
 
     def new_id(self) -> str:
         """The id of an in-memory fresh segment (never a file name)."""
         return f"fresh-{next(self._ids)}"
 
-    def log(self, name: str) -> WriteAheadLog | None:
-        """Table ``name``'s log (made on first use); None in memory."""
+    def log(self, name: str, writing: bool = True) -> WriteAheadLog | None:
+        """Table ``name``'s log (made on first use); None in memory. Only a writer makes
+        the logs' directory: a reader (perhaps on read-only storage) reads a missing log
+        as empty."""
         if self.directory is None:
             return None
         log = self._logs.get(name)
         if log is None:
-            self.directory.mkdir(exist_ok=True)
             log = self._logs[name] = WriteAheadLog(self.directory / log_file_name(name))
+        if writing and not self._made:
+            self.directory.mkdir(exist_ok=True)
+            self._made = True
         return log
 
     def empty(self, name: str) -> None:
@@ -93,7 +98,7 @@ class FreshLogs:
         still begins with their bytes and the table's committed rows and indexes are the
         same (so a reader tokenizes each row once); with the runs they resume. ``runs``
         are the table's fresh runs as the reader holds them now."""
-        log = self.log(name)
+        log = self.log(name, writing=False)
         if log is None:
             return None
         last = self._logged.get(name)

@@ -12,6 +12,7 @@ decompresses about k small pages per column (:mod:`.page_reader`), not k row gro
 
 from __future__ import annotations
 
+import errno
 import fcntl
 import itertools
 import json
@@ -35,11 +36,11 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
-from ..errors import StaleSnapshotError, StorageError
-from .os_errors import describe_os_error
+from ..errors import ReadOnlyError, StaleSnapshotError, StorageError
 from . import checksums
 from .layout import MANIFEST
 from .manifest import FORMAT_VERSION, FragmentMeta, Manifest
+from .os_errors import describe_os_error
 from .page_reader import DecodedCache, PageReader, fetch_units, open_parquet, pages_of, take_rows
 
 ROW_GROUP_ROWS = 65_536
@@ -61,6 +62,10 @@ DICTIONARY_MAX_DISTINCT = 0.5
 # opening the directory holds it for the moment its garbage collection takes.
 LOCK_WAIT = 0.5
 _COUNTERS = struct.Struct("<QQ")
+# Why a store opened with ``read_only=True`` may not be written (``DirectoryStore.read_only``);
+# opening a directory for writing falls back to reading on these errors.
+READ_ONLY_ASKED = "read_only=True was asked"
+_READ_ONLY_ERRNOS = frozenset({errno.EROFS, errno.EACCES, errno.EPERM})
 _FRAGMENT_FILE = re.compile(r"^((?:frag|dv)-\d{8})(\.parquet|\.arrow)?(\.tmp)?$")
 _SEGMENT_DIR = re.compile(r"^(seg-\d{8})(\.tmp)?$")
 
@@ -96,11 +101,18 @@ class Store(Protocol):
     def read_segment(
         self, seg_id: str, crc: int | None, lazy: frozenset[str] = frozenset()
     ) -> tuple[dict[str, pa.Array], dict[str, checksums.LazyRegions]]: ...
+    @property
+    def read_only(self) -> str | None:
+        """Why this store may not be written (``connect(read_only=True)``, or storage
+        that refused a write at open); None when it may."""
+    def refuse_writes(self) -> None:
+        """Raise :class:`ReadOnlyError` when :attr:`read_only`."""
     def lock_for_writes(self) -> bool: ...
     def release_write_lock(self) -> None: ...
     @property
     def holds_write_lock(self) -> bool: ...
     def exclusive(self) -> AbstractContextManager[bool]: ...
+    def reading_alone(self) -> AbstractContextManager[bool]: ...
     def write_deletes(self, dv_id: str, rows: np.ndarray) -> int | None: ...
     def read_deletes(self, dv_id: str, crc: int | None) -> np.ndarray: ...
     def collect_garbage(self, keep: frozenset[str]) -> None: ...
@@ -215,7 +227,12 @@ class _ChangeCounters:
     new writer), each counted by the writer after the change is durable. A reader notices
     another process's change with one memory read instead of reading the manifest."""
 
-    def __init__(self, path: Path) -> None:
+    def __init__(self, path: Path, writable: bool = True) -> None:
+        self._path = path
+        self._map: mmap.mmap | None = None
+        if not writable:  # (mapped when a writer has made the file: see read)
+            self._map = self._mapped_read_only()
+            return
         fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
         try:
             if os.fstat(fd).st_size < _COUNTERS.size:
@@ -224,11 +241,32 @@ class _ChangeCounters:
         finally:
             os.close(fd)  # the mapping keeps the file
 
+    def _mapped_read_only(self) -> mmap.mmap | None:
+        """The counters mapped for reading, never creating or growing the file (a
+        read-only opener changes nothing); None while ``LOCK`` is missing or short."""
+        try:
+            fd = os.open(self._path, os.O_RDONLY)
+        except OSError:
+            return None
+        try:
+            if os.fstat(fd).st_size < _COUNTERS.size:
+                return None  # (mapping past the end would fault when read)
+            return mmap.mmap(fd, _COUNTERS.size, access=mmap.ACCESS_READ)
+        finally:
+            os.close(fd)
+
     def read(self) -> tuple[int, int]:
+        if self._map is None:
+            # A read-only opener of a directory without LOCK: no writer has counted
+            # anything yet; one that appears later makes it, and is seen from then on.
+            self._map = self._mapped_read_only()
+            if self._map is None:
+                return (0, 0)
         return _COUNTERS.unpack_from(self._map)  # type: ignore[return-value]
 
     def bump(self, commits: int) -> None:
         done, changes = self.read()
+        assert self._map is not None  # (only the writer counts, and it made the file)
         _COUNTERS.pack_into(self._map, 0, done + commits, changes + 1)
 
 
@@ -292,14 +330,26 @@ def _writer_options(schema: pa.Schema, sample: pa.RecordBatch | None) -> dict:
 class DirectoryStore:
     """A database directory: ``manifest.json``, ``data/*.parquet``, ``index/<segment>/``."""
 
-    def __init__(self, root: str | os.PathLike[str]) -> None:
+    def __init__(self, root: str | os.PathLike[str], read_only: bool = False) -> None:
         self.root = Path(root)
-        try:
-            (self.root / "data").mkdir(parents=True, exist_ok=True)
-            (self.root / "index").mkdir(exist_ok=True)
-            self._counters = _ChangeCounters(self.root / "LOCK")
-        except OSError as exc:
-            raise StorageError(f"cannot create database directory {self.root}: {exc}") from exc
+        # Why this store may not be written (None: it may): asked, or the storage refused.
+        self.read_only: str | None = READ_ONLY_ASKED if read_only else None
+        if read_only:
+            if not self.root.is_dir():
+                raise StorageError(f"cannot open database {self.root} read-only: it is not a directory")
+        else:
+            try:
+                (self.root / "data").mkdir(parents=True, exist_ok=True)
+                (self.root / "index").mkdir(exist_ok=True)
+                self._counters = _ChangeCounters(self.root / "LOCK")
+            except OSError as exc:
+                if exc.errno not in _READ_ONLY_ERRNOS or not self.root.is_dir():
+                    raise StorageError(f"cannot create database directory {self.root}: {exc}") from exc
+                # An existing directory that cannot be written (a read-only mount, no
+                # permission) is still readable: opened read-only, saying why.
+                self.read_only = f"its storage cannot be written: {exc}"
+        if self.read_only is not None:
+            self._counters = _ChangeCounters(self.root / "LOCK", writable=False)
         self._lock_fd: int | None = None
         self._exclusive = False  # the writer lock is held, for writing or for a moment
         self._readers: dict[str, PageReader] = {}
@@ -310,9 +360,17 @@ class DirectoryStore:
         self._lock = threading.Lock()
 
     # -- the writer lock ----------------------------------------------------------------
+    def refuse_writes(self) -> None:
+        """Raise :class:`ReadOnlyError` if this store was opened read-only: before the
+        writer lock, which would create ``LOCK``, and before any file is written."""
+        if self.read_only is not None:
+            raise ReadOnlyError(str(self.root), self.read_only)
+
     def _flock(self) -> int | None:
         """A descriptor of ``LOCK`` holding its exclusive flock, or None if another
-        Database holds it."""
+        Database holds it; refused on a read-only store (opening ``LOCK`` to write
+        would make it)."""
+        self.refuse_writes()
         fd = os.open(self.root / "LOCK", os.O_RDWR | os.O_CREAT, 0o644)
         try:
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
@@ -370,6 +428,29 @@ class DirectoryStore:
             self._exclusive = False
             os.close(fd)  # releases the lock
 
+    @contextmanager
+    def reading_alone(self) -> Iterator[bool]:
+        """For a read-only opener: True for the block if no Database writes (a shared
+        flock on ``LOCK``, which needs no write access and changes nothing; no ``LOCK``
+        at all means no writer ever came), False if one does."""
+        try:
+            fd = os.open(self.root / "LOCK", os.O_RDONLY)
+        except FileNotFoundError:
+            yield True
+            return
+        except OSError:
+            yield False
+            return
+        try:
+            try:
+                fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
+            except OSError:
+                yield False
+                return
+            yield True
+        finally:
+            os.close(fd)  # (releases the shared flock)
+
     # -- manifest -------------------------------------------------------------------
     def load_manifest(self) -> Manifest:
         """The committed manifest (an empty one in a new directory)."""
@@ -406,7 +487,7 @@ class DirectoryStore:
         what the directory looks like: then it is not called.)"""
         if (self.root / MANIFEST).exists():
             return
-        ours = sorted(p.name for d in ("data", "index") for p in (self.root / d).iterdir()
+        ours = sorted(p.name for d in ("data", "index") if (self.root / d).is_dir() for p in (self.root / d).iterdir()
                       if _FRAGMENT_FILE.match(p.name) or _SEGMENT_DIR.match(p.name))
         if ours:
             raise StorageError(
@@ -757,6 +838,11 @@ class MemoryStore:
     ) -> tuple[dict[str, pa.Array], dict[str, checksums.LazyRegions]]:
         return self._segments[seg_id], {}
 
+    read_only: str | None = None  # (memory is always written by its one Database)
+
+    def refuse_writes(self) -> None:
+        pass
+
     def lock_for_writes(self) -> bool:
         """Nothing to lock: no one else can reach this memory (so nothing to adopt)."""
         return False
@@ -770,6 +856,10 @@ class MemoryStore:
 
     @contextmanager
     def exclusive(self) -> Iterator[bool]:
+        yield True
+
+    @contextmanager
+    def reading_alone(self) -> Iterator[bool]:
         yield True
 
     def write_deletes(self, dv_id: str, rows: np.ndarray) -> None:
