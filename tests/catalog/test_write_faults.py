@@ -18,6 +18,7 @@ from typing import Any
 import pyarrow as pa
 import pytest
 from fault_trials import OPERATIONS, SCHEMA, Fault, leftovers, make_template, open_db, power_trial, rows, state, trial
+from power_loss import PowerLoss
 
 import datafusion_fts as fts
 from datafusion_fts.errors import FtsError, FtsNotice
@@ -160,3 +161,21 @@ def test_power_lost_at_any_step_leaves_the_state_before_or_after(template: Path,
     or OPTIMIZE left the manifest naming segment files that were gone."""
     counts = power_trial(template, tmp_path, operation, stride=5)
     assert counts["before"] >= 1, counts
+
+
+def test_a_new_database_survives_a_power_loss_once_written(tmp_path: Path) -> None:
+    """A database made, written and searched, then the power lost: its directory and the
+    directories in it were made without their names fsynced, so the whole database was
+    gone (the writes had returned)."""
+    root = tmp_path / "root"
+    root.mkdir()
+    with PowerLoss(root).recording() as loss:
+        db = open_db(root / "deep" / "db")
+        docs = db.create_table("docs", rows(0, 3))
+        docs.create_index("body")
+        docs.insert(rows(3, 2))
+        loss.image(tmp_path / "image")
+    expected = state(db)
+    del db, docs
+    gc.collect()
+    assert state(open_db(tmp_path / "image" / "deep" / "db")) == expected

@@ -16,6 +16,7 @@ import pyarrow as pa
 from ..errors import StorageError
 from ..storage.manifest import IndexMeta, TableMeta, log_file_name
 from ..storage.wal import Replay, WriteAheadLog
+from ..storage.store import make_dirs
 from .fresh_runs import FreshRun, NewId, append_run, build_run, concat_batches
 
 Runs = tuple[FreshRun, ...]
@@ -64,7 +65,7 @@ class FreshLogs:
         if log is None:
             log = self._logs[name] = WriteAheadLog(self.directory / log_file_name(name))
         if writing and not self._made:
-            self.directory.mkdir(exist_ok=True)
+            make_dirs(self.directory)
             self._made = True
         return log
 

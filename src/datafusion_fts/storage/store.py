@@ -182,6 +182,19 @@ def _write_file(path: Path, data: bytes) -> None:
         os.fsync(f.fileno())
 
 
+def make_dirs(*paths: Path) -> None:
+    """Make the directories ``paths`` and their missing parents, each new name fsynced in
+    its parent: a database made and written, then a power loss, must not vanish whole."""
+    for path in paths:
+        missing = []
+        while not path.is_dir():
+            missing.append(path)
+            path = path.parent
+        for directory in reversed(missing):
+            directory.mkdir(exist_ok=True)
+            fsync_path(directory.parent)
+
+
 def fsync_path(path: Path) -> None:
     """fsync a file or a directory (so a new name in it survives a power loss)."""
     fd = os.open(path, os.O_RDONLY)
@@ -339,8 +352,7 @@ class DirectoryStore:
                 raise StorageError(f"cannot open database {self.root} read-only: it is not a directory")
         else:
             try:
-                (self.root / "data").mkdir(parents=True, exist_ok=True)
-                (self.root / "index").mkdir(exist_ok=True)
+                make_dirs(self.root / "data", self.root / "index")
                 self._counters = _ChangeCounters(self.root / "LOCK")
             except OSError as exc:
                 if exc.errno not in _READ_ONLY_ERRNOS or not self.root.is_dir():
