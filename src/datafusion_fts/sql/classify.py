@@ -55,9 +55,9 @@ _TRIGGERS = tuple(sorted(SEARCH_CALLS | {ROWID, "fulltext", "optimize", "fts", "
 _TOKEN = re.compile(
     r"""\s*(?:(?P<line_comment>--[^\n]*)
     |(?P<comment>/\*)
-    |(?P<string>[eE]'(?:[^'\\]|\\.|'')*'?|'(?:[^']|'')*'?)
+    |(?P<string>[eE]'(?:[^'\\]++|\\.|'')*+'?|'(?:[^']++|'')*+'?)
     |(?P<dollar>\$(?:[^\W\d]\w*)?\$)
-    |(?P<quoted>"(?:[^"]|"")*"?|`[^`]*`?)
+    |(?P<quoted>"(?:[^"]++|"")*+"?|`[^`]*+`?)
     |(?P<word>[^\W\d]\w*)
     |(?P<number>\d[\w.]*)
     |(?P<punct>\S))""",
