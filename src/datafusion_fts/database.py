@@ -79,7 +79,7 @@ class Database:
         # Managed tables resolve through a schema provider of ours (sql/session_catalog.py);
         # the parts their views are made of live in a session of their own.
         self.session = attach(self.ctx)
-        views = TableViews(self.session, self.store)
+        views = TableViews(self.session, self.store, self.ctx.copied_config)
         in_place = InPlaceTables(self.store)
         where = "in memory" if path is None else os.fspath(path)
         self.state = TableState(self.store, self.logs, views, in_place, self.segment_sets, self.settings, where)

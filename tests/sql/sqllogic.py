@@ -167,7 +167,7 @@ def compare(record: Record, reference: Outcome, other: Outcome, managed: frozens
     managed table, one of ``managed``: its plan reads the table's parts, the ``__fts_``
     tables, in other partitions; and EXPLAIN ANALYZE, whose timings differ anyway). A plan
     that differs only in how an in-memory table's rows are split into partitions and batches
-    (``partitions=1, partition_sizes=[2]``) is ``layout``."""
+    (``partitions=1, partition_sizes=[2]``, or their bytes in a tree plan) is ``layout``."""
     if reference.error is not None or other.error is not None:
         if other.error is None:
             return "different"
@@ -191,7 +191,8 @@ def compare(record: Record, reference: Outcome, other: Outcome, managed: frozens
     return "different"
 
 
-_LAYOUT = re.compile(r"partitions=\d+, partition_sizes=\[[\d, ]*\]|MemoryTable \(partitions=\d+\)")
+_LAYOUT = re.compile(r"partitions=\d+, partition_sizes=\[[\d, ]*\]|MemoryTable \(partitions=\d+\)"
+                     r"|│ *bytes: \d+ *│")  # (EXPLAIN FORMAT TREE: an in-memory table's batches' size)
 
 
 def _without_layout(rows: tuple[tuple[str, ...], ...]) -> tuple[tuple[str, ...], ...]:

@@ -30,17 +30,14 @@ from .session_catalog import RESERVED_PREFIX, SessionSchema, quote, rows_name
 class TableViews:
     """Builds and swaps in the views of one database's tables."""
 
-    def __init__(self, schema: SessionSchema, store: Store) -> None:
+    def __init__(self, schema: SessionSchema, store: Store, config: Callable[[], datafusion.SessionConfig]) -> None:
         self._schema = schema
         self._store = store
+        self._config = config  # (the user's session's settings now: its SQL dialect among them)
         self._parts = datafusion.SessionContext()
         # Tables indexed in place: their files' views number rows in file order, which
         # takes one partition per file (see _register_source).
         self._source_parts = datafusion.SessionContext(datafusion.SessionConfig().with_target_partitions(1))
-        # An in-memory store's tables: DataFusion's own in-memory tables, made (with their
-        # definitions) and filled here without splitting or merging their batches.
-        self._memory_parts = datafusion.SessionContext(
-            datafusion.SessionConfig().with_target_partitions(1).set("datafusion.execution.coalesce_batches", "false"))
         # Per table: the TableMeta whose parts are registered, their names, and whether it
         # has deleted ids.
         self._registered: dict[str, tuple[TableMeta, list[str], bool]] = {}
@@ -134,36 +131,17 @@ class TableViews:
         columns = pa.schema(list(meta.sql_schema))
         plain = [pa.RecordBatch.from_arrays(b.columns[1:], schema=columns) for b in rows]
         rows_part, plain_part = parts
-        for name in parts:
-            if self._memory_parts.table_exist(name):
-                self._memory_parts.deregister_table(name)
+        # Made in a session of the user's settings (a definition reads in its SQL dialect),
+        # filled without splitting or merging batches; the tables outlive it.
+        session = datafusion.SessionContext(
+            self._config().with_target_partitions(1).set("datafusion.execution.coalesce_batches", "false"))
         # (one partition, as CREATE TABLE's; none of its batches when it has no rows)
-        self._memory_parts.create_dataframe([rows], rows_part, file_schema)
-        if not self._defined(plain_part, meta.definition, plain, columns):
-            self._memory_parts.create_dataframe([plain], plain_part, columns)
-        public = self._memory_parts.catalog().schema()
+        session.create_dataframe([rows], rows_part, file_schema)
+        if not _defined(session, plain_part, meta.definition, plain, columns):
+            session.create_dataframe([plain], plain_part, columns)
+        public = session.catalog().schema()
         self._schema.set_managed(rows_name(meta.name), public.table(rows_part), check)
         self._schema.set_managed(meta.name, public.table(plain_part), check)
-
-    def _defined(self, name: str, definition: str | None, batches: list[pa.RecordBatch], schema: pa.Schema) -> bool:
-        """Whether ``name`` could be made by DataFusion from the table's column definitions
-        (``CREATE TABLE name (...)`` as the user wrote it: its constraints and DEFAULT
-        values are then DataFusion's own), holding ``batches`` as they are. False if the
-        table has no definition, or the definition now reads as other types (a setting
-        changed since); nothing is left registered then."""
-        if definition is None:
-            return False
-        self._memory_parts.sql(f"CREATE TABLE {quote(name)} {definition}").collect()
-        if not self._memory_parts.table(quote(name)).schema().equals(schema):
-            self._memory_parts.deregister_table(name)
-            return False
-        source = f"{name}_source"
-        self._memory_parts.create_dataframe([batches], source, schema)
-        try:  # (the batches move as they are: no coalescing, one partition)
-            self._memory_parts.sql(f"INSERT INTO {quote(name)} SELECT * FROM {quote(source)}").collect()
-        finally:
-            self._memory_parts.deregister_table(source)
-        return True
 
     def _show(self, meta: TableMeta, source: str, session: datafusion.SessionContext,
               check: Callable[[], None] | None = None) -> None:
@@ -231,7 +209,7 @@ class TableViews:
             self._schema.drop_managed(name)
             self._schema.drop_managed(rows_name(name))
             for table in (*(known[1] if known else ()), *_part_names(name)):
-                for session in (self._parts, self._source_parts, self._memory_parts):
+                for session in (self._parts, self._source_parts):
                     if session.table_exist(table):
                         session.deregister_table(table)
 
@@ -241,6 +219,29 @@ def as_schema(batch: pa.RecordBatch, schema: pa.Schema) -> pa.RecordBatch:
     if batch.schema.equals(schema):
         return batch
     return pa.RecordBatch.from_arrays([c.cast(f.type) for c, f in zip(batch.columns, schema)], schema=schema)
+
+
+def _defined(session: datafusion.SessionContext, name: str, definition: str | None, batches: list[pa.RecordBatch],
+             schema: pa.Schema) -> bool:
+    """Whether ``name`` could be made in ``session`` by DataFusion from the table's column
+    definitions (``CREATE TABLE name (...)`` as the user wrote it: its constraints and
+    DEFAULT values are then DataFusion's own), holding ``batches`` as they are. False if
+    the table has no definition, or the definition no longer reads as it did (a setting
+    changed since: another dialect, other types); nothing is left registered then."""
+    if definition is None:
+        return False
+    try:
+        session.sql(f"CREATE TABLE {quote(name)} {definition}").collect()
+    except Exception:  # (DataFusion's errors have no class of their own in Python)
+        return False
+    if not session.table(quote(name)).schema().equals(schema):
+        session.deregister_table(name)
+        return False
+    source = f"{name}_source"
+    session.create_dataframe([batches], source, schema)
+    session.sql(f"INSERT INTO {quote(name)} SELECT * FROM {quote(source)}").collect()
+    session.deregister_table(source)
+    return True
 
 
 def _without(batches: list[pa.RecordBatch], deleted: pa.Array) -> list[pa.RecordBatch]:
