@@ -1,5 +1,6 @@
-"""``db.table(name)``: writes, index builds and search on one managed table (docs/design.md: "The
-Python API")."""
+"""``db.table(name)``: one managed table's writes and index builds, checked here and done by
+the database's writer (catalog/writer.py), and its searches (docs/design.md: "The Python
+API")."""
 
 from __future__ import annotations
 
@@ -15,19 +16,15 @@ from .analysis import ANALYZER_OPTIONS, make_analyzer_config
 from .catalog.writer import Writer
 from .defaults import B, K1
 from .errors import CatalogError, EngineError, InvalidArgument
-from .index.build_progress import COMMITTING, TOKENIZING, WRITING, BuildReporter, Progress
-from .index.build_range import MERGE_MAX_POSTINGS, build_range, live_rows, merge_neighbours
-from .index.segment import Segment
-from .ingest import open_batches
+from .index.build_progress import Progress
 from .planner.search_request import SearchRequest
 from .planner.plan_search import Catalog, plan_search
 from .operators.base import SEARCH_SCHEMA
 from .planner.run_search import run_search
 from .query.tree import QUERY_TYPES, Query
-from .storage.manifest import PAGED_LAYOUT, ROWID, SOURCE_LAYOUT, IndexMeta, Manifest, SegmentMeta
+from .storage.manifest import ROWID, IndexMeta, Manifest, SegmentMeta
 from .settings import INT64_MAX, Settings
-from .storage.snapshot import SCAN_BATCH_ROWS, TableSnapshot
-from .storage.store import Store
+from .storage.snapshot import TableSnapshot
 
 ROW_ID_MAX = INT64_MAX
 # What create_index and CREATE FULLTEXT INDEX ... WITH (...) accept.
@@ -36,25 +33,19 @@ T = TypeVar("T")
 
 
 class TableHost(Catalog, Protocol):
-    """What a table needs of its database (:class:`..database.Database`): its state and
-    files, the write path, and the planner's catalog."""
+    """What a table needs of its database (:class:`..database.Database`): its state, the
+    writer every write goes through, and the planner's catalog."""
 
     ctx: datafusion.SessionContext
-    store: Store
     settings: Settings
     progress: Progress | None  # the build progress callback of builds given none
     writer: Writer  # every write goes through it (catalog/writer.py)
 
     def sql(self, text: str) -> datafusion.DataFrame: ...
 
-    @property
-    def manifest(self) -> Manifest: ...
-
     def snapshot(self, name: str) -> TableSnapshot: ...
 
     def retrying(self, read: Callable[[], T]) -> T: ...
-
-    def segment(self, meta: SegmentMeta) -> Segment: ...
 
     def distributed_executor(self) -> Any: ...
 
@@ -109,13 +100,7 @@ class Table:
         (a bad CSV row) leaves the table as it was. Fresh rows are flushed first, so row
         ids stay in insertion order.
         """
-        with self.db.writer.writing():
-            self.flush()
-            meta = self.snapshot().meta
-            source_schema, batches = open_batches(data)
-            manifest, appended = self.db.writer.append(self.db.manifest, meta, source_schema, batches)
-            self.db.writer.commit(manifest)
-            return appended.next_rowid - meta.next_rowid
+        return self.db.writer.bulk_insert(self.name, data)
 
     def delete(self, predicate: str) -> int:
         """Delete the live rows matching the SQL ``predicate`` (``MATCH`` included);
@@ -172,80 +157,23 @@ class Table:
             analyzer = make_analyzer_config(**options)
         return IndexMeta(column, analyzer, float(k1), float(b), positions)
 
-    def _reporter(self, column: str, progress: Progress | None) -> BuildReporter:
-        """The phases of a build of ``column``, told to ``progress``, else to the database's
-        callback (how SQL statements report their builds)."""
-        return BuildReporter(progress if progress is not None else self.db.progress, column)
+    def _progress(self, progress: Progress | None) -> Progress | None:
+        """The callback a build follows: ``progress``, else the database's (how SQL
+        statements report their builds)."""
+        return progress if progress is not None else self.db.progress
 
-    def _build_ranges(
-        self, manifest: Manifest, snap: TableSnapshot, index: IndexMeta, ranges: list[tuple[int, int]],
-        progress: BuildReporter, split: bool = False,
-    ) -> tuple[Manifest, list[Segment], frozenset[str]]:
-        """The tokenizing phase: segments over each inclusive range, in order, not yet
-        merged (:meth:`_merged`), with file ids reserved in ``manifest``, and the ids of
-        those already written. With ``fts.executor = 'ray'`` they are built (merged and
-        written) by parallel Ray tasks, the ranges first ``split`` for parallelism when
-        allowed; a failed task fails the build, and what the others wrote is removed."""
-        if self.db.settings.get("fts.executor") != "ray" or snap.meta.source is not None:
-            # (Ray's build tasks read a store's fragments; a table indexed in place is
-            # read where its files are, by this process)
-            return (*self._tokenized(manifest, snap, index, ranges, progress), frozenset())
-        rows = sum(live_rows(snap, lo, hi) for lo, hi in ranges)
-        progress.start(TOKENIZING, rows)
-        if not ranges:
-            return manifest, [], frozenset()
+    def _built_on_ray(
+        self, manifest: Manifest, snap: TableSnapshot, index: IndexMeta, ranges: list[tuple[int, int]], split: bool
+    ) -> tuple[Manifest, list[SegmentMeta]]:
+        """The writer's Ray builds (``catalog/index_writes.py`` ``RayBuild``), here because
+        the catalog may not import ``distributed/``: ``ranges`` split for the executor's
+        workers when ``split``, then built and written by its tasks."""
         from .distributed.build import split_range
 
         executor = self.db.distributed_executor()
         if split:
             ranges = [r for lo, hi in ranges for r in split_range(snap.meta, lo, hi, executor.workers)]
-        try:
-            manifest, metas = executor.build(manifest, snap, index, ranges)
-        except BaseException:
-            self.db.writer.discard_uncommitted()
-            raise
-        progress.advance(rows)  # (the tasks report nothing on their way)
-        return manifest, [self.db.segment(m) for m in metas], frozenset(m.id for m in metas)
-
-    def _tokenized(
-        self, manifest: Manifest, snap: TableSnapshot, index: IndexMeta, ranges: list[tuple[int, int]],
-        progress: BuildReporter,
-    ) -> tuple[Manifest, list[Segment]]:
-        """The tokenizing phase in this process: the chunk segments of each range, in order."""
-        progress.start(TOKENIZING, sum(live_rows(snap, lo, hi) for lo, hi in ranges))
-        new_id = _FileIds(manifest)
-        segments = [seg for lo, hi in ranges for seg in build_range(snap, index, lo, hi, new_id, progress)]
-        return new_id.manifest, segments
-
-    def _merged(
-        self, manifest: Manifest, segments: list[Segment], progress: BuildReporter,
-        max_postings: int = MERGE_MAX_POSTINGS,
-    ) -> tuple[Manifest, list[Segment]]:
-        """The merging phase: ``segments`` sorted by row range, runs of neighbours merged
-        while a merged one stays under ``max_postings`` (:func:`merge_neighbours`)."""
-        new_id = _FileIds(manifest)
-        merged = merge_neighbours(sorted(segments, key=lambda s: (s.meta.lo, s.meta.hi)), new_id, progress, max_postings)
-        return new_id.manifest, merged
-
-    def _commit_index(
-        self, manifest: Manifest, index: IndexMeta, segments: tuple[SegmentMeta, ...], new: list[Segment],
-        progress: BuildReporter,
-    ) -> tuple[SegmentMeta, ...]:
-        """The writing phase (the files of the ``new`` segments, each then carrying the crc
-        of its checksum file), then the committing one: ``index`` made of ``segments``, in
-        one commit. Returns the segments as committed."""
-        progress.start(WRITING, sum(seg.meta.count for seg in new))
-        written = {}
-        for seg in new:
-            written[seg.meta.id] = seg.written(self.db.store.write_segment(seg.meta.id, seg.to_arrays())).meta
-            progress.advance(seg.meta.count)
-        segments = tuple(written.get(meta.id, meta) for meta in segments)
-        index = replace(index, segments=segments)
-        rows = sum(meta.count for meta in segments)
-        progress.start(COMMITTING, rows)
-        self.db.writer.commit(manifest.with_table(manifest.tables[self.name].with_index(index)))
-        progress.advance(rows)
-        return segments
+        return executor.build(manifest, snap, index, ranges)
 
     def create_index(self, column: str, progress: Progress | None = None, **options: Any) -> None:
         """(Re)build ``column``'s inverted index over every committed row.
@@ -259,16 +187,7 @@ class Table:
         with self.db.writer.writing():
             self.flush()
             index = self.index_meta(column, options, None)  # (checked before anything is committed)
-            self.db.writer.adopt_source(self.name)
-            snap = self.snapshot()
-            reporter = self._reporter(column, progress)
-            manifest, segments, written = self._build_ranges(
-                self.db.manifest, snap, index, [(0, max(snap.meta.next_rowid - 1, 0))], reporter, split=True
-            )
-            if not written:  # (Ray tasks merged their own, and the index keeps their pieces)
-                manifest, segments = self._merged(manifest, segments, reporter)
-            new = [seg for seg in segments if seg.meta.id not in written]
-            self._commit_index(manifest, index, tuple(seg.meta for seg in segments), new, reporter)
+            self.db.writer.create_index(self.name, index, self._progress(progress), self._built_on_ray)
 
     def build_segment(
         self, column: str, row_range: tuple[int, int], progress: Progress | None = None, **options: Any
@@ -285,8 +204,7 @@ class Table:
             raise InvalidArgument(f"row_range must have from <= to, got {row_range!r}")
         with self.db.writer.writing():
             self.flush()
-            snap = self.snapshot()
-            existing = snap.meta.indexes.get(column)
+            existing = self.snapshot().meta.indexes.get(column)
             if existing is not None and options:
                 wanted = self.index_meta(column, options, None)
                 if replace(wanted, segments=existing.segments) != existing:
@@ -294,10 +212,7 @@ class Table:
                         f"index on {column!r} exists with other options; rebuild it with create_index"
                     )
             index = existing or self.index_meta(column, options, None)
-            reporter = self._reporter(column, progress)
-            manifest, chunks = self._tokenized(self.db.manifest, snap, index, [(lo, hi)], reporter)
-            manifest, (segment,) = self._merged(manifest, chunks, reporter, max_postings=ROW_ID_MAX)
-            return self._commit_index(manifest, index, (*index.segments, segment.meta), [segment], reporter)[-1]
+            return self.db.writer.build_segment(self.name, index, lo, hi, self._progress(progress))
 
     def optimize(self, progress: Progress | None = None) -> None:
         """Bring every index up to date without a full rebuild (results never change):
@@ -306,56 +221,7 @@ class Table:
         merged one stays under the merge budget. Data files of an earlier layout (a
         database made by an earlier version) are rewritten in the current one.
         ``progress`` follows each index's build phases."""
-        with self.db.writer.writing():
-            self.flush()
-            self.db.writer.adopt_source(self.name)
-            self._upgrade_fragments()
-            for column in list(self.snapshot().meta.indexes):
-                self._optimize_index(column, progress)
-
-    def _upgrade_fragments(self) -> None:
-        """Rewrite the data fragments of an earlier layout (format 1: fetching a row
-        decodes its whole row group) in the paged one; their rows, row ids and deletion
-        vectors stay as they are, so indexes stay valid."""
-        meta = self.snapshot().meta
-        if all(f.layout in (PAGED_LAYOUT, SOURCE_LAYOUT) for f in meta.fragments):
-            return
-        manifest = self.db.manifest
-        file_schema = pa.schema([pa.field(ROWID, pa.int64(), False), *meta.schema])
-        fragments = []
-        try:
-            for frag in meta.fragments:
-                if frag.layout not in (PAGED_LAYOUT, SOURCE_LAYOUT):
-                    frag_id, manifest = manifest.file_id("frag")
-                    batches = self.db.store.iter_fragment(frag.id, file_schema.names, SCAN_BATCH_ROWS)
-                    _, crcs = self.db.store.write_fragment(frag_id, file_schema, batches)
-                    frag = replace(frag, id=frag_id, layout=PAGED_LAYOUT, crc=crcs.whole, footer_crc=crcs.footer)
-                fragments.append(frag)
-        except BaseException:
-            self.db.writer.discard_uncommitted()
-            raise
-        self.db.writer.commit(manifest.with_table(replace(manifest.tables[self.name], fragments=tuple(fragments))))
-
-    def _optimize_index(self, column: str, progress: Progress | None) -> None:
-        snap = self.snapshot()
-        index = snap.meta.indexes[column]
-        deleted = snap.deleted
-        kept: list[Segment] = []
-        ranges = []
-        for meta in index.segments:
-            gone = np.searchsorted(deleted, [meta.base, meta.base + meta.count])
-            if gone[1] > gone[0]:
-                ranges.append((meta.lo, meta.hi))  # rebuilt without its deleted rows
-            else:
-                kept.append(self.db.segment(meta))
-        ranges.extend(snap.uncovered(column))  # rows no segment holds (a tail, gaps)
-        reporter = self._reporter(column, progress)
-        manifest, built, written = self._build_ranges(self.db.manifest, snap, index, ranges, reporter)
-        manifest, merged = self._merged(manifest, kept + built, reporter)
-        metas = tuple(s.meta for s in merged)
-        if metas != index.segments:
-            new = [s for s in merged if s.meta not in index.segments and s.meta.id not in written]
-            self._commit_index(manifest, index, metas, new, reporter)
+        self.db.writer.optimize(self.name, self._progress(progress), self._built_on_ray)
 
     # -- search -------------------------------------------------------------------------
     def search(
@@ -499,13 +365,3 @@ def _with_columns(found: pa.Table, snap: TableSnapshot, wanted: list[str]) -> pa
         found = found.append_column(snap.schema.field(name), values.column(name))
     return found
 
-
-class _FileIds:
-    """New segment file ids, each reserved in ``manifest`` (the manifest holding them)."""
-
-    def __init__(self, manifest: Manifest) -> None:
-        self.manifest = manifest
-
-    def __call__(self) -> str:
-        seg_id, self.manifest = self.manifest.file_id("seg")
-        return seg_id

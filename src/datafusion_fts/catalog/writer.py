@@ -1,8 +1,9 @@
 """A database's one writer (docs/design.md: "Concurrency"; "Commits, garbage collection
 and recovery"; "Fresh tier and visibility"): the writer lock, recovery from a crashed
 writer, commits and the garbage they retire, and every write: tables created and dropped,
-rows appended or acknowledged into the fresh tier and flushed, tables indexed in place
-adopting their files."""
+rows appended, deleted or acknowledged into the fresh tier and flushed, tables indexed
+in place adopting their files, and index builds and OPTIMIZE (their work in
+:mod:`.index_writes`)."""
 
 from __future__ import annotations
 
@@ -18,6 +19,7 @@ import numpy as np
 import pyarrow as pa
 
 from ..errors import CatalogError, FtsError, FtsNotice, InvalidArgument, StorageError
+from ..index.build_progress import BuildReporter, Progress
 from ..index.builder import merge_segments
 from ..index.fresh_logs import FreshLogs
 from ..index.fresh_runs import append_run, build_run, fresh_batches, move_run
@@ -27,8 +29,10 @@ from ..planner.segment_sets import SegmentSets
 from ..settings import Settings
 from ..storage import append_rows
 from ..storage.in_place import InPlaceTables
-from ..storage.manifest import ROWID, Manifest, TableMeta
+from ..storage.manifest import ROWID, IndexMeta, Manifest, SegmentMeta, TableMeta
 from ..storage.store import Store
+from . import index_writes
+from .index_writes import RayBuild
 from .table_state import TableState
 
 
@@ -188,6 +192,18 @@ class Writer:
             self.discard_uncommitted()  # nothing was committed: remove what this call wrote
             raise
 
+    def bulk_insert(self, name: str, data: Any) -> int:
+        """Append ``data`` as committed fragments in one commit (all or nothing: a source
+        that fails half way leaves the table as it was); the row count. Fresh rows are
+        flushed first, so row ids stay in insertion order."""
+        with self.writing():
+            self.flush(name)
+            meta = self.state.snapshot(name).meta
+            source_schema, batches = open_batches(data)
+            manifest, appended = self.append(self.state.manifest, meta, source_schema, batches)
+            self.commit(manifest)
+            return appended.next_rowid - meta.next_rowid
+
     def delete_rows(self, name: str, ids: np.ndarray) -> int:
         """Mark the live rows ``ids`` (ascending, distinct) deleted in one commit; how many.
         Rows are marked in per-fragment deletion vectors (fragments and index segments are
@@ -239,6 +255,32 @@ class Writer:
             crc = self.store.write_deletes(dv_id, mine)
             fragments.append(replace(frag, deletes=dv_id, deleted=len(mine), deletes_crc=crc))
         return manifest.with_table(replace(meta, fragments=tuple(fragments)))
+
+    # -- indexes (index_writes.py) ------------------------------------------------------
+    def create_index(self, name: str, index: IndexMeta, progress: Progress | None, ray: RayBuild) -> None:
+        """Commit ``index`` (checked, its segments not yet built) built over every committed
+        row of ``name``, a table indexed in place as its files are now; the caller flushed
+        the fresh rows (fresh segments are always built with the current options)."""
+        with self.writing():
+            self.adopt_source(name)
+            index_writes.build_index(self, name, index, BuildReporter(progress, index.column), ray)
+
+    def build_segment(
+        self, name: str, index: IndexMeta, lo: int, hi: int, progress: Progress | None
+    ) -> SegmentMeta:
+        """Commit one more segment of ``index`` over the inclusive row range [lo, hi]."""
+        with self.writing():
+            return index_writes.add_segment(self, name, index, lo, hi, BuildReporter(progress, index.column))
+
+    def optimize(self, name: str, progress: Progress | None, ray: RayBuild) -> None:
+        """OPTIMIZE: flush, adopt a source's files, rewrite fragments of an earlier layout,
+        then bring each index up to date (results never change), each step its own commit."""
+        with self.writing():
+            self.flush(name)
+            self.adopt_source(name)
+            index_writes.upgrade_fragments(self, name)
+            for column in list(self.state.snapshot(name).meta.indexes):
+                index_writes.optimize_index(self, name, column, BuildReporter(progress, column), ray)
 
     # -- the fresh tier -----------------------------------------------------------------
     def append_fresh(self, name: str, data: Any) -> int:
