@@ -18,7 +18,8 @@ from ..index.segment import Segment
 from ..planner.segment_sets import SegmentSets
 from ..settings import INT64_MAX, Settings
 from ..storage.manifest import PAGED_LAYOUT, ROWID, SOURCE_LAYOUT, IndexMeta, Manifest, SegmentMeta
-from ..storage.snapshot import SCAN_BATCH_ROWS, TableSnapshot
+from ..storage.snapshot import TableSnapshot
+from ..storage.store import SCAN_BATCH_ROWS
 from ..storage.store import Store
 from .table_state import TableState
 

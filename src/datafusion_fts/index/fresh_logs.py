@@ -16,7 +16,7 @@ import pyarrow as pa
 from ..errors import StorageError
 from ..storage.manifest import IndexMeta, TableMeta, log_file_name
 from ..storage.wal import Replay, WriteAheadLog
-from ..storage.store import make_dirs
+from ..storage.os_files import make_dirs
 from .fresh_runs import FreshRun, NewId, append_run, build_run, concat_batches
 
 Runs = tuple[FreshRun, ...]

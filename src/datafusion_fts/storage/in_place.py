@@ -21,7 +21,6 @@ import pyarrow.parquet as pq
 from ..errors import InvalidArgument
 from .csv_files import infer_schema
 from .manifest import ROWID, CsvFormat, Manifest, TableMeta
-from .snapshot import SCAN_BATCH_ROWS
 from .source_files import (
     PARQUET_SUFFIX,
     RowCounts,
@@ -35,7 +34,7 @@ from .source_files import (
     suffix_of,
     table_schema,
 )
-from .store import Store
+from .store import SCAN_BATCH_ROWS, Store
 
 
 class InPlaceTables:

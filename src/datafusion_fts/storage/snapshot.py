@@ -14,12 +14,11 @@ from .manifest import ROWID, TableMeta
 from .large_take import take_out_of_order
 from .reorder_rows import reorder_rows
 from .source_files import TAIL_ID_PREFIX, SourceFiles
-from .store import Store
+from .store import SCAN_BATCH_ROWS, Store
 
 if TYPE_CHECKING:
     from ..index.segment import Segment
 
-SCAN_BATCH_ROWS = 32_768
 # Rows fetched at once when many rows are asked for out of order (see storage/large_take.py).
 TAKE_BATCH_ROWS = 16_384
 T = TypeVar("T")

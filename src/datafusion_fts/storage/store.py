@@ -40,10 +40,12 @@ from ..errors import ReadOnlyError, StaleSnapshotError, StorageError
 from . import checksums
 from .layout import MANIFEST
 from .manifest import FORMAT_VERSION, FragmentMeta, Manifest
-from .os_errors import describe_os_error
+from .os_files import describe_os_error, fsync_path, make_dirs
 from .page_reader import DecodedCache, PageReader, fetch_units, open_parquet, pages_of, take_rows
 
 ROW_GROUP_ROWS = 65_536
+# The rows of a batch a scan of a fragment or a source file yields.
+SCAN_BATCH_ROWS = 32_768
 # A data page closes once its values pass PAGE_BYTES, checked every ``write_batch_size``
 # rows; that step is chosen per file so a page of the widest column holds about
 # PAGE_ROW_BYTES (see _writer_options). Smaller pages cost more bytes on disk (less for
@@ -180,30 +182,6 @@ def _write_file(path: Path, data: bytes) -> None:
         f.write(data)
         f.flush()
         os.fsync(f.fileno())
-
-
-def make_dirs(*paths: Path) -> None:
-    """Make the directories ``paths`` and their missing parents, each new name fsynced in
-    its parent: a database made and written, then a power loss, must not vanish whole."""
-    for path in paths:
-        missing = []
-        while not path.is_dir():
-            missing.append(path)
-            path = path.parent
-        for directory in reversed(missing):
-            directory.mkdir(exist_ok=True)
-            fsync_path(directory.parent)
-
-
-def fsync_path(path: Path) -> None:
-    """fsync a file or a directory (so a new name in it survives a power loss)."""
-    fd = os.open(path, os.O_RDONLY)
-    try:
-        os.fsync(fd)
-    finally:
-        os.close(fd)
-
-
 def _deletes_file(rows: np.ndarray) -> bytes:
     """The Arrow IPC file of a deletion vector (small: written and read whole)."""
     batch = pa.record_batch([pa.array(rows, pa.int64())], names=["_rowid"])

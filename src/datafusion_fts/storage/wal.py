@@ -30,8 +30,7 @@ from typing import Iterator
 import pyarrow as pa
 
 from ..errors import StorageError
-from .os_errors import describe_os_error
-from .store import fsync_path
+from .os_files import describe_os_error, fsync_path
 
 _HEADER = struct.Struct("<II")
 # Every payload is an Arrow IPC stream, which begins with this continuation marker: where
