@@ -126,7 +126,7 @@ def _report(n_rows: int, terms: list[str], results: dict[tuple[str, str], list[d
     lines += [
         "Returning the text is the cost here, not finding the rows: every data page holding a matching row is "
         "read, CRC-checked and ZSTD-decompressed (pages of ~4 KiB, so that a top-k fetch reads little), and "
-        "the values are copied into score order. Ours fetches in bounded memory (`storage/large_take.py`: "
+        "the values are copied into score order. Ours fetches in bounded memory (`storage/parquet/large_take.py`: "
         "slices of the score order, or two passes when rows crowd their pages), on one thread; "
         "`ours_stream` holds one batch of 8,192 rows at a time and reads a page once per batch it has rows "
         "of. The issue's time target (<= 5x the ids-only query) would leave ~0.05 s for decompressing "

@@ -21,7 +21,7 @@ import pyarrow as pa
 import datafusion_fts as fts
 from datafusion_fts.errors import StorageError
 from datafusion_fts.query import Match, Phrase, Prefix
-from datafusion_fts.storage import checksums
+from datafusion_fts.storage.files import checksums
 
 # Small regions, so the small database's postings span several (verified lazily).
 REGION_BYTES = 512

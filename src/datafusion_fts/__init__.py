@@ -37,14 +37,14 @@ __version__ = _version("datafusion-fts")  # (pyproject.toml's, as installed)
 
 # Public names imported on first use: name -> module.
 _LAZY = {
-    "BuildProgress": ".index.build_progress", "CsvFormat": ".storage.manifest", "Database": ".database", "connect": ".database", "Table": ".table", "install": ".udfs", "query": ".query",
+    "BuildProgress": ".index.build_progress", "CsvFormat": ".storage.files.manifest", "Database": ".database", "connect": ".database", "Table": ".table", "install": ".udfs", "query": ".query",
 }
 
 if TYPE_CHECKING:
     from . import query
     from .database import Database, connect
-    from .storage.manifest import CsvFormat
     from .index.build_progress import BuildProgress
+    from .storage.files.manifest import CsvFormat
     from .table import Table
     from .udfs import install
 

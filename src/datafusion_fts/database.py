@@ -1,7 +1,7 @@
 """``fts.connect``: a database of managed tables, extending a DataFusion session (docs/design.md:
 "The Python API"). ``Database`` wires the parts it is made of and holds none of their
 work: the state readers see (catalog/table_state.py), the one writer (catalog/writer.py),
-the fresh tier's logs (index/fresh_logs.py), tables indexed in place (storage/in_place.py),
+the fresh tier's logs (index/fresh_logs.py), tables indexed in place (storage/sources/in_place.py),
 segments and tail indexes (planner/segment_sets.py), DataFusion's views
 (sql/table_views.py) and the SQL statement cache (sql/statement_cache.py)."""
 
@@ -30,11 +30,24 @@ from .sql.session_catalog import RESERVED_PREFIX, attach, source_of
 from .sql.statement_cache import StatementCache
 from .sql.statements import run_sql
 from .sql.table_views import TableViews
-from .storage.layout import local_path
-from .storage.in_place import InPlaceTables, csv_format, source_schema, stored_columns, with_partitions
-from .storage.manifest import MAX_NAME_CHARS, CsvFormat, Manifest, SegmentMeta, TableMeta, valid_table_name
+from .storage.files.layout import local_path
+from .storage.files.manifest import (
+    MAX_NAME_CHARS,
+    CsvFormat,
+    Manifest,
+    SegmentMeta,
+    TableMeta,
+    valid_table_name,
+)
 from .storage.snapshot import TableSnapshot
-from .storage.store import DirectoryStore, MemoryStore, Store
+from .storage.sources.in_place import (
+    InPlaceTables,
+    csv_format,
+    source_schema,
+    stored_columns,
+    with_partitions,
+)
+from .storage.stores.store import DirectoryStore, MemoryStore, Store
 from .udfs.error_bridge import ErrorBridge
 
 if TYPE_CHECKING:
@@ -244,7 +257,7 @@ class Database:
 
 
 def check_new_name(name: str) -> None:
-    """A name a new table may take (see ``storage/manifest.py`` ``TABLE_NAME``), not one of
+    """A name a new table may take (see ``storage/files/manifest.py`` ``TABLE_NAME``), not one of
     the engine's own on the session (``sql/session_catalog.py`` ``RESERVED_PREFIX``)."""
     if not valid_table_name(name):
         raise InvalidArgument(f"table name must be 1 to {MAX_NAME_CHARS} characters without control characters, got {name!r}")

@@ -11,8 +11,8 @@ from typing import Any, Iterator, TypeVar
 import pyarrow as pa
 
 from .errors import InvalidArgument
-from .storage.manifest import ROWID
-from .storage.page_reader import open_parquet
+from .storage.files.manifest import ROWID
+from .storage.parquet.page_reader import open_parquet
 
 READ_BATCH_ROWS = 65_536
 # Batches a load reads ahead of the writer (see prefetched).

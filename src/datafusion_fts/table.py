@@ -8,22 +8,21 @@ from dataclasses import replace
 from typing import Any, Callable, Iterable, Iterator, Protocol, TypeVar
 
 import datafusion
-
 import numpy as np
 import pyarrow as pa
 
 from .analysis import ANALYZER_OPTIONS, make_analyzer_config
 from .catalog.writer import Writer
-from .defaults import B, K1
+from .defaults import K1, B
 from .errors import CatalogError, EngineError, InvalidArgument
 from .index.build_progress import Progress
-from .planner.search_request import SearchRequest
-from .planner.plan_search import Catalog, plan_search
 from .operators.base import SEARCH_SCHEMA
+from .planner.plan_search import Catalog, plan_search
 from .planner.run_search import run_search
+from .planner.search_request import SearchRequest
 from .query.tree import QUERY_TYPES, Query
-from .storage.manifest import ROWID, IndexMeta, Manifest, SegmentMeta
 from .settings import INT64_MAX, Settings
+from .storage.files.manifest import ROWID, IndexMeta, Manifest, SegmentMeta
 from .storage.snapshot import TableSnapshot
 
 ROW_ID_MAX = INT64_MAX

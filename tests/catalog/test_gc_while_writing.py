@@ -14,8 +14,8 @@ import pyarrow as pa
 import pytest
 
 import datafusion_fts as fts
-from datafusion_fts.storage import append_rows
-from datafusion_fts.storage.store import DirectoryStore
+from datafusion_fts.storage.stores import append_rows
+from datafusion_fts.storage.stores.store import DirectoryStore
 
 SCHEMA = pa.schema([("body", pa.string())])
 

@@ -211,7 +211,7 @@ def test_a_flush_between_reading_the_manifest_and_the_log_is_read_again(
 def test_a_table_created_again_does_not_get_the_rows_a_cut_short_drop_left_in_the_log(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from datafusion_fts.storage.wal import WriteAheadLog
+    from datafusion_fts.storage.files.wal import WriteAheadLog
 
     db = fts.connect(tmp_path / "db")
     db.create_table("docs", docs(0, 2)).insert(docs(2, 3))
@@ -321,7 +321,7 @@ def test_retired_files_are_deleted_once_their_grace_is_over(tmp_path: Path, monk
 def test_a_reload_that_finds_a_deletion_vector_gone_is_an_error_once_then_right(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from datafusion_fts.storage import store
+    from datafusion_fts.storage.stores import store
 
     writer = fts.connect(tmp_path / "db", config={"fts.gc_grace_seconds": 0})
     t = writer.create_table("docs", docs(0, 6))

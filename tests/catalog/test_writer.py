@@ -14,7 +14,7 @@ import pytest
 
 import datafusion_fts as fts
 from datafusion_fts.errors import InvalidArgument, StorageError
-from datafusion_fts.storage import append_rows
+from datafusion_fts.storage.stores import append_rows
 
 SCHEMA = pa.schema([("body", pa.string())])
 

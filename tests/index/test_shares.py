@@ -78,7 +78,7 @@ def test_every_row_is_ranked_once_and_statistics_add_up(case):
 def test_file_system_store_reads_what_a_directory_store_writes(tmp_path):
     import pyarrow.fs as pafs
 
-    from datafusion_fts.storage.shared import FileSystemStore, open_shared
+    from datafusion_fts.storage.stores.shared import FileSystemStore, open_shared
 
     t = fts.connect(str(tmp_path)).create_table("docs", pa.table({"x": ["a b", "b", None, "c a"]}))
     t.create_index("x", positions=True)
@@ -106,7 +106,7 @@ def test_file_system_store_checks_a_fragments_footer_and_pages(tmp_path):
     page's CRC as pyarrow reads it: damage is a StorageError, never other rows."""
     import pyarrow.fs as pafs
 
-    from datafusion_fts.storage.shared import FileSystemStore
+    from datafusion_fts.storage.stores.shared import FileSystemStore
 
     t = fts.connect(str(tmp_path)).create_table("docs", pa.table({"x": [f"w{i} common" for i in range(3000)]}))
     frag = t.snapshot().meta.fragments[0]

@@ -17,10 +17,16 @@ from ..index.build_range import MERGE_MAX_POSTINGS, build_range, live_rows, merg
 from ..index.segment import Segment
 from ..planner.segment_sets import SegmentSets
 from ..settings import INT64_MAX, Settings
-from ..storage.manifest import PAGED_LAYOUT, ROWID, SOURCE_LAYOUT, IndexMeta, Manifest, SegmentMeta
+from ..storage.files.manifest import (
+    PAGED_LAYOUT,
+    ROWID,
+    SOURCE_LAYOUT,
+    IndexMeta,
+    Manifest,
+    SegmentMeta,
+)
 from ..storage.snapshot import TableSnapshot
-from ..storage.store import SCAN_BATCH_ROWS
-from ..storage.store import Store
+from ..storage.stores.store import SCAN_BATCH_ROWS, Store
 from .table_state import TableState
 
 

@@ -15,10 +15,10 @@ from ..index.fresh_logs import FreshLogs, Runs
 from ..index.fresh_runs import fresh_batches, fresh_segments
 from ..planner.segment_sets import SegmentSets
 from ..settings import Settings
-from ..storage.in_place import InPlaceTables
-from ..storage.manifest import Manifest, TableMeta
+from ..storage.files.manifest import Manifest, TableMeta
 from ..storage.snapshot import TableSnapshot
-from ..storage.store import Store
+from ..storage.sources.in_place import InPlaceTables
+from ..storage.stores.store import Store
 
 # Times a reader reads the manifest and the logs again when a commit lands meanwhile (or
 # runs a search again when a file of its snapshot was deleted meanwhile).
@@ -53,7 +53,7 @@ class TableState:
         where: str,
     ) -> None:
         self.store, self.logs, self.settings, self.where = store, logs, settings, where
-        self.in_place = in_place  # (storage/in_place.py)
+        self.in_place = in_place  # (storage/sources/in_place.py)
         self.segment_sets = segment_sets  # (planner/segment_sets.py)
         self._views = views  # (sql/table_views.py)
         self._state_lock = threading.Lock()  # (manifest, fresh rows) change together
@@ -190,7 +190,7 @@ class TableState:
                         self._load()
         return read()
 
-    # -- tables indexed in place (storage/in_place.py) ----------------------------------
+    # -- tables indexed in place (storage/sources/in_place.py) ----------------------------------
     def reconciled(self, meta: TableMeta) -> TableMeta:
         """``meta`` as its source's files are now; a changed listing is shown to DataFusion
         at once."""

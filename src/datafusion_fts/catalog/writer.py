@@ -27,10 +27,10 @@ from ..index.segment import Segment
 from ..ingest import check_new_schema, conform, open_batches, stored_schema
 from ..planner.segment_sets import SegmentSets
 from ..settings import Settings
-from ..storage import append_rows
-from ..storage.in_place import InPlaceTables
-from ..storage.manifest import ROWID, IndexMeta, Manifest, SegmentMeta, TableMeta
-from ..storage.store import Store
+from ..storage.files.manifest import ROWID, IndexMeta, Manifest, SegmentMeta, TableMeta
+from ..storage.sources.in_place import InPlaceTables
+from ..storage.stores import append_rows
+from ..storage.stores.store import Store
 from . import index_writes
 from .index_writes import RayBuild
 from .table_state import TableState
@@ -51,7 +51,7 @@ class Writer:
         counters: Counter[str],
     ) -> None:
         self.store, self.state, self.logs, self.settings = store, state, logs, settings
-        self.in_place = in_place  # (storage/in_place.py)
+        self.in_place = in_place  # (storage/sources/in_place.py)
         self.segment_sets = segment_sets  # (planner/segment_sets.py)
         self.counters = counters  # rows inserts tokenized ("fresh_rows_tokenized")
         self._lock = threading.RLock()  # one writer at a time
@@ -385,7 +385,7 @@ class Writer:
         self.commit(manifest, flushed=name)
         self.segment_sets.add(persisted)  # (the segments just written are in memory already)
 
-    # -- tables indexed in place (storage/in_place.py) ----------------------------------
+    # -- tables indexed in place (storage/sources/in_place.py) ----------------------------------
     def index_in_place(self, meta: TableMeta) -> None:
         """Commit ``meta``, a table indexed in place (its source, schema, partition and
         stored columns), as its files are now, with copies of its stored columns; on a

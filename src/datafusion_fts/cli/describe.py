@@ -20,10 +20,10 @@ from rich.text import Text
 
 from ..database import Database
 from ..errors import CatalogError
-from ..storage.manifest import IndexMeta, TableMeta
-from ..storage.snapshot import TableSnapshot
 from ..sql.session_catalog import RESERVED_PREFIX
-from ..storage.store import DirectoryStore
+from ..storage.files.manifest import IndexMeta, TableMeta
+from ..storage.snapshot import TableSnapshot
+from ..storage.stores.store import DirectoryStore
 from .common import plural
 
 

@@ -14,7 +14,7 @@ from typing import Any
 import click
 
 from .. import defaults
-from ..storage.layout import MANIFEST
+from ..storage.files.layout import MANIFEST
 
 # How results print (``search --format``, ``sql --format``).
 OUTPUT_FORMATS = ("table", "csv", "json", "jsonl")

@@ -1,7 +1,7 @@
 """``repair``: keep every intact record of a damaged write-ahead log.
 
 Opening a database whose log has a damaged record (not a torn tail) is refused, and
-nothing is changed (storage/wal.py). This command, with the writer lock, writes each
+nothing is changed (storage/files/wal.py). This command, with the writer lock, writes each
 damaged log anew from its intact records, moves the damaged one aside, and deletes the
 rows the damaged records held (their ids were handed out: rows of nulls stand in for
 them until the delete)."""
@@ -13,9 +13,9 @@ from pathlib import Path
 from rich.console import Console
 
 from ..errors import StorageError
-from ..storage.manifest import log_file_name
-from ..storage.store import DirectoryStore
-from ..storage.wal import Salvaged, WriteAheadLog
+from ..storage.files.manifest import log_file_name
+from ..storage.files.wal import Salvaged, WriteAheadLog
+from ..storage.stores.store import DirectoryStore
 from .common import open_database
 
 

@@ -13,9 +13,9 @@ from dataclasses import replace
 from ..errors import FtsError, StorageError
 from ..index.build_progress import BuildReporter
 from ..index.build_range import build_range, merge_neighbours
-from ..storage.manifest import IndexMeta, SegmentMeta, TableMeta
-from ..storage.shared import open_shared
+from ..storage.files.manifest import IndexMeta, SegmentMeta, TableMeta
 from ..storage.snapshot import TableSnapshot
+from ..storage.stores.shared import open_shared
 
 # File ids reserved per task; a range yields one segment unless its postings pass
 # MERGE_MAX_POSTINGS (4e8), so this bounds a task at billions of postings.

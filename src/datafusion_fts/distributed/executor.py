@@ -30,7 +30,7 @@ from ..index.term_statistics import StatsReply, StatsRequest
 from ..operators.base import Metrics
 from ..operators.distributed_search import ShareSearch
 from ..settings import Settings
-from ..storage.manifest import IndexMeta, Manifest, SegmentMeta
+from ..storage.files.manifest import IndexMeta, Manifest, SegmentMeta
 from ..storage.snapshot import TableSnapshot
 from . import _compat
 from .build import IDS_PER_TASK, build_task

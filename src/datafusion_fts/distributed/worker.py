@@ -21,8 +21,8 @@ from ..index.shares import Share, runs_rows, share_sets
 from ..index.term_statistics import StatsReply, StatsRequest, collect
 from ..operators.distributed_search import ShareSearch
 from ..operators.indexed_search import IndexedSearch
-from ..storage.manifest import SegmentMeta
-from ..storage.shared import SharedStore, open_shared
+from ..storage.files.manifest import SegmentMeta
+from ..storage.stores.shared import SharedStore, open_shared
 from . import _compat
 
 SHARES_KEPT = 16

@@ -26,7 +26,7 @@ import numpy as np
 import pyarrow as pa
 
 from ..analysis import TokenStream, analyzer_for
-from ..storage.manifest import IndexMeta
+from ..storage.files.manifest import IndexMeta
 from ..storage.snapshot import TableSnapshot
 from .build_progress import MERGING, BuildReporter
 from .builder import build_segment, merge_segments

@@ -14,8 +14,15 @@ import numpy as np
 import pyarrow as pa
 
 from ..analysis import TokenStream
-from ..storage.manifest import CODEC_BP128, SegmentMeta
-from .postings_codec import PAD, DamagedPostings, pack_positions, pack_postings, scatter_positions, scatter_postings
+from ..storage.files.manifest import CODEC_BP128, SegmentMeta
+from .postings_codec import (
+    PAD,
+    DamagedPostings,
+    pack_positions,
+    pack_postings,
+    scatter_positions,
+    scatter_postings,
+)
 from .postings_kernel import BLOCK_SIZE, block_metadata, invert
 from .segment import Segment
 from .sorted_terms import sort_terms, term_buffers, union_terms

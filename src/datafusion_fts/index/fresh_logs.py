@@ -1,5 +1,5 @@
 """The fresh tier's logs (docs/design.md: "Fresh tier and visibility"): per table, the
-write-ahead log of its acknowledged rows (storage/wal.py), and what a reader last replayed
+write-ahead log of its acknowledged rows (storage/files/wal.py), and what a reader last replayed
 of it, so that reading the logs again after another process's insert tokenizes only the
 rows that insert added."""
 
@@ -14,9 +14,9 @@ from typing import Mapping
 import pyarrow as pa
 
 from ..errors import StorageError
-from ..storage.manifest import IndexMeta, TableMeta, log_file_name
-from ..storage.wal import Replay, WriteAheadLog
-from ..storage.os_files import make_dirs
+from ..storage.files.manifest import IndexMeta, TableMeta, log_file_name
+from ..storage.files.os_files import make_dirs
+from ..storage.files.wal import Replay, WriteAheadLog
 from .fresh_runs import FreshRun, NewId, append_run, build_run, concat_batches
 
 Runs = tuple[FreshRun, ...]
@@ -88,7 +88,7 @@ class FreshLogs:
 
     def cut_torn_tails(self, names: list[str]) -> None:
         """With the writer lock held: cut the torn tail a crash left on each log (a
-        damaged log is refused, see storage/wal.py)."""
+        damaged log is refused, see storage/files/wal.py)."""
         for name in names:
             log = self.log(name)
             if log is not None:

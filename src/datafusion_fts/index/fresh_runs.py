@@ -20,7 +20,7 @@ from typing import Callable, Mapping
 import pyarrow as pa
 
 from ..analysis import analyzer_for
-from ..storage.manifest import IndexMeta
+from ..storage.files.manifest import IndexMeta
 from .builder import build_segment, merge_segments
 from .segment import InMemorySegment
 

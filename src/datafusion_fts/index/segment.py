@@ -25,12 +25,20 @@ import numpy as np
 import pyarrow as pa
 
 from ..errors import StorageError
-from ..storage.checksums import LazyRegions
-from ..storage.manifest import CODEC_BP128, CODEC_U32, SegmentMeta
-from ..storage.shared import SharedStore
+from ..storage.files.checksums import LazyRegions
+from ..storage.files.manifest import CODEC_BP128, CODEC_U32, SegmentMeta
+from ..storage.stores.shared import SharedStore
 from .postings_codec import (
-    PAD, DamagedPositions, DamagedPostings, check_layout, check_positions, gather, live_counts, pack_positions,
-    pack_postings, rank,
+    PAD,
+    DamagedPositions,
+    DamagedPostings,
+    check_layout,
+    check_positions,
+    gather,
+    live_counts,
+    pack_positions,
+    pack_postings,
+    rank,
 )
 from .postings_kernel import BLOCK_IMPACTS
 from .sorted_terms import find_term, term_buffers

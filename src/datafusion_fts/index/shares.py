@@ -18,7 +18,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..storage.manifest import SegmentMeta
+from ..storage.files.manifest import SegmentMeta
 from .segment import Segment
 from .segment_set import RankedPart, SegmentSet, clip_part
 

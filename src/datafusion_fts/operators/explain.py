@@ -51,8 +51,8 @@ from ..query.bound import (
     query_terms,
 )
 from ..query.tree import Match, MultiMatch, Phrase, Prefix, Query, leaves
-from ..storage.foreign import ForeignTable
 from ..storage.snapshot import TableSnapshot
+from ..storage.sources.foreign import ForeignTable
 from .base import ExecutionPlan
 from .evaluate import Evaluator, QueryStats
 from .flat_scan_search import _BatchSource

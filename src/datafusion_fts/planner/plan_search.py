@@ -11,7 +11,7 @@ from typing import Any, Callable, Hashable, Protocol, TypeVar
 import pyarrow as pa
 
 from ..analysis import Analyzer, AnalyzerConfig, analyzer_for
-from ..defaults import B, K1
+from ..defaults import K1, B
 from ..errors import CatalogError, InvalidArgument, PlanError
 from ..index.segment_set import SegmentSet
 from ..operators.base import ExecutionPlan
@@ -19,13 +19,13 @@ from ..operators.flat_scan_search import FlatScanSearch
 from ..operators.global_topk import GlobalTopK
 from ..operators.hybrid_residual_search import HybridResidualSearch, TailInfo
 from ..operators.indexed_search import IndexedSearch
-from ..query.tree import Phrase, Query, leaves, shape
-from ..storage.manifest import IndexMeta
-from ..storage.foreign import ForeignTable
-from ..storage.snapshot import TableSnapshot
 from ..query.bind import bind
-from .plan_distributed import DistributedExecutor, plan_distributed
+from ..query.tree import Phrase, Query, leaves, shape
+from ..storage.files.manifest import IndexMeta
+from ..storage.snapshot import TableSnapshot
+from ..storage.sources.foreign import ForeignTable
 from .advise_index import advise_index
+from .plan_distributed import DistributedExecutor, plan_distributed
 from .search_request import DECIDED, SearchRequest, evolve
 from .simplify_query import simplify_query
 

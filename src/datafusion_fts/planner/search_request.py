@@ -9,8 +9,8 @@ import numpy as np
 
 from ..query.tree import Query
 from ..settings import Settings
-from ..storage.foreign import ForeignTable
 from ..storage.snapshot import TableSnapshot
+from ..storage.sources.foreign import ForeignTable
 
 
 class SearchRequest(NamedTuple):

@@ -29,9 +29,9 @@ from ..operators.flat_scan_search import expand, term_requests
 from ..operators.hybrid_residual_search import TailInfo
 from ..query.tree import Query
 from ..settings import Settings
-from ..storage.manifest import SegmentMeta
+from ..storage.files.manifest import SegmentMeta
 from ..storage.snapshot import TableSnapshot
-from ..storage.store import Store
+from ..storage.stores.store import Store
 
 # Segment sets kept (most recently used): a few tables' columns at their current versions.
 SEGMENT_SET_CACHE = 8

@@ -18,22 +18,30 @@ from ..analysis import AnalyzerConfig
 from ..errors import CatalogError, InvalidArgument, SqlError
 from ..operators.base import SEARCH_SCHEMA
 from ..operators.explain import explain_search
-from ..planner.search_request import SearchRequest, foreign_request
 from ..planner.plan_search import column_analyzer, plan_search
 from ..planner.run_search import run_search
-from ..storage.foreign import ForeignTable
-from ..storage.manifest import MAX_NAME_CHARS
-from .dialect import CreateFulltextIndex, Explain, Fts, FtsMatch, FtsScore, FtsScoreExplain, Optimize, identifier, parse_sql
+from ..planner.search_request import SearchRequest, foreign_request
+from ..storage.files.manifest import MAX_NAME_CHARS
+from ..storage.snapshot import TableSnapshot
+from ..storage.sources.foreign import ForeignTable
+from .dialect import (
+    CreateFulltextIndex,
+    Explain,
+    Fts,
+    FtsMatch,
+    FtsScore,
+    FtsScoreExplain,
+    Optimize,
+    identifier,
+    parse_sql,
+)
+from .hosts import SqlHost
 from .lower_select import Lowered, lower_statement, node_start, parse_match
-from .splice import Splicer
 from .result_frame import ResultFrame, detached_frame
 from .session_catalog import RESERVED_PREFIX, quote, rows_name
+from .splice import Splicer
 from .statement_cache import Shape, Template, direct, shape_of, slot_leaf
-from .hosts import SqlHost
 from .text_functions import rewrite_text_functions
-from ..storage.snapshot import TableSnapshot
-
-
 
 # DataFusion plans a statement by recursion on the calling thread, and one nested a few
 # thousand levels deep (3,500 UNION ALLs, 12,000 '+': chains sqlglot parses in a loop)

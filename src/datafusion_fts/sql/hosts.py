@@ -10,7 +10,7 @@ import datafusion
 import pyarrow as pa
 
 from ..settings import Settings
-from ..storage.manifest import Manifest
+from ..storage.files.manifest import Manifest
 from ..storage.snapshot import TableSnapshot
 from ..udfs.error_bridge import ErrorBridge
 from .managed_dml import DmlHost, DmlTable

@@ -32,7 +32,7 @@ import numpy as np
 import pyarrow as pa
 
 from ..errors import CatalogError, InvalidArgument, PlanError
-from ..storage.manifest import ROWID, TableMeta
+from ..storage.files.manifest import ROWID, TableMeta
 from .classify import Kind, Statement, Token, is_search, tokenize
 from .result_frame import detached_frame
 from .session_catalog import RESERVED_PREFIX, SessionSchema, quote, rows_name

@@ -29,9 +29,9 @@ import pyarrow.parquet as pq
 from datafusion.catalog import CatalogProvider, SchemaProvider
 
 from ..errors import CatalogError, InvalidArgument, StorageError
-from ..storage.csv_files import count_rows, header_names
-from ..storage.manifest import CsvFormat
-from ..storage.source_files import PARQUET_SUFFIX, list_files, partition_dirs
+from ..storage.files.manifest import CsvFormat
+from ..storage.sources.csv_files import count_rows, header_names
+from ..storage.sources.source_files import PARQUET_SUFFIX, list_files, partition_dirs
 
 DEFAULT_CATALOG = "datafusion"
 DEFAULT_SCHEMA = "public"
@@ -170,7 +170,7 @@ class SessionSchema(SchemaProvider):
 
     def set_managed(self, name: str, table: Any, check: Callable[[], None] | None = None) -> None:
         """Make ``table`` what ``name`` resolves to (one assignment: no moment without it),
-        ``check`` run each time a statement names it (storage/store.py: ``check_fragments``)."""
+        ``check`` run each time a statement names it (storage/stores/store.py: ``check_fragments``)."""
         self._managed[name] = (table, check)
 
     def drop_managed(self, name: str) -> None:
@@ -236,7 +236,7 @@ def source_of(ctx: datafusion.SessionContext, name: str) -> tuple[str, tuple[str
     verbose physical plan lists every file a scan reads. Their common directory (the file,
     if there is one, unless it is alone in its directory; with partition columns, the
     directory above their ``name=value`` directories) is the source, accepted only if
-    listing it finds exactly those files (storage/source_files.py: ``list_files``). A CSV
+    listing it finds exactly those files (storage/sources/source_files.py: ``list_files``). A CSV
     scan shows whether its files have a header but not their delimiter: the one of
     ``CSV_DELIMITERS`` that splits the first file's first line into the table's columns."""
     plan = ctx.sql(f'EXPLAIN VERBOSE SELECT * FROM "{name}"').to_arrow_table()

@@ -20,10 +20,10 @@ import datafusion
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from ..storage.manifest import IDENTIFIER, ROWID, TableMeta
+from ..storage.files.manifest import IDENTIFIER, ROWID, TableMeta
 from ..storage.snapshot import TableSnapshot
-from ..storage.source_files import files_schema, partition_values, source_paths
-from ..storage.store import Store
+from ..storage.sources.source_files import files_schema, partition_values, source_paths
+from ..storage.stores.store import Store
 from .session_catalog import RESERVED_PREFIX, SessionSchema, quote, rows_name
 
 
@@ -60,7 +60,7 @@ class TableViews:
         cannot be scanned by DataFusion). An insert changes only the fresh rows: the
         fragments and the deleted ids stay registered while ``meta`` is the same object.
         A statement naming the table has its fragments' files checked first, once each
-        (storage/store.py: ``check_fragments``): DataFusion's Parquet reader checks no
+        (storage/stores/store.py: ``check_fragments``): DataFusion's Parquet reader checks no
         page CRC, so a damaged page could otherwise change a scan's result.
         """
         with self._lock:
@@ -166,7 +166,7 @@ class TableViews:
         for name, path in zip(names, paths):
             if meta.csv is None:
                 self._source_parts.register_parquet(name, path, schema=files_schema(meta))
-            else:  # (read as storage/csv_files.py reads them)
+            else:  # (read as storage/sources/csv_files.py reads them)
                 options = datafusion.CsvReadOptions(
                     has_header=meta.csv.header, delimiter=meta.csv.delimiter, newlines_in_values=True,
                     schema=files_schema(meta), file_extension=os.path.splitext(path)[1],

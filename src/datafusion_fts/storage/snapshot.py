@@ -10,16 +10,16 @@ from typing import TYPE_CHECKING, Any, Callable, Iterator, Mapping, TypeVar
 import numpy as np
 import pyarrow as pa
 
-from .manifest import ROWID, TableMeta
-from .large_take import take_out_of_order
-from .reorder_rows import reorder_rows
-from .source_files import TAIL_ID_PREFIX, SourceFiles
-from .store import SCAN_BATCH_ROWS, Store
+from .files.manifest import ROWID, TableMeta
+from .parquet.large_take import take_out_of_order
+from .parquet.reorder_rows import reorder_rows
+from .sources.source_files import TAIL_ID_PREFIX, SourceFiles
+from .stores.store import SCAN_BATCH_ROWS, Store
 
 if TYPE_CHECKING:
     from ..index.segment import Segment
 
-# Rows fetched at once when many rows are asked for out of order (see storage/large_take.py).
+# Rows fetched at once when many rows are asked for out of order (see storage/parquet/large_take.py).
 TAKE_BATCH_ROWS = 16_384
 T = TypeVar("T")
 

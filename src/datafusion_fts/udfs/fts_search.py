@@ -20,13 +20,13 @@ from datafusion import udtf
 from datafusion.expr import Expr
 
 from ..errors import CatalogError, InvalidArgument
-from ..planner.search_request import foreign_request
-from ..settings import Settings
 from ..planner.run_search import run_search
+from ..planner.search_request import foreign_request
 from ..query.parser import parse
-from ..storage.foreign import ForeignTable
-from .error_bridge import ErrorBridge
 from ..query.tree import Query
+from ..settings import Settings
+from ..storage.sources.foreign import ForeignTable
+from .error_bridge import ErrorBridge
 
 
 class _Searchable(Protocol):

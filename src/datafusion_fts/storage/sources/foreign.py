@@ -1,0 +1,66 @@
+"""Tables registered on the DataFusion session by other means (a Parquet listing table,
+a DataFrame): searched by scanning, rows identified by scan position.
+
+Partitions are read one after another in partition order, which is what a
+single-partition scan of the same source yields, so positions (and with them the order
+of tied scores) are the same on every run over unchanged data.
+"""
+
+from __future__ import annotations
+
+from typing import Iterator
+
+import datafusion
+import numpy as np
+import pyarrow as pa
+
+from ..files.manifest import ROWID
+
+
+def _plain(field: pa.Field) -> pa.Field:
+    if pa.types.is_string_view(field.type):
+        return field.with_type(pa.large_string())
+    if pa.types.is_binary_view(field.type):
+        return field.with_type(pa.large_binary())
+    return field
+
+
+class ForeignTable:
+    def __init__(self, ctx: datafusion.SessionContext, name: str) -> None:
+        self.ctx = ctx
+        self.name = name
+        # View types (DataFusion reads Parquet text as string_view) become plain ones to be
+        # searched; the rows a search returns have the session's own types again.
+        self.sql_schema: pa.Schema = ctx.table(name).schema()
+        self.schema: pa.Schema = pa.schema([_plain(f) for f in self.sql_schema])
+
+    def scan(self, columns: list[str]) -> Iterator[pa.RecordBatch]:
+        """Batches of ``_rowid`` (scan position) plus ``columns``."""
+        df = self.ctx.table(self.name).select(*[f'"{c}"' for c in columns]) if columns else self.ctx.table(self.name)
+        position = 0
+        for stream in df.execute_stream_partitioned():
+            for batch in stream:
+                rb = batch.to_pyarrow()
+                ids = pa.array(np.arange(position, position + rb.num_rows, dtype=np.int64))
+                position += rb.num_rows
+                cols = [c.cast(_plain(f).type) for c, f in zip(rb.columns, rb.schema)]
+                yield pa.RecordBatch.from_arrays([ids, *cols], names=[ROWID, *rb.schema.names])
+
+    def take(self, positions: np.ndarray, scores: np.ndarray) -> pa.Table:
+        """Every column of the rows at ``positions`` (any order), with ``_rowid`` and
+        ``_score``, in the order given; the columns of the types the session gives them."""
+        order = np.argsort(positions, kind="stable")
+        wanted = positions[order]
+        parts = []
+        for batch in self.scan(self.schema.names):
+            ids = batch.column(0).to_numpy()
+            lo, hi = np.searchsorted(wanted, [ids[0], ids[-1] + 1]) if len(ids) else (0, 0)
+            if lo < hi:
+                parts.append(batch.take(pa.array(wanted[lo:hi] - ids[0])))
+        # Scanned batches may declare fields nullable where the table's schema does not.
+        schema = pa.schema([pa.field(ROWID, pa.int64()), *[f.with_nullable(True) for f in self.schema]])
+        table = pa.Table.from_batches([p.cast(schema) for p in parts], schema=schema) if parts else schema.empty_table()
+        inverse = np.empty(len(order), dtype=np.int64)
+        inverse[order] = np.arange(len(order))
+        table = table.take(pa.array(inverse)).cast(pa.schema([schema.field(0), *self.sql_schema]))
+        return table.append_column("_score", pa.array(scores, pa.float64()))

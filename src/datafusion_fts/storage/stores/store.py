@@ -1,0 +1,871 @@
+"""Where a database's bytes live: a directory on disk, or memory (``fts.connect()``).
+
+Both stores hold the same things — a manifest, Parquet data fragments (as Arrow tables in
+memory), and index segments (named Arrow arrays; memory-mapped Arrow IPC on disk) — behind
+one interface, so the engine never asks which it has.
+
+Data fragments are Parquet files DataFusion scans natively, laid out for random access
+too: small data pages (a few kilobytes of each column's values), an offset index saying
+where each page starts, and a CRC per page. Fetching a search's k rows then reads and
+decompresses about k small pages per column (:mod:`.page_reader`), not k row groups.
+"""
+
+from __future__ import annotations
+
+import errno
+import fcntl
+import itertools
+import json
+import mmap
+import os
+import re
+import shutil
+import struct
+import threading
+import time
+import weakref
+import zlib
+from collections import Counter
+from concurrent.futures import ThreadPoolExecutor
+from contextlib import AbstractContextManager, contextmanager
+from pathlib import Path
+from typing import Iterable, Iterator, Protocol
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+import pyarrow.parquet as pq
+
+from ...errors import ReadOnlyError, StaleSnapshotError, StorageError
+from ..files import checksums
+from ..files.layout import MANIFEST
+from ..files.manifest import FORMAT_VERSION, FragmentMeta, Manifest
+from ..files.os_files import describe_os_error, fsync_path, make_dirs
+from ..parquet.page_reader import (
+    DecodedCache,
+    PageReader,
+    fetch_units,
+    open_parquet,
+    pages_of,
+    take_rows,
+)
+
+ROW_GROUP_ROWS = 65_536
+# The rows of a batch a scan of a fragment or a source file yields.
+SCAN_BATCH_ROWS = 32_768
+# A data page closes once its values pass PAGE_BYTES, checked every ``write_batch_size``
+# rows; that step is chosen per file so a page of the widest column holds about
+# PAGE_ROW_BYTES (see _writer_options). Smaller pages cost more bytes on disk (less for
+# ZSTD to work with), larger ones more time per fetched row: on the benchmark corpus
+# (~400-byte bodies) pages of 16 bodies make the files 1.19x the size of 1 MiB pages.
+PAGE_BYTES = 4096
+PAGE_ROW_BYTES = 8192
+# Rows a page holds at most (a delta-encoded page of ids is decoded up to the fetched row).
+PAGE_MAX_ROWS = 1024
+# Column statistics are kept but for text columns longer than this on average (bodies'
+# min/max would repeat whole documents in every page header).
+STATISTICS_MAX_BYTES = 64
+# A column is dictionary-encoded when its first batch has at most this share of distinct values.
+DICTIONARY_MAX_DISTINCT = 0.5
+# Seconds a write waits for the writer lock before it is refused: another Database
+# opening the directory holds it for the moment its garbage collection takes.
+LOCK_WAIT = 0.5
+_COUNTERS = struct.Struct("<QQ")
+# Why a store opened with ``read_only=True`` may not be written (``DirectoryStore.read_only``);
+# opening a directory for writing falls back to reading on these errors.
+READ_ONLY_ASKED = "read_only=True was asked"
+_READ_ONLY_ERRNOS = frozenset({errno.EROFS, errno.EACCES, errno.EPERM})
+_FRAGMENT_FILE = re.compile(r"^((?:frag|dv)-\d{8})(\.parquet|\.arrow)?(\.tmp)?$")
+_SEGMENT_DIR = re.compile(r"^(seg-\d{8})(\.tmp)?$")
+
+
+class Store(Protocol):
+    def load_manifest(self) -> Manifest: ...
+    def check_manifest(self) -> None: ...
+    def changes(self) -> tuple[int, int]: ...
+    def announce(self) -> None: ...
+    def commit(self, manifest: Manifest) -> None: ...
+    def write_fragment(
+        self, frag_id: str, schema: pa.Schema, batches: Iterable[pa.RecordBatch]
+    ) -> tuple[int, checksums.ParquetCrcs]:
+        """Write a fragment; the rows written and the crc32s of its file."""
+    def check_fragments(self, fragments: Iterable[FragmentMeta]) -> None:
+        """Check each fragment's whole file against its crc32 (``FragmentMeta.crc``),
+        the first time it is asked in this process, before DataFusion's Parquet reader
+        (which checks no page CRC) scans it; a mismatch is a StorageError naming the file."""
+    def iter_fragment(
+        self, frag_id: str, columns: list[str], batch_rows: int, local_range: tuple[int, int] | None = None
+    ) -> Iterator[pa.RecordBatch]: ...
+    def take_rows(self, parts: list[tuple[str, np.ndarray]], columns: list[str]) -> pa.Table:
+        """The ``columns`` of rows of fragments, fragment after fragment: ``parts`` are
+        (fragment id, local rows ascending and distinct, at least one)."""
+    def pages_of(self, parts: list[tuple[str, np.ndarray]], column: str) -> np.ndarray | None:
+        """A key of the page of ``column`` each row of ``parts`` (as for ``take_rows``)
+        sits in, equal for rows of one page; None where rows are not read by page."""
+    def fetch_units(self, parts: list[tuple[str, np.ndarray]], column: str) -> Counter[str]:
+        """What ``take_rows(parts, [column])`` reads, by unit ("pages", "row groups",
+        "rows in memory"), for EXPLAIN ANALYZE."""
+    def fragment_paths(self, frag_ids: list[str]) -> list[str] | None: ...
+    def write_segment(self, seg_id: str, arrays: dict[str, pa.Array]) -> int | None: ...
+    def read_segment(
+        self, seg_id: str, crc: int | None, lazy: frozenset[str] = frozenset()
+    ) -> tuple[dict[str, pa.Array], dict[str, checksums.LazyRegions]]: ...
+    @property
+    def read_only(self) -> str | None:
+        """Why this store may not be written (``connect(read_only=True)``, or storage
+        that refused a write at open); None when it may."""
+    def refuse_writes(self) -> None:
+        """Raise :class:`ReadOnlyError` when :attr:`read_only`."""
+    def lock_for_writes(self) -> bool: ...
+    def release_write_lock(self) -> None: ...
+    @property
+    def holds_write_lock(self) -> bool: ...
+    def exclusive(self) -> AbstractContextManager[bool]: ...
+    def reading_alone(self) -> AbstractContextManager[bool]: ...
+    def write_deletes(self, dv_id: str, rows: np.ndarray) -> int | None: ...
+    def read_deletes(self, dv_id: str, crc: int | None) -> np.ndarray: ...
+    def collect_garbage(self, keep: frozenset[str]) -> None: ...
+
+
+def _remove(path: Path) -> None:
+    """Delete a file, or a segment directory as a whole: renamed to its ``.tmp`` form
+    first, so a reader opening its files finds all of them or none (a reader that finds
+    only some could not tell a missing array from one the segment never had)."""
+    if not path.is_dir() or path.is_symlink():
+        path.unlink(missing_ok=True)
+        return
+    if path.suffix != ".tmp":
+        trash = path.with_name(path.name + ".tmp")
+        shutil.rmtree(trash, ignore_errors=True)
+        try:
+            os.rename(path, trash)
+            path = trash
+        except OSError:
+            pass
+    shutil.rmtree(path, ignore_errors=True)
+
+
+@contextmanager
+def _writing(what: str, tmp: Path) -> Iterator[None]:
+    """A step writing ``what`` through its temporary file or directory ``tmp``: an OSError
+    (the disk full, an I/O error, a read-only file system) removes ``tmp`` at once (a
+    failed build's files would keep a full disk full) and is a StorageError. A file
+    already renamed into place is not named by any manifest yet: the writer's
+    ``discard_uncommitted`` deletes it."""
+    try:
+        yield
+    except OSError as exc:
+        _remove(tmp)
+        raise StorageError(f"cannot write {what}: {describe_os_error(exc)}") from exc
+    except BaseException:
+        _remove(tmp)
+        raise
+
+
+class _SourceFailed(Exception):
+    """An error of the rows being written (the user's reader), carried past
+    :func:`_writing`, which would take an OSError of it for one of the disk's."""
+
+    def __init__(self, error: BaseException) -> None:
+        super().__init__(str(error))
+        self.error = error
+
+
+def _pulled(batches: Iterable[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+    iterator = iter(batches)
+    while True:
+        try:
+            batch = next(iterator)
+        except StopIteration:
+            return
+        except Exception as exc:
+            raise _SourceFailed(exc) from exc
+        yield batch
+
+
+def _write_file(path: Path, data: bytes) -> None:
+    """``data`` as the file ``path``, fsynced."""
+    with open(path, "wb") as f:
+        f.write(data)
+        f.flush()
+        os.fsync(f.fileno())
+def _deletes_file(rows: np.ndarray) -> bytes:
+    """The Arrow IPC file of a deletion vector (small: written and read whole)."""
+    batch = pa.record_batch([pa.array(rows, pa.int64())], names=["_rowid"])
+    sink = pa.BufferOutputStream()
+    with pa.ipc.new_file(sink, batch.schema) as writer:
+        writer.write_batch(batch)
+    return sink.getvalue().to_pybytes()
+
+
+def deletes_of(data: bytes, crc: int | None, where: str) -> np.ndarray:
+    """The row ids of deletion vector file ``data``, checked against ``crc`` when given."""
+    if crc is not None and zlib.crc32(data) != crc:
+        raise StorageError(f"deletion vector {where} is damaged: its crc32 is {zlib.crc32(data)}, "
+                           f"the manifest says {crc}")
+    try:
+        column = pa.ipc.open_file(pa.py_buffer(data)).read_all().column(0)
+    except (OSError, pa.ArrowInvalid, IndexError) as exc:
+        raise StorageError(f"cannot read deletion vector {where}: {exc}") from exc
+    return column.to_numpy()
+
+
+def _gone(root: Path, kind: str, file_id: str) -> StaleSnapshotError:
+    return StaleSnapshotError(
+        f"{kind} {file_id} is not in {root}: a commit made after this read's snapshot retired "
+        "it and it was deleted fts.gc_grace_seconds later (run the read again: it will read "
+        "the current version), or the database is damaged",
+        file_id,
+    )
+
+
+class _ChangeCounters:
+    """Two words every process that opens the directory maps (the first 16 bytes of
+    ``LOCK``): the commits made and the changes made (commits, acknowledged inserts, a
+    new writer), each counted by the writer after the change is durable. A reader notices
+    another process's change with one memory read instead of reading the manifest."""
+
+    def __init__(self, path: Path, writable: bool = True) -> None:
+        self._path = path
+        self._map: mmap.mmap | None = None
+        if not writable:  # (mapped when a writer has made the file: see read)
+            self._map = self._mapped_read_only()
+            return
+        fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
+        try:
+            if os.fstat(fd).st_size < _COUNTERS.size:
+                os.ftruncate(fd, _COUNTERS.size)  # (a no-op if another process just did it)
+            self._map = mmap.mmap(fd, _COUNTERS.size)
+        finally:
+            os.close(fd)  # the mapping keeps the file
+
+    def _mapped_read_only(self) -> mmap.mmap | None:
+        """The counters mapped for reading, never creating or growing the file (a
+        read-only opener changes nothing); None while ``LOCK`` is missing or short."""
+        try:
+            fd = os.open(self._path, os.O_RDONLY)
+        except OSError:
+            return None
+        try:
+            if os.fstat(fd).st_size < _COUNTERS.size:
+                return None  # (mapping past the end would fault when read)
+            return mmap.mmap(fd, _COUNTERS.size, access=mmap.ACCESS_READ)
+        finally:
+            os.close(fd)
+
+    def read(self) -> tuple[int, int]:
+        if self._map is None:
+            # A read-only opener of a directory without LOCK: no writer has counted
+            # anything yet; one that appears later makes it, and is seen from then on.
+            self._map = self._mapped_read_only()
+            if self._map is None:
+                return (0, 0)
+        return _COUNTERS.unpack_from(self._map)  # type: ignore[return-value]
+
+    def bump(self, commits: int) -> None:
+        done, changes = self.read()
+        assert self._map is not None  # (only the writer counts, and it made the file)
+        _COUNTERS.pack_into(self._map, 0, done + commits, changes + 1)
+
+
+def _writer_options(schema: pa.Schema, sample: pa.RecordBatch | None) -> dict:
+    """ParquetWriter options for a data fragment whose first batch is ``sample``: small
+    pages with an offset index and CRCs (see the module docstring).
+
+    Text and other variable-width columns are compressed with ZSTD. Integers and times
+    are delta-encoded (DELTA_BINARY_PACKED: ids and timestamps take a few bits a value)
+    and floats and booleans stored plain, both without a codec: a small ZSTD frame costs
+    ~6 us to set up and an LZ4 one of 4 KiB of integers as much, which a fetched row
+    would pay per column."""
+    step = 1024
+    stats: list[str] | bool = True
+    dictionary: list[str] | bool = True
+    compression: dict[str, str] | str = "zstd"
+    encoding: dict[str, str] = {}
+    if not any(pa.types.is_nested(f.type) for f in schema):
+        integral = {f.name for f in schema if pa.types.is_integer(f.type) or pa.types.is_temporal(f.type)}
+        compression = {f.name: "none" if pa.types.is_primitive(f.type) else "zstd" for f in schema}
+        encoding = dict.fromkeys(integral, "DELTA_BINARY_PACKED")
+        dictionary = [f.name for f in schema if f.name not in integral]
+        if sample is not None and sample.num_rows:
+            # Dictionaries for columns of repeated values only: a column of distinct ones
+            # would start each row group with a dictionary page a fetch must read first.
+            dictionary = [
+                f.name for f, column in zip(schema, sample.columns)
+                if f.name in dictionary and (pa.types.is_dictionary(f.type)
+                                             or pc.count_distinct(column).as_py() <= DICTIONARY_MAX_DISTINCT * len(column))
+            ]
+    if sample is not None and sample.num_rows:
+        widths = [sample.column(i).nbytes / sample.num_rows for i in range(sample.num_columns)]
+        step = 1 << max(0, min(10, int(np.log2(max(1.0, PAGE_ROW_BYTES / max(widths, default=1.0))))))
+        if not any(pa.types.is_nested(f.type) for f in schema):
+            stats = [
+                f.name for f, width in zip(schema, widths)
+                if not (pa.types.is_string(f.type) or pa.types.is_large_string(f.type)
+                        or pa.types.is_binary(f.type) or pa.types.is_large_binary(f.type))
+                or width <= STATISTICS_MAX_BYTES
+            ]
+    if not any(pa.types.is_nested(f.type) for f in schema):
+        # No min/max of a float column: NaN is left out of them, and a reader that trusts
+        # them reads a column whose min equals its max as that one value (DataFusion's did:
+        # a column of 1.1 and NaNs read as all 1.1).
+        stats = [f.name for f in schema if not pa.types.is_floating(f.type) and (stats is True or f.name in stats)]
+    return {
+        "compression": compression,
+        "data_page_version": "2.0",
+        "data_page_size": PAGE_BYTES,
+        "max_rows_per_page": PAGE_MAX_ROWS,
+        "write_batch_size": step,
+        "use_dictionary": dictionary,
+        "column_encoding": encoding or None,
+        "dictionary_pagesize_limit": 64 << 10,
+        "write_page_index": True,
+        "write_page_checksum": True,
+        "write_statistics": stats,
+    }
+
+
+class DirectoryStore:
+    """A database directory: ``manifest.json``, ``data/*.parquet``, ``index/<segment>/``."""
+
+    def __init__(self, root: str | os.PathLike[str], read_only: bool = False) -> None:
+        self.root = Path(root)
+        # Why this store may not be written (None: it may): asked, or the storage refused.
+        self.read_only: str | None = READ_ONLY_ASKED if read_only else None
+        if read_only:
+            if not self.root.is_dir():
+                raise StorageError(f"cannot open database {self.root} read-only: it is not a directory")
+        else:
+            try:
+                make_dirs(self.root / "data", self.root / "index")
+                self._counters = _ChangeCounters(self.root / "LOCK")
+            except OSError as exc:
+                if exc.errno not in _READ_ONLY_ERRNOS or not self.root.is_dir():
+                    raise StorageError(f"cannot create database directory {self.root}: {exc}") from exc
+                # An existing directory that cannot be written (a read-only mount, no
+                # permission) is still readable: opened read-only, saying why.
+                self.read_only = f"its storage cannot be written: {exc}"
+        if self.read_only is not None:
+            self._counters = _ChangeCounters(self.root / "LOCK", writable=False)
+        self._lock_fd: int | None = None
+        self._exclusive = False  # the writer lock is held, for writing or for a moment
+        self._readers: dict[str, PageReader] = {}
+        self._pool: ThreadPoolExecutor | None = None
+        self._cache = DecodedCache()
+        self._checked: set[str] = set()  # fragments whose whole file matched its crc32
+        self._footer_crcs: dict[str, int] = {}  # (see note_footers)
+        self._lock = threading.Lock()
+
+    # -- the writer lock ----------------------------------------------------------------
+    def refuse_writes(self) -> None:
+        """Raise :class:`ReadOnlyError` if this store was opened read-only: before the
+        writer lock, which would create ``LOCK``, and before any file is written."""
+        if self.read_only is not None:
+            raise ReadOnlyError(str(self.root), self.read_only)
+
+    def _flock(self) -> int | None:
+        """A descriptor of ``LOCK`` holding its exclusive flock, or None if another
+        Database holds it; refused on a read-only store (opening ``LOCK`` to write
+        would make it)."""
+        self.refuse_writes()
+        fd = os.open(self.root / "LOCK", os.O_RDWR | os.O_CREAT, 0o644)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError:
+            os.close(fd)
+            return None
+        return fd
+
+    def lock_for_writes(self) -> bool:
+        """Become the directory's one writer (readers never need this): row ids and file
+        ids are handed out in memory, so a second writer on the same files would reuse
+        them. Held until :meth:`release_write_lock` or until this store is dropped.
+        Returns True when the lock was taken now (others may have written since this
+        store last read the directory), False when it was held already."""
+        if self._lock_fd is not None:
+            return False
+        deadline = time.monotonic() + LOCK_WAIT
+        while (fd := self._flock()) is None:
+            if time.monotonic() >= deadline:
+                raise StorageError(
+                    f"database {self.root} is being written by another Database (in this or another "
+                    "process); write through that one, or close it first"
+                )
+            time.sleep(0.01)
+        self._lock_fd = fd
+        self._exclusive = True
+        self._unlock = weakref.finalize(self, os.close, fd)
+        return True
+
+    @property
+    def holds_write_lock(self) -> bool:
+        return self._lock_fd is not None
+
+    def release_write_lock(self) -> None:
+        if self._lock_fd is not None:
+            self._unlock()  # closing the descriptor releases the flock
+            self._lock_fd = None
+            self._exclusive = False
+
+    @contextmanager
+    def exclusive(self) -> Iterator[bool]:
+        """The writer lock for the block, if nobody writes (True: then files no manifest
+        names are garbage); False if another Database holds it."""
+        if self._lock_fd is not None:
+            yield True
+            return
+        fd = self._flock()
+        if fd is None:
+            yield False
+            return
+        self._exclusive = True
+        try:
+            yield True
+        finally:
+            self._exclusive = False
+            os.close(fd)  # releases the lock
+
+    @contextmanager
+    def reading_alone(self) -> Iterator[bool]:
+        """For a read-only opener: True for the block if no Database writes (a shared
+        flock on ``LOCK``, which needs no write access and changes nothing; no ``LOCK``
+        at all means no writer ever came), False if one does."""
+        try:
+            fd = os.open(self.root / "LOCK", os.O_RDONLY)
+        except FileNotFoundError:
+            yield True
+            return
+        except OSError:
+            yield False
+            return
+        try:
+            try:
+                fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
+            except OSError:
+                yield False
+                return
+            yield True
+        finally:
+            os.close(fd)  # (releases the shared flock)
+
+    # -- manifest -------------------------------------------------------------------
+    def load_manifest(self) -> Manifest:
+        """The committed manifest (an empty one in a new directory)."""
+        path = self.root / MANIFEST
+        try:
+            data = path.read_bytes()
+        except FileNotFoundError:
+            return Manifest()
+        try:
+            parsed = json.loads(data.decode("utf-8"))
+            found = parsed.get("format") if isinstance(parsed, dict) else None
+            if isinstance(found, int) and found > FORMAT_VERSION:
+                raise StorageError(
+                    f"the manifest {path} has format {found}: the database was written by a newer "
+                    f"datafusion-fts (this one reads formats 1 to {FORMAT_VERSION}); upgrade datafusion-fts to open it"
+                )
+            manifest = Manifest.from_json(parsed)
+        except (ValueError, KeyError, TypeError, AttributeError, pa.ArrowException) as exc:
+            raise StorageError(f"unreadable manifest {path}: {exc}") from exc
+        self.note_footers(manifest.footer_crcs())
+        return manifest
+
+    def note_footers(self, crcs: dict[str, int]) -> None:
+        """Keep the footer crc32s of data files (by id) that readers opened later check.
+        Every manifest this store reads or writes gives its own, so every fragment a
+        snapshot can name has its crc here; a build task told a table's notes them."""
+        with self._lock:
+            self._footer_crcs.update(crcs)
+
+    def check_manifest(self) -> None:
+        """Refuse a directory that holds data or index files but no manifest (called with
+        the writer lock, when nobody is writing): opened as empty, its files would be
+        garbage to collect. (While another Database writes its first commit, that is
+        what the directory looks like: then it is not called.)"""
+        if (self.root / MANIFEST).exists():
+            return
+        ours = sorted(p.name for d in ("data", "index") if (self.root / d).is_dir() for p in (self.root / d).iterdir()
+                      if _FRAGMENT_FILE.match(p.name) or _SEGMENT_DIR.match(p.name))
+        if ours:
+            raise StorageError(
+                f"{self.root} holds {len(ours)} data and index files (such as {ours[0]}) but no {MANIFEST}: "
+                f"it was lost, or the database's first commit never finished. Nothing was changed; restore "
+                f"{MANIFEST} from a backup, or remove the directory to start over"
+            )
+
+    def changes(self) -> tuple[int, int]:
+        """(commits, changes) made in this directory so far, by any process (see
+        :class:`_ChangeCounters`): a reader compares them with what it last read."""
+        return self._counters.read()
+
+    def announce(self) -> None:
+        """Tell readers the writer changed something that is not a commit (an insert is
+        durable in a log; a new writer adopted what a crashed one left)."""
+        self._counters.bump(0)
+
+    def commit(self, manifest: Manifest) -> None:
+        """Write the manifest to a temporary file, fsync it, rename it into place, then
+        tell readers."""
+        tmp, path = self.root / (MANIFEST + ".tmp"), self.root / MANIFEST
+        with _writing(f"the manifest {path}", tmp):
+            try:
+                previous: bytes | None = path.read_bytes()
+            except FileNotFoundError:
+                previous = None
+            _write_file(tmp, json.dumps(manifest.to_json(), separators=(",", ":")).encode("utf-8"))
+            os.replace(tmp, path)
+            try:
+                fsync_path(self.root)
+            except OSError:
+                # The new manifest is in place but its name may not survive a power loss:
+                # the commit failed, so the previous one goes back (if that fails too, the
+                # new one stays: a consistent state, which the next open reads).
+                if previous is not None:
+                    _write_file(tmp, previous)
+                    os.replace(tmp, path)
+                raise
+        self.note_footers(manifest.footer_crcs())
+        self._counters.bump(1)
+
+    # -- fragments ------------------------------------------------------------------
+    def _fragment_path(self, frag_id: str) -> Path:
+        return self.root / "data" / f"{frag_id}.parquet"
+
+    def write_fragment(
+        self, frag_id: str, schema: pa.Schema, batches: Iterable[pa.RecordBatch]
+    ) -> tuple[int, checksums.ParquetCrcs]:
+        path = self._fragment_path(frag_id)
+        tmp = path.with_suffix(".parquet.tmp")
+        try:
+            return self._write_fragment(path, tmp, schema, _pulled(batches))
+        except _SourceFailed as failed:
+            raise failed.error from None
+
+    def _write_fragment(self, path: Path, tmp: Path, schema: pa.Schema,
+                        batches: Iterator[pa.RecordBatch]) -> tuple[int, checksums.ParquetCrcs]:
+        rows = 0
+        first = next(batches, None)
+        with _writing(f"data file {path}", tmp):
+            with pq.ParquetWriter(tmp, schema, **_writer_options(schema, first)) as writer:
+                # Row groups of ROW_GROUP_ROWS whatever the incoming batch sizes.
+                pending: list[pa.RecordBatch] = []
+                pending_rows = 0
+                for batch in itertools.chain([] if first is None else [first], batches):
+                    pending.append(batch)
+                    pending_rows += batch.num_rows
+                    rows += batch.num_rows
+                    if pending_rows >= ROW_GROUP_ROWS:
+                        table = pa.Table.from_batches(pending, schema=schema)
+                        full = pending_rows - pending_rows % ROW_GROUP_ROWS
+                        writer.write_table(table.slice(0, full), row_group_size=ROW_GROUP_ROWS)
+                        pending = table.slice(full).to_batches()
+                        pending_rows -= full
+                if pending_rows:
+                    writer.write_table(pa.Table.from_batches(pending, schema=schema), row_group_size=ROW_GROUP_ROWS)
+            fsync_path(tmp)
+            crcs = checksums.parquet_crcs(tmp)  # (read back from the page cache: ~0.1 s a 100 MB)
+            os.replace(tmp, path)
+            fsync_path(path.parent)  # the new name itself must survive a power loss
+        return rows, crcs
+
+    def check_fragments(self, fragments: Iterable[FragmentMeta]) -> None:
+        # (None: written before format 6; several files are summed on the scan threads,
+        # as zlib releases the GIL)
+        todo = [f for f in fragments if f.crc is not None and f.id not in self._checked]
+        found = list(self._scan_pool().map(self._file_crc, todo)) if len(todo) > 1 else map(self._file_crc, todo)
+        for frag, crc in zip(todo, found):
+            if crc != frag.crc:
+                raise StorageError(f"damaged data file {self._fragment_path(frag.id)}: its crc32 is {crc}, "
+                                   f"the manifest says {frag.crc}")
+        with self._lock:
+            self._checked.update(f.id for f in todo)
+
+    def _file_crc(self, frag: FragmentMeta) -> int:
+        try:
+            return checksums.file_crc32(self._fragment_path(frag.id))
+        except FileNotFoundError:
+            raise _gone(self.root, "data fragment", frag.id) from None
+
+    def _pages(self, frag_id: str) -> PageReader:
+        """The fragment's page reader (opened once: it keeps its offset index)."""
+        with self._lock:
+            reader = self._readers.get(frag_id)
+        if reader is None:
+            try:
+                reader = PageReader(self._fragment_path(frag_id), self._cache, self._footer_crcs.get(frag_id))
+            except FileNotFoundError:
+                raise _gone(self.root, "data fragment", frag_id) from None
+            with self._lock:
+                reader = self._readers.setdefault(frag_id, reader)
+        return reader
+
+    def _scan_pool(self) -> ThreadPoolExecutor:
+        """Threads a scan spreads its pages over (made on first use)."""
+        with self._lock:
+            if self._pool is None:
+                self._pool = ThreadPoolExecutor(max_workers=os.cpu_count() or 1, thread_name_prefix="fts-scan")
+            return self._pool
+
+    def _open_fragment(self, frag_id: str) -> pq.ParquetFile:
+        try:
+            return open_parquet(self._fragment_path(frag_id))
+        except FileNotFoundError:
+            raise _gone(self.root, "data fragment", frag_id) from None
+
+    def iter_fragment(
+        self, frag_id: str, columns: list[str], batch_rows: int, local_range: tuple[int, int] | None = None
+    ) -> Iterator[pa.RecordBatch]:
+        """The fragment's rows in batches; with ``local_range`` (inclusive local rows) only
+        those (paged files), or the row groups that overlap it (others)."""
+        pages = self._pages(frag_id)
+        if pages.readable(columns):
+            lo, hi = local_range if local_range is not None else (0, pages.num_rows - 1)
+            yield from pages.scan(columns, batch_rows, lo, hi, self._scan_pool())
+            return
+        # A reader of its own per scan: concurrent scans never share pyarrow state, and
+        # without memory mapping the scanned pages are not charged to this process's RSS.
+        reader = self._open_fragment(frag_id)
+        groups = pages.row_groups(*local_range) if local_range is not None else None
+        yield from reader.iter_batches(batch_size=batch_rows, columns=columns, row_groups=groups)
+
+    def take_rows(self, parts: list[tuple[str, np.ndarray]], columns: list[str]) -> pa.Table:
+        """Rows by fragment and local index, reading only the pages they sit in, the
+        pages of all fragments at once (``page_reader.take_rows``)."""
+        return take_rows([(self._pages(frag_id), rows) for frag_id, rows in parts], columns)
+
+    def pages_of(self, parts: list[tuple[str, np.ndarray]], column: str) -> np.ndarray | None:
+        return pages_of([(self._pages(frag_id), rows) for frag_id, rows in parts], column)
+
+    def fetch_units(self, parts: list[tuple[str, np.ndarray]], column: str) -> Counter[str]:
+        return fetch_units([(self._pages(frag_id), rows) for frag_id, rows in parts], column)
+
+    def fragment_paths(self, frag_ids: list[str]) -> list[str]:
+        """The fragments' files (each checked to exist)."""
+        paths = [self._fragment_path(f) for f in frag_ids]
+        for frag_id, path in zip(frag_ids, paths):
+            if not path.exists():
+                raise _gone(self.root, "data fragment", frag_id)
+        return [str(p) for p in paths]
+
+    # -- segments -------------------------------------------------------------------
+    def write_segment(self, seg_id: str, arrays: dict[str, pa.Array]) -> int:
+        """Write a segment's arrays and their checksum file; the crc32 of that file (for
+        the manifest)."""
+        final = self.root / "index" / seg_id
+        tmp = self.root / "index" / (seg_id + ".tmp")
+        shutil.rmtree(tmp, ignore_errors=True)
+        with _writing(f"index segment {final}", tmp):
+            tmp.mkdir()
+            sums = {}
+            for name, array in arrays.items():
+                path = tmp / f"{name}.arrow"
+                batch = pa.record_batch([array], names=[name])
+                with pa.OSFile(str(path), "wb") as sink, pa.ipc.new_file(sink, batch.schema) as writer:
+                    writer.write_batch(batch)
+                fsync_path(path)
+                sums[name] = checksums.file_sums(pa.memory_map(str(path), "r").read_buffer())
+            data = checksums.encode(sums)
+            with open(tmp / checksums.CHECKSUMS, "wb") as f:
+                f.write(data)
+                f.flush()
+                os.fsync(f.fileno())
+            fsync_path(tmp)  # the files' names in it must survive a power loss too
+            os.replace(tmp, final)
+            fsync_path(final.parent)
+        return zlib.crc32(data)
+
+    def read_segment(
+        self, seg_id: str, crc: int | None, lazy: frozenset[str] = frozenset()
+    ) -> tuple[dict[str, pa.Array], dict[str, checksums.LazyRegions]]:
+        """Memory-map every array of a segment (zero copy). With ``crc`` (the manifest's
+        crc32 of its checksum file) its files are verified first, but for the values of
+        the ``lazy`` arrays: their regions to verify when read are returned."""
+        directory = self.root / "index" / seg_id
+        try:
+            if crc is None:  # (written before checksums: read as it is)
+                names = sorted(name[: -len(".arrow")] for name in os.listdir(directory) if name.endswith(".arrow"))
+            else:
+                path = directory / checksums.CHECKSUMS
+                files, region = checksums.decode(path.read_bytes(), crc, str(path))
+                names = sorted(files)
+        except (FileNotFoundError, NotADirectoryError):
+            if directory.is_dir():
+                raise StorageError(f"index segment checksum file {directory / checksums.CHECKSUMS} is missing") from None
+            raise _gone(self.root, "index segment", seg_id) from None
+        out, regions = {}, {}
+        for name in names:
+            path = directory / f"{name}.arrow"
+            try:
+                buffer = pa.memory_map(str(path), "r").read_buffer()
+            except FileNotFoundError:
+                raise _gone(self.root, "index segment", seg_id) from None  # deleted while being read
+            except OSError as exc:
+                raise StorageError(f"cannot read index segment file {path}: {exc}") from exc
+            if crc is None:
+                out[name] = checksums.parse(buffer, str(path))
+                continue
+            data = checksums.file_bytes(buffer)
+            done = checksums.verify_file(str(path), data, files[name], region, name in lazy)
+            out[name] = checksums.parse(buffer, str(path))
+            if name in lazy:
+                regions[name] = checksums.lazy_regions(str(path), out[name], buffer.address, data, files[name],
+                                                       region, done)
+        return out, regions
+
+    # -- deletion vectors -------------------------------------------------------------
+    def write_deletes(self, dv_id: str, rows: np.ndarray) -> int:
+        """Write a deletion vector; the crc32 of its file (for the manifest)."""
+        path = self.root / "data" / f"{dv_id}.arrow"
+        tmp = path.with_suffix(".arrow.tmp")
+        data = _deletes_file(rows)
+        with _writing(f"deletion vector {path}", tmp):
+            with open(tmp, "wb") as f:
+                f.write(data)
+            fsync_path(tmp)
+            os.replace(tmp, path)
+            fsync_path(path.parent)
+        return zlib.crc32(data)
+
+    def read_deletes(self, dv_id: str, crc: int | None) -> np.ndarray:
+        """A deletion vector's row ids, its file checked against ``crc`` (the manifest's
+        crc32 of it; None for files written before checksums)."""
+        path = self.root / "data" / f"{dv_id}.arrow"
+        try:
+            data = path.read_bytes()
+        except FileNotFoundError:
+            raise _gone(self.root, "deletion vector", dv_id) from None
+        except OSError as exc:
+            raise StorageError(f"cannot read deletion vector {path}: {exc}") from exc
+        return deletes_of(data, crc, str(path))
+
+    # -- housekeeping ---------------------------------------------------------------
+    def file_bytes(self, file_id: str) -> int:
+        """Bytes on disk of a fragment, deletion vector or index segment (0 if absent)."""
+        if file_id.startswith("seg-"):
+            directory = self.root / "index" / file_id
+            return sum(p.stat().st_size for p in directory.iterdir()) if directory.is_dir() else 0
+        suffix = ".parquet" if file_id.startswith("frag-") else ".arrow"
+        path = self.root / "data" / f"{file_id}{suffix}"
+        return path.stat().st_size if path.exists() else 0
+
+    def collect_garbage(self, keep: frozenset[str]) -> None:
+        """Remove our own files (``frag-*``, ``dv-*``, ``seg-*`` and their ``.tmp`` forms)
+        but those in ``keep``: leftovers of writes that never committed, and retired files
+        past their grace period. Files we did not name are kept.
+
+        Only with the writer lock held: another Database's files, written but not
+        committed yet, look like garbage to everyone else.
+        """
+        if not self._exclusive:
+            raise StorageError("garbage is collected only under the writer lock")
+        for path in (self.root / "data").iterdir():
+            match = _FRAGMENT_FILE.match(path.name)
+            if match and match.group(1) not in keep:
+                with self._lock:
+                    self._readers.pop(match.group(1), None)
+                _remove(path)
+        for path in (self.root / "index").iterdir():
+            match = _SEGMENT_DIR.match(path.name)
+            if match and match.group(1) not in keep:
+                _remove(path)
+
+
+class MemoryStore:
+    """Everything in memory; the same interface as :class:`DirectoryStore`."""
+
+    def __init__(self) -> None:
+        self._manifest = Manifest()
+        self._fragments: dict[str, pa.Table] = {}
+        self._segments: dict[str, dict[str, pa.Array]] = {}
+        self._deletes: dict[str, np.ndarray] = {}
+
+    def load_manifest(self) -> Manifest:
+        return self._manifest
+
+    def check_manifest(self) -> None:
+        pass  # (memory is never without its manifest)
+
+    def changes(self) -> tuple[int, int]:
+        return (0, 0)  # no one else can reach this memory
+
+    def announce(self) -> None:
+        pass
+
+    def commit(self, manifest: Manifest) -> None:
+        self._manifest = manifest
+
+    def write_fragment(
+        self, frag_id: str, schema: pa.Schema, batches: Iterable[pa.RecordBatch]
+    ) -> tuple[int, checksums.ParquetCrcs]:
+        table = pa.Table.from_batches(list(batches), schema=schema).combine_chunks()
+        self._fragments[frag_id] = table
+        return table.num_rows, checksums.ParquetCrcs(None, None)
+
+    def check_fragments(self, fragments: Iterable[FragmentMeta]) -> None:
+        pass  # (memory holds no file to damage)
+
+    def iter_fragment(
+        self, frag_id: str, columns: list[str], batch_rows: int, local_range: tuple[int, int] | None = None
+    ) -> Iterator[pa.RecordBatch]:
+        table = self._fragments[frag_id].select(columns)
+        if local_range is not None:
+            table = table.slice(local_range[0], local_range[1] - local_range[0] + 1)
+        yield from table.to_batches(max_chunksize=batch_rows)
+
+    def take_rows(self, parts: list[tuple[str, np.ndarray]], columns: list[str]) -> pa.Table:
+        tables = [self._fragments[frag_id].select(columns).take(pa.array(rows)) for frag_id, rows in parts]
+        return tables[0] if len(tables) == 1 else pa.concat_tables(tables)
+
+    def pages_of(self, parts: list[tuple[str, np.ndarray]], column: str) -> None:
+        return None  # (rows in memory: no pages to read)
+
+    def fetch_units(self, parts: list[tuple[str, np.ndarray]], column: str) -> Counter[str]:
+        return Counter({"rows in memory": sum(len(rows) for _, rows in parts)})
+
+    def fragment_paths(self, frag_ids: list[str]) -> None:
+        """None: the fragments are in memory, not in files."""
+        return None
+
+    def write_segment(self, seg_id: str, arrays: dict[str, pa.Array]) -> None:
+        """Keep the arrays (no checksums: memory holds no file to damage)."""
+        self._segments[seg_id] = dict(arrays)
+
+    def read_segment(
+        self, seg_id: str, crc: int | None, lazy: frozenset[str] = frozenset()
+    ) -> tuple[dict[str, pa.Array], dict[str, checksums.LazyRegions]]:
+        return self._segments[seg_id], {}
+
+    read_only: str | None = None  # (memory is always written by its one Database)
+
+    def refuse_writes(self) -> None:
+        pass
+
+    def lock_for_writes(self) -> bool:
+        """Nothing to lock: no one else can reach this memory (so nothing to adopt)."""
+        return False
+
+    def release_write_lock(self) -> None:
+        pass
+
+    @property
+    def holds_write_lock(self) -> bool:
+        return True  # always the one writer
+
+    @contextmanager
+    def exclusive(self) -> Iterator[bool]:
+        yield True
+
+    @contextmanager
+    def reading_alone(self) -> Iterator[bool]:
+        yield True
+
+    def write_deletes(self, dv_id: str, rows: np.ndarray) -> None:
+        self._deletes[dv_id] = np.asarray(rows, dtype=np.int64)
+
+    def read_deletes(self, dv_id: str, crc: int | None) -> np.ndarray:
+        return self._deletes[dv_id]
+
+    def collect_garbage(self, keep: frozenset[str]) -> None:
+        for files in (self._fragments, self._segments, self._deletes):
+            for key in set(files) - keep:
+                del files[key]
