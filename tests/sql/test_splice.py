@@ -8,10 +8,11 @@ import itertools
 
 import pyarrow as pa
 import pytest
+from sqlglot import exp
 
 import datafusion_fts as fts
 from datafusion_fts.sql.dialect import parse_sql
-from datafusion_fts.sql.lower_select import lower_statement
+from datafusion_fts.sql.lower_select import _conjuncts, lower_statement
 from datafusion_fts.sql.splice import Splicer
 
 SCHEMAS = {
@@ -115,3 +116,28 @@ def test_a_session_tables_rows_keep_the_sessions_types(tmp_path) -> None:
     plain = ctx.sql("SELECT * FROM f WHERE id = 1").to_arrow_table()
     found = db.sql("SELECT * FROM f WHERE MATCH(body, 'alpha')").to_arrow_table()
     assert found.schema == plain.schema and found.to_pylist() == plain.to_pylist()
+
+
+@pytest.mark.parametrize(("where", "expected"), [
+    ("MATCH(body, 'a') AND year > 2000 AND price::float BETWEEN 1 AND 2",
+     ["MATCH(body, 'a')", "year > 2000", "price::float BETWEEN 1 AND 2"]),
+    ("upper(d.title) = 'X' AND NOT (year < 3) AND MATCH(body, 'a')",
+     ["upper(d.title) = 'X'", "NOT (year < 3)", "MATCH(body, 'a')"]),
+    ("(year > 1 AND year < 5) AND MATCH(body, 'a')", None),  # (one piece of text, two conjuncts)
+    ("CASE WHEN year > 1 AND year < 5 THEN 1 END = 1 AND MATCH(body, 'a')", None),
+])
+def test_a_where_clause_splits_into_its_conjuncts_as_written(where: str, expected: list[str] | None) -> None:
+    sql = f"SELECT id FROM docs AS d WHERE {where} ORDER BY id LIMIT 3"
+    conjuncts = _conjuncts(parse_sql(sql)[0].find(exp.Where).this)
+    assert Splicer(sql).conjunct_texts(conjuncts) == expected
+
+
+def test_a_prefilter_is_the_users_own_sql() -> None:
+    """The prefilter DataFusion runs beside a MATCH is the conjunct as written: generated
+    by sqlglot, ``'0.1'::float`` became a DOUBLE PRECISION, which no Float32 0.1 equals, and
+    the row was silently missing."""
+    db = fts.connect()
+    t = db.create_table("t", pa.table({"id": [1, 2], "body": ["a b", "a c"], "x": pa.array([0.1, 0.2], pa.float32())}))
+    t.create_index("body")
+    plain = db.ctx.sql("SELECT id FROM t WHERE x = '0.1'::float").to_pydict()
+    assert db.sql("SELECT id FROM t WHERE MATCH(body, 'a') AND x = '0.1'::float ORDER BY id").to_pydict() == plain == {"id": [1]}

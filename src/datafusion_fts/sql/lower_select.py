@@ -223,11 +223,17 @@ class _Lowering:
 
         must, must_not, kept, prefilter, join, residual_ok = [], [], [], [], "inner", True
         joined: set[int] = set()  # (the MATCHes of the OR joined back to the table)
-        for conj in _conjuncts(where.this):
+        conjuncts = _conjuncts(where.this)
+        # (each as the user wrote it, for the prefilter DataFusion runs; None: generated)
+        written = self.splicer.conjunct_texts(conjuncts) if self.splicer is not None else None
+        written_prefilter: list[str] = []
+        for n, conj in enumerate(conjuncts):
             if not _has_match(conj):
                 kept.append(conj)
                 if managed and self._local(conj, alias, schema):
                     prefilter.append(conj)
+                    if written is not None:
+                        written_prefilter.append(written[n])  # (no OR at its top: see conjunct_texts)
                 else:
                     residual_ok = False
             elif self._pure_match(conj):
@@ -271,7 +277,9 @@ class _Lowering:
         expand_stars(select, self.schemas, searched=True)
         order_by_score = self._tie_break(alias)
         k = self._pushdown(order_by_score, residual_ok and join == "inner")
-        prefilter_sql = " AND ".join(p.sql(dialect="postgres", normalize_functions=False) for p in prefilter) or None
+        prefilter_sql = " AND ".join(
+            written_prefilter if written is not None else (p.sql(dialect="postgres", normalize_functions=False)
+                                                           for p in prefilter)) or None
         select.set("where", exp.Where(this=exp.and_(*kept)) if kept else None)
         # The table's columns the statement still reads once MATCH is gone.
         used = {identifier(c) for c in select.find_all(exp.Column) if c.table in (alias, "")} | excluded

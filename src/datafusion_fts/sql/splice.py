@@ -20,6 +20,8 @@ from .classify import Token, tokenize
 Edit = tuple[int, int, str]  # (start, end, replacement) in a statement's text
 # Words that end an ORDER BY clause at its own depth.
 _AFTER_ORDER = frozenset({"limit", "offset", "fetch", "union", "intersect", "except"})
+# Words that end a WHERE clause at its own depth.
+_AFTER_WHERE = _AFTER_ORDER | {"group", "having", "window", "qualify", "order"}
 
 
 def spliced(text: str, edits: list[Edit]) -> str:
@@ -38,6 +40,7 @@ class Splicer:
         self.text = text
         self.tokens: list[Token] = tokenize(text)
         self._at = {t.start: i for i, t in enumerate(self.tokens)}
+        self._at_end = {t.end: i for i, t in enumerate(self.tokens)}
         self.edits: list[Edit] = []
         self.broken = False
 
@@ -149,3 +152,69 @@ class Splicer:
         """The text of each column a star's EXCLUDE/EXCEPT names, as written."""
         names = [c.this if isinstance(c, exp.Column) else c for c in star.args.get("except_") or []]
         return [self.text[self.tokens[i].start:self.tokens[i].end] for i in map(self._index, names) if i is not None]
+
+    def conjunct_texts(self, conjuncts: list[exp.Expression]) -> list[str] | None:
+        """The text of each of a WHERE clause's top-level ``AND`` operands, as written, for
+        ``conjuncts`` (sqlglot's, in order), so a prefilter DataFusion runs is the user's
+        own SQL; None (nothing broken: the caller generates them) when the text does not
+        split into exactly those (a parenthesised group of ANDs is one piece of text but
+        several conjuncts) or a conjunct has no position to check it by. A piece has no OR
+        at its top (``a AND b OR c`` is one conjunct, an OR, but two pieces), so pieces
+        joined by AND read as the conjuncts they are."""
+        spans = [self._span(c) for c in conjuncts]
+        if not spans or any(s is None for s in spans):
+            return None
+        start = self._clause_start(spans[0][0])
+        if start is None:
+            return None
+        pieces = self._pieces(start)
+        if len(pieces) != len(conjuncts) or any(
+                not (lo <= first and last <= hi) for (lo, hi), (first, last) in zip(pieces, spans)):
+            return None
+        return [self.text[self.tokens[lo].start:self.tokens[hi].end] for lo, hi in pieces]
+
+    def _span(self, node: exp.Expression) -> tuple[int, int] | None:
+        """The indexes of the first and last tokens of ``node``'s positioned leaves."""
+        starts = [n.meta["start"] for n in node.walk() if n.meta.get("start") is not None]
+        ends = [n.meta["end"] for n in node.walk() if n.meta.get("end") is not None]
+        if not starts or not ends:
+            return None
+        first = self._at.get(min(starts))
+        last = self._at_end.get(max(ends) + 1)
+        return None if first is None or last is None else (first, last)
+
+    def _clause_start(self, index: int) -> int | None:
+        """The index of the first token after the ``WHERE`` that token ``index`` is in."""
+        depth = 0
+        for i in range(index - 1, -1, -1):
+            token = self.tokens[i]
+            if token.kind == "punct" and token.value in "()":
+                depth += 1 if token.value == ")" else -1
+            elif token.kind == "word" and token.value == "where" and depth <= 0:
+                return i + 1
+        return None
+
+    def _pieces(self, start: int) -> list[tuple[int, int]]:
+        """The (first, last) token indexes of the operands of the top-level ANDs of the
+        clause from token ``start`` to its end (``BETWEEN x AND y``'s AND is not one)."""
+        pieces, depth, between, first = [], 0, 0, start
+        i = start
+        while i < len(self.tokens):
+            token = self.tokens[i]
+            if token.kind == "punct" and token.value in "();":
+                depth += {"(": 1, ")": -1, ";": -1}[token.value]
+                if depth < 0:
+                    break
+            elif token.kind == "word" and depth == 0:
+                if token.value in _AFTER_WHERE:
+                    break
+                if token.value == "between":
+                    between += 1
+                elif token.value == "and" and between:
+                    between -= 1
+                elif token.value == "and":
+                    pieces.append((first, i - 1))
+                    first = i + 1
+            i += 1
+        pieces.append((first, i - 1))
+        return [(lo, hi) for lo, hi in pieces if lo <= hi]
