@@ -141,3 +141,14 @@ def test_a_prefilter_is_the_users_own_sql() -> None:
     t.create_index("body")
     plain = db.ctx.sql("SELECT id FROM t WHERE x = '0.1'::float").to_pydict()
     assert db.sql("SELECT id FROM t WHERE MATCH(body, 'a') AND x = '0.1'::float ORDER BY id").to_pydict() == plain == {"id": [1]}
+
+
+def test_a_prefilter_keeps_the_edits_of_its_text_functions() -> None:
+    """A text function in a prefilter is the call the statement's rewrite made of it (with
+    the column's analyzer, English: 'cafe' finds 'Café'), not the call as written (with
+    the default one, which keeps accents: the row was missing)."""
+    db = fts.connect()
+    t = db.create_table("t", pa.table({"id": [1, 2], "body": ["run to the Café", "run home"]}))
+    t.create_index("body", analyzer="english")
+    found = db.sql("SELECT id FROM t WHERE MATCH(body, 'run') AND fts_match(body, 'cafe') ORDER BY id").to_pydict()
+    assert found == {"id": [1]}

@@ -154,7 +154,8 @@ class Splicer:
         return [self.text[self.tokens[i].start:self.tokens[i].end] for i in map(self._index, names) if i is not None]
 
     def conjunct_texts(self, conjuncts: list[exp.Expression]) -> list[str] | None:
-        """The text of each of a WHERE clause's top-level ``AND`` operands, as written, for
+        """The text of each of a WHERE clause's top-level ``AND`` operands, as written (with
+        the edits made in it so far), for
         ``conjuncts`` (sqlglot's, in order), so a prefilter DataFusion runs is the user's
         own SQL; None (nothing broken: the caller generates them) when the text does not
         split into exactly those (a parenthesised group of ANDs is one piece of text but
@@ -171,7 +172,14 @@ class Splicer:
         if len(pieces) != len(conjuncts) or any(
                 not (lo <= first and last <= hi) for (lo, hi), (first, last) in zip(pieces, spans)):
             return None
-        return [self.text[self.tokens[lo].start:self.tokens[hi].end] for lo, hi in pieces]
+        texts = []
+        for lo, hi in pieces:  # (with the edits made in them so far: text functions' calls)
+            begin, end = self.tokens[lo].start, self.tokens[hi].end
+            inside = [(a - begin, b - begin, r) for a, b, r in self.edits if begin <= a and b <= end]
+            if any(a < end and b > begin and not (begin <= a and b <= end) for a, b, _ in self.edits):
+                return None
+            texts.append(spliced(self.text[begin:end], inside))
+        return texts
 
     def _span(self, node: exp.Expression) -> tuple[int, int] | None:
         """The indexes of the first and last tokens of ``node``'s positioned leaves."""
