@@ -52,8 +52,6 @@ class IndexWriter(Protocol):
 
     def commit(self, manifest: Manifest, flushed: str | None = None) -> None: ...
 
-    def discard_uncommitted(self) -> None: ...
-
 
 def build_index(writer: IndexWriter, name: str, index: IndexMeta, progress: BuildReporter, ray: RayBuild) -> None:
     """Commit ``index`` (its segments not yet built) of table ``name`` built over every
@@ -113,17 +111,13 @@ def upgrade_fragments(writer: IndexWriter, name: str) -> None:
     manifest = writer.state.manifest
     file_schema = pa.schema([pa.field(ROWID, pa.int64(), False), *meta.schema])
     fragments = []
-    try:
-        for frag in meta.fragments:
-            if frag.layout not in (PAGED_LAYOUT, SOURCE_LAYOUT):
-                frag_id, manifest = manifest.file_id("frag")
-                batches = writer.store.iter_fragment(frag.id, file_schema.names, SCAN_BATCH_ROWS)
-                _, crcs = writer.store.write_fragment(frag_id, file_schema, batches)
-                frag = replace(frag, id=frag_id, layout=PAGED_LAYOUT, crc=crcs.whole, footer_crc=crcs.footer)
-            fragments.append(frag)
-    except BaseException:
-        writer.discard_uncommitted()
-        raise
+    for frag in meta.fragments:
+        if frag.layout not in (PAGED_LAYOUT, SOURCE_LAYOUT):
+            frag_id, manifest = manifest.file_id("frag")
+            batches = writer.store.iter_fragment(frag.id, file_schema.names, SCAN_BATCH_ROWS)
+            _, crcs = writer.store.write_fragment(frag_id, file_schema, batches)
+            frag = replace(frag, id=frag_id, layout=PAGED_LAYOUT, crc=crcs.whole, footer_crc=crcs.footer)
+        fragments.append(frag)
     writer.commit(manifest.with_table(replace(manifest.tables[name], fragments=tuple(fragments))))
 
 
@@ -135,7 +129,7 @@ def _build_ranges(
     (:func:`_merged`), with file ids reserved in ``manifest``, and the ids of those already
     written. With ``fts.executor = 'ray'`` they are built (merged and written) by parallel
     Ray tasks (``ray``), the ranges first ``split`` for parallelism when allowed; a failed
-    task fails the build, and what the others wrote is removed."""
+    task fails the build, and what the others wrote is removed (by ``Writer.writing``)."""
     if writer.settings.get("fts.executor") != "ray" or snap.meta.source is not None:
         # (Ray's build tasks read a store's fragments; a table indexed in place is
         # read where its files are, by this process)
@@ -144,11 +138,7 @@ def _build_ranges(
     progress.start(TOKENIZING, rows)
     if not ranges:
         return manifest, [], frozenset()
-    try:
-        manifest, metas = ray(manifest, snap, index, ranges, split)
-    except BaseException:
-        writer.discard_uncommitted()
-        raise
+    manifest, metas = ray(manifest, snap, index, ranges, split)
     progress.advance(rows)  # (the tasks report nothing on their way)
     return manifest, [writer.segment_sets.segment(m) for m in metas], frozenset(m.id for m in metas)
 

@@ -92,12 +92,12 @@ class Writer:
         self.logs.cut_torn_tails(list(manifest.tables))
         self._collect_garbage(manifest)
 
-    def _collect_garbage(self, manifest: Manifest) -> None:
-        """Delete the files no one may read: those ``manifest`` does not name, but the
-        ones retired within the grace period (leftovers of writes that never committed
+    def _collect_garbage(self, *manifests: Manifest) -> None:
+        """Delete the files no one may read: those no manifest of ``manifests`` names, but
+        the ones retired within the grace period (leftovers of writes that never committed
         among them). Only with the writer lock held."""
-        grace = self.settings.get("fts.gc_grace_seconds")
-        self.store.collect_garbage(manifest.kept_files(time.time(), grace))
+        grace, now = self.settings.get("fts.gc_grace_seconds"), time.time()
+        self.store.collect_garbage(frozenset().union(*(m.kept_files(now, grace) for m in manifests)))
 
     def discard_uncommitted(self) -> None:
         """After a write failed: delete what it wrote and no manifest names (a disk left
@@ -106,11 +106,7 @@ class Writer:
         even if this process failed before installing it; when the manifest on disk
         cannot be read, nothing is deleted (the next open collects)."""
         try:
-            on_disk = self.store.load_manifest()
-            grace = self.settings.get("fts.gc_grace_seconds")
-            now = time.time()
-            keep = self.state.manifest.kept_files(now, grace) | on_disk.kept_files(now, grace)
-            self.store.collect_garbage(keep)
+            self._collect_garbage(self.state.manifest, self.store.load_manifest())
         except FtsError:
             pass
         self.segment_sets.retain(self.state.manifest.file_ids())
@@ -186,11 +182,7 @@ class Writer:
         try:
             return append_rows.append_fragments(self.store, manifest, meta, source_schema, batches)
         except pa.ArrowNotImplementedError as exc:  # (a type Parquet has none of: an interval)
-            self.discard_uncommitted()
             raise InvalidArgument(f"table {meta.name!r}: its columns cannot be stored as Parquet: {exc}") from None
-        except BaseException:
-            self.discard_uncommitted()  # nothing was committed: remove what this call wrote
-            raise
 
     def bulk_insert(self, name: str, data: Any) -> int:
         """Append ``data`` as committed fragments in one commit (all or nothing: a source
@@ -333,6 +325,7 @@ class Writer:
         try:
             self.flush(name)
         except FtsError as exc:
+            self.discard_uncommitted()  # (this write goes on: writing() sees no failure)
             self.counters["fresh_flushes_failed"] += 1
             warnings.warn(FtsNotice(f"table {name!r}: the inserted rows are acknowledged and stay in the fresh "
                                     f"tier; flushing them failed and is tried again later: {exc}"), stacklevel=4)
@@ -364,24 +357,20 @@ class Writer:
         meta = self.state.snapshot(name).meta
         rows = pa.Table.from_batches(fresh_batches(runs)).drop_columns([ROWID])
         persisted: dict[str, Segment] = {}
-        try:
-            manifest, new_meta = self.append(self.state.manifest, meta, rows.schema, iter(rows.to_batches()))
-            assert new_meta.next_rowid == runs[-1].batches[-1].column(0)[-1].as_py() + 1
-            for column, index in meta.indexes.items():
-                seg_id, manifest = manifest.file_id("seg")
-                parts = [r.segments[column] for r in runs]
-                seg = merge_segments(seg_id, parts) if len(parts) > 1 else replace(
-                    parts[0], meta=replace(parts[0].meta, id=seg_id)
-                )
-                seg = seg.written(self.store.write_segment(seg_id, seg.to_arrays()))
-                persisted[seg_id] = seg
-                new_meta = new_meta.with_index(replace(index, segments=index.segments + (seg.meta,)))
-            manifest = manifest.with_table(new_meta)
-            if deleted is not None:
-                manifest = self._deleted(manifest, new_meta, deleted)
-        except BaseException:
-            self.discard_uncommitted()
-            raise
+        manifest, new_meta = self.append(self.state.manifest, meta, rows.schema, iter(rows.to_batches()))
+        assert new_meta.next_rowid == runs[-1].batches[-1].column(0)[-1].as_py() + 1
+        for column, index in meta.indexes.items():
+            seg_id, manifest = manifest.file_id("seg")
+            parts = [r.segments[column] for r in runs]
+            seg = merge_segments(seg_id, parts) if len(parts) > 1 else replace(
+                parts[0], meta=replace(parts[0].meta, id=seg_id)
+            )
+            seg = seg.written(self.store.write_segment(seg_id, seg.to_arrays()))
+            persisted[seg_id] = seg
+            new_meta = new_meta.with_index(replace(index, segments=index.segments + (seg.meta,)))
+        manifest = manifest.with_table(new_meta)
+        if deleted is not None:
+            manifest = self._deleted(manifest, new_meta, deleted)
         self.commit(manifest, flushed=name)
         self.segment_sets.add(persisted)  # (the segments just written are in memory already)
 
@@ -421,11 +410,7 @@ class Writer:
     def _copy_stored(self, manifest: Manifest, name: str) -> Manifest:
         """``manifest`` with copies of the stored columns of the files of ``name`` that
         have none (``InPlaceTables.with_copies``), written but not committed."""
-        try:
-            return self.in_place.with_copies(manifest, name, append_rows.FRAGMENT_ROWS)
-        except BaseException:
-            self.discard_uncommitted()
-            raise
+        return self.in_place.with_copies(manifest, name, append_rows.FRAGMENT_ROWS)
 
     def refuse_writes(self, name: str) -> None:
         """Refuse a write to the rows of table ``name`` before any work: on a database

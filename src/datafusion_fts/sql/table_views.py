@@ -114,7 +114,6 @@ class TableViews:
         plans, describes and lists the table as the in-memory table ``CREATE TABLE`` makes
         (a base table scanned by name), not as a view of parts. Deleted rows are filtered
         out of the fragments once per committed version."""
-        parts = [f"{name}_live" for name in _part_names(meta.name)[:2]]
         known = self._stored.get(meta.name)
         if known is not None and known[0] is meta:
             _, stored, deleted = known
@@ -126,11 +125,11 @@ class TableViews:
             if deleted is not None:
                 stored = _without(stored, deleted)
             self._stored[meta.name] = (meta, stored, deleted)
-            self._registered[meta.name] = (meta, parts, False)
+            self._registered[meta.name] = (meta, [], False)  # (no parts in the shared sessions)
         rows = stored + (fresh if deleted is None else _without(fresh, deleted))
         columns = pa.schema(list(meta.sql_schema))
         plain = [pa.RecordBatch.from_arrays(b.columns[1:], schema=columns) for b in rows]
-        rows_part, plain_part = parts
+        rows_part, plain_part = "rows", "plain"
         # Made in a session of the user's settings (a definition reads in its SQL dialect),
         # filled without splitting or merging batches; the tables outlive it.
         session = datafusion.SessionContext(

@@ -269,14 +269,13 @@ class WriteAheadLog:
                 except OSError as exc:
                     if not _cut(fd, start):
                         self._torn_at = start
-                    raise StorageError(f"cannot write the log {self.path}: {describe_os_error(exc)}; "
-                                       "the record was not written") from exc
+                    raise self._not_written(describe_os_error(exc)) from exc
                 self._written += 1
                 mine = self._written
             with self._sync_lock:
                 with self._lock:
                     if any(lo <= mine <= hi for lo, hi in self._lost):
-                        raise StorageError(f"cannot write the log {self.path}: {self._failure}; the record was not written")
+                        raise self._not_written(self._failure)
                     if self._synced >= mine:
                         return  # another writer's fsync covered this record
                     target, end = self._written, os.lseek(fd, 0, os.SEEK_END)
@@ -289,12 +288,14 @@ class WriteAheadLog:
                         if not _cut(fd, self._synced_end):
                             self._torn_at = self._synced_end
                         self._synced = self._written
-                    raise StorageError(f"cannot write the log {self.path}: {self._failure}; "
-                                       "the record was not written") from exc
+                    raise self._not_written(self._failure) from exc
                 with self._lock:
                     self._synced, self._synced_end = target, end
         finally:
             os.close(fd)
+
+    def _not_written(self, why: str) -> StorageError:
+        return StorageError(f"cannot write the log {self.path}: {why}; the record was not written")
 
     def truncate(self) -> None:
         """Empty the log (its rows are committed elsewhere)."""

@@ -154,11 +154,10 @@ def _writing(what: str, tmp: Path) -> Iterator[None]:
     ``discard_uncommitted`` deletes it."""
     try:
         yield
-    except OSError as exc:
+    except BaseException as exc:
         _remove(tmp)
-        raise StorageError(f"cannot write {what}: {describe_os_error(exc)}") from exc
-    except BaseException:
-        _remove(tmp)
+        if isinstance(exc, OSError):
+            raise StorageError(f"cannot write {what}: {describe_os_error(exc)}") from exc
         raise
 
 
@@ -665,10 +664,7 @@ class DirectoryStore:
                 fsync_path(path)
                 sums[name] = checksums.file_sums(pa.memory_map(str(path), "r").read_buffer())
             data = checksums.encode(sums)
-            with open(tmp / checksums.CHECKSUMS, "wb") as f:
-                f.write(data)
-                f.flush()
-                os.fsync(f.fileno())
+            _write_file(tmp / checksums.CHECKSUMS, data)
             fsync_path(tmp)  # the files' names in it must survive a power loss too
             os.replace(tmp, final)
             fsync_path(final.parent)
@@ -719,9 +715,7 @@ class DirectoryStore:
         tmp = path.with_suffix(".arrow.tmp")
         data = _deletes_file(rows)
         with _writing(f"deletion vector {path}", tmp):
-            with open(tmp, "wb") as f:
-                f.write(data)
-            fsync_path(tmp)
+            _write_file(tmp, data)
             os.replace(tmp, path)
             fsync_path(path.parent)
         return zlib.crc32(data)
