@@ -8,7 +8,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from datafusion_fts.udfs.render_kernels import best_windows
+from datafusion_fts.kernels.render import best_windows
 
 WORDS = " ".join(f"w{i}" for i in range(30))
 

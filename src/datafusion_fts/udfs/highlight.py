@@ -18,7 +18,7 @@ import numpy as np
 import pyarrow as pa
 
 from .arguments import per_group, positive_ints, string_array, string_buffers, take, validity
-from .render_kernels import best_windows, render
+from ..kernels.render import best_windows, render
 from .text_query import BatchMatch, TextQuery, candidates, compile_query, resolve_analyzer
 
 DEFAULT_PRE = "<b>"
@@ -48,8 +48,16 @@ def _render(
 ) -> pa.Array:
     data, offsets, _ = string_buffers(values)
     tags = [string_buffers(t)[:2] for t in (pre, post, ellipsis)]
-    out, out_offsets = render(data, offsets, valid, *window, *marks, *tags[0], *tags[1], *tags[2])
+    win_lo, win_hi, lead, trail = window
+    out, out_offsets = render(
+        data, offsets, _bytes(valid), win_lo, win_hi, _bytes(lead), _bytes(trail), *marks, *tags[0], *tags[1], *tags[2]
+    )
     return string_array(out, out_offsets, valid)
+
+
+def _bytes(mask: np.ndarray) -> np.ndarray:
+    """A bool mask as the bytes the kernels read."""
+    return np.ascontiguousarray(mask, dtype=np.bool_).view(np.uint8)
 
 
 def _match(text: pa.Array, query: str, analyzer: str | None, column: str | None, function: str) -> BatchMatch:

@@ -1,0 +1,42 @@
+"""Builds the compiled kernels (src/datafusion_fts/kernels/*.pyx) when the package is
+installed, so no query ever waits for a compiler (docs/design.md: "Kernels")."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+from Cython.Build import cythonize
+from setuptools import Extension, setup
+
+KERNELS = Path("src/datafusion_fts/kernels")
+
+# Every loop indexes arrays its caller sized and checked, and divides non-negative
+# integers or floats (a float 0/0 is NaN, as in numpy): no bounds, wraparound or
+# zero-division checks in the loops.
+DIRECTIVES = {
+    "language_level": 3,
+    "boundscheck": False,
+    "wraparound": False,
+    "initializedcheck": False,
+    "cdivision": True,
+    "embedsignature": True,
+}
+
+extensions = [
+    Extension(
+        f"datafusion_fts.kernels.{source.stem}",
+        [str(source)],
+        extra_compile_args=["-O2", "-fno-strict-aliasing"],
+    )
+    for source in sorted(KERNELS.glob("*.pyx"))
+]
+
+setup(
+    ext_modules=cythonize(
+        extensions,
+        compiler_directives=DIRECTIVES,
+        include_path=["src"],
+        nthreads=os.cpu_count() or 1,
+    )
+)
