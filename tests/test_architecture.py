@@ -19,7 +19,7 @@ LAYERS = (
     {"planner"},
     {"operators"},
     {"index", "storage", "ingest", "analysis", "query"},
-    {"errors", "settings", "defaults", "demo_corpus"},
+    {"errors", "settings", "defaults", "demo_corpus", "kernels"},
 )
 
 
