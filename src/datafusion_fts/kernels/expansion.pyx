@@ -4,6 +4,7 @@ every term of a vocabulary, cut off at the fuzziness (index/expansion.py)."""
 import numpy as np
 
 from libc.stdint cimport int64_t, uint8_t
+from libc.stdlib cimport free, malloc
 
 from datafusion_fts.kernels.tokenizer cimport decode
 
@@ -34,10 +35,13 @@ def levenshtein_within(const uint8_t[::1] data, const int64_t[::1] offsets,
     with nogil:
         for s in range(n):
             longest = max(longest, offsets[s + 1] - offsets[s])
-    out_arr = np.full(n, -1, dtype=np.int64)
-    work = np.empty(2 * (m + 1) + longest, dtype=np.int64)
-    cdef int64_t[::1] out = out_arr, work_v = work
-    cdef int64_t* prev = &work_v[0]
+    out_arr = np.empty(n, dtype=np.int64)
+    cdef int64_t[::1] out = out_arr
+    # two rows of the DP and a candidate's code points
+    cdef int64_t* prev = <int64_t*>malloc((2 * (m + 1) + longest) * sizeof(int64_t))
+    if prev == NULL:
+        raise MemoryError()
+    cdef int64_t* work = prev
     cdef int64_t* cur = prev + m + 1
     cdef int64_t* cand = cur + m + 1
     cdef int64_t* swap
@@ -45,6 +49,7 @@ def levenshtein_within(const uint8_t[::1] data, const int64_t[::1] offsets,
     cdef const int64_t* q = &query[0] if m else NULL
     with nogil:
         for s in range(n):
+            out[s] = -1
             n_cand = _code_points(d, offsets[s], offsets[s + 1], cand)
             if n_cand - m > max_dist or m - n_cand > max_dist:
                 continue
@@ -72,4 +77,5 @@ def levenshtein_within(const uint8_t[::1] data, const int64_t[::1] offsets,
                 cur = swap
             if not over and prev[m] <= max_dist:
                 out[s] = prev[m]
+        free(work)
     return out_arr

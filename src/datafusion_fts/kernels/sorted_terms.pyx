@@ -8,6 +8,7 @@ distinct and sorted by their bytes (Arrow's string order, which is also code poi
 import numpy as np
 
 from libc.stdint cimport int64_t, uint8_t, uint64_t
+from libc.stdlib cimport free, malloc
 from libc.string cimport memcmp, memcpy
 
 
@@ -172,14 +173,14 @@ def sort_terms(const uint8_t[::1] data, const int64_t[::1] offsets, const int64_
     out_arr = np.empty(n, dtype=np.int64)
     if n == 0:
         return out_arr
+    cdef int64_t[::1] out = out_arr
     # the (key, item) pairs and their merge scratch; the stack of ranges left to refine
     # (disjoint ranges of two or more items, so at most n // 2 at once)
-    work = np.empty(4 * n, dtype=np.uint64)
-    stack_arr = np.empty(3 * (n // 2 + 1), dtype=np.int64)
-    cdef uint64_t[::1] work_v = work
-    cdef int64_t[::1] out = out_arr, stack = stack_arr
-    cdef Keyed* pairs = <Keyed*>&work_v[0]
+    cdef Keyed* pairs = <Keyed*>malloc(2 * n * sizeof(Keyed) + 3 * (n // 2 + 1) * sizeof(int64_t))
+    if pairs == NULL:
+        raise MemoryError()
     cdef Keyed* tmp = pairs + n
+    cdef int64_t* stack = <int64_t*>(tmp + n)
     cdef const uint8_t* d = _bytes(data)
     cdef int64_t i, j, m, a, b, depth, item, top = 0
     cdef bint longer
@@ -220,4 +221,5 @@ def sort_terms(const uint8_t[::1] data, const int64_t[::1] offsets, const int64_
                 i = j
         for i in range(n):
             out[i] = pairs[i].item
+        free(pairs)
     return out_arr

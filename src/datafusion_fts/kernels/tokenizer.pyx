@@ -12,15 +12,17 @@ rows: the per-token cost grows with the size of one call, and pieces run in para
 import numpy as np
 
 from libc.stdint cimport int32_t, int64_t, uint8_t, uint64_t
-from libc.stdlib cimport calloc, free
-from libc.string cimport memcmp
+from cpython.buffer cimport PyBUF_WRITABLE, PyBuffer_Release, PyObject_GetBuffer
+from libc.stdlib cimport calloc, free, malloc
+from libc.string cimport memcmp, memcpy, memset
 
 cdef uint64_t FNV_OFFSET = 0xCBF29CE484222325
 cdef uint64_t FNV_PRIME = 0x100000001B3
+_INT32, _INT64, _UINT8 = np.dtype(np.int32), np.dtype(np.int64), np.dtype(np.uint8)
 
 
 cdef struct Tokens:
-    # the outputs, sized by the caller for the worst case
+    # the outputs, sized for the worst case
     int32_t* row
     int32_t* term
     int32_t* pos
@@ -184,6 +186,18 @@ cdef int _run(
     return 0
 
 
+cdef object _array_from(const void* src, Py_ssize_t n, object dtype):
+    """A new numpy array of ``n`` items of ``dtype``, a copy of those at ``src``."""
+    out = np.empty(n, dtype=dtype)
+    cdef Py_buffer view
+    if n:
+        PyObject_GetBuffer(out, &view, PyBUF_WRITABLE)
+        with nogil:
+            memcpy(view.buf, src, view.len)
+        PyBuffer_Release(&view)
+    return out
+
+
 cdef tuple _tokenize(
     const uint8_t[::1] data,
     const int64_t[::1] offsets,
@@ -195,63 +209,66 @@ cdef tuple _tokenize(
     const int64_t[::1] seed_offsets,
     bint spans,
 ):
-    """Size the outputs for the worst case, run the loop without the GIL, cut them to size."""
+    """Run the loop without the GIL into scratch sized for the worst case, then copy the
+    results out at their size (one allocation of scratch: small calls, such as a query's
+    text, cost little more than the loop)."""
     cdef int64_t n_rows = offsets.shape[0] - 1
     cdef int64_t n_bytes = offsets[n_rows] - offsets[0]
     cdef int64_t n_seed = seed_offsets.shape[0] - 1
     cdef int64_t max_tok = n_bytes // 2 + n_rows + 1
     cdef int64_t max_terms = max_tok + n_seed
     cdef int64_t n_span = max_tok if spans else 0
-    tok_row = np.empty(max_tok, dtype=np.int32)
-    tok_term = np.empty(max_tok, dtype=np.int32)
-    tok_pos = np.empty(max_tok, dtype=np.int32)
-    tok_start = np.empty(n_span, dtype=np.int32)
-    tok_end = np.empty(n_span, dtype=np.int32)
-    dl = np.zeros(n_rows, dtype=np.int32)
     # Lowercasing grows a code point's UTF-8 by at most half (U+023A -> U+2C65).
-    vocab = np.empty(n_bytes + n_bytes // 2 + seed_bytes.shape[0] + 16, dtype=np.uint8)
-    vocab_offsets = np.zeros(max_terms + 1, dtype=np.int64)
-    hashes = np.empty(max_terms, dtype=np.uint64)
-    cdef int32_t[::1] row_v = tok_row, term_v = tok_term, pos_v = tok_pos, dl_v = dl
-    cdef int32_t[::1] start_v = tok_start, end_v = tok_end
-    cdef uint8_t[::1] vocab_v = vocab
-    cdef int64_t[::1] voff_v = vocab_offsets
-    cdef uint64_t[::1] hashes_v = hashes
+    cdef int64_t n_vocab = n_bytes + n_bytes // 2 + seed_bytes.shape[0] + 16
+    # (8-byte arrays first, so every array is aligned)
+    cdef char* scratch = <char*>malloc(
+        8 * (2 * max_terms + 1) + 4 * (3 * max_tok + 2 * n_span + n_rows) + n_vocab
+    )
+    if scratch == NULL:
+        raise MemoryError()
     cdef Tokens t
-    t.row, t.term, t.pos = &row_v[0], &term_v[0], &pos_v[0]
-    t.dl = &dl_v[0] if n_rows else NULL
-    t.start = &start_v[0] if n_span else NULL
-    t.end = &end_v[0] if n_span else NULL
-    t.vocab, t.vocab_offsets = &vocab_v[0], &voff_v[0]
-    t.hashes = &hashes_v[0] if max_terms else NULL
+    t.vocab_offsets = <int64_t*>scratch
+    t.hashes = <uint64_t*>(t.vocab_offsets + max_terms + 1)
+    t.row = <int32_t*>(t.hashes + max_terms)
+    t.term = t.row + max_tok
+    t.pos = t.term + max_tok
+    t.start = t.pos + max_tok
+    t.end = t.start + n_span
+    t.dl = t.end + n_span
+    t.vocab = <uint8_t*>(t.dl + n_rows)
+    t.vocab_offsets[0] = 0
     t.n_tok = t.n_terms = t.cursor = 0
     t.capacity = 1 << 12
     while t.capacity < <uint64_t>(2 * n_seed + 2):
         t.capacity *= 2
-    t.table = <int32_t*>calloc(t.capacity, sizeof(int32_t))
-    if t.table == NULL:
-        raise MemoryError()
-    cdef int status
-    with nogil:
-        status = _run(
-            &data[0] if data.shape[0] else NULL, &offsets[0], n_rows,
-            &valid[0] if n_rows else NULL, &is_word[0], &lower[0], max_bytes,
-            &seed_bytes[0] if seed_bytes.shape[0] else NULL, &seed_offsets[0], n_seed, spans, &t,
+    cdef int status = -1
+    try:
+        with nogil:
+            memset(t.dl, 0, n_rows * sizeof(int32_t))
+            t.table = <int32_t*>calloc(t.capacity, sizeof(int32_t))
+            if t.table != NULL:
+                status = _run(
+                    &data[0] if data.shape[0] else NULL, &offsets[0], n_rows,
+                    &valid[0] if n_rows else NULL, &is_word[0], &lower[0], max_bytes,
+                    &seed_bytes[0] if seed_bytes.shape[0] else NULL, &seed_offsets[0], n_seed,
+                    spans, &t,
+                )
+                free(t.table)
+        if status:
+            raise MemoryError()
+        out = (
+            _array_from(t.row, t.n_tok, _INT32),
+            _array_from(t.term, t.n_tok, _INT32),
+            _array_from(t.pos, t.n_tok, _INT32),
+            _array_from(t.dl, n_rows, _INT32),
+            _array_from(t.vocab, t.cursor, _UINT8),
+            _array_from(t.vocab_offsets, t.n_terms + 1, _INT64),
         )
-        free(t.table)
-    if status:
-        raise MemoryError()
-    cdef int64_t n_tok = t.n_tok, n_kept_spans = min(n_tok, n_span)
-    return (
-        tok_row[:n_tok].copy(),
-        tok_term[:n_tok].copy(),
-        tok_pos[:n_tok].copy(),
-        dl,
-        vocab[:t.cursor].copy(),
-        vocab_offsets[: t.n_terms + 1].copy(),
-        tok_start[:n_kept_spans].copy(),
-        tok_end[:n_kept_spans].copy(),
-    )
+        if spans:
+            out += (_array_from(t.start, t.n_tok, _INT32), _array_from(t.end, t.n_tok, _INT32))
+        return out
+    finally:
+        free(scratch)
 
 
 def tokenize(
@@ -277,7 +294,7 @@ def tokenize(
     """
     return _tokenize(
         data, offsets, valid, is_word, lower, max_bytes, seed_bytes, seed_offsets, False
-    )[:6]
+    )
 
 
 def tokenize_spans(
@@ -303,23 +320,32 @@ def remap_tokens(const int32_t[::1] tok_row, const int32_t[::1] tok_term, const 
                  int64_t n_rows):
     """Apply a term filter (``remap[term]`` = new id, or -1 to drop the token) and renumber
     positions so they stay consecutive within each row (dropped tokens leave no gap)."""
-    cdef Py_ssize_t n = tok_row.shape[0]
-    out_row = np.empty(n, dtype=np.int32)
-    out_term = np.empty(n, dtype=np.int32)
-    out_pos = np.empty(n, dtype=np.int32)
-    dl = np.zeros(n_rows, dtype=np.int32)
-    cdef int32_t[::1] row_v = out_row, term_v = out_term, pos_v = out_pos, dl_v = dl
-    cdef Py_ssize_t i, k = 0
+    cdef Py_ssize_t n = tok_row.shape[0], i, k = 0
+    cdef int32_t* out_row = <int32_t*>malloc((3 * n + n_rows + 1) * sizeof(int32_t))
+    if out_row == NULL:
+        raise MemoryError()
+    cdef int32_t* out_term = out_row + n
+    cdef int32_t* out_pos = out_term + n
+    cdef int32_t* dl = out_pos + n
     cdef int32_t r, new
-    with nogil:
-        for i in range(n):
-            new = remap[tok_term[i]]
-            if new < 0:
-                continue
-            r = tok_row[i]
-            row_v[k] = r
-            term_v[k] = new
-            pos_v[k] = dl_v[r]
-            dl_v[r] += 1
-            k += 1
-    return out_row[:k].copy(), out_term[:k].copy(), out_pos[:k].copy(), dl
+    try:
+        with nogil:
+            memset(dl, 0, n_rows * sizeof(int32_t))
+            for i in range(n):
+                new = remap[tok_term[i]]
+                if new < 0:
+                    continue
+                r = tok_row[i]
+                out_row[k] = r
+                out_term[k] = new
+                out_pos[k] = dl[r]
+                dl[r] += 1
+                k += 1
+        return (
+            _array_from(out_row, k, _INT32),
+            _array_from(out_term, k, _INT32),
+            _array_from(out_pos, k, _INT32),
+            _array_from(dl, n_rows, _INT32),
+        )
+    finally:
+        free(out_row)
