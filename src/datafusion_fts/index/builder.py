@@ -14,6 +14,7 @@ import numpy as np
 import pyarrow as pa
 
 from ..analysis import TokenStream
+from ..kernels.sorted_terms import sort_terms
 from ..storage.files.manifest import CODEC_BP128, SegmentMeta
 from .postings_codec import (
     PAD,
@@ -25,7 +26,7 @@ from .postings_codec import (
 )
 from .postings_kernel import BLOCK_SIZE, block_metadata, invert
 from .segment import Segment
-from .sorted_terms import sort_terms, term_buffers, union_terms
+from .sorted_terms import term_buffers, union_terms
 
 
 def _sorted_vocab(stream: TokenStream, term_ids: np.ndarray | None = None) -> tuple[pa.LargeStringArray, np.ndarray]:
