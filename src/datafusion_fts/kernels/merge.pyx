@@ -9,6 +9,7 @@ import numpy as np
 
 from libc.stdint cimport int64_t, uint8_t, uint32_t
 
+from datafusion_fts.kernels.arrays cimport fitted
 from datafusion_fts.kernels.topk_heap cimport heap_drain, heap_push, java_key
 
 cpdef enum:
@@ -67,15 +68,8 @@ def merge(int mode, const int64_t[::1] a_rows, const double[::1] a_sc, const int
         else:
             k = _merge(BOOST, ar, asc, na, br, bsc, nb, weight, &rows[0], &sc[0])
     rows = sc = None  # (nothing views the arrays now: they may shrink in place)
-    return _fitted(rows_arr, k), _fitted(sc_arr, k)
+    return fitted(rows_arr, k), fitted(sc_arr, k)
 
-
-cdef object _fitted(object arr, Py_ssize_t k):
-    """``arr[:k]`` as an array of its own, ``arr`` itself when possible: copied when
-    short (cheaper than a resize), else shrunk in place, which needs no new pages (a large
-    merge's copies cost more in page faults than its loop). Nothing may view ``arr``."""
-    if k == arr.shape[0]:
-        return arr
     if k < 4096:
         return arr[:k].copy()
     arr.resize(k, refcheck=False)
