@@ -70,11 +70,6 @@ def merge(int mode, const int64_t[::1] a_rows, const double[::1] a_sc, const int
     rows = sc = None  # (nothing views the arrays now: they may shrink in place)
     return fitted(rows_arr, k), fitted(sc_arr, k)
 
-    if k < 4096:
-        return arr[:k].copy()
-    arr.resize(k, refcheck=False)
-    return arr
-
 
 cdef inline Py_ssize_t _merge(int mode, const int64_t* a_rows, const double* a_sc, Py_ssize_t na,
                               const int64_t* b_rows, const double* b_sc, Py_ssize_t nb, double weight,
@@ -139,7 +134,7 @@ def phrase_tf(const int64_t[:, ::1] starts, const int64_t[:, ::1] ends, const po
     cdef Py_ssize_t n_terms = starts.shape[0], n_cand = starts.shape[1]
     tf_arr = np.zeros(n_cand, dtype=np.int64)
     cdef int64_t[::1] tf = tf_arr
-    cdef const position* pos = &positions[0] if positions.shape[0] else NULL
+    cdef const position* pos = &positions[0]
     cdef Py_ssize_t c, s, t, lo
     cdef int64_t count, p1, cur
     cdef bint ok
@@ -184,7 +179,7 @@ def sloppy_phrase_tf(const int64_t[:, ::1] starts, const int64_t[:, ::1] ends, c
     tf_arr = np.zeros(n_cand, dtype=np.int64)
     cur_arr = np.empty(n_terms, dtype=np.int64)
     cdef int64_t[::1] tf = tf_arr, cur = cur_arr
-    cdef const position* pos = &positions[0] if positions.shape[0] else NULL
+    cdef const position* pos = &positions[0]
     cdef bint record = marks.shape[0] > 0, alive, first
     cdef Py_ssize_t c, k, j, lead
     cdef int64_t count, lead_at, following, top, shifted
