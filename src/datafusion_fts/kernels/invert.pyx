@@ -11,7 +11,6 @@ import numpy as np
 
 from libc.math cimport INFINITY
 from libc.stdint cimport int32_t, int64_t, uint16_t, uint32_t, uint64_t
-from libc.stdlib cimport qsort
 
 from datafusion_fts.kernels.arrays cimport fitted
 
@@ -179,7 +178,7 @@ def block_metadata(const int64_t[::1] post_offsets, const uint32_t[::1] rows, co
                 else:
                     for j in range(e - s):  # tf descending, then length ascending: one sort key
                         keys[j] = (<uint64_t>(0xFFFFFFFFu - tfs[s + j]) << 32) | dl[rows[s + j]]
-                    qsort(&keys[0], e - s, sizeof(uint64_t), _ascending)
+                    _sort(&keys[0], e - s)
                     for j in range(e - s):
                         d = keys[j] & 0xFFFFFFFFu
                         if d < shortest:
@@ -213,7 +212,29 @@ cdef inline double _factor(double tf, double dl, double avgdl) noexcept nogil:
     return tf / (tf + _REF_K1 * ((1.0 - _REF_B) + _REF_B * dl / avgdl))
 
 
-cdef int _ascending(const void* a, const void* b) noexcept nogil:
-    """qsort's order of uint64 keys."""
-    cdef uint64_t x = (<const uint64_t*>a)[0], y = (<const uint64_t*>b)[0]
-    return (x > y) - (x < y)
+cdef inline void _sort(uint64_t* keys, Py_ssize_t n) noexcept nogil:
+    """Sorts ``keys[:n]`` ascending in place: a heap sort, in line (qsort's call per
+    comparison cost 15 % more than numba's sort; a block has at most ``block_size`` keys)."""
+    cdef Py_ssize_t start, end
+    for start in range(n // 2 - 1, -1, -1):
+        _sift(keys, start, n)
+    for end in range(n - 1, 0, -1):
+        keys[0], keys[end] = keys[end], keys[0]
+        _sift(keys, 0, end)
+
+
+cdef inline void _sift(uint64_t* keys, Py_ssize_t c, Py_ssize_t n) noexcept nogil:
+    """Moves ``keys[c]`` down the max-heap ``keys[:n]`` to its place."""
+    cdef uint64_t key = keys[c]
+    cdef Py_ssize_t w
+    while True:
+        w = 2 * c + 1
+        if w >= n:
+            break
+        if w + 1 < n and keys[w + 1] > keys[w]:
+            w += 1
+        if keys[w] <= key:
+            break
+        keys[c] = keys[w]
+        c = w
+    keys[c] = key
