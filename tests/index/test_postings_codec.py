@@ -17,7 +17,7 @@ from hypothesis import strategies as st
 
 import datafusion_fts as fts
 from datafusion_fts.index.postings_codec import gather, pack_positions, pack_postings, rank
-from datafusion_fts.index.postings_kernel import BLOCK_SIZE
+from datafusion_fts.kernels.invert import BLOCK_SIZE
 from datafusion_fts.operators.posting_cursor import advance, cursors, row, seek, start_cursors
 from datafusion_fts.query import Boolean, Match, Phrase
 

@@ -14,6 +14,7 @@ import numpy as np
 import pyarrow as pa
 
 from ..analysis import TokenStream
+from ..kernels.invert import BLOCK_SIZE, block_metadata, invert
 from ..kernels.sorted_terms import sort_terms
 from ..storage.files.manifest import CODEC_BP128, SegmentMeta
 from .postings_codec import (
@@ -24,7 +25,6 @@ from .postings_codec import (
     scatter_positions,
     scatter_postings,
 )
-from .postings_kernel import BLOCK_SIZE, block_metadata, invert
 from .segment import Segment
 from .sorted_terms import term_buffers, union_terms
 

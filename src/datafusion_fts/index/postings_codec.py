@@ -42,7 +42,7 @@ import numpy as np
 from numba import njit
 
 from ..errors import StorageError
-from .postings_kernel import BLOCK_SIZE
+from ..kernels.invert import BLOCK_SIZE
 
 # Zero words after the packed data: reading a value takes 64 bits from its first word.
 PAD = 2

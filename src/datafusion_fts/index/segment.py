@@ -25,6 +25,7 @@ import numpy as np
 import pyarrow as pa
 
 from ..errors import StorageError
+from ..kernels.invert import BLOCK_IMPACTS
 from ..kernels.sorted_terms import find_term
 from ..storage.files.checksums import LazyRegions
 from ..storage.files.manifest import CODEC_BP128, CODEC_U32, SegmentMeta
@@ -41,7 +42,6 @@ from .postings_codec import (
     pack_postings,
     rank,
 )
-from .postings_kernel import BLOCK_IMPACTS
 from .sorted_terms import term_buffers
 
 # Arrays of every segment, then of each layout, with their types.
@@ -80,7 +80,7 @@ class Segment:
     post_offsets: np.ndarray
     dl: np.ndarray
     block_offsets: np.ndarray
-    # Per block, its (tf, dl) impact points (index/postings_kernel.py block_metadata):
+    # Per block, its (tf, dl) impact points (kernels/invert.pyx block_metadata):
     # ``impacts`` each, block j's at [j * impacts, (j + 1) * impacts). A segment of format 2
     # keeps one, the block's max tf and min dl, hence the names.
     block_max_tf: np.ndarray

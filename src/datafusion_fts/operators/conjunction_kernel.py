@@ -39,7 +39,7 @@ from numba import njit
 
 from ..index.bm25 import BOUND_MARGIN
 from ..index.postings_codec import rank
-from ..index.postings_kernel import BLOCK_SIZE
+from ..kernels.invert import BLOCK_SIZE
 from .posting_cursor import (
     IN_BLOCK, PAST_ROWS, advance, advance_call, cursors, damaged, gallop, no_refcounts, reach, row, seek, slot_ranges, start_cursors,
     tf_at,

@@ -29,7 +29,7 @@ import numpy as np
 from numba import njit
 
 from ..index.postings_codec import DamagedPostings, load_rows_from, load_tfs, no_refcounts
-from ..index.postings_kernel import BLOCK_SIZE
+from ..kernels.invert import BLOCK_SIZE
 
 IN_BLOCK = BLOCK_SIZE - 1  # (a posting's place in its block: index & IN_BLOCK)
 

@@ -33,7 +33,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from ..index.postings_kernel import BLOCK_SIZE
+from ..kernels.invert import BLOCK_SIZE
 from .posting_cursor import (
     PAST_ROWS, cursors, damaged, gallop, no_refcounts, reach, row, seek, slot_ranges, start_cursors, tf_at,
 )
