@@ -13,6 +13,7 @@ makes overflow wrap around (``-fwrapv``), never undefined behaviour.
 import numpy as np
 
 from libc.stdint cimport int64_t, uint8_t
+from libc.stdlib cimport free, malloc
 
 # The tables' columns and the codes (parquet_thrift.pxd), for Python callers too.
 globals().update(
@@ -177,69 +178,64 @@ cdef int64_t _int_fields(const uint8_t* buf, int64_t pos, int64_t end, int64_t* 
             pos = _skip(buf, pos, end, ftype, 1)
 
 
-cdef int64_t _page_headers(const uint8_t* buf, int64_t n_buf, const int64_t* starts, const int64_t* ends,
-                           int64_t n, int64_t* out) noexcept nogil:
-    """:func:`page_headers` on raw pointers (``out``: ``n`` rows of ``H_FIELDS``)."""
+cdef bint _page_header(const uint8_t* buf, int64_t n_buf, int64_t start, int64_t end, int64_t* row) noexcept nogil:
+    """Parse the page header at ``start`` (within ``end``) into ``row`` (columns ``H_*``);
+    False if it is damaged."""
     cdef int64_t top[5]
     cdef int64_t sub[9]
-    cdef int64_t i, j, pos, end, has_crc, fid, ftype, v
-    cdef int64_t* row
-    for i in range(n):
-        row = out + i * H_FIELDS
-        pos, end = starts[i], ends[i]
-        for j in range(5):
-            top[j] = -1
-        row[H_HAS_CRC] = 0
-        row[H_VALUES] = -1
-        row[H_ENCODING] = -1
-        row[H_NULLS] = -1
-        row[H_DEF_BYTES] = 0
-        row[H_REP_BYTES] = 0
-        row[H_COMPRESSED] = 1
-        row[H_DEF_ENCODING] = -1
-        if end > n_buf:  # (a header said to lie past the bytes given)
-            return i
-        has_crc = 0  # (any crc value is valid, -1 included: its presence is what counts)
-        fid = 0
-        while True:
-            pos = _field_header(buf, pos, end, fid, &fid, &ftype)
-            if pos < 0 or ftype == 0:
-                break
-            if 1 <= fid <= 4 and ftype == _I32:
-                pos = uvarint(buf, pos, end, &v)
-                top[fid] = zigzag(v)
-                has_crc |= fid == 4
-            elif ftype == _STRUCT and (fid == 5 or fid == 7 or fid == 8):
-                for j in range(9):
-                    sub[j] = -1
-                pos = _int_fields(buf, pos, end, sub, 9)
-                row[H_VALUES] = sub[1]
-                if fid == 5:  # DataPageHeader
-                    row[H_ENCODING] = sub[2]
-                    row[H_DEF_ENCODING] = sub[3]
-                elif fid == 7:  # DictionaryPageHeader
-                    row[H_ENCODING] = sub[2]
-                else:  # DataPageHeaderV2
-                    row[H_NULLS] = sub[2]
-                    row[H_ENCODING] = sub[4]
-                    row[H_DEF_BYTES] = sub[5]
-                    row[H_REP_BYTES] = sub[6]
-                    row[H_COMPRESSED] = 0 if sub[7] == 0 else 1
-            else:
-                pos = _skip(buf, pos, end, ftype, 0)
-        if pos < 0 or top[1] < 0 or top[2] < 0 or top[3] < 0 or top[3] > end - pos:
-            return i
-        if row[H_DEF_BYTES] < 0 or row[H_REP_BYTES] < 0:
-            return i
-        if row[H_DEF_BYTES] + row[H_REP_BYTES] > top[3]:
-            return i
-        row[H_LEN] = pos - starts[i]
-        row[H_TYPE] = top[1]
-        row[H_USIZE] = top[2]
-        row[H_CSIZE] = top[3]
-        row[H_HAS_CRC] = has_crc
-        row[H_CRC] = top[4] & 0xFFFFFFFFLL
-    return -1
+    cdef int64_t j, pos = start, has_crc = 0, fid = 0, ftype, v
+    for j in range(5):
+        top[j] = -1
+    row[H_HAS_CRC] = 0
+    row[H_VALUES] = -1
+    row[H_ENCODING] = -1
+    row[H_NULLS] = -1
+    row[H_DEF_BYTES] = 0
+    row[H_REP_BYTES] = 0
+    row[H_COMPRESSED] = 1
+    row[H_DEF_ENCODING] = -1
+    if end > n_buf:  # (a header said to lie past the bytes given)
+        return False
+    # (has_crc: any crc value is valid, -1 included: its presence is what counts)
+    while True:
+        pos = _field_header(buf, pos, end, fid, &fid, &ftype)
+        if pos < 0 or ftype == 0:
+            break
+        if 1 <= fid <= 4 and ftype == _I32:
+            pos = uvarint(buf, pos, end, &v)
+            top[fid] = zigzag(v)
+            has_crc |= fid == 4
+        elif ftype == _STRUCT and (fid == 5 or fid == 7 or fid == 8):
+            for j in range(9):
+                sub[j] = -1
+            pos = _int_fields(buf, pos, end, sub, 9)
+            row[H_VALUES] = sub[1]
+            if fid == 5:  # DataPageHeader
+                row[H_ENCODING] = sub[2]
+                row[H_DEF_ENCODING] = sub[3]
+            elif fid == 7:  # DictionaryPageHeader
+                row[H_ENCODING] = sub[2]
+            else:  # DataPageHeaderV2
+                row[H_NULLS] = sub[2]
+                row[H_ENCODING] = sub[4]
+                row[H_DEF_BYTES] = sub[5]
+                row[H_REP_BYTES] = sub[6]
+                row[H_COMPRESSED] = 0 if sub[7] == 0 else 1
+        else:
+            pos = _skip(buf, pos, end, ftype, 0)
+    if pos < 0 or top[1] < 0 or top[2] < 0 or top[3] < 0 or top[3] > end - pos:
+        return False
+    if row[H_DEF_BYTES] < 0 or row[H_REP_BYTES] < 0:
+        return False
+    if row[H_DEF_BYTES] + row[H_REP_BYTES] > top[3]:
+        return False
+    row[H_LEN] = pos - start
+    row[H_TYPE] = top[1]
+    row[H_USIZE] = top[2]
+    row[H_CSIZE] = top[3]
+    row[H_HAS_CRC] = has_crc
+    row[H_CRC] = top[4] & 0xFFFFFFFFLL
+    return True
 
 
 cdef _check_table(const int64_t[:, ::1] table, Py_ssize_t rows, Py_ssize_t columns):
@@ -252,12 +248,15 @@ def page_headers(const uint8_t[::1] buf, const int64_t[::1] starts, const int64_
                  int64_t[:, ::1] out) -> int:
     """Parse the page header at each ``starts[i]`` (within ``ends[i]``) into row i of
     ``out`` (columns ``H_*``). Returns the index of the first damaged header, or -1."""
-    cdef int64_t n = starts.shape[0], bad
+    cdef int64_t n = starts.shape[0], i, bad = -1
     if ends.shape[0] != n:
         raise ValueError("as many ends as starts wanted")
     _check_table(out, n, H_FIELDS)
     with nogil:
-        bad = _page_headers(&buf[0], buf.shape[0], &starts[0], &ends[0], n, &out[0, 0])
+        for i in range(n):
+            if not _page_header(&buf[0], buf.shape[0], starts[i], ends[i], &out[i, 0]):
+                bad = i
+                break
     return bad
 
 
@@ -346,14 +345,10 @@ def page_locations(const uint8_t[::1] buf, int64_t pos, int64_t end) -> tuple[np
     the row group); an empty result with size -1 at index 0 when damaged."""
     if not 0 <= end <= buf.shape[0]:
         raise ValueError(f"an end of {end} in {buf.shape[0]} bytes")
-    bad = np.full(1, -1, dtype=np.int64)
-    offsets_array = np.zeros(0, dtype=np.int64)
-    sizes_array = np.zeros(0, dtype=np.int64)
-    firsts_array = np.zeros(0, dtype=np.int64)
+    found = None
     cdef int64_t[::1] offsets, sizes, firsts
     cdef const uint8_t* b = &buf[0]
     cdef int64_t fid = 0, ftype, n, etype
-    cdef bint found = False
     with nogil:
         while True:
             pos = _field_header(b, pos, end, fid, &fid, &ftype)
@@ -367,16 +362,15 @@ def page_locations(const uint8_t[::1] buf, int64_t pos, int64_t end) -> tuple[np
                 pos = -1
                 break
             with gil:
-                offsets = offsets_array = np.empty(n, dtype=np.int64)
-                sizes = sizes_array = np.empty(n, dtype=np.int64)
-                firsts = firsts_array = np.empty(n, dtype=np.int64)
+                found = np.empty((3, n), dtype=np.int64)
+                offsets, sizes, firsts = found[0], found[1], found[2]
             pos = _page_list(b, pos, end, n, &offsets[0], &sizes[0], &firsts[0])
             if pos < 0:
                 break
-            found = True
-    if pos < 0 or not found:
+    if pos < 0 or found is None:
+        bad = np.full(1, -1, dtype=np.int64)
         return bad, bad, bad
-    return offsets_array, sizes_array, firsts_array
+    return found[0], found[1], found[2]
 
 
 def page_spans(const uint8_t[::1] buf, const int64_t[::1] sizes, const uint8_t[::1] compressed, int64_t max_def,
@@ -386,42 +380,49 @@ def page_spans(const uint8_t[::1] buf, const int64_t[::1] sizes, const uint8_t[:
     i's column chunk has a codec (a bool array). Flat columns only: data pages (v1 or v2)
     without repetition levels. Returns (-1, 0), or (the first bad page, why:
     ``BAD_HEADER``, ``NOT_DATA``, ``LEVELS_NOT_RLE``)."""
-    cdef int64_t n = sizes.shape[0], i, bad = -1, why = 0, body, levels
+    cdef int64_t n = sizes.shape[0], i, bad = -1, why = 0, start, body, levels
+    cdef const uint8_t* b = &buf[0]
+    cdef int64_t* heads
+    cdef int64_t* head
+    cdef bint v2
     if compressed.shape[0] != n:
         raise ValueError("a compressed flag per page wanted")
     _check_table(out, n, S_FIELDS)
-    ends_array = np.cumsum(sizes)
-    starts_array = ends_array - sizes
-    heads_array = np.empty((n, H_FIELDS), dtype=np.int64)
-    cdef const int64_t[::1] ends = ends_array, starts = starts_array
-    cdef int64_t[:, ::1] heads = heads_array
-    cdef bint v2
+    heads = <int64_t*>malloc(max(n, 1) * H_FIELDS * sizeof(int64_t))
+    if heads == NULL:
+        raise MemoryError()
     with nogil:
-        bad = _page_headers(&buf[0], buf.shape[0], &starts[0], &ends[0], n, &heads[0, 0])
-        if bad >= 0:
-            why = BAD_HEADER
-        else:
-            for i in range(n):
-                v2 = heads[i, H_TYPE] == DATA_PAGE_V2
-                if not (v2 or heads[i, H_TYPE] == DATA_PAGE) or heads[i, H_REP_BYTES] != 0:
-                    bad, why = i, NOT_DATA
-                    break
-                if max_def > 0 and not v2 and heads[i, H_DEF_ENCODING] != _RLE:
-                    bad, why = i, LEVELS_NOT_RLE
-                    break
-                body = starts[i] + heads[i, H_LEN]
-                levels = heads[i, H_DEF_BYTES] if v2 else 0
-                out[i, S_LEV_LO] = body if v2 else -1
-                out[i, S_LEV_HI] = body + levels if v2 else -1
-                out[i, S_VAL_LO] = body + levels
-                out[i, S_VAL_HI] = body + heads[i, H_CSIZE]
-                out[i, S_USIZE] = heads[i, H_USIZE] - levels
-                out[i, S_PACKED] = compressed[i] != 0 and (not v2 or heads[i, H_COMPRESSED] != 0)
-                out[i, S_V1] = not v2
-                out[i, S_VALUES] = heads[i, H_VALUES]
-                out[i, S_ENCODING] = heads[i, H_ENCODING]
-                out[i, S_HAS_CRC] = heads[i, H_HAS_CRC]
-                out[i, S_CRC] = heads[i, H_CRC]
-                out[i, S_CRC_LO] = body
-                out[i, S_CRC_HI] = body + heads[i, H_CSIZE]
+        start = 0  # (page i's: the sizes before it)
+        for i in range(n):
+            if not _page_header(b, buf.shape[0], start, start + sizes[i], heads + i * H_FIELDS):
+                bad, why = i, BAD_HEADER
+                break
+            start += sizes[i]
+        start = 0
+        for i in range(n if bad < 0 else 0):
+            head = heads + i * H_FIELDS
+            v2 = head[H_TYPE] == DATA_PAGE_V2
+            if not (v2 or head[H_TYPE] == DATA_PAGE) or head[H_REP_BYTES] != 0:
+                bad, why = i, NOT_DATA
+                break
+            if max_def > 0 and not v2 and head[H_DEF_ENCODING] != _RLE:
+                bad, why = i, LEVELS_NOT_RLE
+                break
+            body = start + head[H_LEN]
+            levels = head[H_DEF_BYTES] if v2 else 0
+            out[i, S_LEV_LO] = body if v2 else -1
+            out[i, S_LEV_HI] = body + levels if v2 else -1
+            out[i, S_VAL_LO] = body + levels
+            out[i, S_VAL_HI] = body + head[H_CSIZE]
+            out[i, S_USIZE] = head[H_USIZE] - levels
+            out[i, S_PACKED] = compressed[i] != 0 and (not v2 or head[H_COMPRESSED] != 0)
+            out[i, S_V1] = not v2
+            out[i, S_VALUES] = head[H_VALUES]
+            out[i, S_ENCODING] = head[H_ENCODING]
+            out[i, S_HAS_CRC] = head[H_HAS_CRC]
+            out[i, S_CRC] = head[H_CRC]
+            out[i, S_CRC_LO] = body
+            out[i, S_CRC_HI] = body + head[H_CSIZE]
+            start += sizes[i]
+    free(heads)
     return bad, why

@@ -372,10 +372,8 @@ def locate_rows(const int64_t[::1] first_rows, const int64_t[::1] rows) -> tuple
     cdef int64_t n = rows.shape[0], n_pages = first_rows.shape[0], m = 0, i, lo, hi, mid, page
     if n and not n_pages:
         raise ValueError("rows of no pages")
-    used_array = np.empty(n, dtype=np.int64)
-    page_of_array = np.empty(n, dtype=np.int64)
-    wanted_array = np.empty(n, dtype=np.int64)
-    cdef int64_t[::1] used = used_array, page_of = page_of_array, wanted = wanted_array
+    found = np.empty((3, n), dtype=np.int64)  # (one allocation: used, page_of, wanted)
+    cdef int64_t[:, ::1] out = found
     with nogil:
         for i in range(n):
             lo, hi = 0, n_pages  # (numpy's binary search for side="right")
@@ -386,12 +384,12 @@ def locate_rows(const int64_t[::1] first_rows, const int64_t[::1] rows) -> tuple
                 else:
                     hi = mid
             page = lo - 1
-            if m == 0 or used[m - 1] != page:
-                used[m] = page
+            if m == 0 or out[0, m - 1] != page:
+                out[0, m] = page
                 m += 1
-            page_of[i] = m - 1
-            wanted[i] = rows[i] - first_rows[page if page >= 0 else page + n_pages]
-    return used_array[:m], page_of_array, wanted_array
+            out[1, i] = m - 1
+            out[2, i] = rows[i] - first_rows[page if page >= 0 else page + n_pages]
+    return found[0, :m], found[1], found[2]
 
 
 def gather_bytes(const uint8_t[::1] buf, const uint8_t[::1] valid, const int64_t[::1] starts,
