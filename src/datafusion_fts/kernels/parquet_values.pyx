@@ -11,6 +11,9 @@ value; bit-packed runs are read at the wanted offsets without unpacking the rest
 Every offset is checked against the page's bounds before it is read: damaged bytes
 give an error code (the index of the page), never a read outside the buffer. The int64
 arithmetic of DELTA_BINARY_PACKED wraps around as the writer's (``-fwrapv``).
+
+The picked byte arrays are then copied end to end (:func:`gather_bytes`), and a
+reordered fetch's copied into their places (:func:`place_bytes`).
 """
 
 import numpy as np
