@@ -41,6 +41,12 @@ cdef inline Source make_source(
     return src
 
 
+cdef inline Source tuple_source(tuple src):
+    """The source of a tuple ``(post_words, block_words, block_bits, rows, tfs,
+    block_last_row)``; the caller keeps the tuple alive while it is read."""
+    return make_source(src[0], src[1], src[2], src[3], src[4], src[5])
+
+
 cdef inline int64_t _n_words(int64_t n, int64_t width) noexcept nogil:
     """Words holding ``n`` values of ``width`` bits."""
     return (n * width + 31) >> 5

@@ -61,11 +61,6 @@ BAD_ROWS = "a postings block's rows do not run up to its stored last row"
 _BAD_POSITIONS = "a block's positions do not fit its words or its term frequencies"
 
 
-cdef inline Source _source(tuple src):
-    """The :class:`Source` of a source tuple (see the module)."""
-    return make_source(src[0], src[1], src[2], src[3], src[4], src[5])
-
-
 cdef struct PosSource:
     const uint32_t* words  # bp128 (n_words > 0): pos_words, block_pos_words
     Py_ssize_t n_words
@@ -291,7 +286,7 @@ cdef bint _load_positions(const PosSource* psrc, int64_t b, int64_t s, int64_t n
 def rank(tuple src, int64_t start, int64_t end, int64_t blk0, int64_t row):
     """The first posting of a term's postings [start, end) whose row is >= ``row``
     (``end`` if none): the block by its last row, then one block decoded."""
-    cdef Source s = _source(src)
+    cdef Source s = tuple_source(src)
     cdef bint sound
     cdef int64_t at
     with nogil:
@@ -309,7 +304,7 @@ def gather(tuple src, tuple psrc, int64_t start, int64_t end, int64_t blk0, int6
 
     Blocks holding no row of ``within`` are passed by their last rows, undecoded: probing
     a long list at a few rows decodes a block per row at most."""
-    cdef Source s_ = _source(src)
+    cdef Source s_ = tuple_source(src)
     cdef PosSource ps
     if with_positions:
         ps = _pos_source(psrc)
@@ -402,7 +397,7 @@ def gather(tuple src, tuple psrc, int64_t start, int64_t end, int64_t blk0, int6
 def live_counts(tuple src, const int64_t[::1] post_offsets, const int64_t[::1] block_offsets, int64_t lo,
                 int64_t hi, const int64_t[::1] drop):
     """Per term, its postings whose row is in [lo, hi) and not in ``drop`` (ascending)."""
-    cdef Source s_ = _source(src)
+    cdef Source s_ = tuple_source(src)
     cdef const uint32_t* blk_last = s_.blk_last
     cdef Py_ssize_t n_terms = post_offsets.shape[0] - 1
     counts_a = np.zeros(n_terms, dtype=np.int64)
@@ -442,7 +437,7 @@ def scatter_postings(tuple src, const int64_t[::1] post_offsets, const int64_t[:
     t's postings go after what earlier segments wrote for merged term ``gid[t]``, rows
     shifted by ``row_shift``. Returns where each term's postings start in the merged
     arrays."""
-    cdef Source s_ = _source(src)
+    cdef Source s_ = tuple_source(src)
     cdef Py_ssize_t n_terms = post_offsets.shape[0] - 1
     starts_a = np.empty(n_terms, dtype=np.int64)
     cdef int64_t[::1] starts = starts_a
@@ -472,7 +467,7 @@ def scatter_positions(tuple src, tuple psrc, const int64_t[::1] post_offsets, co
                       const int64_t[::1] starts, const int64_t[::1] dst_pos_offsets, uint32_t[::1] dst_positions):
     """The positions of the postings :func:`scatter_postings` placed (``dst_pos_offsets``
     already made from the merged term frequencies)."""
-    cdef Source s_ = _source(src)
+    cdef Source s_ = tuple_source(src)
     cdef PosSource ps = _pos_source(psrc)
     cdef uint32_t tfs[BLOCK_SIZE]
     cdef int64_t offsets[BLOCK_SIZE + 1]
