@@ -15,7 +15,7 @@ import pyarrow as pa
 
 from ..analysis import TokenStream
 from ..storage.files.manifest import CODEC_BP128, SegmentMeta
-from .postings_codec import (
+from ..kernels.postings_codec import (
     PAD,
     DamagedPostings,
     pack_positions,

@@ -4,7 +4,7 @@ described in postings_codec.pyx)."""
 
 from libc.stdint cimport int64_t, uint8_t, uint32_t, uint64_t
 
-cdef enum:
+cpdef enum:
     # Postings per block (a term's last block may hold fewer).
     BLOCK_SIZE = 128
     # Zero words after the packed data: reading a value takes 64 bits from its first word.

@@ -44,8 +44,6 @@ from libc.string cimport memcpy, memset
 
 from datafusion_fts.errors import StorageError
 
-# The layout's constants for Python callers (one definition: postings_codec.pxd's enum).
-globals().update(BLOCK_SIZE=BLOCK_SIZE, PAD=PAD)
 
 
 class DamagedPostings(StorageError):
