@@ -16,8 +16,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import datafusion_fts as fts
+from datafusion_fts.kernels.invert import BLOCK_SIZE
 from datafusion_fts.kernels.posting_cursor import cursor_moves
-from datafusion_fts.kernels.postings_codec import BLOCK_SIZE, gather, pack_positions, pack_postings, rank
+from datafusion_fts.kernels.postings_codec import gather, pack_positions, pack_postings, rank
 from datafusion_fts.query import Boolean, Match, Phrase
 
 ROW_MAX = 2**32 - 1  # the largest local row a segment can hold (rows are uint32)

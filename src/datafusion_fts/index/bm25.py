@@ -16,10 +16,9 @@ from dataclasses import dataclass
 from typing import Sequence
 
 import numpy as np
-from numba import njit
 
 from ..defaults import B, K1
-from .postings_kernel import IMPACT_MAX
+from ..kernels.bm25 import block_bounds, row_norms
 
 
 def idf(n_docs: int, df: int) -> float:
@@ -53,17 +52,7 @@ def norms(dl: np.ndarray, stats: ColumnStats) -> np.ndarray:
     """``k1 * ((1 - b) + (b * dl) / avgdl)`` for every row (float64)."""
     if stats.n_docs == 0:
         return np.full(len(dl), stats.k1, dtype=np.float64)
-    return _norms(dl, stats.k1, stats.b, stats.avgdl)
-
-
-@njit(cache=True, nogil=True)
-def _norms(dl: np.ndarray, k1: float, b: float, avgdl: float) -> np.ndarray:
-    # One pass (a query after a write recomputes every row's norm): the same float
-    # operations in the same order as the formula, so the values are bit-identical.
-    out = np.empty(dl.shape[0], dtype=np.float64)
-    for i in range(dl.shape[0]):
-        out[i] = k1 * ((1.0 - b) + (b * np.float64(dl[i])) / avgdl)
-    return out
+    return row_norms(dl, stats.k1, stats.b, stats.avgdl)
 
 
 # Relative slack on block bounds: far above float64 rounding in the score formula, so a
@@ -81,34 +70,5 @@ def block_bound_factors(impact_tf: np.ndarray, impact_dl: np.ndarray, impacts: i
     Every block of every segment is bounded again when the statistics change (a write,
     a new file of a table indexed in place): one compiled pass, without the temporaries
     of the array expression (1M rows: 148 ms before)."""
-    return _block_bounds(impact_tf, impact_dl, impacts, stats.k1, stats.b, stats.avgdl, stats.n_docs == 0,
-                         impact_tf.dtype == np.uint16)
-
-
-@njit(cache=True, nogil=True, error_model="numpy")  # (0/0 is NaN, as in numpy, not an exception)
-def _block_bounds(impact_tf, impact_dl, impacts, k1, b, avgdl, empty, saturates):
-    n = impact_tf.shape[0] // impacts
-    out = np.empty(n, dtype=np.float64)
-    for block in range(n):
-        best = 0.0
-        for j in range(impacts):
-            i = block * impacts + j
-            tf = np.float64(impact_tf[i])
-            norm = k1 if empty else k1 * ((1.0 - b) + (b * np.float64(impact_dl[i])) / avgdl)
-            factor = tf / (tf + norm) * BOUND_MARGIN
-            if saturates and impact_tf[i] == IMPACT_MAX:
-                factor = BOUND_MARGIN
-            if j == 0 or factor > best or factor != factor:  # (a NaN then stays, as in numpy's max)
-                best = factor
-        out[block] = best
-    return out
-
-
-@njit(cache=True, nogil=True)
-def term_scores(tfs: np.ndarray, norm: np.ndarray, weight: float) -> np.ndarray:
-    """``(weight * tf) / (tf + norm)`` per posting, with ``weight = idf * (k1 + 1)``."""
-    out = np.empty(tfs.shape[0], dtype=np.float64)
-    for i in range(tfs.shape[0]):
-        tf = np.float64(tfs[i])
-        out[i] = (weight * tf) / (tf + norm[i])
-    return out
+    return block_bounds(impact_tf, impact_dl, impacts, stats.k1, stats.b, stats.avgdl, stats.n_docs == 0,
+                        BOUND_MARGIN)

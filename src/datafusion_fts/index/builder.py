@@ -14,7 +14,7 @@ import numpy as np
 import pyarrow as pa
 
 from ..analysis import TokenStream
-from ..storage.files.manifest import CODEC_BP128, SegmentMeta
+from ..kernels.invert import BLOCK_SIZE, block_metadata, invert
 from ..kernels.postings_codec import (
     PAD,
     DamagedPostings,
@@ -23,7 +23,7 @@ from ..kernels.postings_codec import (
     scatter_positions,
     scatter_postings,
 )
-from .postings_kernel import BLOCK_SIZE, block_metadata, invert
+from ..storage.files.manifest import CODEC_BP128, SegmentMeta
 from .segment import Segment
 from .sorted_terms import sort_terms, term_buffers, union_terms
 

@@ -25,9 +25,7 @@ import numpy as np
 import pyarrow as pa
 
 from ..errors import StorageError
-from ..storage.files.checksums import LazyRegions
-from ..storage.files.manifest import CODEC_BP128, CODEC_U32, SegmentMeta
-from ..storage.stores.shared import SharedStore
+from ..kernels.invert import BLOCK_IMPACTS
 from ..kernels.postings_codec import (
     PAD,
     DamagedPositions,
@@ -40,7 +38,9 @@ from ..kernels.postings_codec import (
     pack_postings,
     rank,
 )
-from .postings_kernel import BLOCK_IMPACTS
+from ..storage.files.checksums import LazyRegions
+from ..storage.files.manifest import CODEC_BP128, CODEC_U32, SegmentMeta
+from ..storage.stores.shared import SharedStore
 from .sorted_terms import find_term, term_buffers
 
 # Arrays of every segment, then of each layout, with their types.
@@ -79,7 +79,7 @@ class Segment:
     post_offsets: np.ndarray
     dl: np.ndarray
     block_offsets: np.ndarray
-    # Per block, its (tf, dl) impact points (index/postings_kernel.py block_metadata):
+    # Per block, its (tf, dl) impact points (kernels/invert.pyx block_metadata):
     # ``impacts`` each, block j's at [j * impacts, (j + 1) * impacts). A segment of format 2
     # keeps one, the block's max tf and min dl, hence the names.
     block_max_tf: np.ndarray

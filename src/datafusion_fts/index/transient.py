@@ -10,8 +10,8 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from ..analysis import TokenStream
+from ..kernels.invert import invert
 from .bm25 import ColumnStats, norms
-from .postings_kernel import invert
 from .term_postings import TermPostings, present
 
 

@@ -38,7 +38,8 @@ import numpy as np
 from libc.math cimport INFINITY
 from libc.stdint cimport int64_t, uint8_t, uint32_t
 
-from datafusion_fts.kernels.postings_codec cimport BLOCK_SIZE, Source, make_source, rank_in
+from datafusion_fts.kernels.invert cimport BLOCK_SIZE
+from datafusion_fts.kernels.postings_codec cimport Source, make_source, rank_in
 from datafusion_fts.kernels.posting_cursor cimport (
     IN_BLOCK, PAST_ROWS, Cursors, Moved, advance, cursors_alloc, cursors_free, gallop, reach, row, seek,
     slot_ranges, start_cursors, tf_at,

@@ -26,7 +26,8 @@ raises after, holding the GIL).
 from libc.stdint cimport int64_t, uint32_t
 from libc.stdlib cimport free, malloc
 
-from datafusion_fts.kernels.postings_codec cimport BLOCK_SIZE, Source, load_rows_from, load_tfs
+from datafusion_fts.kernels.invert cimport BLOCK_SIZE
+from datafusion_fts.kernels.postings_codec cimport Source, load_rows_from, load_tfs
 
 cdef enum:
     IN_BLOCK = BLOCK_SIZE - 1  # (a posting's place in its block: index & IN_BLOCK)

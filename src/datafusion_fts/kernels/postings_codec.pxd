@@ -4,9 +4,9 @@ described in postings_codec.pyx)."""
 
 from libc.stdint cimport int64_t, uint8_t, uint32_t, uint64_t
 
+from datafusion_fts.kernels.invert cimport BLOCK_SIZE
+
 cpdef enum:
-    # Postings per block (a term's last block may hold fewer).
-    BLOCK_SIZE = 128
     # Zero words after the packed data: reading a value takes 64 bits from its first word.
     PAD = 2
 

@@ -34,7 +34,8 @@ from libc.math cimport INFINITY
 from libc.stdint cimport int64_t, uint8_t, uint32_t
 
 from datafusion_fts.kernels.conjunction cimport EXCLUDED
-from datafusion_fts.kernels.postings_codec cimport BLOCK_SIZE, Source, make_source
+from datafusion_fts.kernels.invert cimport BLOCK_SIZE
+from datafusion_fts.kernels.postings_codec cimport Source, make_source
 from datafusion_fts.kernels.posting_cursor cimport (
     PAST_ROWS, Cursors, Moved, cursors_alloc, cursors_free, gallop, reach, row, seek, slot_ranges, start_cursors,
     tf_at,

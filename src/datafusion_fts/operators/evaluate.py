@@ -16,10 +16,10 @@ from typing import Protocol, Sequence
 
 import numpy as np
 
-from ..index.bm25 import ColumnStats, idf, term_scores, term_weights
+from ..index.bm25 import ColumnStats, idf, term_weights
 from ..index.term_postings import TermPostings, present
-from ..query.bound import BoundBoolean, BoundBoost, BoundPhrase, BoundQuery, BoundTerms
-from .merge_kernels import (
+from ..kernels.bm25 import term_scores
+from ..kernels.merge import (
     ADD_PRESENT,
     BOOST,
     NO_MARKS,
@@ -31,6 +31,7 @@ from .merge_kernels import (
     run_sums,
     sloppy_phrase_tf,
 )
+from ..query.bound import BoundBoolean, BoundBoost, BoundPhrase, BoundQuery, BoundTerms
 
 
 class PostingSource(Protocol):

@@ -40,8 +40,9 @@ import pyarrow.compute as pc
 from ..analysis import Analyzer
 from ..analysis.analyzer import split_last_word
 from ..errors import PlanError
-from ..index.bm25 import idf, norms, term_scores
+from ..index.bm25 import idf, norms
 from ..index.transient import TransientIndex
+from ..kernels.bm25 import term_scores
 from ..query.bound import (
     BoundBoolean,
     BoundPhrase,

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .merge_kernels import top_k
+from ..kernels.merge import top_k
 
 _CANONICAL_NAN = np.float64("nan").view(np.int64)
 _FLIP = np.int64(0x7FFFFFFFFFFFFFFF)

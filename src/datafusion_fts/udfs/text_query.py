@@ -34,9 +34,9 @@ from ..errors import FtsError, InvalidArgument, QuerySyntaxError
 from ..index.bm25 import ColumnStats
 from ..index.expansion import fuzzy_candidates, prefix_candidates
 from ..index.transient import TransientIndex, lookup_terms
+from ..kernels.merge import later_occurrences, phrase_tf, sloppy_phrase_tf
 from ..operators.evaluate import Evaluator, QueryStats
 from ..operators.flat_scan_search import _BatchSource, _present_vocab
-from ..operators.merge_kernels import later_occurrences, phrase_tf, sloppy_phrase_tf
 from ..query.bind import bind
 from ..query.bound import (
     BoundBoolean,
@@ -309,7 +309,9 @@ class BatchMatch:
             ends[k] = np.searchsorted(token_rows, rows, side="right") + bases[d]
         every = np.concatenate(tokens)
         counted = np.zeros(len(every), dtype=np.bool_)
-        sloppy_phrase_tf(starts, ends, stream.pos[every].astype(np.int64), slop, later_occurrences(terms), counted)
+        sloppy_phrase_tf(
+            starts, ends, stream.pos[every].astype(np.int64), slop, later_occurrences(terms), counted.view(np.uint8)
+        )
         marks[every[counted]] = True
 
     def _mark_in_order(self, ids: np.ndarray, slop: int, in_rows: np.ndarray, marks: np.ndarray) -> None:

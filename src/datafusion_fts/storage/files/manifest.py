@@ -34,7 +34,7 @@ from ...defaults import K1, POSITIONS, B
 # 2 - data fragments with small pages and an offset index (FragmentMeta.layout 2),
 #     fetched page by page; OPTIMIZE rewrites fragments of layout 1.
 # 3 - index segments keep several (tf, dl) impact points per block for block-max pruning
-#     (index/postings_kernel.py block_metadata), in block_max_tf and block_min_dl (16 bits
+#     (kernels/invert.pyx block_metadata), in block_max_tf and block_min_dl (16 bits
 #     each, saturated; segments written earlier in format 3 have 32-bit points and are read
 #     as they are); segments of format 2 keep one point (the block's max tf and min dl).
 #     The manifest carries the crc32 of its content (CHECKSUM).

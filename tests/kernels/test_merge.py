@@ -9,7 +9,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 from reference import sloppy_phrase_tf as reference_tf
 
-from datafusion_fts.operators.merge_kernels import NO_MARKS, later_occurrences, sloppy_phrase_tf
+from datafusion_fts.kernels.merge import NO_MARKS, later_occurrences, sloppy_phrase_tf
 
 ROWS = st.lists(st.lists(st.sampled_from("abc"), max_size=10), min_size=1, max_size=6)
 TERMS = st.lists(st.sampled_from("abc"), min_size=1, max_size=4)
@@ -43,7 +43,7 @@ def test_the_kernel_counts_what_the_reference_counts(rows, terms, slop):
 def test_recorded_positions_belong_to_matching_rows(rows, terms, slop):
     starts, ends, positions = kernel_input(rows, terms)
     marks = np.zeros(len(positions), dtype=np.bool_)
-    tf = sloppy_phrase_tf(starts, ends, positions, slop, later_occurrences(terms), marks)
+    tf = sloppy_phrase_tf(starts, ends, positions, slop, later_occurrences(terms), marks.view(np.uint8))
     assert tf.tolist() == sloppy_phrase_tf(starts, ends, positions, slop, later_occurrences(terms), NO_MARKS).tolist()
     for c, tokens in enumerate(rows):
         marked: dict[str, set[int]] = {}

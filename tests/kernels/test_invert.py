@@ -1,4 +1,4 @@
-"""Block metadata (index/postings_kernel.py block_metadata): each block's impact points
+"""Block metadata (kernels/invert.pyx block_metadata): each block's impact points
 dominate every posting of the block, so the pruning bound computed from them is never
 below a score in the block, whatever the statistics."""
 
@@ -9,7 +9,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from datafusion_fts.index.bm25 import ColumnStats, block_bound_factors, norms
-from datafusion_fts.index.postings_kernel import BLOCK_IMPACTS, BLOCK_SIZE, IMPACT_MAX, block_metadata
+from datafusion_fts.kernels.invert import BLOCK_IMPACTS, BLOCK_SIZE, IMPACT_MAX, block_metadata
 
 
 @st.composite
