@@ -18,10 +18,12 @@ scoring above ``floor``.
 
 import numpy as np
 
-from libc.stdint cimport int64_t, uint8_t, uint32_t
+from libc.stdint cimport int64_t, uint8_t
+from libc.stdlib cimport calloc, free, malloc
 
+from datafusion_fts.kernels.arrays cimport Arrays, f64, f64_out, i64, i64_out, release
 from datafusion_fts.kernels.conjunction cimport EXCLUDED
-from datafusion_fts.kernels.postings_codec cimport Source, make_source
+from datafusion_fts.kernels.postings_codec cimport Source, source_of
 from datafusion_fts.kernels.posting_cursor cimport (
     PAST_ROWS, Cursors, cursors_alloc, cursors_free, gallop, reach, row, seek, slot_ranges, tf_at,
 )
@@ -36,12 +38,9 @@ cdef enum:
 
 
 def accumulated_or_topk(
-    const uint32_t[::1] words, const int64_t[::1] block_words, const uint8_t[::1] block_bits,
-    const uint32_t[::1] rows, const uint32_t[::1] tfs, const uint32_t[::1] blk_last,
-    const int64_t[::1] post_offsets, const int64_t[::1] block_offsets, const double[::1] norms,
-    const int64_t[::1] tids, const int64_t[::1] kinds, const double[::1] weights, const double[::1] mults,
-    double boost, int64_t k, int64_t row_lo, int64_t row_hi, int64_t base, const int64_t[::1] included,
-    bint use_include, const int64_t[::1] deleted, double floor,
+    words, block_words, block_bits, rows, tfs, blk_last, post_offsets, block_offsets, norms, tids, kinds, weights,
+    mults, double boost, int64_t k, int64_t row_lo, int64_t row_hi, int64_t base, included, bint use_include,
+    deleted, double floor,
 ):
     """Top ``k`` rows among local rows [row_lo, row_hi) of the disjunction, best first, as
     row ids (local row + ``base``), among those scoring above ``floor``.
@@ -49,27 +48,47 @@ def accumulated_or_topk(
     Arguments as in pruned_or.pyx's ``pruned_or_topk`` (without block bounds). Returns
     (row ids, scores, postings_scored, 0 blocks skipped, postings of the slots' terms).
     """
-    cdef Source src = make_source(words, block_words, block_bits, rows, tfs, blk_last)
-    cdef Py_ssize_t n = kinds.shape[0], t, j
-    slots_a = np.zeros((3, max(n, 1)), dtype=np.int64)
-    cdef int64_t[:, ::1] slots = slots_a
-    cdef int64_t* starts = &slots[0, 0]
-    cdef int64_t* ends = &slots[1, 0]
-    cdef int64_t* blk0s = &slots[2, 0]
-    acc_a = np.zeros(row_hi - row_lo, dtype=np.float64)
-    state_a = np.zeros(row_hi - row_lo, dtype=np.uint8)
-    cdef double[::1] acc = acc_a
-    cdef uint8_t[::1] state = state_a
+    cdef Arrays held
+    cdef Source src
+    cdef const int64_t* post_offsets_
+    cdef const int64_t* block_offsets_
+    cdef const int64_t* tids_
+    cdef const int64_t* kinds_
+    cdef const int64_t* included_
+    cdef const int64_t* deleted_
+    cdef const double* norms_
+    cdef const double* weights_
+    cdef const double* mults_
+    cdef int64_t* out_rows
+    cdef double* out_scores
+    cdef Py_ssize_t n, n_inc, n_del, t, j
+    cdef int64_t* slots = NULL  # starts, ends, blk0s
+    cdef int64_t* starts
+    cdef int64_t* ends
+    cdef int64_t* blk0s
+    cdef int64_t* keys = NULL  # the heap's
+    cdef double* acc = NULL  # each row's score
+    cdef uint8_t* state = NULL  # each row's MATCHED / EXCLUDED_ROW
     cdef int64_t total = 0, scored = 0, start, end, blk0, cur, d, ic = 0, dc = 0
-    cdef int64_t n_inc = included.shape[0], n_del = deleted.shape[0]
     cdef Py_ssize_t size = 0
     cdef double w, m, freq, score
     cdef bint excluded
     cdef Cursors cs
-    slot_ranges(&post_offsets[0], &block_offsets[0], &tids[0], n, starts, ends, blk0s)
-    if not cursors_alloc(&cs, 1):  # one list decoded at a time
-        raise MemoryError()
+    held.n = 0
+    cs.row_block = NULL
     try:
+        src = source_of(&held, words, block_words, block_bits, rows, tfs, blk_last)
+        post_offsets_, block_offsets_ = i64(&held, post_offsets), i64(&held, block_offsets)
+        norms_, tids_, kinds_ = f64(&held, norms), i64(&held, tids), i64(&held, kinds, &n)
+        weights_, mults_ = f64(&held, weights), f64(&held, mults)
+        included_, deleted_ = i64(&held, included, &n_inc), i64(&held, deleted, &n_del)
+        slots = <int64_t*>malloc(3 * max(n, 1) * sizeof(int64_t))
+        acc = <double*>calloc(max(row_hi - row_lo, 1), sizeof(double))
+        state = <uint8_t*>calloc(max(row_hi - row_lo, 1), 1)
+        if slots == NULL or acc == NULL or state == NULL or not cursors_alloc(&cs, 1):  # one list decoded at a time
+            raise MemoryError()
+        starts, ends, blk0s = slots, slots + n, slots + 2 * n
+        slot_ranges(post_offsets_, block_offsets_, tids_, n, starts, ends, blk0s)
         with nogil:
             for t in range(n):
                 start, end, blk0 = starts[t], ends[t], blk0s[t]
@@ -80,7 +99,7 @@ def accumulated_or_topk(
                 cs.tf_block[0] = -1
                 reach(&src, &cs, 0, start, end, blk0, start, row_lo)
                 cur = seek(&src, &cs, 0, start, end, blk0, start, row_lo, True).cur
-                w, m, excluded = weights[t], mults[t], kinds[t] == EXCLUDED
+                w, m, excluded = weights_[t], mults_[t], kinds_[t] == EXCLUDED
                 while cur < end:
                     if cur >= cs.decoded[0]:
                         reach(&src, &cs, 0, start, end, blk0, cur, PAST_ROWS)
@@ -92,37 +111,43 @@ def accumulated_or_topk(
                         state[j] |= EXCLUDED_ROW
                     else:
                         freq = tf_at(&src, &cs, 0, start, end, blk0, cur)
-                        acc[j] = acc[j] + ((w * freq) / (freq + norms[d])) * m
+                        acc[j] = acc[j] + ((w * freq) / (freq + norms_[d])) * m
                         state[j] |= MATCHED
                         scored += 1
                     cur += 1
         if cs.damaged:
             raise DamagedPostings(BAD_ROWS)
+        k = min(k, scored)
+        out_rows_a = np.empty(k, dtype=np.int64)
+        out_scores_a = np.empty(k, dtype=np.float64)
+        out_rows, out_scores = i64_out(&held, out_rows_a), f64_out(&held, out_scores_a)
+        keys = <int64_t*>malloc(max(k, 1) * sizeof(int64_t))
+        if keys == NULL:
+            raise MemoryError()
+        with nogil:
+            for j in range(row_hi - row_lo):
+                if state[j] != MATCHED:
+                    continue
+                d = row_lo + j
+                if use_include:
+                    ic = gallop(included_, ic, n_inc, d)
+                    if ic >= n_inc:
+                        break
+                    if included_[ic] != d:
+                        continue
+                if n_del:
+                    dc = gallop(deleted_, dc, n_del, d)
+                    if dc < n_del and deleted_[dc] == d:
+                        continue
+                score = acc[j] * boost
+                if score > floor:
+                    size = heap_push(keys, out_rows, out_scores, size, k, java_key(score), d, score)
+            heap_results(keys, out_rows, out_scores, size, base)
     finally:
         cursors_free(&cs)
-    k = min(k, scored)
-    keys_a = np.empty(k, dtype=np.int64)
-    out_rows_a = np.empty(k, dtype=np.int64)
-    out_scores_a = np.empty(k, dtype=np.float64)
-    cdef int64_t[::1] keys = keys_a, out_rows = out_rows_a
-    cdef double[::1] out_scores = out_scores_a
-    with nogil:
-        for j in range(row_hi - row_lo):
-            if state[j] != MATCHED:
-                continue
-            d = row_lo + j
-            if use_include:
-                ic = gallop(&included[0], ic, n_inc, d)
-                if ic >= n_inc:
-                    break
-                if included[ic] != d:
-                    continue
-            if n_del:
-                dc = gallop(&deleted[0], dc, n_del, d)
-                if dc < n_del and deleted[dc] == d:
-                    continue
-            score = acc[j] * boost
-            if score > floor:
-                size = heap_push(&keys[0], &out_rows[0], &out_scores[0], size, k, java_key(score), d, score)
-        heap_results(&keys[0], &out_rows[0], &out_scores[0], size, base)
+        free(slots)
+        free(keys)
+        free(acc)
+        free(state)
+        release(&held)
     return out_rows_a[:size], out_scores_a[:size], scored, 0, total

@@ -36,10 +36,12 @@ so only rows beating it enter.
 import numpy as np
 
 from libc.math cimport INFINITY
-from libc.stdint cimport int64_t, uint8_t, uint32_t
+from libc.stdint cimport int64_t, uint32_t
+from libc.stdlib cimport free, malloc
 
+from datafusion_fts.kernels.arrays cimport Arrays, f64, f64_out, i64, i64_out, release
 from datafusion_fts.kernels.invert cimport BLOCK_SIZE
-from datafusion_fts.kernels.postings_codec cimport Source, make_source, rank_in
+from datafusion_fts.kernels.postings_codec cimport Source, rank_in, source_of
 from datafusion_fts.kernels.posting_cursor cimport (
     IN_BLOCK, PAST_ROWS, Cursors, Moved, advance, cursors_alloc, cursors_free, gallop, reach, row, seek,
     slot_ranges, start_cursors, tf_at,
@@ -54,12 +56,9 @@ cdef enum:
 
 
 def conjunction_topk(
-    const uint32_t[::1] words, const int64_t[::1] block_words, const uint8_t[::1] block_bits,
-    const uint32_t[::1] rows, const uint32_t[::1] tfs, const uint32_t[::1] blk_last,
-    const int64_t[::1] post_offsets, const int64_t[::1] block_offsets, const double[::1] norms,
-    const int64_t[::1] tids, const int64_t[::1] kinds, const double[::1] weights, const double[::1] mults,
-    double boost, int64_t k, int64_t row_lo, int64_t row_hi, int64_t base, const int64_t[::1] included,
-    bint use_include, const int64_t[::1] deleted, bint skip, bint prune, double floor, double margin,
+    words, block_words, block_bits, rows, tfs, blk_last, post_offsets, block_offsets, norms, tids, kinds, weights,
+    mults, double boost, int64_t k, int64_t row_lo, int64_t row_hi, int64_t base, included, bint use_include,
+    deleted, bint skip, bint prune, double floor, double margin,
 ):
     """Top ``k`` rows among local rows [row_lo, row_hi) of the conjunction, best first, as
     row ids (local row + ``base``), among those scoring above ``floor`` (-inf: all; only
@@ -67,45 +66,69 @@ def conjunction_topk(
 
     ``words, block_words, block_bits, rows, tfs, blk_last`` are the segment's postings in
     either layout (a source of postings_codec.pyx), ``post_offsets/block_offsets`` its
-    per-term offsets; slot t reads term ``tids[t]`` (-1: absent from the segment) as
-    ``kinds[t]`` (REQUIRED / OPTIONAL / EXCLUDED). ``included`` (ascending local rows, used
-    when ``use_include``) must contain a row; ``deleted`` (ascending local rows) must not.
-    ``skip``: pass blocks by their last row; ``prune``: pass candidates by their score
-    bound (above, ``margin`` its relative slack). Returns (row ids, scores,
+    per-term offsets (int64); slot t reads term ``tids[t]`` (int64; -1: absent from the
+    segment) as ``kinds[t]`` (int64: REQUIRED / OPTIONAL / EXCLUDED) with weight
+    ``weights[t]`` and multiplier ``mults[t]`` (float64); ``norms`` (float64) are the
+    rows' length norms. ``included`` (int64, ascending local rows, used when
+    ``use_include``) must contain a row; ``deleted`` (int64, ascending local rows) must
+    not. ``skip``: pass blocks by their last row; ``prune``: pass candidates by their
+    score bound (above, ``margin`` its relative slack). Returns (row ids, scores,
     postings_scored, blocks_skipped, postings of the slots' terms).
     """
-    cdef Source src = make_source(words, block_words, block_bits, rows, tfs, blk_last)
-    cdef Py_ssize_t n = kinds.shape[0], t, j, n_req = 0
-    slots_a = np.zeros((5, max(n, 1)), dtype=np.int64)
-    cdef int64_t[:, ::1] slots = slots_a
-    cdef int64_t* starts = &slots[0, 0]
-    cdef int64_t* ends = &slots[1, 0]
-    cdef int64_t* blk0s = &slots[2, 0]
-    cdef int64_t* cur = &slots[3, 0]
-    cdef int64_t* order = &slots[4, 0]  # the required slots, shortest list first
+    cdef Arrays held
+    cdef Source src
+    cdef const int64_t* post_offsets_
+    cdef const int64_t* block_offsets_
+    cdef const int64_t* tids_
+    cdef const int64_t* kinds_
+    cdef const int64_t* included_
+    cdef const int64_t* deleted_
+    cdef const double* norms_
+    cdef const double* weights_
+    cdef const double* mults_
+    cdef int64_t* out_rows
+    cdef double* out_scores
+    cdef Py_ssize_t n, n_inc, n_del, t, j, n_req = 0
+    cdef int64_t* slots = NULL
+    cdef int64_t* keys = NULL
+    cdef int64_t* starts
+    cdef int64_t* ends
+    cdef int64_t* blk0s
+    cdef int64_t* cur
+    cdef int64_t* order  # the required slots, shortest list first
     cdef int64_t total = 0, shortest = -1, lead, second, lead_stop = 0, sec_stop = 0
     cdef int64_t size = 0, scored = 0, skipped = 0
     cdef bint step_both = False, sound = True
     cdef Cursors cs
-    slot_ranges(&post_offsets[0], &block_offsets[0], &tids[0], n, starts, ends, blk0s)
-    for t in range(n):
-        cur[t] = starts[t]
-        total += ends[t] - starts[t]
-        if kinds[t] == REQUIRED and (shortest < 0 or ends[t] - starts[t] < shortest):
-            shortest = ends[t] - starts[t]
-    k = min(k, max(shortest, 0))
-    keys_a = np.empty(k, dtype=np.int64)
-    out_rows_a = np.empty(k, dtype=np.int64)
-    out_scores_a = np.empty(k, dtype=np.float64)
-    cdef int64_t[::1] keys = keys_a, out_rows = out_rows_a
-    cdef double[::1] out_scores = out_scores_a
-    if not cursors_alloc(&cs, n):
-        raise MemoryError()
+    held.n = 0
+    cs.row_block = NULL
     try:
+        src = source_of(&held, words, block_words, block_bits, rows, tfs, blk_last)
+        post_offsets_, block_offsets_ = i64(&held, post_offsets), i64(&held, block_offsets)
+        norms_, tids_, kinds_ = f64(&held, norms), i64(&held, tids), i64(&held, kinds, &n)
+        weights_, mults_ = f64(&held, weights), f64(&held, mults)
+        included_, deleted_ = i64(&held, included, &n_inc), i64(&held, deleted, &n_del)
+        slots = <int64_t*>malloc(5 * max(n, 1) * sizeof(int64_t))
+        if slots == NULL or not cursors_alloc(&cs, n):
+            raise MemoryError()
+        starts, ends, blk0s, cur, order = slots, slots + n, slots + 2 * n, slots + 3 * n, slots + 4 * n
+        slot_ranges(post_offsets_, block_offsets_, tids_, n, starts, ends, blk0s)
+        for t in range(n):
+            cur[t] = starts[t]
+            total += ends[t] - starts[t]
+            if kinds_[t] == REQUIRED and (shortest < 0 or ends[t] - starts[t] < shortest):
+                shortest = ends[t] - starts[t]
+        k = min(k, max(shortest, 0))
+        out_rows_a = np.empty(k, dtype=np.int64)
+        out_scores_a = np.empty(k, dtype=np.float64)
+        out_rows, out_scores = i64_out(&held, out_rows_a), f64_out(&held, out_scores_a)
+        keys = <int64_t*>malloc(max(k, 1) * sizeof(int64_t))
+        if keys == NULL:
+            raise MemoryError()
         with nogil:
             start_cursors(&src, &cs, starts, ends, blk0s, n, row_lo)
             for t in range(n):  # (insertion sort: a handful of slots)
-                if kinds[t] == REQUIRED:
+                if kinds_[t] == REQUIRED:
                     j = n_req
                     while j > 0 and ends[order[j - 1]] - starts[order[j - 1]] > ends[t] - starts[t]:
                         order[j] = order[j - 1]
@@ -120,23 +143,25 @@ def conjunction_topk(
                 step_both = n_req > 1 and ends[second] - starts[second] <= STEP_BOTH_RATIO * (ends[lead] - starts[lead])
                 lead_stop, sec_stop = ends[lead], ends[second]
                 if step_both:  # (a list whose last row is below row_hi ends at its end)
-                    if row_hi <= blk_last[blk0s[lead] + (ends[lead] - starts[lead] - 1) // BLOCK_SIZE]:
+                    if row_hi <= src.blk_last[blk0s[lead] + (ends[lead] - starts[lead] - 1) // BLOCK_SIZE]:
                         lead_stop = rank_in(&src, starts[lead], lead_stop, blk0s[lead], row_hi, &sound)
-                    if sound and row_hi <= blk_last[blk0s[second] + (ends[second] - starts[second] - 1) // BLOCK_SIZE]:
+                    if sound and row_hi <= src.blk_last[blk0s[second] + (ends[second] - starts[second] - 1) // BLOCK_SIZE]:
                         sec_stop = rank_in(&src, starts[second], sec_stop, blk0s[second], row_hi, &sound)
                 if sound:
                     size = _intersect(
-                        &src, &cs, &norms[0], &kinds[0], n, &weights[0], &mults[0], boost, k, row_lo, row_hi,
-                        &included[0], included.shape[0], use_include, &deleted[0], deleted.shape[0], skip, prune,
-                        floor, margin, starts, ends, blk0s, cur, order, n_req, step_both, lead_stop, sec_stop,
-                        &keys[0], &out_rows[0], &out_scores[0], &scored, &skipped,
+                        &src, &cs, norms_, kinds_, n, weights_, mults_, boost, k, row_lo, row_hi, included_, n_inc,
+                        use_include, deleted_, n_del, skip, prune, floor, margin, starts, ends, blk0s, cur, order,
+                        n_req, step_both, lead_stop, sec_stop, keys, out_rows, out_scores, &scored, &skipped,
                     )
             if sound and not cs.damaged:
-                heap_results(&keys[0], &out_rows[0], &out_scores[0], size, base)
+                heap_results(keys, out_rows, out_scores, size, base)
         if not sound or cs.damaged:
             raise DamagedPostings(BAD_ROWS)
     finally:
         cursors_free(&cs)
+        free(slots)
+        free(keys)
+        release(&held)
     return out_rows_a[:size], out_scores_a[:size], scored, skipped, total
 
 

@@ -6,6 +6,7 @@ import numpy as np
 from libc.stdint cimport int64_t, uint8_t, uint32_t
 from libc.string cimport memset
 
+from datafusion_fts.kernels.arrays cimport Arrays, release
 from datafusion_fts.kernels.postings_codec cimport Source, tuple_source
 
 
@@ -16,7 +17,8 @@ def cursor_moves(tuple src, const int64_t[::1] starts, const int64_t[::1] ends, 
     into buffers whose bytes were ``fill`` (what a buffer may hold before decoding).
     Returns (the cursor after each move, its row or -1 at the end, blocks reported
     damaged)."""
-    cdef Source s = tuple_source(src)
+    cdef Arrays held
+    cdef Source s
     cdef Py_ssize_t n = starts.shape[0], i
     cdef Cursors cs
     curs_a = np.empty(targets.shape[0], dtype=np.int64)
@@ -24,19 +26,23 @@ def cursor_moves(tuple src, const int64_t[::1] starts, const int64_t[::1] ends, 
     cdef int64_t[::1] curs = curs_a, rows = rows_a
     cdef int64_t cur = starts[t]
     cdef Moved moved
+    held.n = 0
     if not cursors_alloc(&cs, n):
         raise MemoryError()
-    with nogil:
-        memset(cs.rows, fill, n * BLOCK_SIZE * sizeof(uint32_t))
-        start_cursors(&s, &cs, &starts[0], &ends[0], &blk0s[0], n, 0)
-        for i in range(targets.shape[0]):
-            if by_advance[i]:
-                moved = advance(&s, &cs, t, starts[t], ends[t], blk0s[t], cur, targets[i], skip)
-            else:
-                moved = seek(&s, &cs, t, starts[t], ends[t], blk0s[t], cur, targets[i], skip)
-            cur = moved.cur
-            curs[i] = cur
-            rows[i] = row(&cs, t, starts[t], cur) if cur < ends[t] else -1
-    damaged = cs.damaged
-    cursors_free(&cs)
-    return curs_a, rows_a, damaged
+    try:
+        s = tuple_source(&held, src)
+        with nogil:
+            memset(cs.rows, fill, n * BLOCK_SIZE * sizeof(uint32_t))
+            start_cursors(&s, &cs, &starts[0], &ends[0], &blk0s[0], n, 0)
+            for i in range(targets.shape[0]):
+                if by_advance[i]:
+                    moved = advance(&s, &cs, t, starts[t], ends[t], blk0s[t], cur, targets[i], skip)
+                else:
+                    moved = seek(&s, &cs, t, starts[t], ends[t], blk0s[t], cur, targets[i], skip)
+                cur = moved.cur
+                curs[i] = cur
+                rows[i] = row(&cs, t, starts[t], cur) if cur < ends[t] else -1
+        return curs_a, rows_a, cs.damaged
+    finally:
+        cursors_free(&cs)
+        release(&held)

@@ -4,6 +4,7 @@ described in postings_codec.pyx)."""
 
 from libc.stdint cimport int64_t, uint8_t, uint32_t, uint64_t
 
+from datafusion_fts.kernels.arrays cimport Arrays, i64, u8, u32
 from datafusion_fts.kernels.invert cimport BLOCK_SIZE
 
 cpdef enum:
@@ -24,27 +25,24 @@ cdef struct Source:
     const uint32_t* blk_last
 
 
-cdef inline Source make_source(
-    const uint32_t[::1] words, const int64_t[::1] block_words, const uint8_t[::1] block_bits,
-    const uint32_t[::1] rows, const uint32_t[::1] tfs, const uint32_t[::1] blk_last,
-) noexcept:
-    """The source of a segment's arrays (``Segment.source``, in its order); the caller
-    keeps the arrays alive while it is read."""
+cdef inline Source source_of(Arrays* held, object words, object block_words, object block_bits, object rows,
+                             object tfs, object blk_last) except *:
+    """The source of a segment's arrays (``Segment.source``, in its order), their buffers
+    ``held`` while it is read."""
     cdef Source src
-    src.words = &words[0]
-    src.n_words = words.shape[0]
-    src.block_words = &block_words[0]
-    src.block_bits = &block_bits[0]
-    src.rows = &rows[0]
-    src.tfs = &tfs[0]
-    src.blk_last = &blk_last[0]
+    src.words = u32(held, words, &src.n_words)
+    src.block_words = i64(held, block_words)
+    src.block_bits = u8(held, block_bits)
+    src.rows = u32(held, rows)
+    src.tfs = u32(held, tfs)
+    src.blk_last = u32(held, blk_last)
     return src
 
 
-cdef inline Source tuple_source(tuple src):
-    """The source of a tuple ``(post_words, block_words, block_bits, rows, tfs,
-    block_last_row)``; the caller keeps the tuple alive while it is read."""
-    return make_source(src[0], src[1], src[2], src[3], src[4], src[5])
+cdef inline Source tuple_source(Arrays* held, tuple src) except *:
+    """:func:`source_of` a tuple ``(post_words, block_words, block_bits, rows, tfs,
+    block_last_row)``."""
+    return source_of(held, src[0], src[1], src[2], src[3], src[4], src[5])
 
 
 cdef inline int64_t _n_words(int64_t n, int64_t width) noexcept nogil:

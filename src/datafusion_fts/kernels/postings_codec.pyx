@@ -42,6 +42,8 @@ from libc.stdint cimport int64_t, uint8_t, uint32_t, uint64_t
 from libc.stdlib cimport free, realloc
 from libc.string cimport memcpy, memset
 
+from datafusion_fts.kernels.arrays cimport Arrays, i64, i64_out, release, u32, u32_out
+
 from datafusion_fts.errors import StorageError
 
 
@@ -68,19 +70,13 @@ cdef struct PosSource:
     Py_ssize_t n_positions
 
 
-cdef PosSource _pos_source(tuple psrc):
+cdef PosSource _pos_source(Arrays* held, tuple psrc) except *:
     """The :class:`PosSource` of a position source tuple (see the module)."""
-    cdef const uint32_t[::1] words = psrc[0]
-    cdef const int64_t[::1] block_pos_words = psrc[1]
-    cdef const int64_t[::1] pos_offsets = psrc[2]
-    cdef const uint32_t[::1] positions = psrc[3]
     cdef PosSource out
-    out.words = &words[0]
-    out.n_words = words.shape[0]
-    out.block_pos_words = &block_pos_words[0]
-    out.pos_offsets = &pos_offsets[0]
-    out.positions = &positions[0]
-    out.n_positions = positions.shape[0]
+    out.words = u32(held, psrc[0], &out.n_words)
+    out.block_pos_words = i64(held, psrc[1])
+    out.pos_offsets = i64(held, psrc[2])
+    out.positions = u32(held, psrc[3], &out.n_positions)
     return out
 
 
@@ -284,61 +280,77 @@ cdef bint _load_positions(const PosSource* psrc, int64_t b, int64_t s, int64_t n
 def rank(tuple src, int64_t start, int64_t end, int64_t blk0, int64_t row):
     """The first posting of a term's postings [start, end) whose row is >= ``row``
     (``end`` if none): the block by its last row, then one block decoded."""
-    cdef Source s = tuple_source(src)
+    cdef Arrays held
+    cdef Source s
     cdef bint sound
     cdef int64_t at
-    with nogil:
-        at = rank_in(&s, start, end, blk0, row, &sound)
+    held.n = 0
+    try:
+        s = tuple_source(&held, src)
+        with nogil:
+            at = rank_in(&s, start, end, blk0, row, &sound)
+    finally:
+        release(&held)
     if not sound:
         raise DamagedPostings(BAD_ROWS)
     return at
 
 
-def gather(tuple src, tuple psrc, int64_t start, int64_t end, int64_t blk0, int64_t a, int64_t z,
-           const int64_t[::1] within, bint use_within, const int64_t[::1] drop, bint with_positions):
+def gather(tuple src, tuple psrc, int64_t start, int64_t end, int64_t blk0, int64_t a, int64_t z, within,
+           bint use_within, drop, bint with_positions):
     """Postings [a, z) of a term's postings [start, end), only those whose row is in
-    ``within`` (ascending; when ``use_within``) and not in ``drop`` (ascending): ``(rows,
-    tfs, pos_offsets, positions)``, the position arrays empty unless ``with_positions``.
+    ``within`` (int64, ascending; when ``use_within``) and not in ``drop`` (int64,
+    ascending): ``(rows, tfs, pos_offsets, positions)``, the position arrays empty unless
+    ``with_positions``.
 
     Blocks holding no row of ``within`` are passed by their last rows, undecoded: probing
     a long list at a few rows decodes a block per row at most."""
-    cdef Source s_ = tuple_source(src)
+    cdef Arrays held
+    cdef Source s_
     cdef PosSource ps
-    if with_positions:
-        ps = _pos_source(psrc)
-    else:
-        memset(&ps, 0, sizeof(ps))
-    cdef int64_t cap = z - a
-    if use_within:
-        cap = min(cap, within.shape[0])
-    rows_a = np.empty(cap, dtype=np.uint32)
-    tfs_a = np.empty(cap, dtype=np.uint32)
-    pos_offsets_a = np.zeros(cap + 1 if with_positions else 0, dtype=np.int64)
-    cdef uint32_t[::1] rows = rows_a
-    cdef uint32_t[::1] tfs = tfs_a
-    cdef int64_t[::1] pos_offsets = pos_offsets_a
-    cdef uint32_t[::1] out
+    cdef const int64_t* within_
+    cdef const int64_t* drop_
+    cdef Py_ssize_t n_within, n_drop
+    cdef uint32_t* rows
+    cdef uint32_t* tfs
+    cdef int64_t* pos_offsets
     cdef uint32_t brows[BLOCK_SIZE]
     cdef uint32_t btfs[BLOCK_SIZE]
     cdef int64_t boffs[BLOCK_SIZE + 1]
     cdef Buffer bpos = Buffer(NULL, 0)
     cdef Buffer positions = Buffer(NULL, 0)
-    cdef const uint32_t* blk_last = s_.blk_last
-    cdef int64_t m = 0, wi = 0, di = 0, b, last_block, s, n, i, r, k, at
-    cdef int64_t n_within = within.shape[0], n_drop = drop.shape[0]
+    cdef const uint32_t* blk_last
+    cdef int64_t cap, m = 0, wi = 0, di = 0, b, last_block, s, n, i, r, k, at
     cdef bint ok = True, positions_ok = True, no_memory = False
-    b = blk0 + (a - start) // BLOCK_SIZE
-    last_block = blk0 + (z - 1 - start) // BLOCK_SIZE if z > a else b - 1
+    held.n = 0
+    memset(&ps, 0, sizeof(ps))
     try:
+        s_ = tuple_source(&held, src)
+        blk_last = s_.blk_last
+        if with_positions:
+            ps = _pos_source(&held, psrc)
+        within_ = i64(&held, within, &n_within)
+        drop_ = i64(&held, drop, &n_drop)
+        cap = z - a
+        if use_within:
+            cap = min(cap, n_within)
+        rows_a = np.empty(cap, dtype=np.uint32)
+        tfs_a = np.empty(cap, dtype=np.uint32)
+        pos_offsets_a = np.zeros(cap + 1 if with_positions else 0, dtype=np.int64)
+        rows = u32_out(&held, rows_a)
+        tfs = u32_out(&held, tfs_a)
+        pos_offsets = i64_out(&held, pos_offsets_a)
+        b = blk0 + (a - start) // BLOCK_SIZE
+        last_block = blk0 + (z - 1 - start) // BLOCK_SIZE if z > a else b - 1
         with nogil:
             while b <= last_block:
                 n = _block(start, end, blk0, b, &s)
                 if use_within:
-                    while wi < n_within and within[wi] <= (<int64_t>blk_last[b - 1] if b > blk0 else -1):
+                    while wi < n_within and within_[wi] <= (<int64_t>blk_last[b - 1] if b > blk0 else -1):
                         wi += 1
                     if wi == n_within:
                         break
-                    if within[wi] > <int64_t>blk_last[b]:
+                    if within_[wi] > <int64_t>blk_last[b]:
                         b += 1
                         continue
                 ok &= load_rows(&s_, blk0, b, s, n, brows)
@@ -352,13 +364,13 @@ def gather(tuple src, tuple psrc, int64_t start, int64_t end, int64_t blk0, int6
                 for i in range(max(a - s, 0), min(z - s, n)):
                     r = brows[i]
                     if use_within:
-                        while wi < n_within and within[wi] < r:
+                        while wi < n_within and within_[wi] < r:
                             wi += 1
-                        if wi == n_within or within[wi] != r:
+                        if wi == n_within or within_[wi] != r:
                             continue
-                    while di < n_drop and drop[di] < r:
+                    while di < n_drop and drop_[di] < r:
                         di += 1
-                    if di < n_drop and drop[di] == r:
+                    if di < n_drop and drop_[di] == r:
                         continue
                     rows[m] = brows[i]
                     tfs[m] = btfs[i]
@@ -383,20 +395,21 @@ def gather(tuple src, tuple psrc, int64_t start, int64_t end, int64_t blk0, int6
         if not with_positions:
             return rows_a[:m], tfs_a[:m], pos_offsets_a, np.empty(0, dtype=np.uint32)
         out_a = np.empty(pos_offsets[m], dtype=np.uint32)
-        out = out_a
         if pos_offsets[m]:
-            memcpy(&out[0], positions.data, pos_offsets[m] * sizeof(uint32_t))
+            memcpy(u32_out(&held, out_a), positions.data, pos_offsets[m] * sizeof(uint32_t))
         return rows_a[:m], tfs_a[:m], pos_offsets_a[: m + 1], out_a
     finally:
         free(bpos.data)
         free(positions.data)
+        release(&held)
 
 
 def live_counts(tuple src, const int64_t[::1] post_offsets, const int64_t[::1] block_offsets, int64_t lo,
                 int64_t hi, const int64_t[::1] drop):
     """Per term, its postings whose row is in [lo, hi) and not in ``drop`` (ascending)."""
-    cdef Source s_ = tuple_source(src)
-    cdef const uint32_t* blk_last = s_.blk_last
+    cdef Arrays held
+    cdef Source s_
+    cdef const uint32_t* blk_last
     cdef Py_ssize_t n_terms = post_offsets.shape[0] - 1
     counts_a = np.zeros(n_terms, dtype=np.int64)
     cdef int64_t[::1] counts = counts_a
@@ -404,28 +417,34 @@ def live_counts(tuple src, const int64_t[::1] post_offsets, const int64_t[::1] b
     cdef bint ok = True
     cdef int64_t t, start, end, blk0, di, b, s, n, i, r
     cdef int64_t n_drop = drop.shape[0]
-    with nogil:
-        for t in range(n_terms):
-            start, end, blk0 = post_offsets[t], post_offsets[t + 1], block_offsets[t]
-            di = 0
-            for b in range(blk0, block_offsets[t + 1]):
-                if <int64_t>blk_last[b] < lo:
-                    continue
-                if b > blk0 and <int64_t>blk_last[b - 1] >= hi - 1:
-                    break
-                n = _block(start, end, blk0, b, &s)
-                ok &= load_rows(&s_, blk0, b, s, n, buf)
-                for i in range(n):
-                    r = buf[i]
-                    if r < lo or r >= hi:
+    held.n = 0
+    try:
+        s_ = tuple_source(&held, src)
+        blk_last = s_.blk_last
+        with nogil:
+            for t in range(n_terms):
+                start, end, blk0 = post_offsets[t], post_offsets[t + 1], block_offsets[t]
+                di = 0
+                for b in range(blk0, block_offsets[t + 1]):
+                    if <int64_t>blk_last[b] < lo:
                         continue
-                    while di < n_drop and drop[di] < r:
-                        di += 1
-                    if di == n_drop or drop[di] != r:
-                        counts[t] += 1
-    if not ok:
-        raise DamagedPostings(BAD_ROWS)
-    return counts_a
+                    if b > blk0 and <int64_t>blk_last[b - 1] >= hi - 1:
+                        break
+                    n = _block(start, end, blk0, b, &s)
+                    ok &= load_rows(&s_, blk0, b, s, n, buf)
+                    for i in range(n):
+                        r = buf[i]
+                        if r < lo or r >= hi:
+                            continue
+                        while di < n_drop and drop[di] < r:
+                            di += 1
+                        if di == n_drop or drop[di] != r:
+                            counts[t] += 1
+        if not ok:
+            raise DamagedPostings(BAD_ROWS)
+        return counts_a
+    finally:
+        release(&held)
 
 
 def scatter_postings(tuple src, const int64_t[::1] post_offsets, const int64_t[::1] block_offsets,
@@ -435,44 +454,54 @@ def scatter_postings(tuple src, const int64_t[::1] post_offsets, const int64_t[:
     t's postings go after what earlier segments wrote for merged term ``gid[t]``, rows
     shifted by ``row_shift``. Returns where each term's postings start in the merged
     arrays."""
-    cdef Source s_ = tuple_source(src)
+    cdef Arrays held
+    cdef Source s_
     cdef Py_ssize_t n_terms = post_offsets.shape[0] - 1
     starts_a = np.empty(n_terms, dtype=np.int64)
     cdef int64_t[::1] starts = starts_a
     cdef bint ok = True
     cdef int64_t t, g, start, end, blk0, d, b, s, n, at, i
     cdef uint32_t shift = <uint32_t>row_shift
-    with nogil:
-        for t in range(n_terms):
-            g = gid[t]
-            start, end, blk0 = post_offsets[t], post_offsets[t + 1], block_offsets[t]
-            d = dst_offsets[g] + written[g]
-            starts[t] = d
-            for b in range(blk0, block_offsets[t + 1]):
-                n = _block(start, end, blk0, b, &s)
-                at = d + s - start
-                ok &= load_rows(&s_, blk0, b, s, n, &dst_rows[at])
-                load_tfs(&s_, b, s, n, &dst_tfs[at])
-                for i in range(at, at + n):
-                    dst_rows[i] += shift
-            written[g] += end - start
-    if not ok:
-        raise DamagedPostings(BAD_ROWS)
-    return starts_a
+    held.n = 0
+    try:
+        s_ = tuple_source(&held, src)
+        with nogil:
+            for t in range(n_terms):
+                g = gid[t]
+                start, end, blk0 = post_offsets[t], post_offsets[t + 1], block_offsets[t]
+                d = dst_offsets[g] + written[g]
+                starts[t] = d
+                for b in range(blk0, block_offsets[t + 1]):
+                    n = _block(start, end, blk0, b, &s)
+                    at = d + s - start
+                    ok &= load_rows(&s_, blk0, b, s, n, &dst_rows[at])
+                    load_tfs(&s_, b, s, n, &dst_tfs[at])
+                    for i in range(at, at + n):
+                        dst_rows[i] += shift
+                written[g] += end - start
+        if not ok:
+            raise DamagedPostings(BAD_ROWS)
+        return starts_a
+    finally:
+        release(&held)
 
 
 def scatter_positions(tuple src, tuple psrc, const int64_t[::1] post_offsets, const int64_t[::1] block_offsets,
                       const int64_t[::1] starts, const int64_t[::1] dst_pos_offsets, uint32_t[::1] dst_positions):
     """The positions of the postings :func:`scatter_postings` placed (``dst_pos_offsets``
     already made from the merged term frequencies)."""
-    cdef Source s_ = tuple_source(src)
-    cdef PosSource ps = _pos_source(psrc)
+    cdef Arrays held
+    cdef Source s_
+    cdef PosSource ps
     cdef uint32_t tfs[BLOCK_SIZE]
     cdef int64_t offsets[BLOCK_SIZE + 1]
     cdef Buffer out = Buffer(NULL, 0)
     cdef bint ok = True, no_memory = False
     cdef int64_t t, start, end, blk0, b, s, n, at, d
+    held.n = 0
     try:
+        s_ = tuple_source(&held, src)
+        ps = _pos_source(&held, psrc)
         with nogil:
             for t in range(post_offsets.shape[0] - 1):
                 start, end, blk0 = post_offsets[t], post_offsets[t + 1], block_offsets[t]
@@ -495,6 +524,7 @@ def scatter_positions(tuple src, tuple psrc, const int64_t[::1] post_offsets, co
             raise DamagedPositions(_BAD_POSITIONS)
     finally:
         free(out.data)
+        release(&held)
 
 
 # -- checking a segment when it is opened ---------------------------------------------------

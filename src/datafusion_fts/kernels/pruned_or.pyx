@@ -32,10 +32,13 @@ import numpy as np
 
 from libc.math cimport INFINITY
 from libc.stdint cimport int64_t, uint8_t, uint32_t
+from libc.stdlib cimport calloc, free, malloc
+from libc.string cimport memset
 
+from datafusion_fts.kernels.arrays cimport Arrays, f64, f64_out, i64, i64_out, release
 from datafusion_fts.kernels.conjunction cimport EXCLUDED
 from datafusion_fts.kernels.invert cimport BLOCK_SIZE
-from datafusion_fts.kernels.postings_codec cimport Source, make_source
+from datafusion_fts.kernels.postings_codec cimport Source, source_of
 from datafusion_fts.kernels.posting_cursor cimport (
     PAST_ROWS, Cursors, Moved, cursors_alloc, cursors_free, gallop, reach, row, seek, slot_ranges, start_cursors,
     tf_at,
@@ -46,57 +49,78 @@ from datafusion_fts.kernels.postings_codec import BAD_ROWS, DamagedPostings
 
 
 def pruned_or_topk(
-    const uint32_t[::1] words, const int64_t[::1] block_words, const uint8_t[::1] block_bits,
-    const uint32_t[::1] rows, const uint32_t[::1] tfs, const uint32_t[::1] blk_last,
-    const int64_t[::1] post_offsets, const int64_t[::1] block_offsets, const double[::1] blk_bound,
-    const double[::1] norms, const int64_t[::1] tids, const int64_t[::1] kinds, const double[::1] weights,
-    const double[::1] mults, double boost, int64_t k, int64_t row_lo, int64_t row_hi, int64_t base,
-    const int64_t[::1] included, bint use_include, const int64_t[::1] deleted, bint prune, double floor,
+    words, block_words, block_bits, rows, tfs, blk_last, post_offsets, block_offsets, blk_bound, norms, tids,
+    kinds, weights, mults, double boost, int64_t k, int64_t row_lo, int64_t row_hi, int64_t base, included,
+    bint use_include, deleted, bint prune, double floor,
 ):
     """Top ``k`` rows among local rows [row_lo, row_hi) of the disjunction, best first, as
     row ids (local row + ``base``), among those scoring above ``floor`` (-inf: all; only
     with ``prune``).
 
-    Arguments as in conjunction.pyx's ``conjunction_topk``; ``blk_bound`` holds every
-    block's bound factor (empty without ``prune``), so slot t's block j is bounded by
-    ``weights[t] * mults[t] * blk_bound[j]``. ``prune`` requires ``mults[t] * boost > 0``
-    for every scored slot. Returns (row ids, scores, postings_scored, blocks_skipped,
+    Arguments as in conjunction.pyx's ``conjunction_topk``; ``blk_bound`` (float64) holds
+    every block's bound factor (empty without ``prune``), so slot t's block j is bounded
+    by ``weights[t] * mults[t] * blk_bound[j]``. ``prune`` requires ``mults[t] * boost >
+    0`` for every scored slot. Returns (row ids, scores, postings_scored, blocks_skipped,
     postings of the slots' terms).
     """
-    cdef Source src = make_source(words, block_words, block_bits, rows, tfs, blk_last)
-    cdef Py_ssize_t n = kinds.shape[0], t, n_scored = 0
-    slots_a = np.zeros((4, max(n, 1)), dtype=np.int64)
-    cdef int64_t[:, ::1] slots = slots_a
-    cdef int64_t* starts = &slots[0, 0]
-    cdef int64_t* ends = &slots[1, 0]
-    cdef int64_t* blk0s = &slots[2, 0]
-    cdef int64_t* cur = &slots[3, 0]
+    cdef Arrays held
+    cdef Source src
+    cdef const int64_t* post_offsets_
+    cdef const int64_t* block_offsets_
+    cdef const int64_t* tids_
+    cdef const int64_t* kinds_
+    cdef const int64_t* included_
+    cdef const int64_t* deleted_
+    cdef const double* blk_bound_
+    cdef const double* norms_
+    cdef const double* weights_
+    cdef const double* mults_
+    cdef int64_t* out_rows
+    cdef double* out_scores
+    cdef Py_ssize_t n, n_inc, n_del, n_bounds, t, n_scored = 0
+    cdef int64_t* slots = NULL  # starts, ends, blk0s, cursors, slots by bound
+    cdef int64_t* keys = NULL  # the heap's
+    cdef double* floats = NULL  # bound weights, term bounds, their prefix sums
+    cdef uint8_t* essential = NULL
+    cdef int64_t* starts
+    cdef int64_t* ends
+    cdef int64_t* blk0s
+    cdef int64_t* cur
     cdef int64_t total = 0, single = -1, upper = 0  # (upper: most rows that can match)
     cdef int64_t size = 0, scored = 0, skipped = 0
     cdef bint excludes
     cdef Cursors cs
-    slot_ranges(&post_offsets[0], &block_offsets[0], &tids[0], n, starts, ends, blk0s)
-    for t in range(n):
-        total += ends[t] - starts[t]
-        if kinds[t] != EXCLUDED:
-            upper += ends[t] - starts[t]
-            n_scored += 1
-            single = t
-    excludes = n_scored < n
-    k = min(k, upper)
-    keys_a = np.empty(k, dtype=np.int64)
-    out_rows_a = np.empty(k, dtype=np.int64)
-    out_scores_a = np.empty(k, dtype=np.float64)
-    order_a = np.empty(max(n, 1), dtype=np.int64)
-    floats_a = np.zeros((3, n + 1), dtype=np.float64)  # bound weights, term bounds, their prefix sums
-    essential_a = np.ones(max(n, 1), dtype=np.uint8)
-    cdef int64_t[::1] keys = keys_a, out_rows = out_rows_a, order = order_a
-    cdef double[::1] out_scores = out_scores_a
-    cdef double[:, ::1] floats = floats_a
-    cdef uint8_t[::1] essential = essential_a
-    if not cursors_alloc(&cs, n):
-        raise MemoryError()
+    held.n = 0
+    cs.row_block = NULL
     try:
+        src = source_of(&held, words, block_words, block_bits, rows, tfs, blk_last)
+        post_offsets_, block_offsets_ = i64(&held, post_offsets), i64(&held, block_offsets)
+        blk_bound_, norms_ = f64(&held, blk_bound, &n_bounds), f64(&held, norms)
+        tids_, kinds_ = i64(&held, tids), i64(&held, kinds, &n)
+        weights_, mults_ = f64(&held, weights), f64(&held, mults)
+        included_, deleted_ = i64(&held, included, &n_inc), i64(&held, deleted, &n_del)
+        slots = <int64_t*>malloc(5 * max(n, 1) * sizeof(int64_t))
+        floats = <double*>calloc(3 * (n + 1), sizeof(double))
+        essential = <uint8_t*>malloc(max(n, 1))
+        if slots == NULL or floats == NULL or essential == NULL or not cursors_alloc(&cs, n):
+            raise MemoryError()
+        starts, ends, blk0s, cur = slots, slots + n, slots + 2 * n, slots + 3 * n
+        memset(essential, 1, n)
+        slot_ranges(post_offsets_, block_offsets_, tids_, n, starts, ends, blk0s)
+        for t in range(n):
+            total += ends[t] - starts[t]
+            if kinds_[t] != EXCLUDED:
+                upper += ends[t] - starts[t]
+                n_scored += 1
+                single = t
+        excludes = n_scored < n
+        k = min(k, upper)
+        out_rows_a = np.empty(k, dtype=np.int64)
+        out_scores_a = np.empty(k, dtype=np.float64)
+        out_rows, out_scores = i64_out(&held, out_rows_a), f64_out(&held, out_scores_a)
+        keys = <int64_t*>malloc(max(k, 1) * sizeof(int64_t))
+        if keys == NULL:
+            raise MemoryError()
         with nogil:
             start_cursors(&src, &cs, starts, ends, blk0s, n, row_lo)
             for t in range(n):
@@ -105,25 +129,29 @@ def pruned_or_topk(
                 pass
             elif n_scored == 1:
                 size = _single(
-                    &src, &cs, &blk_bound[0], &norms[0], &kinds[0], n, starts, ends, blk0s, &weights[0], &mults[0],
-                    boost, row_hi, &included[0], included.shape[0], use_include, &deleted[0], deleted.shape[0],
-                    prune, excludes, cur, single, &keys[0], &out_rows[0], &out_scores[0], k, floor, &scored, &skipped,
+                    &src, &cs, blk_bound_, norms_, kinds_, n, starts, ends, blk0s, weights_, mults_, boost, row_hi,
+                    included_, n_inc, use_include, deleted_, n_del, prune, excludes, cur, single, keys, out_rows,
+                    out_scores, k, floor, &scored, &skipped,
                 )
             else:
-                _by_bound(&blk_bound[0], blk_bound.shape[0], &kinds[0], n, starts, ends, blk0s, &weights[0],
-                          &mults[0], boost, n_scored, &order[0], &floats[0, 0], &floats[1, 0], &floats[2, 0])
+                _by_bound(blk_bound_, n_bounds, kinds_, n, starts, ends, blk0s, weights_, mults_, boost, n_scored,
+                          slots + 4 * n, floats, floats + (n + 1), floats + 2 * (n + 1))
                 size = _maxscore(
-                    &src, &cs, &blk_bound[0], &norms[0], &kinds[0], n, starts, ends, blk0s, &weights[0], &mults[0],
-                    boost, row_hi, &included[0], included.shape[0], use_include, &deleted[0], deleted.shape[0],
-                    prune, excludes, cur, &keys[0], &out_rows[0], &out_scores[0], k, floor, &order[0], n_scored,
-                    &floats[2, 0], &floats[0, 0], &essential[0], &scored, &skipped,
+                    &src, &cs, blk_bound_, norms_, kinds_, n, starts, ends, blk0s, weights_, mults_, boost, row_hi,
+                    included_, n_inc, use_include, deleted_, n_del, prune, excludes, cur, keys, out_rows, out_scores,
+                    k, floor, slots + 4 * n, n_scored, floats + 2 * (n + 1), floats, essential, &scored, &skipped,
                 )
             if not cs.damaged:
-                heap_results(&keys[0], &out_rows[0], &out_scores[0], size, base)
+                heap_results(keys, out_rows, out_scores, size, base)
         if cs.damaged:
             raise DamagedPostings(BAD_ROWS)
     finally:
         cursors_free(&cs)
+        free(slots)
+        free(floats)
+        free(essential)
+        free(keys)
+        release(&held)
     return out_rows_a[:size], out_scores_a[:size], scored, skipped, total
 
 
