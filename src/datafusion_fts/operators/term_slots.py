@@ -19,8 +19,8 @@ from typing import NamedTuple, Sequence
 
 import numpy as np
 
-from ..query.bound import BoundBoolean, BoundBoost, BoundQuery, BoundTerms
 from ..kernels.conjunction import EXCLUDED, OPTIONAL, REQUIRED
+from ..query.bound import BoundBoolean, BoundBoost, BoundQuery, BoundTerms
 
 
 class TermSlots(NamedTuple):
