@@ -5,10 +5,11 @@ the plain tokenizer as fast as it was. Timed side by side, interleaved pass by p
 process, over the body column of the seeded corpus (``benchmarks/corpus.py``) and over the
 same text with every ``e`` written ``é`` (multi-byte UTF-8 on the slow path):
 
-* ``tokenize``: the kernel every build and search runs (``tokenizer_kernel.tokenize``);
+* ``tokenize``: the kernel every build and search runs (``kernels/tokenizer.pyx``);
 * ``tokenize_spans``: the same pass also recording each token's byte span;
-* ``baseline``: with ``--baseline REV``, the ``tokenize`` kernel of git revision ``REV``
-  (e.g. the commit before spans existed), loaded from ``git show`` into a temporary module;
+* ``baseline``: with ``--baseline REV``, the numba ``tokenize`` kernel of git revision
+  ``REV`` (one before the kernels were compiled at install, issue 33: e.g. the commit before
+  spans existed), loaded from ``git show`` into a temporary module;
 * ``analyze`` / ``analyze(spans=True)``: the whole ``Analyzer.analyze`` call (pieces on the
   tokenizer thread pool, vocabulary merge).
 
@@ -50,11 +51,11 @@ import corpus
 
 from datafusion_fts.analysis import analyzer_for, make_analyzer_config
 from datafusion_fts.analysis.analyzer import _pieces, _string_buffers
-from datafusion_fts.analysis.tokenizer_kernel import tokenize, tokenize_spans
+from datafusion_fts.kernels.tokenizer import tokenize, tokenize_spans
 from datafusion_fts.analysis.unicode_tables import word_and_lower_tables
 
 SECTION = "## Tokenizer spans (issue 8)"
-KERNEL_PATH = "src/datafusion_fts/analysis/tokenizer_kernel.py"
+KERNEL_PATH = "src/datafusion_fts/analysis/tokenizer_kernel.py"  # (numba, before issue 33)
 _NO_SEED = (np.zeros(0, dtype=np.uint8), np.zeros(1, dtype=np.int64))
 
 
@@ -84,7 +85,7 @@ def _kernel_pass(kernel: Callable, values: pa.Array) -> int:
     tokens = 0
     for start, length in _pieces(values):
         data, offsets, valid = _string_buffers(values.slice(start, length))
-        out = kernel(data, offsets, valid, is_word, lower, 40, *_NO_SEED)
+        out = kernel(data, offsets, valid.view(np.uint8), is_word, lower, 40, *_NO_SEED)
         tokens += len(out[0])
     return tokens
 
@@ -155,7 +156,7 @@ def _steady(kernels: dict[str, Callable]) -> list[str]:
     ]
     for label, values in _texts(STEADY_ROWS).items():
         data, offsets, valid = _string_buffers(values)
-        args = (data, offsets, valid, is_word, lower, 40, *_NO_SEED)
+        args = (data, offsets, valid.view(np.uint8), is_word, lower, 40, *_NO_SEED)
         samples: dict[str, list[int]] = {name: [] for name in kernels}
         order = list(kernels.items())
         for kernel in kernels.values():

@@ -36,6 +36,16 @@ class S3Server:
         pq.write_table(table, buffer)
         self.client().put_object(Bucket=bucket, Key=key, Body=buffer.getvalue())
 
+    def options(self) -> dict[str, str]:
+        """The storage options that reach this server (``connect(..., storage_options=)``)."""
+        return {"endpoint": self.endpoint, "access_key_id": KEY, "secret_access_key": SECRET,
+                "region": REGION, "allow_http": "true"}
+
+    def environment(self) -> dict[str, str]:
+        """The standard AWS environment variables that reach this server (no options needed)."""
+        return {"AWS_ENDPOINT_URL": self.endpoint, "AWS_ACCESS_KEY_ID": KEY, "AWS_SECRET_ACCESS_KEY": SECRET,
+                "AWS_REGION": REGION, "AWS_ALLOW_HTTP": "true"}
+
     def store(self, bucket: str):  # noqa: ANN201
         """DataFusion's object store for ``bucket`` on this server."""
         from datafusion.object_store import AmazonS3

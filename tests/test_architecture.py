@@ -5,6 +5,7 @@ docs/design.md: "Import direction"."""
 from __future__ import annotations
 
 import ast
+import re
 from pathlib import Path
 
 SRC = Path(__file__).resolve().parents[1] / "src"
@@ -24,18 +25,41 @@ LAYERS = (
 
 
 def modules() -> dict[str, Path]:
+    """Every module's file; a compiled kernel module (kernels/*.pyx) by its ``.pyx`` file,
+    whose ``.pxd`` declarations are read with it."""
     found = {}
-    for path in (SRC / PACKAGE).rglob("*.py"):
+    for path in [*(SRC / PACKAGE).rglob("*.py"), *(SRC / PACKAGE).rglob("*.pyx")]:
         parts = path.relative_to(SRC).with_suffix("").parts
         found[".".join(parts[:-1] if parts[-1] == "__init__" else parts)] = path
     return found
+
+
+# A Cython import or cimport statement (Cython's grammar is not Python's: read by line).
+_CYTHON_IMPORT = re.compile(r"^\s*(?:from\s+(\.*[\w.]*)\s+c?import\s+\(?([\w, ]+)|c?import\s+([\w.]+))", re.M)
+
+
+def _statements(path: Path) -> list[ast.AST]:
+    """The import statements of ``path`` (and of its ``.pxd`` for a ``.pyx``) as ast nodes."""
+    if path.suffix == ".py":
+        return [n for n in ast.walk(ast.parse(path.read_text(), str(path))) if isinstance(n, (ast.Import, ast.ImportFrom))]
+    nodes: list[ast.AST] = []
+    for source in (path, path.with_suffix(".pxd")):
+        for found in _CYTHON_IMPORT.finditer(source.read_text() if source.exists() else ""):
+            module, names, plain = found.groups()
+            if plain:
+                nodes.append(ast.Import(names=[ast.alias(name=plain)]))
+            else:
+                level = len(module) - len(module.lstrip("."))
+                nodes.append(ast.ImportFrom(module=module.lstrip(".") or None, level=level,
+                                            names=[ast.alias(name=n.split()[0]) for n in names.split(",") if n.strip()]))
+    return nodes
 
 
 def imports(name: str, path: Path, known: dict[str, Path]) -> set[str]:
     """The package's modules ``name`` imports, wherever the import statement is."""
     package = name if path.name == "__init__.py" else name.rpartition(".")[0]
     out: set[str] = set()
-    for node in ast.walk(ast.parse(path.read_text(), str(path))):
+    for node in _statements(path):
         if isinstance(node, ast.Import):
             targets = [alias.name for alias in node.names]
         elif isinstance(node, ast.ImportFrom):
@@ -98,6 +122,16 @@ def test_the_check_finds_a_cycle_hidden_in_a_function_or_under_type_checking(tmp
     (tmp_path / "a.py").write_text("from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    from .b import B\n")
     (tmp_path / "b.py").write_text("def f():\n    from .a import A\n")
     known = {"p.a": tmp_path / "a.py", "p.b": tmp_path / "b.py"}
+    assert cycles({n: imports(n, p, known) for n, p in known.items()}) == [["p.a", "p.b"]]
+
+
+def test_the_check_reads_cython_cimports(tmp_path):
+    (tmp_path / "a.pyx").write_text("from libc.stdint cimport int64_t\nfrom .b cimport f, g\n")
+    (tmp_path / "a.pxd").write_text("from datafusion_fts.errors import X\n")
+    (tmp_path / "b.pyx").write_text("from .a import h\n")
+    (tmp_path / "e.py").write_text("")
+    known = {"p.a": tmp_path / "a.pyx", "p.b": tmp_path / "b.pyx", "datafusion_fts.errors": tmp_path / "e.py"}
+    assert imports("p.a", tmp_path / "a.pyx", known) == {"p.b", "datafusion_fts.errors"}
     assert cycles({n: imports(n, p, known) for n, p in known.items()}) == [["p.a", "p.b"]]
 
 

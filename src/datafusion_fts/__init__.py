@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Any
 
 from .errors import (
     CatalogError,
+    ConflictError,
     DistributedError,
     EngineError,
     FtsError,
@@ -66,6 +67,7 @@ def __dir__() -> list[str]:
 __all__ = [
     "BuildProgress",
     "CatalogError",
+    "ConflictError",
     "CsvFormat",
     "Database",
     "DistributedError",

@@ -39,6 +39,12 @@ class StaleSnapshotError(StorageError):
         self.file_id = file_id
 
 
+class ConflictError(StorageError):
+    """A conditional write lost: another writer created or changed the object first (two
+    processes committing at once). Nothing of the losing write is visible; reading again
+    sees the winner's."""
+
+
 class ReadOnlyError(StorageError):
     """A write to a database opened read-only: ``connect(path, read_only=True)``, or a
     directory whose storage refused to be written when it was opened (a read-only mount,

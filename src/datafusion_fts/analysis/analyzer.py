@@ -3,9 +3,10 @@ arrays.
 
 Pipeline: split on runs of Unicode letters and digits, lowercase (simple per-code-point
 mapping), drop tokens longer than ``max_token_length`` UTF-8 bytes — all in one compiled
-pass (:mod:`.tokenizer_kernel`) — then the optional per-term filters in order: ASCII
-folding, stop words, Snowball stemming. Every filter maps one token to one token (or
-drops it), so filters run once per *distinct* token of a batch, not per occurrence.
+pass (:mod:`datafusion_fts.kernels.tokenizer`) — then the optional per-term filters in
+order: ASCII folding, stop words, Snowball stemming. Every filter maps one token to one
+token (or drops it), so filters run once per *distinct* token of a batch, not per
+occurrence.
 Positions count the kept tokens (a dropped token leaves no gap), so a phrase query that
 goes through the same analyzer lines up with the indexed text.
 """
@@ -26,11 +27,12 @@ import pyarrow.compute as pc
 
 from ..defaults import ANALYZER, MAX_TOKEN_LENGTH, NAMED_ANALYZERS
 from ..errors import InvalidArgument
+from ..kernels.tokenizer import remap_tokens, tokenize, tokenize_spans
 from .stopwords import BUILTIN as BUILTIN_STOP_WORDS
 from .unicode_tables import simple_lower, word_and_lower_tables
 
 MAX_TOKEN_LENGTH_LIMIT = 1024
-_ONE_VALID = np.ones(1, dtype=np.bool_)
+_ONE_VALID = np.ones(1, dtype=np.uint8)
 _NO_SEED_BYTES = np.zeros(0, dtype=np.uint8)
 _NO_SEED_OFFSETS = np.zeros(1, dtype=np.int64)
 
@@ -243,12 +245,13 @@ class Analyzer:
         return self._filter(stream) if self.config.has_filters else stream
 
     def _tokenize(self, values: pa.Array, seed: tuple[str, ...], spans: bool = False) -> TokenStream:
-        from .tokenizer_kernel import tokenize, tokenize_spans
-
         data, offsets, valid = _string_buffers(values)
         is_word, lower = word_and_lower_tables()
         seed_bytes, seed_offsets = _encode_seed(seed)
-        args = (data, offsets, valid, is_word, lower, self.config.max_token_length, seed_bytes, seed_offsets)
+        args = (
+            data, offsets, valid.view(np.uint8), is_word, lower, self.config.max_token_length,
+            seed_bytes, seed_offsets,
+        )
         start = end = None
         if spans:
             row, term, pos, dl, vbytes, voffsets, start, end = tokenize_spans(*args)
@@ -259,8 +262,6 @@ class Analyzer:
 
     def _filter(self, stream: TokenStream) -> TokenStream:
         """Apply folding, stop words and stemming to the distinct tokens, then remap."""
-        from .tokenizer_kernel import remap_tokens
-
         mapped: pa.Array = stream.vocab
         keep = None
         if self.config.ascii_folding:
@@ -301,8 +302,6 @@ class Analyzer:
         if text.isascii():
             # In ASCII the word characters are exactly [A-Za-z0-9] and one byte each.
             return self._words.findall(text.lower())
-        from .tokenizer_kernel import tokenize
-
         data = np.frombuffer(text.encode("utf-8"), dtype=np.uint8)
         is_word, lower = word_and_lower_tables()
         _, term, _, _, vbytes, voffsets = tokenize(
@@ -342,7 +341,7 @@ def split_last_word(text: str) -> tuple[str, str | None]:
 
 
 # Tokenizer calls are cut into pieces of at most this many rows / text bytes (see
-# tokenizer_kernel) and run on a small thread pool (the kernel releases the GIL).
+# kernels/tokenizer.pyx) and run on a small thread pool (the kernel releases the GIL).
 PIECE_ROWS = 65_536
 PIECE_BYTES = 16 << 20
 

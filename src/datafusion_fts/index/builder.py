@@ -23,9 +23,10 @@ from ..kernels.postings_codec import (
     scatter_positions,
     scatter_postings,
 )
+from ..kernels.sorted_terms import sort_terms
 from ..storage.files.manifest import CODEC_BP128, SegmentMeta
 from .segment import Segment
-from .sorted_terms import sort_terms, term_buffers, union_terms
+from .sorted_terms import term_buffers, union_terms
 
 
 def _sorted_vocab(stream: TokenStream, term_ids: np.ndarray | None = None) -> tuple[pa.LargeStringArray, np.ndarray]:

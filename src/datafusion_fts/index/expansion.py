@@ -11,65 +11,8 @@ from __future__ import annotations
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
-from numba import njit
 
-from ..analysis.tokenizer_kernel import _decode
-
-
-@njit(cache=True, nogil=True)
-def _code_points(data: np.ndarray, start: int, end: int) -> np.ndarray:
-    out = np.empty(end - start, dtype=np.int64)
-    n = 0
-    i = start
-    while i < end:
-        b0 = data[i]
-        if b0 < 0x80:
-            out[n] = b0
-            i += 1
-        else:
-            cp, i = _decode(data, i, end)
-            out[n] = cp
-        n += 1
-    return out[:n]
-
-
-@njit(cache=True, nogil=True)
-def levenshtein_within(data: np.ndarray, offsets: np.ndarray, query: np.ndarray, max_dist: int) -> np.ndarray:
-    """Levenshtein distance (code points) from ``query`` to each UTF-8 string, or -1 where
-    it exceeds ``max_dist`` (rows of the DP stop early once every cell is over)."""
-    n = offsets.shape[0] - 1
-    out = np.full(n, -1, dtype=np.int64)
-    m = query.shape[0]
-    prev = np.empty(m + 1, dtype=np.int64)
-    cur = np.empty(m + 1, dtype=np.int64)
-    for s in range(n):
-        cand = _code_points(data, offsets[s], offsets[s + 1])
-        if abs(cand.shape[0] - m) > max_dist:
-            continue
-        for j in range(m + 1):
-            prev[j] = j
-        over = False
-        for i in range(1, cand.shape[0] + 1):
-            cur[0] = i
-            best = cur[0]
-            for j in range(1, m + 1):
-                cost = 0 if cand[i - 1] == query[j - 1] else 1
-                v = prev[j - 1] + cost
-                if prev[j] + 1 < v:
-                    v = prev[j] + 1
-                if cur[j - 1] + 1 < v:
-                    v = cur[j - 1] + 1
-                cur[j] = v
-                if v < best:
-                    best = v
-            if best > max_dist:
-                over = True
-                break
-            for j in range(m + 1):
-                prev[j] = cur[j]
-        if not over and prev[m] <= max_dist:
-            out[s] = prev[m]
-    return out
+from ..kernels.expansion import levenshtein_within
 
 
 def _buffers(terms: pa.Array) -> tuple[np.ndarray, np.ndarray]:

@@ -38,10 +38,11 @@ from ..kernels.postings_codec import (
     pack_postings,
     rank,
 )
+from ..kernels.sorted_terms import find_term
 from ..storage.files.checksums import LazyRegions
 from ..storage.files.manifest import CODEC_BP128, CODEC_U32, SegmentMeta
 from ..storage.stores.shared import SharedStore
-from .sorted_terms import find_term, term_buffers
+from .sorted_terms import term_buffers
 
 # Arrays of every segment, then of each layout, with their types.
 _COMMON = {
@@ -237,7 +238,7 @@ class Segment:
         if found is None:
             if self._buffers is None:
                 self._buffers = term_buffers(self.terms)
-            found = int(find_term(*self._buffers, np.frombuffer(term.encode("utf-8"), dtype=np.uint8)))
+            found = find_term(*self._buffers, term.encode("utf-8"))
             if len(self._found) < _FOUND_MAX:
                 self._found[term] = found
         return found

@@ -21,7 +21,7 @@ import numpy as np
 from libc.stdint cimport int64_t, uint8_t
 from libc.stdlib cimport calloc, free, malloc
 
-from datafusion_fts.kernels.arrays cimport Arrays, f64, f64_out, i64, i64_out, release
+from datafusion_fts.kernels.buffers cimport Arrays, f64, f64_out, i64, i64_out, release
 from datafusion_fts.kernels.conjunction cimport EXCLUDED
 from datafusion_fts.kernels.postings_codec cimport Source, source_of
 from datafusion_fts.kernels.posting_cursor cimport (

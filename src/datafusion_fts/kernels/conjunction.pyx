@@ -39,7 +39,7 @@ from libc.math cimport INFINITY
 from libc.stdint cimport int64_t, uint32_t
 from libc.stdlib cimport free, malloc
 
-from datafusion_fts.kernels.arrays cimport Arrays, f64, f64_out, i64, i64_out, release
+from datafusion_fts.kernels.buffers cimport Arrays, f64, f64_out, i64, i64_out, release
 from datafusion_fts.kernels.invert cimport BLOCK_SIZE
 from datafusion_fts.kernels.postings_codec cimport Source, rank_in, source_of
 from datafusion_fts.kernels.posting_cursor cimport (

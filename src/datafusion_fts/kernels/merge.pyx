@@ -9,6 +9,7 @@ import numpy as np
 
 from libc.stdint cimport int64_t, uint8_t, uint32_t
 
+from datafusion_fts.kernels.arrays cimport fitted
 from datafusion_fts.kernels.topk_heap cimport heap_drain, heap_push, java_key
 
 cpdef enum:
@@ -21,6 +22,10 @@ cpdef enum:
 ctypedef fused position:
     uint32_t
     int64_t
+
+# (merge allocates its results with these: a short merge's cost is mostly its call)
+cdef object _empty = np.empty
+cdef object _INT64 = np.dtype(np.int64), _FLOAT64 = np.dtype(np.float64)
 
 # ``marks`` of sloppy_phrase_tf when no positions are recorded.
 NO_MARKS = np.zeros(0, dtype=np.uint8)
@@ -44,37 +49,58 @@ def merge(int mode, const int64_t[::1] a_rows, const double[::1] a_sc, const int
     """The rows and scores ``mode`` keeps of lists ``a`` and ``b`` (rows ascending)."""
     cdef Py_ssize_t na = a_rows.shape[0], nb = b_rows.shape[0]
     cdef Py_ssize_t cap = na + nb if mode == UNION_ADD else na
-    rows_arr = np.empty(cap, dtype=np.int64)
-    sc_arr = np.empty(cap, dtype=np.float64)
+    rows_arr = _empty(cap, _INT64)
+    sc_arr = _empty(cap, _FLOAT64)
     cdef int64_t[::1] rows = rows_arr
     cdef double[::1] sc = sc_arr
+    cdef const int64_t* ar = &a_rows[0]
+    cdef const int64_t* br = &b_rows[0]
+    cdef const double* asc = &a_sc[0]
+    cdef const double* bsc = &b_sc[0]
+    cdef Py_ssize_t k
+    with nogil:  # (one loop per mode, each compiled with its mode a constant)
+        if mode == UNION_ADD:
+            k = _merge(UNION_ADD, ar, asc, na, br, bsc, nb, weight, &rows[0], &sc[0])
+        elif mode == ADD_PRESENT:
+            k = _merge(ADD_PRESENT, ar, asc, na, br, bsc, nb, weight, &rows[0], &sc[0])
+        elif mode == SUBTRACT:
+            k = _merge(SUBTRACT, ar, asc, na, br, bsc, nb, weight, &rows[0], &sc[0])
+        else:
+            k = _merge(BOOST, ar, asc, na, br, bsc, nb, weight, &rows[0], &sc[0])
+    rows = sc = None  # (nothing views the arrays now: they may shrink in place)
+    return fitted(rows_arr, k), fitted(sc_arr, k)
+
+
+cdef inline Py_ssize_t _merge(int mode, const int64_t* a_rows, const double* a_sc, Py_ssize_t na,
+                              const int64_t* b_rows, const double* b_sc, Py_ssize_t nb, double weight,
+                              int64_t* rows, double* sc) noexcept nogil:
+    """Merges the lists into ``rows``/``sc``; returns how many rows it wrote."""
     cdef Py_ssize_t i = 0, j = 0, k = 0
-    with nogil:
-        while i < na or j < nb:
-            if j >= nb or (i < na and a_rows[i] < b_rows[j]):
-                rows[k] = a_rows[i]
-                sc[k] = a_sc[i]
+    while i < na or j < nb:
+        if j >= nb or (i < na and a_rows[i] < b_rows[j]):
+            rows[k] = a_rows[i]
+            sc[k] = a_sc[i]
+            k += 1
+            i += 1
+        elif i >= na or b_rows[j] < a_rows[i]:
+            if mode == UNION_ADD:
+                rows[k] = b_rows[j]
+                sc[k] = 0.0 + b_sc[j]
                 k += 1
-                i += 1
-            elif i >= na or b_rows[j] < a_rows[i]:
-                if mode == UNION_ADD:
-                    rows[k] = b_rows[j]
-                    sc[k] = 0.0 + b_sc[j]
-                    k += 1
-                elif i >= na:
-                    break
-                j += 1
-            else:
-                if mode != SUBTRACT:
-                    rows[k] = a_rows[i]
-                    if mode == BOOST:  # left - weight * right, written as numba's LLVM
-                        sc[k] = (-b_sc[j]) * weight + a_sc[i]  # evaluated it: even a NaN's sign matches
-                    else:
-                        sc[k] = a_sc[i] + b_sc[j]
-                    k += 1
-                i += 1
-                j += 1
-    return rows_arr[:k].copy(), sc_arr[:k].copy()
+            elif i >= na:
+                break
+            j += 1
+        else:
+            if mode != SUBTRACT:
+                rows[k] = a_rows[i]
+                if mode == BOOST:  # left - weight * right, written as numba's LLVM
+                    sc[k] = (-b_sc[j]) * weight + a_sc[i]  # evaluated it: even a NaN's sign matches
+                else:
+                    sc[k] = a_sc[i] + b_sc[j]
+                k += 1
+            i += 1
+            j += 1
+    return k
 
 
 def run_sums(const double[::1] values, const int64_t[::1] starts):
@@ -108,7 +134,7 @@ def phrase_tf(const int64_t[:, ::1] starts, const int64_t[:, ::1] ends, const po
     cdef Py_ssize_t n_terms = starts.shape[0], n_cand = starts.shape[1]
     tf_arr = np.zeros(n_cand, dtype=np.int64)
     cdef int64_t[::1] tf = tf_arr
-    cdef const position* pos = &positions[0] if positions.shape[0] else NULL
+    cdef const position* pos = &positions[0]
     cdef Py_ssize_t c, s, t, lo
     cdef int64_t count, p1, cur
     cdef bint ok
@@ -153,7 +179,7 @@ def sloppy_phrase_tf(const int64_t[:, ::1] starts, const int64_t[:, ::1] ends, c
     tf_arr = np.zeros(n_cand, dtype=np.int64)
     cur_arr = np.empty(n_terms, dtype=np.int64)
     cdef int64_t[::1] tf = tf_arr, cur = cur_arr
-    cdef const position* pos = &positions[0] if positions.shape[0] else NULL
+    cdef const position* pos = &positions[0]
     cdef bint record = marks.shape[0] > 0, alive, first
     cdef Py_ssize_t c, k, j, lead
     cdef int64_t count, lead_at, following, top, shifted

@@ -6,7 +6,7 @@ import numpy as np
 from libc.stdint cimport int64_t, uint8_t, uint32_t
 from libc.string cimport memset
 
-from datafusion_fts.kernels.arrays cimport Arrays, release
+from datafusion_fts.kernels.buffers cimport Arrays, release
 from datafusion_fts.kernels.postings_codec cimport Source, tuple_source
 
 

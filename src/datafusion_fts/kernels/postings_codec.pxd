@@ -4,7 +4,7 @@ described in postings_codec.pyx)."""
 
 from libc.stdint cimport int64_t, uint8_t, uint32_t, uint64_t
 
-from datafusion_fts.kernels.arrays cimport Arrays, i64, u8, u32
+from datafusion_fts.kernels.buffers cimport Arrays, i64, u8, u32
 from datafusion_fts.kernels.invert cimport BLOCK_SIZE
 
 cpdef enum:

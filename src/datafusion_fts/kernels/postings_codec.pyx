@@ -42,7 +42,7 @@ from libc.stdint cimport int64_t, uint8_t, uint32_t, uint64_t
 from libc.stdlib cimport free, realloc
 from libc.string cimport memcpy, memset
 
-from datafusion_fts.kernels.arrays cimport Arrays, i64, i64_out, release, u32, u32_out
+from datafusion_fts.kernels.buffers cimport Arrays, i64, i64_out, release, u32, u32_out
 
 from datafusion_fts.errors import StorageError
 

@@ -35,7 +35,7 @@ from libc.stdint cimport int64_t, uint8_t, uint32_t
 from libc.stdlib cimport calloc, free, malloc
 from libc.string cimport memset
 
-from datafusion_fts.kernels.arrays cimport Arrays, f64, f64_out, i64, i64_out, release
+from datafusion_fts.kernels.buffers cimport Arrays, f64, f64_out, i64, i64_out, release
 from datafusion_fts.kernels.conjunction cimport EXCLUDED
 from datafusion_fts.kernels.invert cimport BLOCK_SIZE
 from datafusion_fts.kernels.postings_codec cimport Source, source_of

@@ -17,6 +17,12 @@ MANIFEST = "manifest.json"
 _URL = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]+://")
 
 
+def is_remote(location: str | os.PathLike[str]) -> bool:
+    """Whether ``location`` names an object store: a URI of a scheme other than ``file``."""
+    text = os.fspath(location)
+    return bool(_URL.match(text)) and urlparse(text).scheme != "file"
+
+
 def local_path(location: str | os.PathLike[str], what: str) -> str:
     """The local path ``location`` names: a path as is, a ``file://`` URI as its path. An
     object store's URI (``s3://bucket/db``) is refused, never read as a relative local

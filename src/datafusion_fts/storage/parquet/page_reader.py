@@ -7,7 +7,7 @@ with ``write_page_index=True``: each data page's offset and first row) to read, 
 wanted column, only the pages holding the wanted rows (:mod:`.file_ranges`: ``pread``
 calls from a compiled loop; no memory map, so pages read for one query are not kept in
 this process's memory), decompresses them and picks the values out with compiled loops
-(:mod:`.parquet_values`: PLAIN, RLE and dictionary encodings, and DELTA_BINARY_PACKED
+(``kernels/parquet_values.pyx``: PLAIN, RLE and dictionary encodings, and DELTA_BINARY_PACKED
 integers). A page's CRC, where the writer stored one, is checked first.
 
 Data files written by :class:`.store.DirectoryStore` have small pages (a few kilobytes
@@ -37,11 +37,8 @@ import pyarrow.parquet as pq
 import zstandard
 
 from ...errors import StorageError
-from ..files import checksums
-from . import c_page_codecs
-from .file_ranges import read_ranges
-from .lz4_block import decompress_blocks
-from .parquet_thrift import (
+from ...kernels.lz4_block import decompress_blocks
+from ...kernels.parquet_thrift import (
     BAD_HEADER,
     DICTIONARY_PAGE,
     H_CRC,
@@ -70,20 +67,22 @@ from .parquet_thrift import (
     page_locations,
     page_spans,
 )
-from .parquet_values import (
+from ...kernels.parquet_values import (
     BOOLEAN,
     BYTES,
     FIXED,
     PLAIN,
     PLAIN_DICTIONARY,
     RLE_DICTIONARY,
-    bytes_array,
     gather_bytes,
     locate_rows,
     plain_entries,
     select_values,
-    validity,
 )
+from ..files import checksums
+from . import c_page_codecs
+from .file_ranges import read_ranges
+from .parquet_values import bytes_array, validity
 
 # Pages of one column a fetch decodes at once (a few hundred KiB of small pages), and a
 # scan (a few MiB: batches of about 16k rows of the benchmark corpus).
@@ -723,7 +722,7 @@ def _decompress(
 
 
 def _lz4(view: memoryview, spans: list[tuple[int, int, int]]) -> list:
-    """LZ4 pages in one compiled call (see :mod:`.lz4_block`)."""
+    """LZ4 pages in one compiled call (see ``kernels/lz4_block.pyx``)."""
     lo, hi, sizes = (np.array(x, dtype=np.int64) for x in zip(*spans))
     out, bad = decompress_blocks(np.frombuffer(view, dtype=np.uint8), lo, hi, sizes)
     if bad >= 0:

@@ -15,8 +15,8 @@ from __future__ import annotations
 
 import numpy as np
 import pyarrow as pa
-from numba import njit
 
+from ...kernels.parquet_values import place_bytes
 from .huge_pages import empty_bytes
 from .parquet_values import bytes_array
 
@@ -69,8 +69,8 @@ def copy_values(column: pa.ChunkedArray, sources: np.ndarray, targets: np.ndarra
         lo, hi = np.searchsorted(sources, [first, first + len(chunk)])
         if hi > lo:
             data = chunk.buffers()[2]
-            _copy_values(np.frombuffer(data, np.uint8) if data is not None else np.zeros(0, np.uint8),
-                         offsets.astype(np.int64), sources[lo:hi] - first, targets[lo:hi], out_offsets, out)
+            place_bytes(np.frombuffer(data, np.uint8) if data is not None else np.zeros(0, np.uint8),
+                        offsets.astype(np.int64), sources[lo:hi] - first, targets[lo:hi], out_offsets, out)
         first += len(chunk)
 
 
@@ -84,12 +84,3 @@ def _reorder_bytes(column: pa.ChunkedArray, order: np.ndarray) -> pa.Array:
     copy_values(column, order[by_source], by_source, out_offsets, out)
     return bytes_array(column.type, valid[order], out_offsets, out)
 
-
-@njit(cache=True, nogil=True)
-def _copy_values(data, offsets, rows, targets, out_offsets, out):  # pragma: no cover - compiled
-    """Value ``rows[i]`` of a chunk (bytes ``data[offsets[r]:offsets[r + 1]]``) to output
-    position ``targets[i]``."""
-    for i in range(rows.shape[0]):
-        r = rows[i]
-        at = out_offsets[targets[i]]
-        out[at : at + offsets[r + 1] - offsets[r]] = data[offsets[r] : offsets[r + 1]]  # (as gather_bytes)

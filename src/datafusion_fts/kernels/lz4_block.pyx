@@ -8,20 +8,21 @@ one buffer. Every read and write is bounds-checked: a damaged page fails, never 
 writes outside its buffers.
 """
 
-from __future__ import annotations
-
 import numpy as np
-from numba import njit
+
+from libc.stdint cimport int64_t, uint8_t
+from libc.string cimport memcpy
 
 
-@njit(cache=True, nogil=True)
-def _block(src, ip, end, dst, op, limit):
+cdef int64_t _block(const uint8_t* src, int64_t ip, int64_t end, uint8_t* dst, int64_t op,
+                    int64_t limit) noexcept nogil:
     """Decompress the LZ4 block ``src[ip:end]`` into ``dst[op:limit]``; returns the end
     of the output, or -1 if the block is damaged or does not fill it exactly."""
+    cdef int64_t token, n, m, b, offset, j
     while ip < end:
         token = src[ip]
         ip += 1
-        n = np.int64(token >> 4)
+        n = token >> 4
         if n == 15:
             while True:
                 if ip >= end:
@@ -33,17 +34,16 @@ def _block(src, ip, end, dst, op, limit):
                     break
         if n > end - ip or n > limit - op:
             return -1
-        for j in range(n):
-            dst[op + j] = src[ip + j]
+        memcpy(dst + op, src + ip, n)
         ip += n
         op += n
         if ip == end:  # the last sequence has literals only
             break
         if end - ip < 2:
             return -1
-        offset = np.int64(src[ip]) | (np.int64(src[ip + 1]) << 8)
+        offset = src[ip] | (<int64_t>src[ip + 1] << 8)
         ip += 2
-        m = np.int64(token & 15)
+        m = token & 15
         if m == 15:
             while True:
                 if ip >= end:
@@ -56,25 +56,32 @@ def _block(src, ip, end, dst, op, limit):
         m += 4
         if offset == 0 or offset > op or m > limit - op:
             return -1
-        for j in range(m):  # (byte by byte: the match may overlap what it writes)
-            dst[op + j] = dst[op + j - offset]
+        if offset >= m:  # (apart: one copy)
+            memcpy(dst + op, dst + op - offset, m)
+        else:  # (byte by byte: the match overlaps what it writes)
+            for j in range(m):
+                dst[op + j] = dst[op + j - offset]
         op += m
     return op if op == limit else -1
 
 
-@njit(cache=True, nogil=True)
-def decompress_blocks(src, lo, hi, sizes):
+def decompress_blocks(const uint8_t[::1] src, const int64_t[::1] lo, const int64_t[::1] hi,
+                      const int64_t[::1] sizes) -> tuple[np.ndarray, int]:
     """Blocks ``src[lo[i]:hi[i]]`` decompressed to ``sizes[i]`` bytes each, laid end to end;
     returns (that buffer, -1) or (_, index of the first damaged block)."""
-    total = np.int64(0)
-    for i in range(sizes.shape[0]):
+    cdef int64_t n = sizes.shape[0], i, total = 0, op = 0, bad = -1
+    if not lo.shape[0] == hi.shape[0] == n:
+        raise ValueError("a start, end and size per block wanted")
+    for i in range(n):
         if sizes[i] < 0 or lo[i] < 0 or hi[i] > src.shape[0] or lo[i] > hi[i]:
             return np.zeros(0, dtype=np.uint8), i
         total += sizes[i]
-    out = np.empty(total, dtype=np.uint8)
-    op = np.int64(0)
-    for i in range(sizes.shape[0]):
-        if _block(src, lo[i], hi[i], out, op, op + sizes[i]) < 0:
-            return out, i
-        op += sizes[i]
-    return out, -1
+    out_array = np.empty(total, dtype=np.uint8)
+    cdef uint8_t[::1] out = out_array
+    with nogil:
+        for i in range(n):
+            if _block(&src[0], lo[i], hi[i], &out[0], op, op + sizes[i]) < 0:
+                bad = i
+                break
+            op += sizes[i]
+    return out_array, bad

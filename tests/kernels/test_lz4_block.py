@@ -7,7 +7,7 @@ import pyarrow as pa
 from hypothesis import given
 from hypothesis import strategies as st
 
-from datafusion_fts.storage.parquet.lz4_block import decompress_blocks
+from datafusion_fts.kernels.lz4_block import decompress_blocks
 
 LZ4 = pa.Codec("lz4_raw")
 

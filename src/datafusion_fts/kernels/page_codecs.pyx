@@ -1,0 +1,69 @@
+"""Parquet pages checked (CRC-32) and decompressed (ZSTD) by compiled loops calling the C
+libraries, many pages per call and without the GIL.
+
+The data files this system writes hold ZSTD pages of a few KiB, each with a CRC. From
+Python every page is a ``zlib.crc32`` call and a ``zstandard`` call returning its own
+bytes object, joined afterwards, and the GIL is taken back after each: a fetch of many
+pages could not use a second core. Here a piece of a fetch checks and decompresses all
+its pages in one call into one buffer, calling libz's ``crc32`` and libzstd's
+``ZSTD_decompressDCtx`` through the addresses the caller found at run time
+(``storage/parquet/c_page_codecs.py`` loads the libraries with ctypes): the package is
+built without their headers, and runs where they are missing (its callers then fall
+back to ``zlib`` and ``zstandard``).
+"""
+
+from libc.stdint cimport int64_t, uint8_t
+
+# uLong crc32(uLong crc, const Bytef* buf, uInt len)
+ctypedef unsigned long (*Crc32)(unsigned long, const uint8_t*, unsigned int) noexcept nogil
+# size_t ZSTD_decompressDCtx(ZSTD_DCtx*, void* dst, size_t, const void* src, size_t): the
+# bytes written, or an error code (a size_t near 2**64).
+ctypedef size_t (*DecompressDCtx)(void*, void*, size_t, const void*, size_t) noexcept nogil
+
+
+def first_bad_crc(size_t crc32, const uint8_t[::1] src, const uint8_t[::1] has, const int64_t[::1] lo,
+                  const int64_t[::1] hi, const int64_t[::1] crc) -> int:
+    """-1, or the first page ``i`` with ``has[i]`` (a bool array) whose bytes
+    ``src[lo[i]:hi[i]]`` are out of bounds or do not have the CRC-32 ``crc[i]``
+    (unsigned); ``crc32``: the address of libz's ``crc32``."""
+    cdef Crc32 checksum = <Crc32><void*>crc32
+    cdef int64_t n = lo.shape[0], i, a, b, bad = -1
+    if not has.shape[0] == hi.shape[0] == crc.shape[0] == n:
+        raise ValueError("a flag, end and CRC per page wanted")
+    with nogil:
+        for i in range(n):
+            if not has[i]:
+                continue
+            a, b = lo[i], hi[i]
+            if a < 0 or b < a or b > src.shape[0] or b - a >= 1LL << 32:
+                bad = i
+                break
+            if <int64_t>checksum(0, &src[0] + a, <unsigned int>(b - a)) != crc[i]:
+                bad = i
+                break
+    return bad
+
+
+def bad_zstd_frame(size_t decompress, size_t dctx, const uint8_t[::1] src, const int64_t[::1] lo,
+                   const int64_t[::1] hi, const int64_t[::1] sizes, uint8_t[::1] out) -> int:
+    """Frame i (``src[lo[i]:hi[i]]``, ``sizes[i]`` bytes decompressed) into ``out`` after
+    frames 0..i-1, through libzstd's ``ZSTD_decompressDCtx`` at address ``decompress``
+    with the context ``dctx`` (this thread's). Returns -1, or the first frame out of
+    ``src``'s bounds, damaged, or of another size: nothing is read or written outside
+    the buffers."""
+    cdef DecompressDCtx frame = <DecompressDCtx><void*>decompress
+    cdef void* context = <void*>dctx
+    cdef int64_t n = lo.shape[0], i, a, b, z, at = 0, bad = -1
+    if not hi.shape[0] == sizes.shape[0] == n:
+        raise ValueError("an end and a size per frame wanted")
+    with nogil:
+        for i in range(n):
+            a, b, z = lo[i], hi[i], sizes[i]
+            if a < 0 or b < a or b > src.shape[0] or z < 0 or at + z > out.shape[0]:
+                bad = i
+                break
+            if frame(context, &out[0] + at, <size_t>z, &src[0] + a, <size_t>(b - a)) != <size_t>z:
+                bad = i
+                break
+            at += z
+    return bad
