@@ -140,12 +140,16 @@ def conjunction_topk(
                 # past the part's rows.
                 lead = order[0]
                 second = order[1] if n_req > 1 else lead
-                step_both = n_req > 1 and ends[second] - starts[second] <= STEP_BOTH_RATIO * (ends[lead] - starts[lead])
+                step_both = n_req > 1 and (
+                    ends[second] - starts[second] <= STEP_BOTH_RATIO * (ends[lead] - starts[lead])
+                )
                 lead_stop, sec_stop = ends[lead], ends[second]
                 if step_both:  # (a list whose last row is below row_hi ends at its end)
                     if row_hi <= src.blk_last[blk0s[lead] + (ends[lead] - starts[lead] - 1) // BLOCK_SIZE]:
                         lead_stop = rank_in(&src, starts[lead], lead_stop, blk0s[lead], row_hi, &sound)
-                    if sound and row_hi <= src.blk_last[blk0s[second] + (ends[second] - starts[second] - 1) // BLOCK_SIZE]:
+                    if sound and (
+                        row_hi <= src.blk_last[blk0s[second] + (ends[second] - starts[second] - 1) // BLOCK_SIZE]
+                    ):
                         sec_stop = rank_in(&src, starts[second], sec_stop, blk0s[second], row_hi, &sound)
                 if sound:
                     size = _intersect(

@@ -8,30 +8,15 @@ from libc.stdint cimport int64_t, uint8_t, uint32_t
 from libc.string cimport memset
 
 from datafusion_fts.kernels.buffers cimport Arrays, release
-from datafusion_fts.kernels.postings_codec cimport Source, load_rows_from, tuple_source
+from datafusion_fts.kernels.postings_codec cimport Source, tuple_source
 
 
 cdef void reach(const Source* src, Cursors* cs, int64_t t, int64_t start, int64_t end, int64_t blk0, int64_t cur,
                 int64_t target) noexcept nogil:
     """Decode slot ``t``'s rows through posting ``cur`` (< ``end``) and on, in its block, to
-    the first row >= ``target`` (``PAST_ROWS``: to the block's end). A cursor only moves
-    forward, so its row is decoded exactly when it is below ``cs.decoded[t]``."""
-    cdef int64_t i = cur - start
-    cdef int64_t b = blk0 + i // BLOCK_SIZE
-    cdef int64_t first = cur - (i & IN_BLOCK)
-    cdef int64_t done = 0
-    cdef int64_t n
-    cdef bint ok
-    if cs.row_block[t] == b:
-        done = cs.decoded[t] - first
-    n = load_rows_from(
-        src, blk0, b, first, min(first + BLOCK_SIZE, end) - first, cs.rows + t * BLOCK_SIZE, done,
-        max(cur - first, done + DECODE_AT_LEAST - 1), target, &ok,
-    )
-    if not ok:
-        cs.damaged += 1
-    cs.row_block[t] = b
-    cs.decoded[t] = first + n
+    the first row >= ``target`` (``PAST_ROWS``: to the block's end): :func:`decode_to` as
+    a call."""
+    decode_to(src, cs, t, start, end, blk0, cur, target)
 
 
 def cursor_moves(tuple src, const int64_t[::1] starts, const int64_t[::1] ends, const int64_t[::1] blk0s,

@@ -40,8 +40,8 @@ from datafusion_fts.kernels.conjunction cimport EXCLUDED
 from datafusion_fts.kernels.invert cimport BLOCK_SIZE
 from datafusion_fts.kernels.postings_codec cimport Source, source_of
 from datafusion_fts.kernels.posting_cursor cimport (
-    PAST_ROWS, Cursors, Moved, cursors_alloc, cursors_free, gallop, reach, row, seek, slot_ranges, start_cursors,
-    tf_at,
+    PAST_ROWS, Cursors, Moved, cursors_alloc, cursors_free, decode_to, gallop, reach, row, seek, slot_ranges,
+    start_cursors, tf_at,
 )
 from datafusion_fts.kernels.topk_heap cimport heap_push, heap_results, java_key
 
@@ -203,7 +203,7 @@ cdef Py_ssize_t _single(
             i = block_end
             continue
         if cs.row_block[t] != blk or cs.decoded[t] < block_end:
-            reach(src, cs, t, start, end, blk0, i, PAST_ROWS)
+            decode_to(src, cs, t, start, end, blk0, i, PAST_ROWS)
         tf_at(src, cs, t, start, end, blk0, i)  # (the block's frequencies: its rows are all scored)
         first = start + (blk - blk0) * BLOCK_SIZE
         if plain and <int64_t>src.blk_last[blk] < row_hi:
