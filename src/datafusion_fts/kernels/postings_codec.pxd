@@ -50,10 +50,26 @@ cdef inline int64_t _n_words(int64_t n, int64_t width) noexcept nogil:
     return (n * width + 31) >> 5
 
 
+cdef extern from *:
+    """
+    #include <string.h>
+    /* words[k] | words[k + 1] << 32: one unaligned load where the words are little-endian */
+    static inline uint64_t fts_word_pair(const uint32_t* words, uint64_t k) {
+    #if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+        uint64_t x;
+        memcpy(&x, words + k, sizeof(x));
+        return x;
+    #else
+        return (uint64_t)words[k] | ((uint64_t)words[k + 1] << 32);
+    #endif
+    }
+    """
+    uint64_t _word_pair "fts_word_pair"(const uint32_t* words, uint64_t k) noexcept nogil
+
+
 cdef inline uint64_t _get(const uint32_t* words, int64_t at, uint64_t mask, uint64_t bit) noexcept nogil:
     """The value at bit ``bit`` (of as many bits as ``mask`` has) from word ``at``."""
-    cdef uint64_t k = <uint64_t>at + (bit >> 5)
-    return (((<uint64_t>words[k]) | ((<uint64_t>words[k + 1]) << 32)) >> (bit & 31)) & mask
+    return (_word_pair(words, <uint64_t>at + (bit >> 5)) >> (bit & 31)) & mask
 
 
 # -- reading one block -----------------------------------------------------------------
