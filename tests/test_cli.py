@@ -171,7 +171,7 @@ try:
     main(sys.argv[1:])
 except SystemExit as exit:
     print(exit.code)
-print(sorted(m for m in ("pyarrow", "datafusion", "numba", "numpy", "rich") if m in sys.modules))
+print(sorted(m for m in ("pyarrow", "datafusion", "numpy", "rich") if m in sys.modules))
 """
 
 
@@ -207,24 +207,3 @@ def test_argument_errors_import_no_engine(tmp_path: Path, args: list[str]) -> No
     out = subprocess.run([sys.executable, "-c", HELP_SCRIPT, *args], capture_output=True, text=True, check=True)
     code, modules = out.stdout.strip().splitlines()[-2:]
     assert (code, modules) == ("0" if "--help" in args else "2", "[]"), out.stderr
-
-
-def test_compiling_a_kernel_is_announced_once_and_a_cached_one_not_at_all() -> None:
-    import io
-
-    from numba import njit
-    from rich.console import Console
-
-    from datafusion_fts.cli.common import COMPILING, compile_notice
-
-    out = io.StringIO()
-    with compile_notice(Console(file=out)):
-        njit(lambda x: x + 1)(1)  # (not cached: compiled here)
-        njit(lambda x: x * 2)(1)
-    assert out.getvalue().count(COMPILING) == 1
-    ready = njit(lambda x: x - 1)
-    ready(1)
-    quiet = io.StringIO()
-    with compile_notice(Console(file=quiet)):
-        ready(2)  # (compiled already, as a kernel loaded from numba's cache is)
-    assert quiet.getvalue() == ""

@@ -3,13 +3,11 @@
 from __future__ import annotations
 
 import pytest
-from shapes import compile_kernels
 
 
 @pytest.fixture(scope="package")
 def ray_session():
     ray = pytest.importorskip("ray")
-    compile_kernels()
     ray.init(
         num_cpus=2, object_store_memory=100 << 20, include_dashboard=False, log_to_driver=False,
     )

@@ -1,9 +1,6 @@
-"""The corpus, query shapes and table layout the Ray tests share, and the warm-up that
-compiles their kernels once in the test process before any Ray worker starts."""
+"""The corpus, query shapes and table layout the Ray tests share."""
 
 from __future__ import annotations
-
-import tempfile
 
 import numpy as np
 import pyarrow as pa
@@ -53,19 +50,3 @@ def layered_table(db: fts.Database) -> fts.Table:
     t.delete("_rowid IN (3, 4, 860, 1999)")
     t.insert(corpus(20, seed=2))  # fresh rows
     return t
-
-
-def compile_kernels() -> None:
-    """Run every shape here first, so numba's on-disk cache holds the kernels: each Ray
-    worker then loads them instead of compiling them all itself (a cold suite spent
-    minutes on that with three workers on two cores)."""
-    with tempfile.TemporaryDirectory() as path:
-        t = layered_table(fts.connect(path))
-        for query in QUERIES:
-            for params in PARAMS:
-                t.search(query, columns=[], **params)
-        t.insert(corpus(50, seed=3))
-        t.flush()
-        t.create_index("body", positions=True)
-        t.create_index("title")
-        t.db.sql("OPTIMIZE docs")

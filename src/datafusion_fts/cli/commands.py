@@ -39,13 +39,13 @@ _NEW_OR_DATABASE = {"type": click.Path(file_okay=False, path_type=Path), "callba
 
 @contextmanager
 def _engine_messages() -> Iterator[None]:
-    """Around a command's run (its arguments already checked): say when a kernel is being
-    compiled, and print the engine's notices (:mod:`.common`)."""
+    """Around a command's run (its arguments already checked): print the engine's notices
+    (:mod:`.common`)."""
     from rich.console import Console
 
-    from .common import compile_notice, fts_notices
+    from .common import fts_notices
 
-    with compile_notice(Console(stderr=True)), fts_notices(Console(stderr=True)):
+    with fts_notices(Console(stderr=True)):
         yield
 
 

@@ -173,32 +173,6 @@ class BuildBars:
         self._tasks.clear()
 
 
-# -- compiling -----------------------------------------------------------------------------
-COMPILING = "compiling search kernels (first run of this installation only) ..."
-
-
-@contextmanager
-def compile_notice(console: Console) -> Iterator[None]:
-    """Say so, once, when a compiled kernel is being compiled: the first search or build of
-    an installation compiles for seconds (numba caches the kernels on disk after), and a
-    command silent that long looks frozen. Kernels loaded from the cache say nothing."""
-    from numba.core import event
-
-    class Notice(event.Listener):
-        shown = False
-
-        def on_start(self, ev: event.Event) -> None:
-            if not self.shown:
-                self.shown = True
-                console.print(Text(COMPILING, style="dim"))
-
-        def on_end(self, ev: event.Event) -> None:
-            pass
-
-    with event.install_listener("numba:compile", Notice()):
-        yield
-
-
 @contextmanager
 def fts_notices(console: Console) -> Iterator[None]:
     """Print each :class:`FtsNotice` (advice such as the index a scanning MATCH lacks) as

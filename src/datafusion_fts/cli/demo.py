@@ -116,7 +116,7 @@ def print_summary(
     grid.add_row(
         "index body + title", f"{index_s:.2f} s  ({rows / max(index_s, 1e-9):,.0f} docs/s)"
     )
-    grid.add_row("first search (warm-up)", f"{warm_ms:.1f} ms  (maps segments, compiles kernels)")
+    grid.add_row("first search", f"{warm_ms:.1f} ms  (opens the segments)")
     console.print(grid)
     console.print()
 
