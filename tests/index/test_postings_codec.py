@@ -16,9 +16,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import datafusion_fts as fts
-from datafusion_fts.index.postings_codec import gather, pack_positions, pack_postings, rank
 from datafusion_fts.kernels.invert import BLOCK_SIZE
-from datafusion_fts.operators.posting_cursor import advance, cursors, row, seek, start_cursors
+from datafusion_fts.kernels.posting_cursor import cursor_moves
+from datafusion_fts.kernels.postings_codec import gather, pack_positions, pack_postings, rank
 from datafusion_fts.query import Boolean, Match, Phrase
 
 ROW_MAX = 2**32 - 1  # the largest local row a segment can hold (rows are uint32)
@@ -140,19 +140,15 @@ def test_cursors_seek_and_advance_to_the_first_row_at_or_past_their_target(lists
     post_offsets, block_offsets, layouts = _sources(lists, False)
     starts, ends, blk0s = post_offsets[:-1].copy(), post_offsets[1:].copy(), block_offsets[:-1].copy()
     for t, (rows, _, _) in enumerate(lists):
-        targets = sorted(data.draw(st.lists(_rows_or_any(rows), max_size=30)))
+        targets = np.array(sorted(data.draw(st.lists(_rows_or_any(rows), max_size=30))), np.int64)
+        by_advance = np.arange(len(targets), dtype=np.uint8) % 2  # (seek, advance, seek, ...)
         skip = data.draw(st.booleans())
         for src, _ in layouts:
-            cs = cursors(len(lists))
-            start_cursors(src, cs, starts, ends, blk0s, 0)
-            cur = starts[t]
-            for i, target in enumerate(targets):
-                move = advance if i % 2 else seek
-                cur, _ = move(src, cs, t, starts[t], ends[t], blk0s[t], cur, target, skip)
-                assert cur == starts[t] + np.searchsorted(rows, target)
-                if cur < ends[t]:
-                    assert row(cs, t, starts[t], cur) == rows[cur - starts[t]]
-            assert cs[4][0] == 0  # (no block reported damaged)
+            curs, got, damaged = cursor_moves(src, starts, ends, blk0s, t, targets, by_advance, skip, 0)
+            assert np.array_equal(curs, starts[t] + np.searchsorted(rows, targets))
+            inside = curs < ends[t]
+            assert np.array_equal(got[inside], rows[curs[inside] - starts[t]])
+            assert damaged == 0  # (no block reported damaged)
 
 
 @pytest.mark.parametrize("skip", [False, True])
@@ -165,13 +161,9 @@ def test_advance_past_postings_it_did_not_decode_lands_on_the_first_row_at_or_pa
     post_offsets, block_offsets, layouts = _sources(lists, False)
     starts, ends, blk0s = post_offsets[:-1].copy(), post_offsets[1:].copy(), block_offsets[:-1].copy()
     for src, _ in layouts:
-        cs = cursors(1)
-        cs[0][:] = 1 << 31  # (what a buffer may hold before its rows are decoded)
-        start_cursors(src, cs, starts, ends, blk0s, 0)
-        cur, _ = seek(src, cs, 0, starts[0], ends[0], blk0s[0], starts[0], 24, skip)
-        assert cur == 24
-        cur, _ = advance(src, cs, 0, starts[0], ends[0], blk0s[0], cur, 127, skip)
-        assert cur == ends[0] == 127
+        # (buffers of bytes 0x80, rows 2^31 + ...: what a buffer may hold before its rows are decoded)
+        curs, _, _ = cursor_moves(src, starts, ends, blk0s, 0, np.array([24, 127]), np.array([0, 1], np.uint8), skip, 0x80)
+        assert curs.tolist() == [24, 127] and ends[0] == 127
 
 
 def _library(path: Path) -> fts.Database:

@@ -16,9 +16,9 @@ from hypothesis import strategies as st
 
 import datafusion_fts as fts
 from datafusion_fts.operators import indexed_search, term_topk
-from datafusion_fts.operators.accumulated_or_kernel import ACCUMULATE_SLOTS
 from datafusion_fts.operators.base import SEARCH_SCHEMA
 from datafusion_fts.operators.term_slots import term_slots
+from datafusion_fts.operators.term_topk import ACCUMULATE_SLOTS
 from datafusion_fts.query import Boolean, Boost, Match, Phrase
 from engine_tables import engine_table
 from reference import RefTable, ref_search

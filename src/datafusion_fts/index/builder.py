@@ -15,9 +15,7 @@ import pyarrow as pa
 
 from ..analysis import TokenStream
 from ..kernels.invert import BLOCK_SIZE, block_metadata, invert
-from ..kernels.sorted_terms import sort_terms
-from ..storage.files.manifest import CODEC_BP128, SegmentMeta
-from .postings_codec import (
+from ..kernels.postings_codec import (
     PAD,
     DamagedPostings,
     pack_positions,
@@ -25,6 +23,8 @@ from .postings_codec import (
     scatter_positions,
     scatter_postings,
 )
+from ..kernels.sorted_terms import sort_terms
+from ..storage.files.manifest import CODEC_BP128, SegmentMeta
 from .segment import Segment
 from .sorted_terms import term_buffers, union_terms
 

@@ -3,7 +3,7 @@ and block metadata over a contiguous range of row ids.
 
 A segment is a bag of named Arrow arrays (memory-mapped Arrow IPC on disk). Row ids are
 stored relative to ``base``. Postings come in one of two layouts (see
-:mod:`.postings_codec`): bit-packed blocks (codec ``bp128``, what every segment is
+kernels/postings_codec.pyx): bit-packed blocks (codec ``bp128``, what every segment is
 written as) or one uint32 per row, term frequency and position (codec ``u32``: segments
 written before, and segments built in memory, which are read where they are built).
 Reading either goes through the same compiled loaders.
@@ -26,11 +26,7 @@ import pyarrow as pa
 
 from ..errors import StorageError
 from ..kernels.invert import BLOCK_IMPACTS
-from ..kernels.sorted_terms import find_term
-from ..storage.files.checksums import LazyRegions
-from ..storage.files.manifest import CODEC_BP128, CODEC_U32, SegmentMeta
-from ..storage.stores.shared import SharedStore
-from .postings_codec import (
+from ..kernels.postings_codec import (
     PAD,
     DamagedPositions,
     DamagedPostings,
@@ -42,6 +38,10 @@ from .postings_codec import (
     pack_postings,
     rank,
 )
+from ..kernels.sorted_terms import find_term
+from ..storage.files.checksums import LazyRegions
+from ..storage.files.manifest import CODEC_BP128, CODEC_U32, SegmentMeta
+from ..storage.stores.shared import SharedStore
 from .sorted_terms import term_buffers
 
 # Arrays of every segment, then of each layout, with their types.
@@ -206,7 +206,7 @@ class Segment:
 
     @property
     def source(self) -> tuple[np.ndarray, ...]:
-        """The postings as the compiled readers take them (:mod:`.postings_codec`)."""
+        """The postings as the compiled readers take them (kernels/postings_codec.pyx)."""
         return self.post_words, self.block_words, self.block_bits, self.rows, self.tfs, self.block_last_row
 
     @property

@@ -124,7 +124,7 @@ class FragmentMeta:
 
 # How a segment's postings are laid out in its files: "u32", one uint32 per row id, term
 # frequency and position (the first layout; a manifest without a codec means it), or
-# "bp128", blocks of 128 postings bit-packed (see index/postings_codec.py).
+# "bp128", blocks of 128 postings bit-packed (see kernels/postings_codec.pyx).
 CODEC_U32 = "u32"
 CODEC_BP128 = "bp128"
 
