@@ -35,6 +35,7 @@ extensions = [
 ]
 
 setup(
+    options={"build_ext": {"parallel": os.cpu_count() or 1}},  # (the C compiles side by side)
     ext_modules=cythonize(
         extensions,
         compiler_directives=DIRECTIVES,

@@ -108,7 +108,7 @@ def _rows_reader(path: Path, lo: int, hi: int):
 
 
 def _warm_kernels() -> float:
-    """Load/JIT the numba kernels (index build, indexed/hybrid search, flat scan) on a tiny table."""
+    """Run every path once (index build, indexed/hybrid search, flat scan) on a tiny table."""
     import pyarrow as pa
 
     import datafusion_fts as fts
@@ -696,7 +696,7 @@ def _report(args, env: dict, build: dict, build_note: str, s: dict, rss: dict | 
     c = s["cold"]
     reps = len(c["hybrid"])
     add(f"{reps} repetitions (ABBA order over the variants), `must_should` queries, k=10, in this process "
-        "(numba kernels already loaded, OS page cache warm). *first* = the first `t.search` after connect "
+        "(every path run once before, OS page cache warm). *first* = the first `t.search` after connect "
         "(loads the persisted segments, and for hybrid builds the tail's in-memory index); *second* = "
         "a different query right after. The *segments preloaded* rows call `db.segment(...)` for every "
         "segment first (timed apart), so their first query pays only the tail (hybrid) or nothing extra "
@@ -832,8 +832,8 @@ def _report(args, env: dict, build: dict, build_note: str, s: dict, rss: dict | 
     else:
         add("A table with no index (`create_table` from `corpus-<n>.parquet`, `bench-data/flat-noindex-<n>/`), "
             "one forced flat-scan query (k=10, the benchmark's first query of the shape) per fresh subprocess. "
-            "Before the query the child has imported everything, run every shape on a tiny table (numba "
-            "kernels loaded) and opened the table. *VmHWM increase* = peak RSS after the query minus before "
+            "Before the query the child has imported everything, run every shape on a tiny table "
+            "and opened the table. *VmHWM increase* = peak RSS after the query minus before "
             "(/proc/self/status). RSS is anonymous memory (`RssAnon`: what the operator allocates) plus "
             "file-backed pages (`RssFile`); their peaks are sampled every 10 ms during the query. Scan batches "
             "are 32,768 rows; fragments are 1,048,576 rows in 16,384-row row groups. MB.")
@@ -931,7 +931,7 @@ def main(argv: list[str] | None = None) -> None:
         "date": _dt.datetime.now().astimezone().strftime("%Y-%m-%d %H:%M %Z"),
         "machine": bc._machine(),
         "load_start": common.loadavg(),
-        "versions": {p: bc._version(p) for p in ("datafusion-fts", "datafusion", "pyarrow", "numpy", "numba")},
+        "versions": {p: bc._version(p) for p in ("datafusion-fts", "datafusion", "pyarrow", "numpy")},
         "other_rss": "n/a (skipped)",
         "commit": common.git_state(),
     }

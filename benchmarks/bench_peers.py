@@ -949,9 +949,8 @@ def _report(res: dict) -> str:
         classes = ", ".join(bc.CLASS_DOC[c][0] for c, r in s["na"][x].items() if r == reason)
         add(f"- n/a for {LABEL[x]} ({classes}): {reason}.")
     add("- First query after opening (frequent term, k=10), ms: " + ", ".join(
-        f"{LABEL[x]} {F(v)}" for x, v in s["first_ms"].items()) + ". It includes reading the index; ours "
-        "also loads its numba kernels from numba's on-disk cache, while bm25s compiles its numba retrieval "
-        "kernels on the first call (they are not cached).")
+        f"{LABEL[x]} {F(v)}" for x, v in s["first_ms"].items()) + ". It includes reading the index; bm25s "
+        "compiles its numba retrieval kernels on the first call (they are not cached).")
     add("")
     add(f"![Latency by class and k]({img}-latency.png)")
     add("")

@@ -776,7 +776,7 @@ def main(argv: list[str] | None = None) -> None:
         "date": _dt.datetime.now().astimezone().strftime("%Y-%m-%d %H:%M %Z"),
         "machine": bc._machine(),
         "load_start": common.loadavg(),
-        "versions": {p: bc._version(p) for p in ("datafusion-fts", "datafusion", "pyarrow", "sqlglot", "numpy", "numba")},
+        "versions": {p: bc._version(p) for p in ("datafusion-fts", "datafusion", "pyarrow", "sqlglot", "numpy")},
         "fts5": fts5,
     }
     paths = _paths(n_rows)

@@ -53,7 +53,7 @@ CHILD = textwrap.dedent(
     def stepping(real, name):
         def step(*args):
             target = os.path.relpath(os.readlink(f"/proc/self/fd/{args[0]}") if name == "fsync" else args[1], path)
-            if target.startswith(".."):  # (not the database's: numba's cache)
+            if target.startswith(".."):  # (not the database's files)
                 return real(*args)
             steps[0] += 1
             commit = name == "replace" and target == "manifest.json"

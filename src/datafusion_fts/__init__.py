@@ -8,7 +8,7 @@
 >>> t.search(fts.query.Match("body", "alpha"), limit=2).column("_rowid").to_pylist()
 [2, 0]
 
-The engine (DataFusion, pyarrow, numba) is imported when first used, not by ``import
+The engine (DataFusion, pyarrow) is imported when first used, not by ``import
 datafusion_fts``: the command line answers ``--help`` and ``--version`` without it.
 """
 

@@ -7,7 +7,7 @@
 - ``search`` (:mod:`.search`): one query string against one table.
 
 Every command's arguments are declared in :mod:`.commands`, which loads nothing of the
-engine; a command's module (and with it DataFusion, pyarrow, numba) is imported only when
+engine; a command's module (and with it DataFusion and pyarrow) is imported only when
 the command runs, so ``--help``, ``--version`` and argument errors answer at once.
 
 Every :class:`~datafusion_fts.errors.FtsError` is a user's mistake (a bad query string, an

@@ -2,7 +2,7 @@
 
 click parses and checks a command's arguments before the command runs, so a typo, a
 missing argument or ``COMMAND --help`` costs only this module, click and :mod:`.options`
-(about 0.15 s from a cold start instead of ~1.1 s with DataFusion, pyarrow and numba).
+(about 0.15 s from a cold start instead of ~1.1 s with DataFusion and pyarrow).
 Each command's body then imports its implementation, which imports the engine:
 
 - ``demo`` (:mod:`.demo`), ``sql`` (:mod:`.sql_shell`), ``import`` (:mod:`.import_file`),

@@ -102,8 +102,8 @@ class Segment:
 
     def __post_init__(self) -> None:
         # Read-only whatever their source (memory maps are, arrays built in memory are
-        # not): numba compiles a kernel once per array type, and writability is part of
-        # the type, so mixed sources compiled every kernel twice (and Ray workers again).
+        # not): a segment is immutable once made, and a kernel writing into one of its
+        # arrays by mistake raises instead of changing what later searches read.
         for f in fields(self):
             value = getattr(self, f.name)
             if isinstance(value, np.ndarray):
