@@ -15,7 +15,6 @@ datafusion_fts``: the command line answers ``--help`` and ``--version`` without 
 from __future__ import annotations
 
 from importlib import import_module
-from importlib.metadata import version as _version
 from typing import TYPE_CHECKING, Any
 
 from .errors import (
@@ -34,8 +33,6 @@ from .errors import (
     StorageError,
 )
 
-__version__ = _version("datafusion-fts")  # (pyproject.toml's, as installed)
-
 # Public names imported on first use: name -> module.
 _LAZY = {
     "BuildProgress": ".index.build_progress", "CsvFormat": ".storage.files.manifest", "Database": ".database", "connect": ".database", "Table": ".table", "install": ".udfs", "query": ".query",
@@ -51,6 +48,11 @@ if TYPE_CHECKING:
 
 
 def __getattr__(name: str) -> Any:
+    if name == "__version__":  # (pyproject.toml's, as installed: reading it costs ~45 ms)
+        from importlib.metadata import version
+
+        globals()[name] = value = version("datafusion-fts")
+        return value
     module = _LAZY.get(name)
     if module is None:
         raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
