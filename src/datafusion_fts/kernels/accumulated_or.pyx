@@ -21,8 +21,8 @@ import numpy as np
 from libc.stdint cimport int64_t, uint8_t
 from libc.stdlib cimport calloc, free, malloc
 
-from datafusion_fts.kernels.buffers cimport Arrays, f64, f64_out, i64, i64_out, release
-from datafusion_fts.kernels.conjunction cimport EXCLUDED
+from datafusion_fts.kernels.buffers cimport Arrays, f64_out, i64_out, release
+from datafusion_fts.kernels.conjunction cimport EXCLUDED, Slots, slots_of
 from datafusion_fts.kernels.postings_codec cimport Source, source_of
 from datafusion_fts.kernels.posting_cursor cimport (
     PAST_ROWS, Cursors, cursors_alloc, cursors_free, gallop, reach, row, seek, slot_ranges, tf_at,
@@ -50,18 +50,10 @@ def accumulated_or_topk(
     """
     cdef Arrays held
     cdef Source src
-    cdef const int64_t* post_offsets_
-    cdef const int64_t* block_offsets_
-    cdef const int64_t* tids_
-    cdef const int64_t* kinds_
-    cdef const int64_t* included_
-    cdef const int64_t* deleted_
-    cdef const double* norms_
-    cdef const double* weights_
-    cdef const double* mults_
+    cdef Slots a
     cdef int64_t* out_rows
     cdef double* out_scores
-    cdef Py_ssize_t n, n_inc, n_del, t, j
+    cdef Py_ssize_t n, t, j
     cdef int64_t* slots = NULL  # starts, ends, blk0s
     cdef int64_t* starts
     cdef int64_t* ends
@@ -78,17 +70,15 @@ def accumulated_or_topk(
     cs.row_block = NULL
     try:
         src = source_of(&held, words, block_words, block_bits, rows, tfs, blk_last)
-        post_offsets_, block_offsets_ = i64(&held, post_offsets), i64(&held, block_offsets)
-        norms_, tids_, kinds_ = f64(&held, norms), i64(&held, tids), i64(&held, kinds, &n)
-        weights_, mults_ = f64(&held, weights), f64(&held, mults)
-        included_, deleted_ = i64(&held, included, &n_inc), i64(&held, deleted, &n_del)
+        a = slots_of(&held, post_offsets, block_offsets, norms, tids, kinds, weights, mults, included, deleted)
+        n = a.n
         slots = <int64_t*>malloc(3 * max(n, 1) * sizeof(int64_t))
         acc = <double*>calloc(max(row_hi - row_lo, 1), sizeof(double))
         state = <uint8_t*>calloc(max(row_hi - row_lo, 1), 1)
         if slots == NULL or acc == NULL or state == NULL or not cursors_alloc(&cs, 1):  # one list decoded at a time
             raise MemoryError()
         starts, ends, blk0s = slots, slots + n, slots + 2 * n
-        slot_ranges(post_offsets_, block_offsets_, tids_, n, starts, ends, blk0s)
+        slot_ranges(a.post_offsets, a.block_offsets, a.tids, n, starts, ends, blk0s)
         with nogil:
             for t in range(n):
                 start, end, blk0 = starts[t], ends[t], blk0s[t]
@@ -99,7 +89,7 @@ def accumulated_or_topk(
                 cs.tf_block[0] = -1
                 reach(&src, &cs, 0, start, end, blk0, start, row_lo)
                 cur = seek(&src, &cs, 0, start, end, blk0, start, row_lo, True).cur
-                w, m, excluded = weights_[t], mults_[t], kinds_[t] == EXCLUDED
+                w, m, excluded = a.weights[t], a.mults[t], a.kinds[t] == EXCLUDED
                 while cur < end:
                     if cur >= cs.decoded[0]:
                         reach(&src, &cs, 0, start, end, blk0, cur, PAST_ROWS)
@@ -111,7 +101,7 @@ def accumulated_or_topk(
                         state[j] |= EXCLUDED_ROW
                     else:
                         freq = tf_at(&src, &cs, 0, start, end, blk0, cur)
-                        acc[j] = acc[j] + ((w * freq) / (freq + norms_[d])) * m
+                        acc[j] = acc[j] + ((w * freq) / (freq + a.norms[d])) * m
                         state[j] |= MATCHED
                         scored += 1
                     cur += 1
@@ -130,14 +120,14 @@ def accumulated_or_topk(
                     continue
                 d = row_lo + j
                 if use_include:
-                    ic = gallop(included_, ic, n_inc, d)
-                    if ic >= n_inc:
+                    ic = gallop(a.included, ic, a.n_inc, d)
+                    if ic >= a.n_inc:
                         break
-                    if included_[ic] != d:
+                    if a.included[ic] != d:
                         continue
-                if n_del:
-                    dc = gallop(deleted_, dc, n_del, d)
-                    if dc < n_del and deleted_[dc] == d:
+                if a.n_del:
+                    dc = gallop(a.deleted, dc, a.n_del, d)
+                    if dc < a.n_del and a.deleted[dc] == d:
                         continue
                 score = acc[j] * boost
                 if score > floor:

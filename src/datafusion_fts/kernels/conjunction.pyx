@@ -39,7 +39,7 @@ from libc.math cimport INFINITY
 from libc.stdint cimport int64_t, uint32_t
 from libc.stdlib cimport free, malloc
 
-from datafusion_fts.kernels.buffers cimport Arrays, f64, f64_out, i64, i64_out, release
+from datafusion_fts.kernels.buffers cimport Arrays, f64_out, i64_out, release
 from datafusion_fts.kernels.invert cimport BLOCK_SIZE
 from datafusion_fts.kernels.postings_codec cimport Source, rank_in, source_of
 from datafusion_fts.kernels.posting_cursor cimport (
@@ -77,18 +77,10 @@ def conjunction_topk(
     """
     cdef Arrays held
     cdef Source src
-    cdef const int64_t* post_offsets_
-    cdef const int64_t* block_offsets_
-    cdef const int64_t* tids_
-    cdef const int64_t* kinds_
-    cdef const int64_t* included_
-    cdef const int64_t* deleted_
-    cdef const double* norms_
-    cdef const double* weights_
-    cdef const double* mults_
+    cdef Slots a
     cdef int64_t* out_rows
     cdef double* out_scores
-    cdef Py_ssize_t n, n_inc, n_del, t, j, n_req = 0
+    cdef Py_ssize_t n, t, j, n_req = 0
     cdef int64_t* slots = NULL
     cdef int64_t* keys = NULL
     cdef int64_t* starts
@@ -104,19 +96,17 @@ def conjunction_topk(
     cs.row_block = NULL
     try:
         src = source_of(&held, words, block_words, block_bits, rows, tfs, blk_last)
-        post_offsets_, block_offsets_ = i64(&held, post_offsets), i64(&held, block_offsets)
-        norms_, tids_, kinds_ = f64(&held, norms), i64(&held, tids), i64(&held, kinds, &n)
-        weights_, mults_ = f64(&held, weights), f64(&held, mults)
-        included_, deleted_ = i64(&held, included, &n_inc), i64(&held, deleted, &n_del)
+        a = slots_of(&held, post_offsets, block_offsets, norms, tids, kinds, weights, mults, included, deleted)
+        n = a.n
         slots = <int64_t*>malloc(5 * max(n, 1) * sizeof(int64_t))
         if slots == NULL or not cursors_alloc(&cs, n):
             raise MemoryError()
         starts, ends, blk0s, cur, order = slots, slots + n, slots + 2 * n, slots + 3 * n, slots + 4 * n
-        slot_ranges(post_offsets_, block_offsets_, tids_, n, starts, ends, blk0s)
+        slot_ranges(a.post_offsets, a.block_offsets, a.tids, n, starts, ends, blk0s)
         for t in range(n):
             cur[t] = starts[t]
             total += ends[t] - starts[t]
-            if kinds_[t] == REQUIRED and (shortest < 0 or ends[t] - starts[t] < shortest):
+            if a.kinds[t] == REQUIRED and (shortest < 0 or ends[t] - starts[t] < shortest):
                 shortest = ends[t] - starts[t]
         k = min(k, max(shortest, 0))
         out_rows_a = np.empty(k, dtype=np.int64)
@@ -128,7 +118,7 @@ def conjunction_topk(
         with nogil:
             start_cursors(&src, &cs, starts, ends, blk0s, n, row_lo)
             for t in range(n):  # (insertion sort: a handful of slots)
-                if kinds_[t] == REQUIRED:
+                if a.kinds[t] == REQUIRED:
                     j = n_req
                     while j > 0 and ends[order[j - 1]] - starts[order[j - 1]] > ends[t] - starts[t]:
                         order[j] = order[j - 1]
@@ -153,8 +143,8 @@ def conjunction_topk(
                         sec_stop = rank_in(&src, starts[second], sec_stop, blk0s[second], row_hi, &sound)
                 if sound:
                     size = _intersect(
-                        &src, &cs, norms_, kinds_, n, weights_, mults_, boost, k, row_lo, row_hi, included_, n_inc,
-                        use_include, deleted_, n_del, skip, prune, floor, margin, starts, ends, blk0s, cur, order,
+                        &src, &cs, a.norms, a.kinds, n, a.weights, a.mults, boost, k, row_lo, row_hi, a.included, a.n_inc,
+                        use_include, a.deleted, a.n_del, skip, prune, floor, margin, starts, ends, blk0s, cur, order,
                         n_req, step_both, lead_stop, sec_stop, keys, out_rows, out_scores, &scored, &skipped,
                     )
             if sound and not cs.damaged:

@@ -35,8 +35,8 @@ from libc.stdint cimport int64_t, uint8_t, uint32_t
 from libc.stdlib cimport calloc, free, malloc
 from libc.string cimport memset
 
-from datafusion_fts.kernels.buffers cimport Arrays, f64, f64_out, i64, i64_out, release
-from datafusion_fts.kernels.conjunction cimport EXCLUDED
+from datafusion_fts.kernels.buffers cimport Arrays, f64, f64_out, i64_out, release
+from datafusion_fts.kernels.conjunction cimport EXCLUDED, Slots, slots_of
 from datafusion_fts.kernels.invert cimport BLOCK_SIZE
 from datafusion_fts.kernels.postings_codec cimport Source, source_of
 from datafusion_fts.kernels.posting_cursor cimport (
@@ -65,19 +65,11 @@ def pruned_or_topk(
     """
     cdef Arrays held
     cdef Source src
-    cdef const int64_t* post_offsets_
-    cdef const int64_t* block_offsets_
-    cdef const int64_t* tids_
-    cdef const int64_t* kinds_
-    cdef const int64_t* included_
-    cdef const int64_t* deleted_
+    cdef Slots a
     cdef const double* blk_bound_
-    cdef const double* norms_
-    cdef const double* weights_
-    cdef const double* mults_
     cdef int64_t* out_rows
     cdef double* out_scores
-    cdef Py_ssize_t n, n_inc, n_del, n_bounds, t, n_scored = 0
+    cdef Py_ssize_t n, n_bounds, t, n_scored = 0
     cdef int64_t* slots = NULL  # starts, ends, blk0s, cursors, slots by bound
     cdef int64_t* keys = NULL  # the heap's
     cdef double* floats = NULL  # bound weights, term bounds, their prefix sums
@@ -94,11 +86,8 @@ def pruned_or_topk(
     cs.row_block = NULL
     try:
         src = source_of(&held, words, block_words, block_bits, rows, tfs, blk_last)
-        post_offsets_, block_offsets_ = i64(&held, post_offsets), i64(&held, block_offsets)
-        blk_bound_, norms_ = f64(&held, blk_bound, &n_bounds), f64(&held, norms)
-        tids_, kinds_ = i64(&held, tids), i64(&held, kinds, &n)
-        weights_, mults_ = f64(&held, weights), f64(&held, mults)
-        included_, deleted_ = i64(&held, included, &n_inc), i64(&held, deleted, &n_del)
+        a = slots_of(&held, post_offsets, block_offsets, norms, tids, kinds, weights, mults, included, deleted)
+        blk_bound_, n = f64(&held, blk_bound, &n_bounds), a.n
         slots = <int64_t*>malloc(5 * max(n, 1) * sizeof(int64_t))
         floats = <double*>calloc(3 * (n + 1), sizeof(double))
         essential = <uint8_t*>malloc(max(n, 1))
@@ -106,10 +95,10 @@ def pruned_or_topk(
             raise MemoryError()
         starts, ends, blk0s, cur = slots, slots + n, slots + 2 * n, slots + 3 * n
         memset(essential, 1, n)
-        slot_ranges(post_offsets_, block_offsets_, tids_, n, starts, ends, blk0s)
+        slot_ranges(a.post_offsets, a.block_offsets, a.tids, n, starts, ends, blk0s)
         for t in range(n):
             total += ends[t] - starts[t]
-            if kinds_[t] != EXCLUDED:
+            if a.kinds[t] != EXCLUDED:
                 upper += ends[t] - starts[t]
                 n_scored += 1
                 single = t
@@ -129,16 +118,16 @@ def pruned_or_topk(
                 pass
             elif n_scored == 1:
                 size = _single(
-                    &src, &cs, blk_bound_, norms_, kinds_, n, starts, ends, blk0s, weights_, mults_, boost, row_hi,
-                    included_, n_inc, use_include, deleted_, n_del, prune, excludes, cur, single, keys, out_rows,
+                    &src, &cs, blk_bound_, a.norms, a.kinds, n, starts, ends, blk0s, a.weights, a.mults, boost, row_hi,
+                    a.included, a.n_inc, use_include, a.deleted, a.n_del, prune, excludes, cur, single, keys, out_rows,
                     out_scores, k, floor, &scored, &skipped,
                 )
             else:
-                _by_bound(blk_bound_, n_bounds, kinds_, n, starts, ends, blk0s, weights_, mults_, boost, n_scored,
+                _by_bound(blk_bound_, n_bounds, a.kinds, n, starts, ends, blk0s, a.weights, a.mults, boost, n_scored,
                           slots + 4 * n, floats, floats + (n + 1), floats + 2 * (n + 1))
                 size = _maxscore(
-                    &src, &cs, blk_bound_, norms_, kinds_, n, starts, ends, blk0s, weights_, mults_, boost, row_hi,
-                    included_, n_inc, use_include, deleted_, n_del, prune, excludes, cur, keys, out_rows, out_scores,
+                    &src, &cs, blk_bound_, a.norms, a.kinds, n, starts, ends, blk0s, a.weights, a.mults, boost, row_hi,
+                    a.included, a.n_inc, use_include, a.deleted, a.n_del, prune, excludes, cur, keys, out_rows, out_scores,
                     k, floor, slots + 4 * n, n_scored, floats + 2 * (n + 1), floats, essential, &scored, &skipped,
                 )
             if not cs.damaged:
