@@ -109,12 +109,7 @@ def timed_child(argv: list[str], python: str = sys.executable) -> dict:
     """Run this script's child ``argv`` in a fresh interpreter; its result plus the
     parent's spawn-to-exit time."""
     start = time.perf_counter()
-    if python == sys.executable:
-        result = run_child(__file__, argv, lambda _: None)
-    else:
-        proc = subprocess.run([python, __file__, *argv], stdout=subprocess.PIPE, text=True, check=True)
-        result = next(__import__("json").loads(line.split(" ", 1)[1])
-                      for line in proc.stdout.splitlines() if line.startswith("BENCH_RESULT "))
+    result = run_child(__file__, argv, lambda _: None, python)
     result["process_s"] = time.perf_counter() - start
     return result
 

@@ -38,12 +38,14 @@ def emit_result(result: dict) -> None:
     print(RESULT_PREFIX + json.dumps(result), flush=True)
 
 
-def run_child(script: str | os.PathLike[str], argv: list[str], log: Callable[[str], None]) -> dict:
-    """Run ``python script *argv`` in a fresh interpreter and return the result it emitted.
+def run_child(script: str | os.PathLike[str], argv: list[str], log: Callable[[str], None],
+              python: str = sys.executable) -> dict:
+    """Run ``python script *argv`` in a fresh interpreter (this one's, or ``python``) and
+    return the result it emitted.
 
     A fresh process per measured system keeps its peak RSS its own (``VmHWM`` is read in
     the child)."""
-    proc = subprocess.run([sys.executable, str(script), *argv], stdout=subprocess.PIPE, text=True, check=True)
+    proc = subprocess.run([python, str(script), *argv], stdout=subprocess.PIPE, text=True, check=True)
     for line in proc.stdout.splitlines():
         if line.startswith(RESULT_PREFIX):
             result = json.loads(line[len(RESULT_PREFIX):])
