@@ -158,3 +158,12 @@ def test_an_unreachable_store_is_a_storage_error_naming_it() -> None:
 def test_bad_options_are_a_storage_error_saying_what_to_configure() -> None:
     with pytest.raises(StorageError, match="storage_options"):
         open_objects("s3://bucket/x", {"no_such_option": "1"})
+
+
+def test_a_write_to_a_missing_bucket_is_a_storage_error_not_a_missing_object_or_a_conflict(s3: S3Server) -> None:
+    objects = open_objects("s3://no-such-bucket/db", s3.options())
+    for write in (lambda: objects.put("k", b"v"), lambda: objects.put_if_absent("k", b"v")):
+        with pytest.raises(StorageError) as caught:
+            write()
+        assert not isinstance(caught.value, (ObjectMissing, ConflictError)), caught.value
+        assert "s3://no-such-bucket/db/k" in str(caught.value)

@@ -42,7 +42,7 @@ class LocalObjects:
         return self.root / check_key(key)
 
     def _error(self, doing: str, key: str, exc: OSError) -> StorageError:
-        if isinstance(exc, FileNotFoundError):
+        if isinstance(exc, FileNotFoundError) and doing == "reading":  # (writing: a missing bucket or directory)
             return ObjectMissing(f"{self.url}/{key}: no such object")
         return StorageError(f"{doing} {self.url}/{key} failed: {describe_os_error(exc)}")
 

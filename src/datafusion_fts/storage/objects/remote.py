@@ -47,7 +47,7 @@ class RemoteObjects:
                                "environment variables (AWS_ENDPOINT_URL, AWS_REGION, ...)") from exc
 
     def _error(self, doing: str, key: str, exc: Exception) -> StorageError:
-        if isinstance(exc, FileNotFoundError):
+        if isinstance(exc, FileNotFoundError) and doing == "reading":  # (writing: a missing bucket or directory)
             return ObjectMissing(f"{self.url}/{key}: no such object")
         return StorageError(f"{doing} {self.url}/{key} failed: {exc}")
 
@@ -111,9 +111,12 @@ class RemoteObjects:
             result = obstore.put(self._store, check_key(key), data, mode=mode)
         except obstore_errors.AlreadyExistsError:
             raise ConflictError(f"{self.url}/{key} exists already: another writer created it first") from None
-        except (obstore_errors.PreconditionError, FileNotFoundError):
+        except obstore_errors.PreconditionError:
             raise ConflictError(f"{self.url}/{key} changed since it was read: another writer committed first") from None
         except (obstore_errors.BaseError, OSError) as exc:
+            if isinstance(exc, FileNotFoundError) and isinstance(mode, dict):  # (a replace of a deleted object)
+                raise ConflictError(f"{self.url}/{key} was deleted since it was read: another writer committed "
+                                    "first") from None
             raise self._error("writing", key, exc) from exc
         return result["e_tag"] or ""
 
