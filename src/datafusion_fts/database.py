@@ -10,7 +10,8 @@ from __future__ import annotations
 import os
 from collections import Counter
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Callable, Sequence, TypeVar
+from typing import TYPE_CHECKING, Any, Callable, Iterable, Sequence, TypeVar
+from urllib.parse import urlparse
 
 import datafusion
 import pyarrow as pa
@@ -27,10 +28,11 @@ from .planner.segment_sets import SegmentSets
 from .query.tree import Query
 from .settings import Settings
 from .sql.session_catalog import RESERVED_PREFIX, attach, source_of
+from .sql.session_stores import reach_bucket
 from .sql.statement_cache import StatementCache
 from .sql.statements import run_sql
 from .sql.table_views import TableViews
-from .storage.files.layout import local_path
+from .storage.files.layout import is_remote, local_path
 from .storage.files.manifest import (
     MAX_NAME_CHARS,
     CsvFormat,
@@ -47,6 +49,8 @@ from .storage.sources.in_place import (
     stored_columns,
     with_partitions,
 )
+from .storage.sources.object_sources import SourceStores, normal_source
+from .storage.sources.source_files import source_paths
 from .storage.stores.store import DirectoryStore, MemoryStore, Store
 from .udfs.error_bridge import ErrorBridge
 
@@ -66,6 +70,7 @@ class Database:
         ctx: datafusion.SessionContext | None = None,
         config: dict[str, Any] | None = None,
         read_only: bool = False,
+        storage_options: dict[str, str] | None = None,
     ) -> None:
         if read_only and path is None:
             raise InvalidArgument("read_only=True needs a database directory: an in-memory database starts empty")
@@ -93,7 +98,10 @@ class Database:
         # the parts their views are made of live in a session of their own.
         self.session = attach(self.ctx)
         views = TableViews(self.session, self.store, self.ctx.copied_config)
-        in_place = InPlaceTables(self.store)
+        # The object stores of tables indexed in place on S3, GCS or Azure.
+        self.sources = SourceStores(storage_options)
+        self._buckets: set[tuple[str, str]] = set()  # (scheme, bucket) the session reaches
+        in_place = InPlaceTables(self.store, self.sources)
         where = "in memory" if path is None else os.fspath(path)
         self.state = TableState(self.store, self.logs, views, in_place, self.segment_sets, self.settings, where)
         self.writer = Writer(self.store, self.state, self.logs, in_place, self.segment_sets, self.settings,
@@ -110,6 +118,7 @@ class Database:
                 if alone:  # nobody writes: recover from a crash (and delete files past their grace)
                     self.writer.recover(self.store.load_manifest())
         self.state.load()
+        self._reach_buckets(self.state.manifest.tables.values())
         from .udfs import install
 
         install(self.ctx, self, self.errors)
@@ -214,16 +223,23 @@ class Database:
             if source is None:
                 if not self.ctx.table_exist(name):
                     raise CatalogError(f"no table named {name!r} on the session to index in place")
-                source, partitions, fmt = source_of(self.ctx, name)
+                source, partitions, fmt = source_of(self.ctx, name, self.sources)
                 session = self.ctx.table(name).schema()
-            try:
-                path = os.path.abspath(local_path(source, "source"))
-            except ValueError as exc:
-                raise InvalidArgument(str(exc)) from None
-            if session is None:
-                fmt = csv_format(path, csv)
+            if is_remote(source):
+                path = normal_source(os.fspath(source), self.sources)
+                if csv:
+                    raise InvalidArgument(f"{path}: CSV files on an object store cannot be indexed in place; "
+                                          "Parquet files can")
+                fmt = None  # (source_of refuses CSV files on an object store)
+            else:
+                try:
+                    path = os.path.abspath(local_path(source, "source"))
+                except ValueError as exc:
+                    raise InvalidArgument(str(exc)) from None
+                if session is None:
+                    fmt = csv_format(path, csv)
             # (a session's CSV table keeps DataFusion's types, so its view and ours agree)
-            schema = source_schema(path, partitions, fmt, session if fmt is not None else None)
+            schema = source_schema(path, partitions, fmt, session if fmt is not None else None, self.sources)
             if partitions:  # (Hive partition columns: the session's, held by no file)
                 schema = with_partitions(name, schema, self.ctx.table(name).schema(), partitions)
         stored = stored_columns(store, schema, partitions)
@@ -232,7 +248,19 @@ class Database:
         self.writer.index_in_place(
             TableMeta(name=name, schema=schema, source=path, stored=stored, partitions=partitions, csv=fmt)
         )
+        self._reach_buckets([self.state.manifest.tables[name]])
         return self.table(name)
+
+    def _reach_buckets(self, tables: Iterable[TableMeta]) -> None:
+        """Make the session reach the bucket of each table indexed in place on an object
+        store (DataFusion scans its view there: sql/session_stores.py), once a bucket."""
+        for meta in tables:
+            if meta.source is None or not is_remote(meta.source) or not meta.fragments:
+                continue
+            bucket = urlparse(meta.source)[:2]
+            if bucket not in self._buckets:
+                reach_bucket(self.ctx, source_paths(meta)[0], self.sources.options)
+                self._buckets.add(bucket)
 
     # -- index access -------------------------------------------------------------------
     def distributed_executor(self) -> Any:
@@ -273,6 +301,7 @@ def connect(
     ray_init: dict[str, Any] | None = None,
     progress: Progress | None = None,
     read_only: bool = False,
+    storage_options: dict[str, str] | None = None,
 ) -> Database:
     """Open (or create) the database in directory ``path``; in memory when ``path`` is None.
 
@@ -288,10 +317,16 @@ def connect(
     :class:`~datafusion_fts.errors.ReadOnlyError`, and rows acknowledged into the logs
     are read. A directory whose storage cannot be written (a read-only mount, no write
     permission) is opened so without asking; ``db.read_only`` says why.
+
+    ``storage_options`` reach the object stores of tables indexed in place on S3, GCS or
+    Azure (``endpoint``, ``region``, ``access_key_id``, ``secret_access_key``,
+    ``allow_http``, ...: the options of Rust's ``object_store``, which DataFusion reads
+    them with); without them each store's standard environment variables apply
+    (``AWS_ENDPOINT_URL``, ``AWS_REGION``, ``AWS_ACCESS_KEY_ID``, ...).
     """
     if executor is not None:
         config = {**(config or {}), "fts.executor": executor}
-    db = Database(path, ctx, config, read_only)
+    db = Database(path, ctx, config, read_only, storage_options)
     db.ray_init = dict(ray_init or {})
     db.progress = progress
     if db.settings.get("fts.executor") == "ray":

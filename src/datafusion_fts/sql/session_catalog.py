@@ -16,6 +16,7 @@ the write.
 from __future__ import annotations
 
 import os
+import posixpath
 import re
 import threading
 from contextlib import contextmanager
@@ -31,6 +32,8 @@ from datafusion.catalog import CatalogProvider, SchemaProvider
 from ..errors import CatalogError, InvalidArgument, StorageError
 from ..storage.files.manifest import CsvFormat
 from ..storage.sources.csv_files import count_rows, header_names
+from ..storage.parquet.page_reader import open_parquet
+from ..storage.sources.object_sources import SourceStores, remote_root
 from ..storage.sources.source_files import PARQUET_SUFFIX, list_files, partition_dirs
 
 DEFAULT_CATALOG = "datafusion"
@@ -227,10 +230,12 @@ _COMPRESSED = (".gz", ".bz2", ".xz", ".zst", ".zstd")
 CSV_DELIMITERS = (",", ";", "\t", "|")
 
 
-def source_of(ctx: datafusion.SessionContext, name: str) -> tuple[str, tuple[str, ...], CsvFormat | None]:
-    """The file or directory the session's table ``name`` reads, for indexing it in place,
-    its Hive partition columns (``table_partition_cols``: columns no file holds), and for
-    CSV files their format (None: Parquet files).
+def source_of(ctx: datafusion.SessionContext, name: str, stores: SourceStores
+              ) -> tuple[str, tuple[str, ...], CsvFormat | None]:
+    """The file or directory the session's table ``name`` reads, for indexing it in place
+    (a URL on an object store, whose objects ``stores`` reads), its Hive partition columns
+    (``table_partition_cols``: columns no file holds), and for CSV files their format
+    (None: Parquet files).
 
     DataFusion's Python API does not say where a registered table's files are; its
     verbose physical plan lists every file a scan reads. Their common directory (the file,
@@ -253,6 +258,12 @@ def source_of(ctx: datafusion.SessionContext, name: str) -> tuple[str, tuple[str
     scanned = sorted({"/" + path for path in _SCANNED_FILE.findall(groups.group(1) if groups else "")})
     if not scanned:
         raise InvalidArgument(f"table {name!r} reads no {kind} file to index in place")
+    store_url = _object_store_url(ctx, name)
+    if store_url is not None:
+        if kind == "csv":
+            raise InvalidArgument(f"table {name!r} reads CSV files on an object store ({store_url}): those cannot "
+                                  "be indexed in place; Parquet files can")
+        return _remote_source(ctx, name, store_url, [path[1:] for path in scanned], stores), (), None
     missing = [path for path in scanned if not os.path.isfile(path)]
     if missing:  # (an object store's file: DataFusion's plan shows its path in the bucket)
         raise InvalidArgument(
@@ -289,6 +300,63 @@ def source_of(ctx: datafusion.SessionContext, name: str) -> tuple[str, tuple[str
         )
     _check_local(ctx, name, scanned, csv, partitions)
     return root or "", partitions, csv
+
+
+# A URL as DataFusion's serialized physical plan holds a scan's object store
+# (FileScanExecConf.object_store_url: "s3://bucket/"): a protobuf string, its length first.
+_STORE_URL = re.compile(rb"[a-z][a-z0-9+.-]*://[^\x00-\x20/]*/")
+
+
+def _object_store_url(ctx: datafusion.SessionContext, name: str) -> str | None:
+    """The object store the session's table ``name`` reads (``s3://bucket/``), or None for
+    local files. DataFusion's plan shows a file by its path in the store only; the store
+    is in the plan DataFusion serializes (``ExecutionPlan.to_bytes``): the one URL there
+    that is a whole protobuf string."""
+    data = ctx.table(quote(name)).execution_plan().to_bytes()
+    urls = {m.group().decode() for m in _STORE_URL.finditer(data)
+            if m.start() and data[m.start() - 1] == m.end() - m.start()}
+    remote = sorted(url for url in urls if not url.startswith("file://"))
+    if len(remote) > 1:
+        raise InvalidArgument(f"table {name!r} reads files of several object stores ({remote}); index each "
+                              "in place by path: db.index_in_place(name, url)")
+    return remote[0] if remote else None
+
+
+def _remote_source(ctx: datafusion.SessionContext, name: str, url: str, keys: list[str], stores: SourceStores) -> str:
+    """The source URL of the session's table ``name`` of the object store ``url``, whose
+    plan reads the objects ``keys``: their common directory (or the one object, unless it
+    is alone in its directory), accepted only if listing it finds exactly those objects,
+    which hold the rows DataFusion counts. Tables on object stores take no partition
+    columns yet."""
+    if any(f.name not in _held(name, url, keys[0], stores) for f in ctx.table(quote(name)).schema()):
+        raise InvalidArgument(f"table {name!r} has partition columns (values in its files' paths): tables "
+                              "on object stores are indexed in place without them for now")
+    root = posixpath.commonpath(keys) if len(keys) > 1 else posixpath.dirname(keys[0])
+    source = url + (root + "/" if root else "")
+    if len(keys) == 1 and [f.file for f in list_files(source, (), PARQUET_SUFFIX, stores)] != [posixpath.basename(keys[0])]:
+        source = url + keys[0]  # (not alone in its directory: the object itself)
+    files = list_files(source, (), PARQUET_SUFFIX, stores)
+    base = remote_root(source)[len(url):]
+    if sorted(base + f.file for f in files) != sorted(keys):
+        raise InvalidArgument(f"cannot tell which objects table {name!r} reads under {source}; index it in place "
+                              "by path: db.index_in_place(name, url)")
+    held = sum(open_parquet(stores.file(source, f.file, f.size, f.version or "").arrow_source()).metadata.num_rows
+               for f in files)
+    counted = ctx.sql(f"SELECT count(*) FROM {quote(name)}").to_arrow_table().column(0)[0].as_py()
+    if counted != held:
+        raise InvalidArgument(f"table {name!r} reads {counted:,} rows where the objects under {source} hold {held:,} "
+                              "as this database reaches them: check its storage_options (another endpoint?)")
+    return source
+
+
+def _held(name: str, url: str, key: str, stores: SourceStores) -> set[str]:
+    """The columns the object ``key`` of the store ``url`` holds."""
+    objects = stores.directory(url)
+    meta = objects.head(key)
+    if meta is None:
+        raise InvalidArgument(f"table {name!r} reads {url}{key}, which this database does not find there: check its "
+                              "storage_options (another endpoint or credentials?)")
+    return set(open_parquet(stores.file(url, key, meta.size, meta.version).arrow_source()).schema_arrow.names)
 
 
 def _check_local(ctx: datafusion.SessionContext, name: str, paths: list[str], csv: CsvFormat | None,

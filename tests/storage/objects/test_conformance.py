@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from datafusion_fts.errors import ConflictError, InvalidArgument, StorageError
-from datafusion_fts.storage.objects import ObjectMissing, ObjectStore, open_objects
+from datafusion_fts.storage.objects import ObjectChanged, ObjectMissing, ObjectStore, open_objects
 from s3_server import S3Server, s3_server
 
 
@@ -56,6 +56,23 @@ def test_a_range_outside_the_object_is_an_error(objects: ObjectStore) -> None:
     objects.put("small", b"0123456789")
     with pytest.raises(StorageError, match="outside the object's 10 bytes"):
         objects.get_ranges("small", [5], [11])
+
+
+def test_ranges_of_a_version_read_it_and_a_rewritten_or_deleted_object_is_changed(objects: ObjectStore) -> None:
+    """A reader of a listed version never gets another version's bytes: the object store
+    checks the version with each request (If-Match), so pages of a rewritten file are
+    never decoded as the file that was indexed."""
+    data = bytes(range(256)) * 2000  # (ranges far apart: several requests on an object store)
+    version = objects.put("v", data)
+    starts, ends = [0, 300_000, 10, 500_000], [5, 300_100, 20, 512_000]
+    got = objects.get_ranges("v", starts, ends, version)
+    assert [bytes(b) for b in got] == [data[s:e] for s, e in zip(starts, ends)]
+    objects.put("v", data[::-1])
+    with pytest.raises(ObjectChanged, match="rewritten"):
+        objects.get_ranges("v", starts, ends, version)
+    objects.delete("v")
+    with pytest.raises(ObjectChanged, match="deleted"):
+        objects.get_ranges("v", starts, ends, version)
 
 
 def test_a_missing_object_is_named(objects: ObjectStore) -> None:

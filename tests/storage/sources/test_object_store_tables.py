@@ -1,7 +1,8 @@
-"""Tables the user registered on an object store (issue 32), against a real S3-protocol
-server on loopback (tests/s3_server.py). Until tables on object stores can be indexed in
-place, a remote path is never read as a local one: DataFusion's plan names an object
-store's file by its path in the bucket, which a local file may share."""
+"""Tables on an object store (issue 32), against a real S3-protocol server on loopback
+(tests/s3_server.py): the user's Parquet files indexed in place where they lie, found,
+read and searched as local files are; a remote path is never read as a local one
+(DataFusion's plan names an object store's file by its path in the bucket, which a local
+file may share)."""
 
 from __future__ import annotations
 
@@ -40,27 +41,107 @@ def test_a_search_of_a_table_on_s3_answers_from_its_files(s3: S3Server) -> None:
     assert sorted(r["id"] for r in found) == [0, 2, 4]
 
 
-def test_indexing_a_table_on_s3_in_place_is_refused_with_the_reason(s3: S3Server) -> None:
-    """It read the bucket's path as a local one: FileNotFoundError on /data/..."""
-    db = fts.connect(ctx=session(s3, "data"))
-    with pytest.raises(fts.InvalidArgument, match="not on this machine's disk.*object store"):
-        db.sql("CREATE FULLTEXT INDEX ON docs (body)")
-    assert db.table_names() == []
+def _top(db: fts.Database, query: str, k: int = 10) -> list[tuple]:
+    rows = db.sql(f"SELECT id, body, score() AS s FROM docs WHERE MATCH(body, '{query}') "
+                  f"ORDER BY s DESC, id LIMIT {k}").to_pylist()
+    return [(r["id"], r["body"], r["s"]) for r in rows]
 
 
-def test_a_local_file_at_the_buckets_path_is_not_indexed_instead(s3: S3Server, tmp_path: Path) -> None:
-    """Issue 32: with a local file where the bucket's path points (here a file under the
-    test's own directory, the bucket's key being that directory's path), its rows were
-    indexed, and afterwards db.sql and the user's ctx.sql saw them instead of the bucket's."""
-    decoy = tmp_path / "decoy"
-    decoy.mkdir()
-    pq.write_table(pa.table({"id": [7], "body": ["local alpha"]}), decoy / "part-0.parquet")
-    ctx = session(s3, str(decoy).lstrip("/"))
-    db = fts.connect(ctx=ctx)
-    with pytest.raises(fts.InvalidArgument, match="6 rows where the local files.*hold 1"):
+CORPUS = [pa.table({"id": list(range(lo, lo + 400)),
+                    "body": [f"w{i % 17} w{i % 5} alpha{'' if i % 3 else ' beta'}" for i in range(lo, lo + 400)]})
+          for lo in (0, 400, 800)]
+
+
+def _put_corpus(s3: S3Server, prefix: str, local: Path) -> None:
+    """The same three files on the bucket under ``prefix`` and in the directory ``local``."""
+    local.mkdir(parents=True, exist_ok=True)
+    for i, table in enumerate(CORPUS):
+        s3.put_parquet("bucket", f"{prefix}/part-{i}.parquet", table)
+        pq.write_table(table, local / f"part-{i}.parquet")
+
+
+def test_a_table_on_s3_is_indexed_in_place_and_answers_as_the_same_files_on_disk(s3: S3Server, tmp_path: Path) -> None:
+    """Issue 32: CREATE FULLTEXT INDEX on a table the user registered on S3 indexes the
+    bucket's files where they lie; every answer is the local copy's, to the bit."""
+    _put_corpus(s3, "same", tmp_path / "same")
+    ctx = datafusion.SessionContext()
+    ctx.register_object_store("s3://", s3.store("bucket"), "bucket")
+    ctx.register_parquet("docs", "s3://bucket/same/")
+    remote = fts.connect(tmp_path / "remote.db", ctx=ctx, storage_options=s3.options())
+    remote.sql("CREATE FULLTEXT INDEX ON docs (body)")
+    assert remote.state.manifest.tables["docs"].source == "s3://bucket/same/"
+    local_ctx = datafusion.SessionContext()
+    local_ctx.register_parquet("docs", str(tmp_path / "same"))
+    local = fts.connect(tmp_path / "local.db", ctx=local_ctx)
+    local.sql("CREATE FULLTEXT INDEX ON docs (body)")
+    for query in ("w3", "alpha beta", "w4 w16", "+beta -w2"):
+        assert _top(remote, query, 25) == _top(local, query, 25)
+    assert remote.sql("SELECT count(*) AS n FROM docs WHERE id % 7 = 0").to_pylist() == [{"n": 172}]
+    assert ctx.sql("SELECT count(*) AS n FROM docs").to_pylist() == [{"n": 1200}]
+
+
+def test_new_and_rewritten_objects_are_found_as_local_files_are(s3: S3Server, tmp_path: Path) -> None:
+    """An object added after the index is searched at once (the unindexed tail), then
+    indexed by OPTIMIZE; an object rewritten is another file: its old rows are gone, its
+    new ones found (its ETag differs)."""
+    _put_corpus(s3, "grow", tmp_path / "grow")
+    db = fts.connect(tmp_path / "db", storage_options=s3.options())
+    db.index_in_place("docs", "s3://bucket/grow")
+    db.sql("CREATE FULLTEXT INDEX ON docs (body)")
+    assert [r[0] for r in _top(db, "zeta")] == []
+    s3.put_parquet("bucket", "grow/part-3.parquet", pa.table({"id": [5000], "body": ["zeta alpha"]}))
+    assert [r[0] for r in _top(db, "zeta")] == [5000]
+    db.sql("OPTIMIZE docs")
+    assert [r[0] for r in _top(db, "zeta")] == [5000]
+    s3.put_parquet("bucket", "grow/part-0.parquet", pa.table({"id": [6000, 6001], "body": ["zeta", "w3"]}))
+    assert [r[0] for r in _top(db, "zeta")] == [6000, 5000]
+    assert not any(r[0] < 400 for r in _top(db, "w3", 1000))
+    assert db.sql("SELECT count(*) AS n FROM docs").to_pylist() == [{"n": 803}]
+
+
+def test_the_environment_reaches_the_bucket_and_the_table_reopens(s3: S3Server, tmp_path: Path,
+                                                                 monkeypatch: pytest.MonkeyPatch) -> None:
+    """With the store's standard environment variables and no options, both our reads and
+    DataFusion's scan of the table (a store registered on the session for the bucket)
+    reach it, after the database is opened again too."""
+    for name, value in s3.environment().items():
+        monkeypatch.setenv(name, value)
+    _put_corpus(s3, "env", tmp_path / "env")
+    db = fts.connect(tmp_path / "db")
+    db.index_in_place("docs", "s3://bucket/env/")
+    db.sql("CREATE FULLTEXT INDEX ON docs (body)")
+    expected = _top(db, "w5 beta")
+    assert expected
+    del db
+    again = fts.connect(tmp_path / "db")
+    assert _top(again, "w5 beta") == expected
+    assert again.ctx.sql("SELECT count(*) AS n FROM docs").to_pylist() == [{"n": 1200}]
+
+
+def test_an_object_rewritten_under_a_reader_is_never_read_as_the_one_listed(s3: S3Server, tmp_path: Path) -> None:
+    """Each read asks for the listed version (If-Match its ETag): a rewritten object is a
+    stale snapshot (the query runs again on a new listing), never another file's pages."""
+    from datafusion_fts.errors import StaleSnapshotError
+    from datafusion_fts.storage.sources.object_sources import SourceStores
+
+    s3.put_parquet("bucket", "stale/part-0.parquet", CORPUS[0])
+    stores = SourceStores(s3.options())
+    [(key, size, etag)] = stores.listing("s3://bucket/stale/")
+    file = stores.file("s3://bucket/stale/", key, size, etag)
+    assert file.read(4, 0) == b"PAR1"
+    s3.put_parquet("bucket", "stale/part-0.parquet", CORPUS[1])
+    with pytest.raises(StaleSnapshotError, match="s3://bucket/stale/part-0.parquet changed"):
+        file.read(4, 0)
+
+
+def test_a_bucket_this_database_cannot_reach_is_a_storage_error_naming_it(s3: S3Server, tmp_path: Path) -> None:
+    """The session reaches the bucket, the database's options do not (another endpoint):
+    a StorageError naming the object and what to configure; nothing is committed."""
+    options = {**s3.options(), "endpoint": "http://127.0.0.1:9", "timeout": "2s", "connect_timeout": "1s"}
+    db = fts.connect(tmp_path / "db", ctx=session(s3, "unreached"), storage_options=options)
+    with pytest.raises(fts.StorageError, match=r"s3://bucket/.*storage_options"):
         db.sql("CREATE FULLTEXT INDEX ON docs (body)")
     assert db.table_names() == []
-    assert ctx.sql("SELECT count(*) AS n FROM docs").to_pylist() == [{"n": 6}]
 
 
 @pytest.mark.parametrize("uri", ["s3://bucket/db", "gs://bucket/db", "az://container/db"])
@@ -81,9 +162,14 @@ def test_a_file_uri_is_a_local_directory(tmp_path: Path) -> None:
     assert fts.connect(str(tmp_path / "my db")).table_names() == ["t"]
 
 
-def test_a_source_on_an_object_store_is_never_read_as_a_local_path(tmp_path: Path) -> None:
-    """Issue 32: db.index_in_place("t", "s3://bucket/data/") read the URI as a relative path."""
-    db = fts.connect(tmp_path / "db")
-    with pytest.raises(fts.InvalidArgument, match="object store"):
+def test_a_source_on_an_object_store_is_never_read_as_a_local_path(tmp_path: Path,
+                                                                   monkeypatch: pytest.MonkeyPatch) -> None:
+    """Issue 32: db.index_in_place("t", "s3://bucket/data/") read the URI as a relative
+    path. Now it is the bucket's, here unreachable: an error naming it, no local folder."""
+    monkeypatch.chdir(tmp_path)
+    options = {"endpoint": "http://127.0.0.1:9", "access_key_id": "k", "secret_access_key": "s",
+               "region": "us-east-1", "allow_http": "true", "timeout": "2s", "connect_timeout": "1s"}
+    db = fts.connect(tmp_path / "db", storage_options=options)
+    with pytest.raises(fts.StorageError, match="s3://bucket/data"):
         db.index_in_place("t", "s3://bucket/data/")
-    assert db.table_names() == []
+    assert db.table_names() == [] and sorted(p.name for p in tmp_path.iterdir()) == ["db"]

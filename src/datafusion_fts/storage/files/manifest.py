@@ -27,6 +27,7 @@ import pyarrow as pa
 
 from ...analysis import AnalyzerConfig
 from ...defaults import K1, POSITIONS, B
+from .layout import is_remote
 
 # The manifest's format, and what each one changed (a database of an earlier format
 # opens; a newer one is refused, see store.DirectoryStore.load_manifest):
@@ -57,7 +58,10 @@ from ...defaults import K1, POSITIONS, B
 #     without view types, and the column definitions of its CREATE TABLE
 #     (TableMeta.definition), whose DEFAULT values and constraints DataFusion applies to
 #     every INSERT.
-FORMAT_VERSION = 8
+# 9 - a table indexed in place may be files of an object store (TableMeta.source a URL,
+#     s3://bucket/data/), each known by its size and ETag (FragmentMeta.version; its
+#     mtime_ns 0): an older version would read the URL as a local path.
+FORMAT_VERSION = 9
 ROWID = "_rowid"
 # The manifest's field holding the crc32 of the rest of it (format 3 on).
 CHECKSUM = "checksum"
@@ -89,8 +93,9 @@ class FragmentMeta:
     FORMAT_VERSION): 1 in a database of format 1.
 
     A fragment of a table indexed in place (``TableMeta.source``) is a user's file:
-    ``file`` is its path under the source, ``size`` and ``mtime_ns`` what it was when
-    its rows were given their ids (a file that differs is not the file indexed);
+    ``file`` is its path under the source, ``size`` and ``mtime_ns`` (on an object
+    store: ``version``, its ETag) what it was when its rows were given their ids (a file
+    that differs is not the file indexed);
     ``copy`` names a fragment of ours holding its rows' stored columns
     (``TableMeta.stored``), from its row ``copy_row`` on (a copy holds the rows of
     consecutive files), fetched from there rather than from the user's file.
@@ -116,6 +121,7 @@ class FragmentMeta:
     footer_crc: int | None = None
     copy_row: int | None = None
     copy_footer_crc: int | None = None
+    version: str | None = None
 
     @property
     def row_hi(self) -> int:
@@ -424,7 +430,7 @@ def _table_to_json(t: TableMeta) -> dict[str, Any]:
 
 # FragmentMeta's fields left out of the JSON when None: those only a source's files have,
 # and the crc32s of a file written before format 6.
-_OPTIONAL_FIELDS = ("file", "size", "mtime_ns", "copy", "crc", "footer_crc", "copy_row", "copy_footer_crc")
+_OPTIONAL_FIELDS = ("file", "size", "mtime_ns", "copy", "crc", "footer_crc", "copy_row", "copy_footer_crc", "version")
 
 
 def _csv_from_json(name: str, d: Any) -> CsvFormat:
@@ -436,8 +442,9 @@ def _csv_from_json(name: str, d: Any) -> CsvFormat:
 
 def _table_from_json(name: str, d: dict[str, Any]) -> TableMeta:
     source = d.get("source")
-    if source is not None and not (isinstance(source, str) and source.startswith("/") and "\0" not in source):
-        raise ValueError(f"table {name!r} has source {source!r}, not an absolute path")
+    if source is not None and not (isinstance(source, str) and (source.startswith("/") or is_remote(source))
+                                   and "\0" not in source):
+        raise ValueError(f"table {name!r} has source {source!r}, not an absolute path or an object store's URL")
     return TableMeta(
         name=name,
         source=source,

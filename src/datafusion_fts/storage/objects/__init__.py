@@ -15,10 +15,10 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 from ..files.layout import is_remote, local_path
-from .interface import ObjectMeta, ObjectMissing, ObjectStore, check_key
+from .interface import ObjectChanged, ObjectMeta, ObjectMissing, ObjectStore, check_key
 from .local import LocalObjects
 
-__all__ = ["ObjectMeta", "ObjectMissing", "ObjectStore", "check_key", "is_remote", "open_objects"]
+__all__ = ["ObjectChanged", "ObjectMeta", "ObjectMissing", "ObjectStore", "check_key", "is_remote", "open_objects"]
 
 
 def open_objects(location: str, options: Mapping[str, str] | None = None) -> ObjectStore:

@@ -32,6 +32,10 @@ class ObjectMissing(StorageError):
     """An object read by key does not exist (never written, or deleted)."""
 
 
+class ObjectChanged(StorageError):
+    """An object read as one version is another now (rewritten, or deleted, since)."""
+
+
 class ObjectStore(Protocol):
     """Objects under one location (a local directory or an object store's prefix)."""
 
@@ -40,9 +44,11 @@ class ObjectStore(Protocol):
     def get(self, key: str) -> bytes:
         """The whole object. Raises ObjectMissing."""
 
-    def get_ranges(self, key: str, starts: Sequence[int], ends: Sequence[int]) -> list[memoryview]:
+    def get_ranges(self, key: str, starts: Sequence[int], ends: Sequence[int], version: str | None = None
+                   ) -> list[memoryview]:
         """The bytes ``[starts[i], ends[i])`` of the object, one buffer per range (near ranges
-        are read by one request). A range past the object's end is a StorageError."""
+        are read by one request). A range past the object's end is a StorageError. With
+        ``version``, only of that version of the object: ObjectChanged if it is another."""
 
     def head(self, key: str) -> ObjectMeta | None:
         """The object's size and version; None if it does not exist."""

@@ -24,7 +24,7 @@ from pathlib import Path
 
 from ...errors import ConflictError, StorageError
 from ..files.os_files import describe_os_error, fsync_path, make_dirs
-from .interface import ObjectMeta, ObjectMissing, check_key, check_ranges
+from .interface import ObjectChanged, ObjectMeta, ObjectMissing, check_key, check_ranges
 
 _LOCK = ".objects.lock"
 _TMP = ".tmp-"  # (a temporary file's prefix: never listed, never a key's last part)
@@ -52,13 +52,21 @@ class LocalObjects:
         except OSError as exc:
             raise self._error("reading", key, exc) from exc
 
-    def get_ranges(self, key: str, starts: Sequence[int], ends: Sequence[int]) -> list[memoryview]:
+    def get_ranges(self, key: str, starts: Sequence[int], ends: Sequence[int], version: str | None = None
+                   ) -> list[memoryview]:
         try:
             fd = os.open(self._path(key), os.O_RDONLY)
+        except FileNotFoundError as exc:
+            if version is not None:
+                raise ObjectChanged(f"{self.url}/{key} was deleted since it was listed") from exc
+            raise self._error("reading", key, exc) from exc
         except OSError as exc:
             raise self._error("reading", key, exc) from exc
         try:
-            check_ranges(self.url, key, os.fstat(fd).st_size, starts, ends)
+            stat = os.fstat(fd)
+            if version is not None and _version(stat) != version:
+                raise ObjectChanged(f"{self.url}/{key} was rewritten since it was listed")
+            check_ranges(self.url, key, stat.st_size, starts, ends)
             out = []
             for start, end in zip(starts, ends):
                 data = os.pread(fd, end - start, start)

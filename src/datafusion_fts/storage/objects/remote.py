@@ -14,13 +14,14 @@ processes committing at once can never both win. Credentials and endpoint come f
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from concurrent.futures import ThreadPoolExecutor
 
 import obstore
 from obstore import exceptions as obstore_errors
 from obstore.store import from_url
 
 from ...errors import ConflictError, StorageError
-from .interface import ObjectMeta, ObjectMissing, check_key, check_ranges
+from .interface import ObjectChanged, ObjectMeta, ObjectMissing, check_key, check_ranges
 
 # Options of the HTTP client (the rest configure the store: credentials, endpoint, region).
 _CLIENT_OPTIONS = frozenset({
@@ -30,6 +31,8 @@ _CLIENT_OPTIONS = frozenset({
 # Ranges nearer than this are read by one GET (a Parquet page index's neighbours, a
 # segment's blocks): one round trip instead of several, for a few KiB more.
 COALESCE_BYTES = 64 * 1024
+# GETs of one object's ranges side by side.
+_REQUESTS = 8
 
 
 class RemoteObjects:
@@ -49,7 +52,10 @@ class RemoteObjects:
     def _error(self, doing: str, key: str, exc: Exception) -> StorageError:
         if isinstance(exc, FileNotFoundError) and doing == "reading":  # (writing: a missing bucket or directory)
             return ObjectMissing(f"{self.url}/{key}: no such object")
-        return StorageError(f"{doing} {self.url}/{key} failed: {exc}")
+        why = str(exc).split("\n\nDebug source:")[0]  # (obstore's Rust debug dump after it: dozens of lines)
+        return StorageError(f"{doing} {self.url}/{key} failed: {why} (to reach the store, give its options as "
+                            "storage_options: endpoint, region, credentials; or set its environment variables: "
+                            "AWS_ENDPOINT_URL, AWS_REGION, AWS_ACCESS_KEY_ID, ...)")
 
     def get(self, key: str) -> bytes:
         try:
@@ -57,16 +63,24 @@ class RemoteObjects:
         except (obstore_errors.BaseError, OSError) as exc:
             raise self._error("reading", key, exc) from exc
 
-    def get_ranges(self, key: str, starts: Sequence[int], ends: Sequence[int]) -> list[memoryview]:
+    def get_ranges(self, key: str, starts: Sequence[int], ends: Sequence[int], version: str | None = None
+                   ) -> list[memoryview]:
         check_key(key)
         wanted = [i for i, (start, end) in enumerate(zip(starts, ends)) if end > start]  # (the store refuses empty ones)
         if not wanted:
-            return [memoryview(b"") for _ in starts]
+            return [memoryview(b"")] * len(starts)
         try:
-            got = obstore.get_ranges(self._store, key, starts=[starts[i] for i in wanted],
-                                     ends=[ends[i] for i in wanted], coalesce=COALESCE_BYTES)
+            if version is None:
+                got = obstore.get_ranges(self._store, key, starts=[starts[i] for i in wanted],
+                                         ends=[ends[i] for i in wanted], coalesce=COALESCE_BYTES)
+            else:
+                got = self._get_version(key, [starts[i] for i in wanted], [ends[i] for i in wanted], version)
+        except obstore_errors.PreconditionError:
+            raise ObjectChanged(f"{self.url}/{key} was rewritten since it was listed") from None
         except (obstore_errors.BaseError, OSError, ValueError) as exc:
             if isinstance(exc, FileNotFoundError):
+                if version is not None:
+                    raise ObjectChanged(f"{self.url}/{key} was deleted since it was listed") from None
                 raise self._error("reading", key, exc) from exc
             meta = self.head(key)  # (a range outside the object: say so as the local store does)
             if meta is not None:
@@ -79,6 +93,34 @@ class RemoteObjects:
             meta = self.head(key)
             check_ranges(self.url, key, meta.size if meta else 0, starts, ends)
             raise StorageError(f"{self.url}/{key} changed while it was read")
+        return out
+
+    def _get_version(self, key: str, starts: list[int], ends: list[int], version: str) -> list[memoryview]:
+        """The ranges of one version of the object: near ranges coalesced into one GET
+        ``If-Match`` the version (the batch reads of ``obstore.get_ranges`` take no
+        precondition), the GETs side by side."""
+        order = sorted(range(len(starts)), key=lambda i: starts[i])
+        groups: list[list[int]] = []
+        for i in order:
+            if groups and starts[i] <= max(ends[j] for j in groups[-1]) + COALESCE_BYTES:
+                groups[-1].append(i)
+            else:
+                groups.append([i])
+
+        def fetch(group: list[int]) -> tuple[int, memoryview]:
+            lo, hi = starts[group[0]], max(ends[j] for j in group)
+            got = obstore.get(self._store, key, options={"range": (lo, hi), "if_match": version})
+            return lo, memoryview(got.bytes())
+
+        if len(groups) == 1:
+            fetched = [fetch(groups[0])]
+        else:
+            with ThreadPoolExecutor(min(len(groups), _REQUESTS)) as pool:
+                fetched = list(pool.map(fetch, groups))
+        out: list[memoryview] = [memoryview(b"")] * len(starts)
+        for group, (lo, buffer) in zip(groups, fetched):
+            for j in group:
+                out[j] = buffer[starts[j] - lo : ends[j] - lo]
         return out
 
     def head(self, key: str) -> ObjectMeta | None:

@@ -4,9 +4,9 @@ A search returns k row ids; their columns must come back in time proportional to
 pyarrow reads whole row groups, so a fetch of 10 rows would decode 10 row groups of
 every column (milliseconds each). This reader uses the file's offset index (written
 with ``write_page_index=True``: each data page's offset and first row) to read, per
-wanted column, only the pages holding the wanted rows (:mod:`.file_ranges`: ``pread``
-calls from a compiled loop; no memory map, so pages read for one query are not kept in
-this process's memory), decompresses them and picks the values out with compiled loops
+wanted column, only the pages holding the wanted rows (:mod:`.data_files`: ``pread``
+calls from a compiled loop, or ranged GETs of an object store's object; no memory map,
+so pages read for one query are not kept in this process's memory), decompresses them and picks the values out with compiled loops
 (``kernels/parquet_values.pyx``: PLAIN, RLE and dictionary encodings, and DELTA_BINARY_PACKED
 integers). A page's CRC, where the writer stored one, is checked first.
 
@@ -23,7 +23,6 @@ from __future__ import annotations
 import json
 import os
 import threading
-import weakref
 import zlib
 from collections import Counter, OrderedDict
 from concurrent.futures import Executor
@@ -81,7 +80,7 @@ from ...kernels.parquet_values import (
 )
 from ..files import checksums
 from . import c_page_codecs
-from .file_ranges import read_ranges
+from .data_files import DataFile, LocalFile, read_file_ranges
 from .parquet_values import bytes_array, validity
 
 # Pages of one column a fetch decodes at once (a few hundred KiB of small pages), and a
@@ -208,25 +207,23 @@ class PageReader:
     Safe to share between threads: pages are read with ``pread``, each thread has its
     own decompressor, and the few cached structures are filled under a lock."""
 
-    def __init__(self, path: Path, cache: DecodedCache, footer_crc: int | None = None) -> None:
-        """``cache`` keeps the row groups and dictionaries this reader decodes;
-        ``footer_crc``, the crc32 of the file's footer, is checked before pyarrow parses
-        it (None: a file without one, read unchecked)."""
-        self.path = path
+    def __init__(self, file: Path | str | DataFile, cache: DecodedCache, footer_crc: int | None = None) -> None:
+        """``file``: a local file's path, or a :class:`.data_files.DataFile` (an object
+        of an object store); ``cache`` keeps the row groups and dictionaries this reader
+        decodes; ``footer_crc``, the crc32 of the file's footer, is checked before pyarrow
+        parses it (None: a file without one, read unchecked)."""
         try:
-            self._fd = os.open(path, os.O_RDONLY)
-            weakref.finalize(self, os.close, self._fd)
-            read = lambda n, at: os.pread(self._fd, n, at)  # noqa: E731
-            checksums.check_footer(str(path), read, os.fstat(self._fd).st_size, footer_crc)
-            self._file = open_parquet(path)
+            self.file = LocalFile(file) if isinstance(file, (str, os.PathLike)) else file
+            self.path = self.file.name
+            checksums.check_footer(self.path, self.file.read, self.file.size, footer_crc)
+            self._file = open_parquet(self.file.arrow_source())
         except FileNotFoundError:
             raise
         except (OSError, pa.ArrowException) as exc:
-            raise StorageError(f"cannot read data file {path}: {exc}") from exc
-        st = os.fstat(self._fd)
+            raise StorageError(f"cannot read data file {file}: {exc}") from exc
         # What this file's decoded pieces are cached under: a file rewritten at the same
         # path (a user's, read in place) is another file.
-        self._key = (str(path), st.st_size, st.st_mtime_ns)
+        self._key = (self.path, *self.file.version)
         meta = self._file.metadata
         self.schema = self._file.schema_arrow
         self.num_rows = meta.num_rows
@@ -314,7 +311,7 @@ class PageReader:
         read from the footer once."""
         if self._index_locations is None:
             meta = self._file.metadata
-            size = os.fstat(self._fd).st_size
+            size = self.file.size
             footer = meta.serialized_size
             buf = np.frombuffer(self._pread(size - 8 - footer, footer), dtype=np.uint8)
             offsets = np.empty((meta.num_row_groups, meta.num_columns), dtype=np.int64)
@@ -342,10 +339,7 @@ class PageReader:
 
     # -- reading --------------------------------------------------------------------------
     def _pread(self, offset: int, size: int) -> bytes:
-        data = os.pread(self._fd, size, offset)
-        if len(data) != size:
-            raise StorageError(f"damaged data file {self.path}: {size} bytes wanted at {offset}, {len(data)} there")
-        return data
+        return self.file.read(size, offset)
 
     def _dictionary(self, leaf: int, group: int, first_page_at: int, codec: str) -> _Dictionary:
         return self._cache.get(
@@ -566,9 +560,8 @@ def _take_pieces(pieces: list[_Piece]) -> pa.Array:
     bases = np.cumsum(counts) - counts
     which = np.repeat(np.arange(len(pieces)), counts)  # each page's piece
     sizes = np.concatenate([pages.sizes[used] for pages, used, _, _ in located])
-    fds = np.repeat(np.array([p.reader._fd for p in pieces], dtype=np.int64), counts)
-    raw = read_ranges(fds, np.concatenate([pages.offsets[used] for pages, used, _, _ in located]), sizes,
-                      {p.reader._fd: str(p.reader.path) for p in pieces})
+    raw = read_file_ranges([p.reader.file for p in pieces], which,
+                           np.concatenate([pages.offsets[used] for pages, used, _, _ in located]), sizes)
     mine = [(p.column, pages.groups[used]) for p, (pages, used, _, _) in zip(pieces, located)]  # (row groups)
     groups = np.concatenate([g for _, g in mine])
     compressed = np.concatenate([c.compressed[g] for c, g in mine])

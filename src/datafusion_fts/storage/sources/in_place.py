@@ -19,9 +19,12 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from ...errors import InvalidArgument
+from ..files.layout import is_remote
 from ..files.manifest import ROWID, CsvFormat, Manifest, TableMeta
+from ..parquet.page_reader import open_parquet
 from ..stores.store import SCAN_BATCH_ROWS, Store
 from .csv_files import infer_schema
+from .object_sources import SourceStores
 from .source_files import (
     PARQUET_SUFFIX,
     RowCounts,
@@ -40,10 +43,11 @@ from .source_files import (
 class InPlaceTables:
     """The tables indexed in place of one database, as their sources are now."""
 
-    def __init__(self, store: Store) -> None:
+    def __init__(self, store: Store, stores: SourceStores) -> None:
         self._store = store
-        self._readers = SourceReaders()
-        self._row_counts = RowCounts()
+        self.stores = stores  # (the object stores of remote sources)
+        self._readers = SourceReaders(stores)
+        self._row_counts = RowCounts(stores)
         # Per table: the committed table, its source as last listed, the table as the
         # source is (reconcile), and when it was listed (time.monotonic()).
         self._listed: dict[str, tuple[TableMeta, tuple[SourceFile, ...], TableMeta, float]] = {}
@@ -62,7 +66,7 @@ class InPlaceTables:
         last = self._listed.get(meta.name)
         if last is not None and last[0] is meta and now - last[3] < reuse_seconds:
             return last[2]
-        files = list_files(meta.source, meta.partitions, suffix_of(meta))
+        files = list_files(meta.source, meta.partitions, suffix_of(meta), self.stores)
         if last is not None and last[0] is meta and last[1] == files:
             self._listed[meta.name] = (*last[:3], now)
             return last[2]
@@ -80,7 +84,8 @@ class InPlaceTables:
 
     def adopted(self, manifest: Manifest, meta: TableMeta) -> Manifest:
         """``manifest`` with ``meta`` committed as its source is listed now (``adopt``)."""
-        return adopt(manifest, meta, list_files(meta.source or "", meta.partitions, suffix_of(meta)), self._row_counts)
+        return adopt(manifest, meta, list_files(meta.source or "", meta.partitions, suffix_of(meta), self.stores),
+                     self._row_counts)
 
     def with_copies(self, manifest: Manifest, name: str, max_rows: int) -> Manifest:
         """``manifest`` with a copy of the stored columns of each file of the table
@@ -117,20 +122,25 @@ class InPlaceTables:
 
 
 def source_schema(path: str, partitions: tuple[str, ...] = (), csv: CsvFormat | None = None,
-                  known: pa.Schema | None = None) -> pa.Schema:
+                  known: pa.Schema | None = None, stores: SourceStores | None = None) -> pa.Schema:
     """The table schema of the Parquet files under ``path`` (its first file's, of those
-    under its ``partitions``' directories), which a table indexed in place takes; of CSV
-    files with ``csv``: ``known`` (a session table's columns, its partition columns
-    dropped) or as pyarrow infers it from the first file's values."""
+    under its ``partitions``' directories; ``stores`` reads a remote source's), which a
+    table indexed in place takes; of CSV files with ``csv``: ``known`` (a session table's
+    columns, its partition columns dropped) or as pyarrow infers it from the first file's
+    values."""
     suffix = PARQUET_SUFFIX if csv is None else csv.suffix
-    files = list_files(path, partitions, suffix)
+    files = list_files(path, partitions, suffix, stores)
     if not files:
         kind = "Parquet" if csv is None else "CSV"
         raise InvalidArgument(f"no {kind} files (*{suffix}) under {path!r} to index in place")
-    first = file_root(path) / files[0].file
     if known is not None:
         schema = pa.schema([f for f in known if f.name not in partitions])
+    elif is_remote(path):
+        first = files[0]
+        file = stores.file(path, first.file, first.size, first.version or "")  # type: ignore[union-attr]
+        schema = table_schema(open_parquet(file.arrow_source()).schema_arrow)
     else:
+        first = file_root(path) / files[0].file
         schema = table_schema(pq.read_schema(first)) if csv is None else infer_schema(first, csv)
     if ROWID in schema.names:
         raise InvalidArgument(f"{ROWID!r} is reserved for row ids; the files under {path!r} have such a column")

@@ -33,7 +33,9 @@ import numpy as np
 import pyarrow as pa
 
 from ...errors import StaleSnapshotError, StorageError
+from ..files.layout import is_remote
 from ..files.manifest import ROWID, SOURCE_LAYOUT, CsvFormat, FragmentMeta, Manifest, TableMeta
+from ..parquet.data_files import RemoteFile
 from ..parquet.page_reader import (
     DecodedCache,
     PageReader,
@@ -44,6 +46,7 @@ from ..parquet.page_reader import (
 )
 from ..stores.store import Store
 from .csv_files import count_rows, header_names, iter_columns, read_columns
+from .object_sources import SourceStores, remote_root
 
 # Files of a source directory: what DataFusion's listing table reads of it.
 PARQUET_SUFFIX = ".parquet"
@@ -54,14 +57,29 @@ TAIL_ID_PREFIX = "src-tail-"
 
 class SourceFile(NamedTuple):
     """A file under a source: its path relative to the source, size and mtime (a tuple:
-    every query makes one per file)."""
+    every query makes one per file); an object store's: its key, size and ETag
+    (``version``; its mtime 0)."""
 
     file: str
     size: int
     mtime_ns: int
+    version: str | None = None
 
 
-def list_files(source: str, partitions: tuple[str, ...] = (), suffix: str = PARQUET_SUFFIX) -> tuple[SourceFile, ...]:
+def list_files(source: str, partitions: tuple[str, ...] = (), suffix: str = PARQUET_SUFFIX,
+               stores: SourceStores | None = None) -> tuple[SourceFile, ...]:
+    """The files of ``source`` (:func:`list_local`), of a remote source with ``stores``
+    (:mod:`.object_sources`: listed by the object store, skipped and filtered alike)."""
+    if not is_remote(source):
+        return list_local(source, partitions, suffix)
+    if stores is None:
+        raise StorageError(f"the source {source} is on an object store, which this reader was not given")
+    found = [SourceFile(key, size, 0, version) for key, size, version in stores.listing(source)
+             if size and key.endswith(suffix) and not any(p.startswith((".", "_")) for p in key.split("/"))]
+    return _in_partitions(found, partitions)
+
+
+def list_local(source: str, partitions: tuple[str, ...] = (), suffix: str = PARQUET_SUFFIX) -> tuple[SourceFile, ...]:
     """The files of ``source`` (a file, or the files named ``*suffix`` in a directory
     walked recursively, names starting with ``.`` or ``_`` skipped as Hive and Spark
     skip them, and empty files as DataFusion skips them), sorted by path;
@@ -79,6 +97,12 @@ def list_files(source: str, partitions: tuple[str, ...] = (), suffix: str = PARQ
         return ()
     except OSError as exc:
         raise StorageError(f"cannot list the source {source}: {exc}") from exc
+    return _in_partitions(found, partitions)
+
+
+def _in_partitions(found: list[SourceFile], partitions: tuple[str, ...]) -> tuple[SourceFile, ...]:
+    """``found`` sorted by path; with ``partitions``, only the files under ``name=value``
+    directories for each, in order."""
     if partitions:
         found = [f for f in found if partition_dirs(f.file.split("/")[:-1], partitions) is not None]
     found.sort()
@@ -118,15 +142,18 @@ def _walk(directory: str, prefix: str, suffix: str, found: list[SourceFile]) -> 
 
 
 def file_root(source: str) -> Path:
-    """The directory a source's ``FragmentMeta.file`` paths are relative to."""
+    """The directory a local source's ``FragmentMeta.file`` paths are relative to."""
     root = Path(source)
     return root.parent if root.is_file() else root
 
 
 def source_paths(meta: TableMeta) -> list[str]:
-    """The paths of a table indexed in place's files, in row-id order."""
-    root = file_root(meta.source or "")
-    return [str(root / (f.file or "")) for f in meta.fragments]
+    """The paths of a table indexed in place's files (URLs, on an object store), in row-id order."""
+    if is_remote(meta.source or ""):
+        root = remote_root(meta.source or "")
+        return [root + (f.file or "") for f in meta.fragments]
+    local = file_root(meta.source or "")
+    return [str(local / (f.file or "")) for f in meta.fragments]
 
 
 def reconcile(meta: TableMeta, files: tuple[SourceFile, ...], rows_of: "RowCounts") -> TableMeta:
@@ -136,7 +163,7 @@ def reconcile(meta: TableMeta, files: tuple[SourceFile, ...], rows_of: "RowCount
     listed = {f.file: f for f in files}
     kept = tuple(
         frag for frag in meta.fragments
-        if (f := listed.get(frag.file)) is not None and (f.size, f.mtime_ns) == (frag.size, frag.mtime_ns)
+        if (f := listed.get(frag.file)) is not None and (f.size, f.mtime_ns, f.version) == (frag.size, frag.mtime_ns, frag.version)
     )
     known = {frag.file for frag in kept}
     next_rowid = meta.next_rowid
@@ -146,7 +173,7 @@ def reconcile(meta: TableMeta, files: tuple[SourceFile, ...], rows_of: "RowCount
             continue
         rows = rows_of(meta, f)
         tail.append(FragmentMeta(f"{TAIL_ID_PREFIX}{len(tail)}", next_rowid, rows, layout=SOURCE_LAYOUT,
-                                 file=f.file, size=f.size, mtime_ns=f.mtime_ns))
+                                 file=f.file, size=f.size, mtime_ns=f.mtime_ns, version=f.version))
         next_rowid += rows
     if not tail and len(kept) == len(meta.fragments):
         return meta
@@ -167,16 +194,20 @@ def adopt(manifest: Manifest, meta: TableMeta, files: tuple[SourceFile, ...], ro
 
 
 class RowCounts:
-    """Rows per source file, read from its footer once per (path, size, mtime); a file
-    whose columns differ from the table's is refused (its rows could not be searched
-    like the others')."""
+    """Rows per source file, read from its footer once per (path, size, mtime or ETag);
+    a file whose columns differ from the table's is refused (its rows could not be
+    searched like the others')."""
 
-    def __init__(self) -> None:
-        self._rows: dict[tuple[str, str, int, int], int] = {}
+    def __init__(self, stores: SourceStores | None = None) -> None:
+        self._stores = stores
+        self._rows: dict[tuple[str, str, int, int, str | None], int] = {}
 
     def __call__(self, meta: TableMeta, f: SourceFile) -> int:
-        key = (meta.source or "", f.file, f.size, f.mtime_ns)
+        key = (meta.source or "", f.file, f.size, f.mtime_ns, f.version)
         rows = self._rows.get(key)
+        if rows is None and f.version is not None:  # (an object store's)
+            partition_values(meta, f.file)
+            rows = self._rows[key] = _parquet_rows(meta, remote_file(self._stores, meta, f))
         if rows is None:
             path = file_root(meta.source or "") / f.file
             if not path.exists():
@@ -186,14 +217,22 @@ class RowCounts:
         return rows
 
 
-def _parquet_rows(meta: TableMeta, path: Path) -> int:
+def remote_file(stores: SourceStores | None, meta: TableMeta, f: SourceFile | FragmentMeta) -> RemoteFile:
+    """The object of a remote source's file, of the size and ETag listed."""
+    if stores is None:
+        raise StorageError(f"table {meta.name!r}: its source {meta.source} is on an object store, which this "
+                           "reader was not given")
+    return stores.file(meta.source or "", f.file or "", f.size or 0, f.version or "")
+
+
+def _parquet_rows(meta: TableMeta, path: Path | RemoteFile) -> int:
     try:
-        pf = open_parquet(path)
+        pf = open_parquet(path.arrow_source() if isinstance(path, RemoteFile) else path)
     except FileNotFoundError:
         raise StaleSnapshotError(f"source file {path} went away while it was listed", "") from None
     except (OSError, pa.ArrowException) as exc:
-        raise StorageError(f"table {meta.name!r}: cannot read source file {path}: {exc}") from exc
-    check_schema(meta, pf.schema_arrow, path)
+        raise StorageError(f"table {meta.name!r}: cannot read source file {_name(path)}: {exc}") from exc
+    check_schema(meta, pf.schema_arrow, _name(path))
     return pf.metadata.num_rows
 
 
@@ -221,7 +260,11 @@ def files_schema(meta: TableMeta) -> pa.Schema:
     return pa.schema([f for f in meta.schema if f.name not in meta.partitions])
 
 
-def check_schema(meta: TableMeta, schema: pa.Schema, path: Path) -> None:
+def _name(path: Path | RemoteFile) -> str:
+    return path.name if isinstance(path, RemoteFile) else str(path)
+
+
+def check_schema(meta: TableMeta, schema: pa.Schema, path: Path | str) -> None:
     if not table_schema(schema).equals(files_schema(meta)):
         raise StorageError(
             f"table {meta.name!r}: source file {path} has columns {table_schema(schema)}, "
@@ -260,7 +303,8 @@ class SourceFiles:
     stored columns read the database's copies (``FragmentMeta.copy``) instead."""
 
     def __init__(self, meta: TableMeta, readers: "SourceReaders", store: Store) -> None:
-        self._root = file_root(meta.source or "")
+        self._remote = is_remote(meta.source or "")
+        self._root = file_root(meta.source or "") if not self._remote else Path()
         self._meta = meta
         self._fragments = {f.id: f for f in meta.fragments}
         self._stored = frozenset(meta.stored)
@@ -273,6 +317,9 @@ class SourceFiles:
         return self._root / (frag.file or ""), frag
 
     def _reader(self, frag_id: str) -> tuple[PageReader, FragmentMeta]:
+        if self._remote:
+            frag = self._fragments[frag_id]
+            return self._readers.remote(remote_file(self._readers.stores, self._meta, frag)), frag
         path, frag = self._path(frag_id)
         return self._readers.reader(path, frag), frag
 
@@ -292,7 +339,8 @@ class SourceFiles:
             return
         lo, hi = local_range if local_range is not None else (0, frag.rows - 1)
         if not names:  # (ids alone: nothing to read, once the file is still the one listed)
-            self._readers.check(*self._path(frag_id))
+            if not self._remote:  # (an object's version is checked by each read of it)
+                self._readers.check(*self._path(frag_id))
             for start in range(lo, hi + 1, batch_rows):
                 ids = np.arange(frag.row_lo + start, frag.row_lo + min(start + batch_rows, hi + 1), dtype=np.int64)
                 yield pa.RecordBatch.from_arrays([pa.array(ids)], schema=pa.schema([_ROWID_FIELD]))
@@ -306,7 +354,8 @@ class SourceFiles:
             batches, position = reader.scan(names, batch_rows, lo, hi), lo
         else:
             groups = reader.row_groups(lo, hi)
-            batches = open_parquet(reader.path).iter_batches(batch_size=batch_rows, columns=names, row_groups=groups)
+            batches = open_parquet(reader.file.arrow_source()).iter_batches(batch_size=batch_rows, columns=names,
+                                                                             row_groups=groups)
             position = int(reader.group_starts[groups[0]]) if groups else lo  # (an empty file: none)
         for batch in batches:
             if ROWID in columns:
@@ -401,8 +450,10 @@ class SourceReaders:
     listed when it is opened, and when a query reads it (``os.stat``, a microsecond):
     otherwise the query runs again on a new listing (:class:`StaleSnapshotError`)."""
 
-    def __init__(self) -> None:
+    def __init__(self, stores: SourceStores | None = None) -> None:
+        self.stores = stores  # (of remote sources)
         self._readers: dict[str, tuple[int, int, PageReader]] = {}
+        self._remote: dict[str, tuple[tuple, PageReader]] = {}
         self._cache = DecodedCache()
 
     @staticmethod
@@ -423,6 +474,16 @@ class SourceReaders:
         st = self.check(path, frag)
         key = ("csv", str(path), st.st_size, st.st_mtime_ns, tuple(columns))
         return self._cache.get(key, lambda: read_columns(path, schema, fmt, columns), lambda t: t.nbytes)
+
+    def remote(self, file: RemoteFile) -> PageReader:
+        """The reader of an object of a remote source, one per key and (size, ETag): no
+        check here, each read of the object checks its version."""
+        known = self._remote.get(file.name)
+        if known is not None and known[0] == file.version:
+            return known[1]
+        reader = PageReader(file, self._cache)
+        self._remote[file.name] = (file.version, reader)
+        return reader
 
     def reader(self, path: Path, frag: FragmentMeta) -> PageReader:
         st = self.check(path, frag)
