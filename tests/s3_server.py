@@ -31,9 +31,10 @@ class S3Server:
         return boto3.client("s3", endpoint_url=self.endpoint, aws_access_key_id=KEY,
                             aws_secret_access_key=SECRET, region_name=REGION)
 
-    def put_parquet(self, bucket: str, key: str, table: pa.Table) -> None:
+    def put_parquet(self, bucket: str, key: str, table: pa.Table, **options: object) -> None:
+        """Write ``table`` as a Parquet object (``options``: pyarrow's ``write_table``'s)."""
         buffer = io.BytesIO()
-        pq.write_table(table, buffer)
+        pq.write_table(table, buffer, **options)
         self.client().put_object(Bucket=bucket, Key=key, Body=buffer.getvalue())
 
     def options(self) -> dict[str, str]:

@@ -7,6 +7,7 @@ segments and tail indexes (planner/segment_sets.py), DataFusion's views
 
 from __future__ import annotations
 
+import functools
 import os
 from collections import Counter
 from pathlib import Path
@@ -99,7 +100,7 @@ class Database:
         self.session = attach(self.ctx)
         views = TableViews(self.session, self.store, self.ctx.copied_config)
         # The object stores of tables indexed in place on S3, GCS or Azure.
-        self.sources = SourceStores(storage_options)
+        self.sources = SourceStores(storage_options, functools.partial(self.settings.get, "fts.object_cache_bytes"))
         self._buckets: set[tuple[str, str]] = set()  # (scheme, bucket) the session reaches
         in_place = InPlaceTables(self.store, self.sources)
         where = "in memory" if path is None else os.fspath(path)

@@ -86,6 +86,9 @@ REGISTRY: dict[str, Setting] = {
         Setting("fts.source_refresh_seconds", 0.0, _non_negative_seconds,
                 "Seconds a listing of the files of a table indexed in place is reused: 0 lists them at every query "
                 "(a file added is found by the next one); a listing takes ~4 us a file (3 ms for 1,000)."),
+        Setting("fts.object_cache_bytes", 256 << 20, _non_negative_int,
+                "Bytes of object-store files (pages, footers of tables indexed in place on S3, GCS or Azure) kept "
+                "in memory once read, so warm queries make no request for them; 0 keeps none."),
         Setting("fts.pruning", True, _bool,
                 "Block skipping and block-max pruning in top-k term searches (changes speed only, never results)."),
         Setting("fts.executor", "local", _choice("local", "ray"),

@@ -53,11 +53,13 @@ CORPUS = [pa.table({"id": list(range(lo, lo + 400)),
 
 
 def _put_corpus(s3: S3Server, prefix: str, local: Path) -> None:
-    """The same three files on the bucket under ``prefix`` and in the directory ``local``."""
+    """The same three files on the bucket under ``prefix`` and in the directory ``local``,
+    with an offset index and small pages (read page by page), as DataFusion writes them."""
     local.mkdir(parents=True, exist_ok=True)
+    options = {"write_page_index": True, "data_page_size": 512, "use_dictionary": ["id"]}
     for i, table in enumerate(CORPUS):
-        s3.put_parquet("bucket", f"{prefix}/part-{i}.parquet", table)
-        pq.write_table(table, local / f"part-{i}.parquet")
+        s3.put_parquet("bucket", f"{prefix}/part-{i}.parquet", table, **options)
+        pq.write_table(table, local / f"part-{i}.parquet", **options)
 
 
 def test_a_table_on_s3_is_indexed_in_place_and_answers_as_the_same_files_on_disk(s3: S3Server, tmp_path: Path) -> None:
@@ -173,3 +175,20 @@ def test_a_source_on_an_object_store_is_never_read_as_a_local_path(tmp_path: Pat
     with pytest.raises(fts.StorageError, match="s3://bucket/data"):
         db.index_in_place("t", "s3://bucket/data/")
     assert db.table_names() == [] and sorted(p.name for p in tmp_path.iterdir()) == ["db"]
+
+
+def test_a_warm_query_reads_no_range_twice_and_the_cache_setting_bounds_it(s3: S3Server, tmp_path: Path) -> None:
+    """Pages of the bucket's files read once are kept (fts.object_cache_bytes): the same
+    query again reads nothing from the store; with the setting 0 nothing is kept."""
+    _put_corpus(s3, "warm", tmp_path / "warm")
+    db = fts.connect(tmp_path / "db", storage_options=s3.options())
+    db.index_in_place("docs", "s3://bucket/warm/")
+    db.sql("CREATE FULLTEXT INDEX ON docs (body)")
+    cache = db.sources.cache
+    first = _top(db, "w7 beta")
+    misses = cache.misses
+    assert _top(db, "w7 beta") == first and cache.misses == misses and cache.hits
+    db.sql("SET fts.object_cache_bytes = 0")
+    assert _top(db, "w7 beta") == first and cache.misses > misses
+    misses = cache.misses
+    assert _top(db, "w7 beta") == first and cache.misses > misses

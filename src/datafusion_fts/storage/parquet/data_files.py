@@ -13,10 +13,12 @@ from __future__ import annotations
 
 import io
 import os
+import threading
 import weakref
+from collections import OrderedDict
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
-from typing import Protocol, Sequence
+from typing import Callable, Protocol, Sequence
 
 import numpy as np
 import pyarrow as pa
@@ -65,33 +67,87 @@ class LocalFile:
         return self.name
 
 
+class RangeCache:
+    """Byte ranges of objects read before, least recently used evicted past ``limit()``
+    bytes (a setting, read at each insertion): warm queries make no request for them.
+    Keyed by the object's version too, so a rewritten object's ranges are never served."""
+
+    def __init__(self, limit: Callable[[], int]) -> None:
+        self._limit = limit
+        self._items: OrderedDict[tuple, bytes] = OrderedDict()
+        self._bytes = 0
+        self._lock = threading.Lock()
+        self.hits = self.misses = 0
+
+    def lookup(self, keys: list[tuple]) -> list[bytes | None]:
+        limit = self._limit()
+        with self._lock:
+            self._evict(limit)  # (the setting may have been lowered)
+            found = [self._items.get(key) for key in keys]
+            for key, data in zip(keys, found):
+                if data is not None:
+                    self._items.move_to_end(key)
+            missed = found.count(None)
+            self.hits += len(found) - missed
+            self.misses += missed
+        return found
+
+    def insert(self, items: list[tuple[tuple, bytes]]) -> None:
+        limit = self._limit()
+        with self._lock:
+            for key, data in items:
+                if key not in self._items and len(data) <= limit:
+                    self._items[key] = data
+                    self._bytes += len(data)
+            self._evict(limit)
+
+    def _evict(self, limit: int) -> None:
+        while self._bytes > limit:
+            self._bytes -= len(self._items.popitem(last=False)[1])
+
+
 class RemoteFile:
     """An object of an object store, of the size and version its listing gave. Each
     request reads that version only (``If-Match``): a read that finds the object
     rewritten or deleted raises StaleSnapshotError (the query runs again on a new
-    listing), never decodes another version's bytes."""
+    listing), never decodes another version's bytes. Ranges read are kept in ``cache``."""
 
     fd = None
 
-    def __init__(self, objects: ObjectStore, key: str, size: int, version: str) -> None:
+    def __init__(self, objects: ObjectStore, key: str, size: int, version: str, cache: RangeCache | None = None
+                 ) -> None:
         self.objects, self.key = objects, key
         self.name = f"{objects.url}/{key}"
         self.size = size
         self._etag = version
         self.version = (size, version)
+        self._cache = cache
 
     def read(self, size: int, offset: int) -> bytes:
         return bytes(self.read_many([offset], [size])[0])
 
     def read_many(self, offsets: Sequence[int], sizes: Sequence[int]) -> list[memoryview]:
-        """The ranges, near ones by one request (the object interface coalesces them)."""
+        """The ranges, from the cache or, near ones by one request (the object interface
+        coalesces them), from the store."""
         ends = [o + s for o, s in zip(offsets, sizes)]
         if ends and max(ends) > self.size:
             raise StorageError(f"damaged data file {self.name}: bytes up to {max(ends):,} wanted of its {self.size:,}")
-        try:
-            return self.objects.get_ranges(self.key, offsets, ends, self._etag)
-        except ObjectChanged as exc:
-            raise StaleSnapshotError(f"source file {self.name} changed after this query listed it: {exc}", "") from None
+        keys = [(self.name, self._etag, o, s) for o, s in zip(offsets, sizes)]
+        found: list = self._cache.lookup(keys) if self._cache is not None else [None] * len(keys)
+        missing = [i for i, data in enumerate(found) if data is None]
+        if missing:
+            try:
+                got = self.objects.get_ranges(self.key, [offsets[i] for i in missing], [ends[i] for i in missing],
+                                              self._etag)
+            except ObjectChanged as exc:
+                raise StaleSnapshotError(f"source file {self.name} changed after this query listed it: {exc}",
+                                         "") from None
+            fetched = [bytes(b) for b in got]
+            for i, data in zip(missing, fetched):
+                found[i] = data
+            if self._cache is not None:
+                self._cache.insert([(keys[i], data) for i, data in zip(missing, fetched)])
+        return [memoryview(data) for data in found]
 
     def arrow_source(self) -> pa.NativeFile:
         return pa.PythonFile(_ObjectReader(self), mode="r")

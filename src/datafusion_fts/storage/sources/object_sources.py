@@ -15,11 +15,11 @@ from __future__ import annotations
 
 import posixpath
 import threading
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 
 from ...errors import StorageError
 from ..objects import ObjectStore, open_objects
-from ..parquet.data_files import RemoteFile
+from ..parquet.data_files import RangeCache, RemoteFile
 
 
 def remote_root(source: str) -> str:
@@ -28,10 +28,12 @@ def remote_root(source: str) -> str:
 
 
 class SourceStores:
-    """The object stores of one database's remote sources."""
+    """The object stores of one database's remote sources, and the ranges read of their
+    files (``cache_bytes()``: the setting ``fts.object_cache_bytes``)."""
 
-    def __init__(self, options: Mapping[str, str] | None = None) -> None:
+    def __init__(self, options: Mapping[str, str] | None = None, cache_bytes: Callable[[], int] = lambda: 0) -> None:
         self.options = dict(options or {})
+        self.cache = RangeCache(cache_bytes)
         self._stores: dict[str, ObjectStore] = {}
         self._lock = threading.Lock()
 
@@ -46,7 +48,7 @@ class SourceStores:
 
     def file(self, source: str, key: str, size: int, version: str) -> RemoteFile:
         """The object ``key`` under the source's directory, of the size and ETag listed."""
-        return RemoteFile(self.directory(source), key, size, version)
+        return RemoteFile(self.directory(source), key, size, version, self.cache)
 
     def listing(self, source: str) -> list[tuple[str, int, str]]:
         """(key, size, ETag) of every object of the source, keys relative to its directory:
