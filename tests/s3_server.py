@@ -62,12 +62,14 @@ def _free_port() -> int:
 
 
 @contextmanager
-def s3_server() -> Iterator[S3Server]:
-    """Start moto's S3 server on a free loopback port; stop it on exit."""
+def s3_server(log: str | None = None) -> Iterator[S3Server]:
+    """Start moto's S3 server on a free loopback port; stop it on exit. With ``log``, its
+    access log (a line per request) goes to that file (benchmarks count requests)."""
     port = _free_port()
     env = {**os.environ, "AWS_ACCESS_KEY_ID": KEY, "AWS_SECRET_ACCESS_KEY": SECRET}
+    sink = open(log, "w") if log is not None else subprocess.DEVNULL  # noqa: SIM115  (closed below)
     process = subprocess.Popen([sys.executable, "-m", "moto.server", "-H", "127.0.0.1", "-p", str(port)],
-                               stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=env)
+                               stdout=subprocess.DEVNULL, stderr=sink, env=env)
     endpoint = f"http://127.0.0.1:{port}"
     try:
         for _ in range(200):  # (until it answers: a few seconds at most)
@@ -82,3 +84,5 @@ def s3_server() -> Iterator[S3Server]:
     finally:
         process.terminate()
         process.wait(timeout=30)
+        if log is not None:
+            sink.close()
