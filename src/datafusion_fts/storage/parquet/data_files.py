@@ -135,9 +135,11 @@ class RemoteFile:
         return self._cache is not None and self._cache.holds(
             [(self.name, self._etag, o, s) for o, s in zip(offsets, sizes)])
 
-    def read_many(self, offsets: Sequence[int], sizes: Sequence[int]) -> list[memoryview]:
+    def read_many(self, offsets: Sequence[int], sizes: Sequence[int], keep: bool = False) -> list[memoryview]:
         """The ranges, from the cache or, near ones by one request (the object interface
-        coalesces them), from the store."""
+        coalesces them), from the store; kept in the cache if ``keep`` (the pages of a
+        fetch; not footers and indexes, parsed once per reader, nor what scans and pyarrow
+        read once)."""
         ends = [o + s for o, s in zip(offsets, sizes)]
         if ends and max(ends) > self.size:
             raise StorageError(f"damaged data file {self.name}: bytes up to {max(ends):,} wanted of its {self.size:,}")
@@ -154,7 +156,7 @@ class RemoteFile:
             fetched = [bytes(b) for b in got]
             for i, data in zip(missing, fetched):
                 found[i] = data
-            if self._cache is not None:
+            if self._cache is not None and keep:
                 self._cache.insert([(keys[i], data) for i, data in zip(missing, fetched)])
         return [memoryview(data) for data in found]
 
@@ -193,10 +195,10 @@ class _ObjectReader(io.RawIOBase):
         return n
 
 
-def read_file_ranges(files: Sequence[DataFile], which: np.ndarray, offsets: np.ndarray, sizes: np.ndarray
-                     ) -> np.ndarray:
+def read_file_ranges(files: Sequence[DataFile], which: np.ndarray, offsets: np.ndarray, sizes: np.ndarray,
+                     keep: bool = True) -> np.ndarray:
     """Range i (``sizes[i]`` bytes at ``offsets[i]`` of ``files[which[i]]``) after ranges
-    0..i-1, in one array."""
+    0..i-1, in one array; objects' ranges kept in their cache if ``keep``."""
     if all(f.fd is not None for f in files):  # (local files: one compiled loop)
         fds = np.array([f.fd for f in files], dtype=np.int64)[which]
         return read_ranges(fds, offsets, sizes, {f.fd: f.name for f in files})
@@ -214,7 +216,7 @@ def read_file_ranges(files: Sequence[DataFile], which: np.ndarray, offsets: np.n
 
     def fetch(i: int) -> None:
         mine = ranges[i]
-        buffers = files[i].read_many(offsets[mine].tolist(), sizes[mine].tolist())  # type: ignore[attr-defined]
+        buffers = files[i].read_many(offsets[mine].tolist(), sizes[mine].tolist(), keep)  # type: ignore[attr-defined]
         for at, buffer in zip(starts[mine].tolist(), buffers):
             out[at : at + len(buffer)] = np.frombuffer(buffer, dtype=np.uint8)
 

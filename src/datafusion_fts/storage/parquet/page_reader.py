@@ -381,9 +381,11 @@ class PageReader:
         return _Dictionary(data, n, starts, lens)
 
     def take(
-        self, rows: np.ndarray, names: list[str], pool: Executor | None = None, chunk_pages: int = CHUNK_PAGES
+        self, rows: np.ndarray, names: list[str], pool: Executor | None = None, chunk_pages: int = CHUNK_PAGES,
+        keep: bool = True,
     ) -> pa.Table:
-        """The ``names`` columns of file-local ``rows`` (ascending, distinct).
+        """The ``names`` columns of file-local ``rows`` (ascending, distinct); ``keep``: an
+        object store's pages read are kept in its range cache (not by scans).
 
         Each column's rows are read in pieces of at most ``chunk_pages`` pages (so what a
         large fetch holds at once is bounded), run on ``pool`` when one is given: reads,
@@ -405,9 +407,9 @@ class PageReader:
             for chunk in self._chunks(column, rows, chunk_pages):
                 tasks.append((name, column, chunk))
         if pool is not None and len(tasks) > 1:
-            arrays = list(pool.map(lambda task: _take_pieces([_Piece(self, task[1], task[2])]), tasks))
+            arrays = list(pool.map(lambda task: _take_pieces([_Piece(self, task[1], task[2])], keep), tasks))
         else:
-            arrays = [_take_pieces([_Piece(self, column, chunk)]) for _, column, chunk in tasks]
+            arrays = [_take_pieces([_Piece(self, column, chunk)], keep) for _, column, chunk in tasks]
         for (name, _, _), array in zip(tasks, arrays):
             pieces[name].append(array)
         if slow:
@@ -455,7 +457,7 @@ class PageReader:
         for start in range(lo, hi + 1, batch_rows):
             rows = np.arange(start, min(start + batch_rows, hi + 1), dtype=np.int64)
             # (no copy: batches are cut where pieces of SCAN_CHUNK_PAGES pages end)
-            yield from self.take(rows, names, pool, SCAN_CHUNK_PAGES).to_batches()
+            yield from self.take(rows, names, pool, SCAN_CHUNK_PAGES, keep=False).to_batches()
 
     def _decompressor(self, codec: str) -> Callable[[memoryview, list[tuple[int, int, int]]], list]:
         """This thread's decompression of spans of a buffer for ``codec`` (zstandard for
@@ -547,9 +549,10 @@ def _decodes_alike(a: _Column, b: _Column) -> bool:
     return (a.kind, a.width, a.max_def, a.arrow_type, a.physical) == (b.kind, b.width, b.max_def, b.arrow_type, b.physical)
 
 
-def _take_pieces(pieces: list[_Piece]) -> pa.Array:
+def _take_pieces(pieces: list[_Piece], keep: bool = True) -> pa.Array:
     """The column's values at each piece's rows, piece after piece, from the pages they
-    sit in (the pieces' columns decode alike)."""
+    sit in (the pieces' columns decode alike); an object store's pages read are kept in
+    its range cache if ``keep`` (a fetch's: a scan reads each page once)."""
     column = pieces[0].column
     located = []
     for piece in pieces:
@@ -561,7 +564,7 @@ def _take_pieces(pieces: list[_Piece]) -> pa.Array:
     which = np.repeat(np.arange(len(pieces)), counts)  # each page's piece
     sizes = np.concatenate([pages.sizes[used] for pages, used, _, _ in located])
     raw = read_file_ranges([p.reader.file for p in pieces], which,
-                           np.concatenate([pages.offsets[used] for pages, used, _, _ in located]), sizes)
+                           np.concatenate([pages.offsets[used] for pages, used, _, _ in located]), sizes, keep)
     mine = [(p.column, pages.groups[used]) for p, (pages, used, _, _) in zip(pieces, located)]  # (row groups)
     groups = np.concatenate([g for _, g in mine])
     compressed = np.concatenate([c.compressed[g] for c, g in mine])
