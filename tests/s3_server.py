@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import io
 import os
+import signal
 import socket
 import subprocess
 import sys
@@ -24,6 +25,20 @@ KEY, SECRET, REGION = "test", "test", "us-east-1"
 @dataclass(frozen=True)
 class S3Server:
     endpoint: str
+    pid: int = 0  # (the server's process: faults stop it)
+
+    def pause(self) -> None:
+        """Stop the server where it is (SIGSTOP): connections are accepted, never answered."""
+        os.kill(self.pid, signal.SIGSTOP)
+
+    def resume(self) -> None:
+        """Let a paused server go on, once it answers again (it first serves what queued)."""
+        os.kill(self.pid, signal.SIGCONT)
+        _wait_until_up(self.endpoint, None)
+
+    def kill(self) -> None:
+        """End the server at once (its objects are gone: moto keeps them in memory)."""
+        os.kill(self.pid, signal.SIGKILL)
 
     def client(self):  # noqa: ANN201  (boto3's client: only the tests create buckets and files)
         import boto3
@@ -61,6 +76,18 @@ def _free_port() -> int:
         return s.getsockname()[1]
 
 
+def _wait_until_up(endpoint: str, process: subprocess.Popen | None) -> None:
+    for _ in range(600):  # (until it answers: a few seconds at most)
+        try:
+            urllib.request.urlopen(endpoint, timeout=1).close()
+            return
+        except OSError:
+            if process is not None and process.poll() is not None:
+                raise RuntimeError("moto's S3 server did not start") from None
+            time.sleep(0.05)
+    raise RuntimeError(f"moto's S3 server at {endpoint} does not answer")
+
+
 @contextmanager
 def s3_server(log: str | None = None) -> Iterator[S3Server]:
     """Start moto's S3 server on a free loopback port; stop it on exit. With ``log``, its
@@ -72,17 +99,12 @@ def s3_server(log: str | None = None) -> Iterator[S3Server]:
                                stdout=subprocess.DEVNULL, stderr=sink, env=env)
     endpoint = f"http://127.0.0.1:{port}"
     try:
-        for _ in range(200):  # (until it answers: a few seconds at most)
-            try:
-                urllib.request.urlopen(endpoint, timeout=1).close()
-                break
-            except OSError:
-                if process.poll() is not None:
-                    raise RuntimeError("moto's S3 server did not start") from None
-                time.sleep(0.05)
-        yield S3Server(endpoint)
+        _wait_until_up(endpoint, process)
+        yield S3Server(endpoint, process.pid)
     finally:
-        process.terminate()
+        if process.poll() is None:
+            os.kill(process.pid, signal.SIGCONT)  # (a paused server would not end)
+            process.terminate()
         process.wait(timeout=30)
         if log is not None:
             sink.close()

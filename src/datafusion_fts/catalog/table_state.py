@@ -135,7 +135,14 @@ class TableState:
         for name, meta in manifest.tables.items():  # (against what is registered: a failed
             # registration, a file deleted meanwhile, is made again at the next load)
             if meta.source is not None:
-                self.reconciled(meta)  # (registers the table as its files are)
+                try:
+                    self.reconciled(meta)  # (registers the table as its files are)
+                except StorageError:
+                    # (its source cannot be listed now, an object store down: the database
+                    # still opens; the table shows its files as committed, and each query
+                    # of it lists them again, failing with this error until they are back)
+                    if self._views.registered(name) is None:
+                        self.show(meta)
                 continue
             if self._views.registered(name) is not meta or old_fresh.get(name, ()) is not fresh.get(name, ()):
                 self.show(meta)

@@ -184,3 +184,16 @@ def test_a_write_to_a_missing_bucket_is_a_storage_error_not_a_missing_object_or_
             write()
         assert not isinstance(caught.value, (ObjectMissing, ConflictError)), caught.value
         assert "s3://no-such-bucket/db/k" in str(caught.value)
+
+
+def test_retries_are_bounded_by_the_options(s3: S3Server) -> None:
+    """max_retries and retry_timeout reach the client: a store that refuses connections is
+    an error after the retries asked (none here), and the options are not sent to the
+    store as its configuration."""
+    options = {"endpoint": "http://127.0.0.1:9", "access_key_id": "k", "secret_access_key": "s",
+               "region": "us-east-1", "allow_http": "true", "max_retries": "0", "retry_timeout": "1"}
+    with pytest.raises(StorageError, match="s3://bucket/nowhere/k") as caught:
+        open_objects("s3://bucket/nowhere", options).get("k")
+    assert "retries" not in str(caught.value)  # (object_store says "after N retries" when it retried)
+    with pytest.raises(StorageError, match="max_retries is a count"):
+        open_objects("s3://bucket/x", {**options, "max_retries": "many"})

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
+from datetime import timedelta
 
 import obstore
 from obstore import exceptions as obstore_errors
@@ -28,6 +29,9 @@ _CLIENT_OPTIONS = frozenset({
     "allow_http", "allow_invalid_certificates", "connect_timeout", "timeout", "pool_idle_timeout",
     "proxy_url", "user_agent", "http1_only", "http2_only",
 })
+# Options of the retries of a failed request (object_store's RetryConfig): how many, and
+# for how long in all (seconds); by default 10 retries within 3 minutes.
+_RETRY_OPTIONS = frozenset({"max_retries", "retry_timeout"})
 # Ranges nearer than this are read by one GET (a Parquet page index's neighbours, a
 # segment's blocks): one round trip instead of several, for a few KiB more.
 COALESCE_BYTES = 64 * 1024
@@ -41,9 +45,10 @@ class RemoteObjects:
     def __init__(self, url: str, options: Mapping[str, str]) -> None:
         self.url = url.rstrip("/")
         client = {k: str(v) for k, v in options.items() if k.lower() in _CLIENT_OPTIONS}
-        config = {k: str(v) for k, v in options.items() if k.lower() not in _CLIENT_OPTIONS}
+        config = {k: str(v) for k, v in options.items() if k.lower() not in _CLIENT_OPTIONS | _RETRY_OPTIONS}
         try:
-            self._store = from_url(self.url, config=config or None, client_options=client or None)
+            self._store = from_url(self.url, config=config or None, client_options=client or None,
+                                   retry_config=_retry(options))
         except (obstore_errors.BaseError, ValueError, TypeError) as exc:
             raise StorageError(f"cannot open object store {self.url}: {exc}; give its options as "
                                "storage_options (endpoint, region, credentials) or set the store's "
@@ -169,6 +174,23 @@ class RemoteObjects:
             return
         except (obstore_errors.BaseError, OSError) as exc:
             raise self._error("deleting", key, exc) from exc
+
+
+def _retry(options: Mapping[str, str]) -> dict | None:
+    """object_store's retry configuration of the options ``max_retries`` and
+    ``retry_timeout`` (seconds), or None for its defaults."""
+    given = {k.lower(): v for k, v in options.items() if k.lower() in _RETRY_OPTIONS}
+    if not given:
+        return None
+    try:
+        config: dict = {}
+        if "max_retries" in given:
+            config["max_retries"] = int(given["max_retries"])
+        if "retry_timeout" in given:
+            config["retry_timeout"] = timedelta(seconds=float(given["retry_timeout"]))
+    except ValueError as exc:
+        raise StorageError(f"storage option max_retries is a count and retry_timeout seconds: {exc}") from None
+    return config
 
 
 def _meta(meta: Mapping, key: str) -> ObjectMeta:
