@@ -314,6 +314,7 @@ def connect(
     db.ray_init = dict(ray_init or {})
     db.progress = progress
     if db.settings.get("fts.executor") == "ray":
-        db.distributed_executor()  # no ray installed or no directory: say so now
+        # (no ray installed or no directory: said now; Ray and its actors start meanwhile)
+        db.distributed_executor().start_in_background()
     return db
 
