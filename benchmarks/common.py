@@ -39,13 +39,13 @@ def emit_result(result: dict) -> None:
 
 
 def run_child(script: str | os.PathLike[str], argv: list[str], log: Callable[[str], None],
-              python: str = sys.executable) -> dict:
-    """Run ``python script *argv`` in a fresh interpreter (this one's, or ``python``) and
-    return the result it emitted.
+              python: str = sys.executable, env: dict[str, str] | None = None) -> dict:
+    """Run ``python script *argv`` in a fresh interpreter (this one's, or ``python``; with
+    ``env`` as its environment, or this one's) and return the result it emitted.
 
     A fresh process per measured system keeps its peak RSS its own (``VmHWM`` is read in
     the child)."""
-    proc = subprocess.run([python, str(script), *argv], stdout=subprocess.PIPE, text=True, check=True)
+    proc = subprocess.run([python, str(script), *argv], stdout=subprocess.PIPE, text=True, check=True, env=env)
     for line in proc.stdout.splitlines():
         if line.startswith(RESULT_PREFIX):
             result = json.loads(line[len(RESULT_PREFIX):])

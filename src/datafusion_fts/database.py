@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import functools
 import os
+import threading
 from collections import Counter
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable, Iterable, Sequence, TypeVar
@@ -17,8 +18,8 @@ from urllib.parse import urlparse
 import datafusion
 import pyarrow as pa
 
+from .catalog.recovery import recover
 from .catalog.table_state import TableState
-from .catalog.writer import Writer
 from .errors import CatalogError, InvalidArgument, StorageError
 from .index.build_progress import Progress
 from .index.fresh_logs import FreshLogs
@@ -56,6 +57,7 @@ from .storage.stores.store import DirectoryStore, MemoryStore, Store
 from .udfs.error_bridge import ErrorBridge
 
 if TYPE_CHECKING:
+    from .catalog.writer import Writer
     from .table import Table
 
 T = TypeVar("T")
@@ -105,8 +107,9 @@ class Database:
         in_place = InPlaceTables(self.store, self.sources)
         where = "in memory" if path is None else os.fspath(path)
         self.state = TableState(self.store, self.logs, views, in_place, self.segment_sets, self.settings, where)
-        self.writer = Writer(self.store, self.state, self.logs, in_place, self.segment_sets, self.settings,
-                             self.counters)
+        self._in_place = in_place
+        self._writer: Writer | None = None  # made at the first write (:attr:`writer`)
+        self._writer_lock = threading.Lock()
         if self.store.read_only is not None:
             # Read-only: no recovery (cutting a torn log tail, deleting garbage is the
             # writer's); a torn tail is where replay stops. Only refuse files without
@@ -117,7 +120,7 @@ class Database:
         else:
             with self.store.exclusive() as alone:
                 if alone:  # nobody writes: recover from a crash (and delete files past their grace)
-                    self.writer.recover(self.store.load_manifest())
+                    recover(self.store, self.logs, self.settings, self.store.load_manifest())
         self.state.load()
         self._reach_buckets(self.state.manifest.tables.values())
         from .udfs import install
@@ -128,6 +131,22 @@ class Database:
         where = "in memory" if self.path is None else repr(os.fspath(self.path))
         mode = "" if self.read_only is None else ", read-only"
         return f"Database({where}{mode}, tables={self.table_names()})"
+
+    @property
+    def writer(self) -> Writer:
+        """The database's one writer (catalog/writer.py), made at the first write: the
+        write path's modules (index builds, ingest, appends) are imported then, so a
+        process that only searches never loads them."""
+        found = self._writer
+        if found is None:
+            with self._writer_lock:  # (one writer: its lock is what orders writes)
+                if self._writer is None:
+                    from .catalog.writer import Writer  # (the write path's boundary, see above)
+
+                    self._writer = Writer(self.store, self.state, self.logs, self._in_place, self.segment_sets,
+                                          self.settings, self.counters)
+                found = self._writer
+        return found
 
     @property
     def read_only(self) -> str | None:
@@ -331,6 +350,7 @@ def connect(
     db.ray_init = dict(ray_init or {})
     db.progress = progress
     if db.settings.get("fts.executor") == "ray":
-        db.distributed_executor()  # no ray installed or no directory: say so now
+        # (no ray installed or no directory: said now; Ray and its actors start meanwhile)
+        db.distributed_executor().start_in_background()
     return db
 

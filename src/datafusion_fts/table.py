@@ -5,14 +5,13 @@ API")."""
 from __future__ import annotations
 
 from dataclasses import replace
-from typing import Any, Callable, Iterable, Iterator, Protocol, TypeVar
+from typing import TYPE_CHECKING, Any, Callable, Iterable, Iterator, Protocol, TypeVar
 
 import datafusion
 import numpy as np
 import pyarrow as pa
 
 from .analysis import ANALYZER_OPTIONS, make_analyzer_config
-from .catalog.writer import Writer
 from .defaults import K1, B
 from .errors import CatalogError, EngineError, InvalidArgument
 from .index.build_progress import Progress
@@ -24,6 +23,9 @@ from .query.tree import QUERY_TYPES, Query
 from .settings import INT64_MAX, Settings
 from .storage.files.manifest import ROWID, IndexMeta, Manifest, SegmentMeta
 from .storage.snapshot import TableSnapshot
+
+if TYPE_CHECKING:
+    from .catalog.writer import Writer
 
 ROW_ID_MAX = INT64_MAX
 # What create_index and CREATE FULLTEXT INDEX ... WITH (...) accept.

@@ -33,6 +33,7 @@ from ..storage.stores import append_rows
 from ..storage.stores.store import Store
 from . import index_writes
 from .index_writes import RayBuild
+from .recovery import collect_garbage, recover
 from .table_state import TableState
 
 
@@ -84,20 +85,11 @@ class Writer:
                 self._depth -= 1
 
     def recover(self, manifest: Manifest) -> None:
-        """With the writer lock held (or the directory to itself), undo what a crashed
-        writer left half done: cut torn log tails (a damaged log is refused), delete files
-        that never committed. A directory with files but no manifest is refused first
-        (they are not leftovers)."""
-        self.store.check_manifest()
-        self.logs.cut_torn_tails(list(manifest.tables))
-        self._collect_garbage(manifest)
+        """:func:`.recovery.recover` with this writer's store, logs and settings."""
+        recover(self.store, self.logs, self.settings, manifest)
 
     def _collect_garbage(self, *manifests: Manifest) -> None:
-        """Delete the files no one may read: those no manifest of ``manifests`` names, but
-        the ones retired within the grace period (leftovers of writes that never committed
-        among them). Only with the writer lock held."""
-        grace, now = self.settings.get("fts.gc_grace_seconds"), time.time()
-        self.store.collect_garbage(frozenset().union(*(m.kept_files(now, grace) for m in manifests)))
+        collect_garbage(self.store, self.settings, *manifests)
 
     def discard_uncommitted(self) -> None:
         """After a write failed: delete what it wrote and no manifest names (a disk left

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import os
 import pickle
+import queue
 import threading
 import time
 import uuid
@@ -81,13 +82,76 @@ def _ensure_ray(ray_init: dict[str, Any]) -> None:
 
 
 def pool(config: PoolConfig, ray_init: dict[str, Any]) -> _Pool:
-    """The process's actor pool for ``config`` (Ray started with ``ray_init`` if needed)."""
+    """The process's actor pool for ``config`` (Ray started with ``ray_init`` if needed),
+    once a start begun in the background (:meth:`RayExecutor.start_in_background`) has
+    ended."""
+    _background.wait()
+    return _pool_now(config, ray_init)
+
+
+def _pool_now(config: PoolConfig, ray_init: dict[str, Any]) -> _Pool:
     with _POOLS_LOCK:
         _ensure_ray(ray_init)
         found = _POOLS.get(config)
         if found is None or found.session != _session():
             found = _POOLS[config] = _Pool(config)
         return found
+
+
+class _BackgroundStart:
+    """Ray and a pool's actors started on a thread of their own, so that the ~2-3 s of
+    ``ray.init`` and the actors' start overlap what the caller does meanwhile (opening
+    the database, planning its first search) instead of following it.
+
+    One thread, made at the first start and kept for the process's life: Linux ties the
+    processes ``ray.init`` spawns (GCS, raylet) to the *thread* that spawned them
+    (``PR_SET_PDEATHSIG``), so a thread that ended would take the local cluster with it.
+    It is a daemon: at exit Ray's own ``atexit`` shutdown stops the cluster, and a start
+    still under way dies with the process, its children with it (they share its fate), so
+    nothing outlives the process. A failed start is kept and raised, as a
+    :class:`DistributedError`, by the next call that needs Ray (:meth:`wait`)."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._jobs: queue.SimpleQueue[tuple[PoolConfig, dict[str, Any]]] = queue.SimpleQueue()
+        self._thread: threading.Thread | None = None
+        self._idle = threading.Event()  # no start pending
+        self._idle.set()
+        self._error: Exception | None = None
+
+    def begin(self, config: PoolConfig, ray_init: dict[str, Any]) -> None:
+        """Start Ray (unless it runs) and ``config``'s actors in the background."""
+        with self._lock:
+            self._idle.clear()
+            self._jobs.put((config, dict(ray_init)))
+            if self._thread is None:
+                self._thread = threading.Thread(target=self._serve, name="fts-ray-start", daemon=True)
+                self._thread.start()
+
+    def _serve(self) -> None:
+        while True:
+            config, ray_init = self._jobs.get()
+            try:
+                _pool_now(config, ray_init)
+            except Exception as exc:  # noqa: BLE001 (any failure is the caller's: raised by wait())
+                with self._lock:
+                    self._error = self._error or exc
+            with self._lock:
+                if self._jobs.empty():
+                    self._idle.set()
+
+    def wait(self) -> None:
+        """Wait for the starts begun; raise the first failure (once) as an FtsError."""
+        self._idle.wait()
+        with self._lock:
+            error, self._error = self._error, None
+        if isinstance(error, FtsError):
+            raise error
+        if error is not None:
+            raise DistributedError(f"Ray did not start (connect(executor='ray') started it in the background): {error!r}") from error
+
+
+_background = _BackgroundStart()
 
 
 def _retire(config: PoolConfig) -> None:
@@ -122,6 +186,12 @@ class RayExecutor:
         self._refs: OrderedDict[str, Any] = OrderedDict()
         self._refs_session: tuple[str, str] | None = None  # the Ray session the refs live in
         self._lock = threading.Lock()  # the caches above, for concurrent queries
+
+    def start_in_background(self) -> None:
+        """Begin starting Ray and this executor's search actors on a thread of their own
+        (``connect(executor="ray")``): the first search then finds them started, or
+        waits only for the rest; a failure is raised by the first call that needs Ray."""
+        _background.begin(self.config, self.ray_init)
 
     # -- partition ------------------------------------------------------------------
     def partition(self, snapshot: TableSnapshot, sets: dict[str, SegmentSet]) -> Partition:
@@ -239,6 +309,7 @@ class RayExecutor:
         committed, and the caller collects what the others wrote."""
         ray = _compat.ray()
         errors = _compat.ray_exceptions()
+        _background.wait()
         _ensure_ray(self.ray_init)
         task = ray.remote(build_task).options(num_cpus=1, max_retries=0)
         blocks = []

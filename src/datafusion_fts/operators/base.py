@@ -12,6 +12,8 @@ from typing import Iterator
 import numpy as np
 import pyarrow as pa
 
+from ..storage.parquet.parquet_values import numeric_array
+
 SEARCH_SCHEMA = pa.schema([pa.field("_rowid", pa.int64(), False), pa.field("_score", pa.float64(), False)])
 
 
@@ -86,4 +88,4 @@ def search_table(rows: np.ndarray, scores: np.ndarray) -> pa.Table:
 
 
 def _search_columns(rows: np.ndarray, scores: np.ndarray) -> list[pa.Array]:
-    return [pa.array(rows, pa.int64()), pa.array(scores, pa.float64())]
+    return [numeric_array(rows), numeric_array(scores, np.float64)]

@@ -1,5 +1,6 @@
 """Picked Parquet values made Arrow arrays: validity bitmaps and string or binary arrays
-from the offsets and bytes the compiled kernels gather (``kernels/parquet_values.pyx``)."""
+from the offsets and bytes the compiled kernels gather (``kernels/parquet_values.pyx``),
+and numeric numpy arrays viewed as Arrow."""
 
 from __future__ import annotations
 
@@ -24,3 +25,12 @@ def bytes_array(arrow_type: pa.DataType, valid: np.ndarray, offsets: np.ndarray,
     mask, nulls = validity(valid)
     buffers = [mask, pa.py_buffer(offsets if large else offsets.astype(np.int32)), pa.py_buffer(data)]
     return pa.Array.from_buffers(arrow_type, len(valid), buffers, null_count=nulls)
+
+
+def numeric_array(values: np.ndarray, dtype: type[np.generic] = np.int64) -> pa.Array:
+    """``values`` (cast to ``dtype`` only when lossless) as an Arrow array without nulls,
+    sharing their buffer as ``pa.array`` does; not ``pa.array`` itself, which imports
+    ``numpy.ma`` (~10 ms of a fresh process's first search) to ask whether an ndarray is
+    masked."""
+    data = np.ascontiguousarray(values.astype(dtype, casting="safe", copy=False))
+    return pa.Array.from_buffers(pa.from_numpy_dtype(data.dtype), len(data), [None, pa.py_buffer(data)])

@@ -18,7 +18,7 @@ import pyarrow as pa
 
 from ...kernels.parquet_values import place_bytes
 from .huge_pages import empty_bytes
-from .parquet_values import bytes_array
+from .parquet_values import bytes_array, numeric_array
 
 # Chunks past which a text column is reordered here rather than by Arrow (a fetch reads
 # pieces of at most 64 pages, page_reader.CHUNK_PAGES: this is a fetch of over 1,000 pages).
@@ -30,8 +30,8 @@ def reorder_rows(table: pa.Table, order: np.ndarray) -> pa.Table:
     """``table.take(order)``: row ``i`` of the result is row ``order[i]`` of ``table``
     (repeats allowed)."""
     if not any(_ours(c) for c in table.columns):
-        return table.take(pa.array(order))
-    indices = pa.array(order)
+        return table.take(numeric_array(order))
+    indices = numeric_array(order)
     return pa.table([_reorder_bytes(c, order) if _ours(c) else c.take(indices) for c in table.columns],
                     schema=table.schema)
 
