@@ -14,7 +14,9 @@ layout), uploaded to the bucket and kept on disk. Each system runs in fresh proc
 - ``ours_s3``: the same on ``s3://bench/corpus/`` (``connect(..., storage_options=)``); the
   index itself is on local disk (a database at an S3 URI is issue 32's item 3, not done);
 - ``lance_s3``: the files read from the bucket (pyarrow's S3 filesystem), written by
-  ``lance.write_dataset`` to ``s3://bench/lance`` and indexed there (``INVERTED``).
+  ``lance.write_dataset`` to ``s3://bench/lance`` in as many files as ours (moto reads a
+  whole object to serve a range of it: one 1M-row file made every read of Lance's cost
+  ~0.25 s) and indexed there (``INVERTED``).
 
 Measured: build time and peak RSS; a fresh process's import + open + first top-10 query
 (*cold*) and the requests it made; top-10 rows (``id, title`` and the score: our SQL,
@@ -85,7 +87,10 @@ class _Ours:
 
 
 class _Lance:
-    def __init__(self, system: str, work: Path, source: str, endpoint: str) -> None:
+    def __init__(self, system: str, work: Path, source: str, endpoint: str, rows_per_file: int) -> None:
+        # (files of as many rows as ours: moto reads a whole object to serve a range of it,
+        # so one 1M-row file made each of Lance's reads cost ~0.25 s)
+        self.rows_per_file = rows_per_file
         self.options = _options(endpoint)
         self.uri = f"s3://{BUCKET}/lance"
         self.source, self.endpoint = source, endpoint
@@ -102,7 +107,7 @@ class _Lance:
                               region=self.options["region"], endpoint_override=self.endpoint, scheme="http")
         files = pds.dataset(self.source.removeprefix("s3://"), filesystem=fs, format="parquet")
         ds = lance.write_dataset(files.scanner(batch_size=65_536).to_reader(), self.uri, mode="overwrite",
-                                 storage_options=self.options)
+                                 storage_options=self.options, max_rows_per_file=self.rows_per_file)
         ds.create_scalar_index(bp.FIELD, index_type="INVERTED", **bp.LANCE_OPTS)
 
     def top(self, cls: str, terms: tuple[str, ...]) -> list:
@@ -130,7 +135,7 @@ def child(phase: str, system: str, n_rows: int, n_files: int, endpoint: str, log
     if system.startswith("ours"):
         runner = _Ours(system, work, source, endpoint, reuse_listing=phase == "reuse")
     else:
-        runner = _Lance(system, work, source, endpoint)
+        runner = _Lance(system, work, source, endpoint, -(-n_rows // n_files))
     sets = bc._query_sets(n_queries)
     if phase == "build":
         runner.build()

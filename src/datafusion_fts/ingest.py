@@ -59,7 +59,11 @@ def check_new_schema(schema: pa.Schema) -> pa.Schema:
 
 def stored_type(t: pa.DataType) -> pa.DataType:
     """The type a column SQL declared as ``t`` is stored as: a view type as its plain form
-    (Parquet has no view types; DataFusion reads the plain ones back as the views)."""
+    (Parquet has no view types; DataFusion reads the plain ones back as the views), a
+    dictionary as its values (Arrow's Parquet writer refuses a dictionary holding a null;
+    DataFusion reads the values back as the dictionary declared)."""
+    if pa.types.is_dictionary(t):
+        return stored_type(t.value_type)
     if pa.types.is_string_view(t):
         return pa.string()
     if pa.types.is_binary_view(t):

@@ -149,6 +149,16 @@ def test_schemas_made_by_sql_hold_tables() -> None:
         {"schema_owner": None}]
 
 
+def test_a_dictionary_column_holding_a_null_is_stored_and_read_back_as_declared(db: fts.Database) -> None:
+    """aggregate.slt:6452: Arrow's Parquet writer refuses such a dictionary; a directory
+    stores its values, which DataFusion reads back as the dictionary declared."""
+    db.sql("CREATE TABLE d AS SELECT arrow_cast(NULL, 'Dictionary(Int32, Utf8)') AS d FROM (VALUES (1), (2))")
+    db.sql("INSERT INTO d VALUES ('x')")
+    assert answer(db, "SELECT count(DISTINCT d) AS n FROM d") == [{"n": 1}]
+    assert answer(db, "SELECT DISTINCT arrow_typeof(d) AS t FROM d") == [{"t": "Dictionary(Int32, Utf8)"}]
+    assert answer(db, "DESCRIBE d")[0]["data_type"] == "Dictionary(Int32, Utf8)"
+
+
 def test_a_type_parquet_cannot_hold_is_refused_in_a_directory(tmp_path: Path) -> None:
     """An in-memory database keeps DataFusion's interval columns; a directory's Parquet
     files cannot: a clear error, and nothing is left behind."""
