@@ -29,7 +29,7 @@ from collections import Counter
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import AbstractContextManager, contextmanager
 from pathlib import Path
-from typing import Iterable, Iterator, Protocol
+from typing import Callable, Iterable, Iterator, Protocol
 
 import numpy as np
 import pyarrow as pa
@@ -77,6 +77,46 @@ READ_ONLY_ASKED = "read_only=True was asked"
 _READ_ONLY_ERRNOS = frozenset({errno.EROFS, errno.EACCES, errno.EPERM})
 _FRAGMENT_FILE = re.compile(r"^((?:frag|dv)-\d{8})(\.parquet|\.arrow)?(\.tmp)?$")
 _SEGMENT_DIR = re.compile(r"^(seg-\d{8})(\.tmp)?$")
+
+
+def parse_manifest(data: bytes, where: str) -> Manifest:
+    """The manifest in ``data`` (read from ``where``); a StorageError if it does not
+    parse, or is of a format newer than this version reads."""
+    try:
+        parsed = json.loads(data.decode("utf-8"))
+        found = parsed.get("format") if isinstance(parsed, dict) else None
+        if isinstance(found, int) and found > FORMAT_VERSION:
+            raise StorageError(
+                f"the manifest {where} has format {found}: the database was written by a newer "
+                f"datafusion-fts (this one reads formats 1 to {FORMAT_VERSION}); upgrade datafusion-fts to open it"
+            )
+        return Manifest.from_json(parsed)
+    except (ValueError, KeyError, TypeError, AttributeError, pa.ArrowException) as exc:
+        raise StorageError(f"unreadable manifest {where}: {exc}") from exc
+
+
+def segment_arrays(
+    where: str, names: list[str], buffer_of: Callable[[str], pa.Buffer],
+    sums: tuple[dict[str, checksums.FileSums], int] | None, lazy: frozenset[str],
+) -> tuple[dict[str, pa.Array], dict[str, checksums.LazyRegions]]:
+    """A segment's arrays (``names``, each file's bytes from ``buffer_of``, zero copy),
+    verified against ``sums`` (its checksum file's, decoded; None: written before
+    checksums, read as it is) but for the values of the ``lazy`` arrays: their regions
+    to verify when read are returned."""
+    out, regions = {}, {}
+    for name in names:
+        buffer = buffer_of(name)
+        path = f"{where}/{name}.arrow"
+        if sums is None:
+            out[name] = checksums.parse(buffer, path)
+            continue
+        files, region = sums
+        data = checksums.file_bytes(buffer)
+        done = checksums.verify_file(path, data, files[name], region, name in lazy)
+        out[name] = checksums.parse(buffer, path)
+        if name in lazy:
+            regions[name] = checksums.lazy_regions(path, out[name], buffer.address, data, files[name], region, done)
+    return out, regions
 
 
 class Store(Protocol):
@@ -455,17 +495,7 @@ class DirectoryStore:
             data = path.read_bytes()
         except FileNotFoundError:
             return Manifest()
-        try:
-            parsed = json.loads(data.decode("utf-8"))
-            found = parsed.get("format") if isinstance(parsed, dict) else None
-            if isinstance(found, int) and found > FORMAT_VERSION:
-                raise StorageError(
-                    f"the manifest {path} has format {found}: the database was written by a newer "
-                    f"datafusion-fts (this one reads formats 1 to {FORMAT_VERSION}); upgrade datafusion-fts to open it"
-                )
-            manifest = Manifest.from_json(parsed)
-        except (ValueError, KeyError, TypeError, AttributeError, pa.ArrowException) as exc:
-            raise StorageError(f"unreadable manifest {path}: {exc}") from exc
+        manifest = parse_manifest(data, str(path))
         self.note_footers(manifest.footer_crcs())
         return manifest
 
@@ -688,25 +718,17 @@ class DirectoryStore:
             if directory.is_dir():
                 raise StorageError(f"index segment checksum file {directory / checksums.CHECKSUMS} is missing") from None
             raise _gone(self.root, "index segment", seg_id) from None
-        out, regions = {}, {}
-        for name in names:
+
+        def buffer_of(name: str) -> pa.Buffer:
             path = directory / f"{name}.arrow"
             try:
-                buffer = pa.memory_map(str(path), "r").read_buffer()
+                return pa.memory_map(str(path), "r").read_buffer()
             except FileNotFoundError:
                 raise _gone(self.root, "index segment", seg_id) from None  # deleted while being read
             except OSError as exc:
                 raise StorageError(f"cannot read index segment file {path}: {exc}") from exc
-            if crc is None:
-                out[name] = checksums.parse(buffer, str(path))
-                continue
-            data = checksums.file_bytes(buffer)
-            done = checksums.verify_file(str(path), data, files[name], region, name in lazy)
-            out[name] = checksums.parse(buffer, str(path))
-            if name in lazy:
-                regions[name] = checksums.lazy_regions(str(path), out[name], buffer.address, data, files[name],
-                                                       region, done)
-        return out, regions
+
+        return segment_arrays(str(directory), names, buffer_of, None if crc is None else (files, region), lazy)
 
     # -- deletion vectors -------------------------------------------------------------
     def write_deletes(self, dv_id: str, rows: np.ndarray) -> int:
