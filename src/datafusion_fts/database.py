@@ -53,6 +53,8 @@ from .storage.sources.in_place import (
 )
 from .storage.sources.object_sources import SourceStores, normal_source
 from .storage.sources.source_files import source_paths
+from .storage.objects import open_objects
+from .storage.stores.remote_store import RemoteStore
 from .storage.stores.store import DirectoryStore, MemoryStore, Store
 from .udfs.error_bridge import ErrorBridge
 
@@ -77,15 +79,23 @@ class Database:
     ) -> None:
         if read_only and path is None:
             raise InvalidArgument("read_only=True needs a database directory: an in-memory database starts empty")
-        if path is not None:
+        self.settings = Settings.from_mapping(config or {})
+        # The object stores of tables indexed in place on S3, GCS or Azure, and of a
+        # database at an object store's URL (storage/stores/remote_store.py).
+        self.sources = SourceStores(storage_options, functools.partial(self.settings.get, "fts.object_cache_bytes"))
+        remote = path is not None and is_remote(path)
+        if path is not None and not remote:
             try:
                 path = local_path(path, "database")
             except ValueError as exc:
                 raise StorageError(str(exc)) from None
         self.path = path
         self.ctx = ctx if ctx is not None else datafusion.SessionContext()
-        self.store: Store = DirectoryStore(path, read_only) if path is not None else MemoryStore()
-        self.settings = Settings.from_mapping(config or {})
+        self.store: Store
+        if remote:
+            self.store = RemoteStore(open_objects(os.fspath(path), storage_options), self.sources.cache)
+        else:
+            self.store = DirectoryStore(path, read_only) if path is not None else MemoryStore()
         self.ray_init: dict[str, Any] = {}  # ray.init arguments for fts.executor = 'ray'
         # Told the phases of index builds not given a callback of their own: SQL's
         # CREATE FULLTEXT INDEX and OPTIMIZE (index/build_progress.py).
@@ -93,7 +103,7 @@ class Database:
         # Rows tokenized, by why: "fresh_rows_tokenized" (inserts, per indexed column) and
         # "tail_rows_tokenized" (queries indexing an unindexed tail in memory).
         self.counters: Counter[str] = Counter()
-        self.logs = FreshLogs(None if path is None else Path(path) / "wal", self.counters)
+        self.logs = FreshLogs(None if path is None or remote else Path(path) / "wal", self.counters)
         self.segment_sets = SegmentSets(self.store, self.settings, self.counters)
         self.statements = StatementCache()  # SQL search statements by shape
         self.errors = ErrorBridge()  # our errors raised inside DataFusion, for db.sql (udfs/error_bridge.py)
@@ -101,8 +111,6 @@ class Database:
         # the parts their views are made of live in a session of their own.
         self.session = attach(self.ctx)
         views = TableViews(self.session, self.store, self.ctx.copied_config)
-        # The object stores of tables indexed in place on S3, GCS or Azure.
-        self.sources = SourceStores(storage_options, functools.partial(self.settings.get, "fts.object_cache_bytes"))
         self._buckets: set[tuple[str, str]] = set()  # (scheme, bucket) the session reaches
         in_place = InPlaceTables(self.store, self.sources)
         where = "in memory" if path is None else os.fspath(path)
@@ -272,14 +280,19 @@ class Database:
         return self.table(name)
 
     def _reach_buckets(self, tables: Iterable[TableMeta]) -> None:
-        """Make the session reach the bucket of each table indexed in place on an object
-        store (DataFusion scans its view there: sql/session_stores.py), once a bucket."""
+        """Make the session reach the bucket of each table on an object store, indexed in
+        place there or in a database there (DataFusion scans its view in the session:
+        sql/session_stores.py), once a bucket."""
         for meta in tables:
-            if meta.source is None or not is_remote(meta.source) or not meta.fragments:
+            if not meta.fragments:
                 continue
-            bucket = urlparse(meta.source)[:2]
-            if bucket not in self._buckets:
-                reach_bucket(self.ctx, source_paths(meta)[0], self.sources.options)
+            if meta.source is not None:
+                url = source_paths(meta)[0] if is_remote(meta.source) else None
+            else:
+                paths = self.store.fragment_paths([meta.fragments[0].id])
+                url = paths[0] if paths and is_remote(paths[0]) else None
+            if url is not None and (bucket := urlparse(url)[:2]) not in self._buckets:
+                reach_bucket(self.ctx, url, self.sources.options)
                 self._buckets.add(bucket)
 
     # -- index access -------------------------------------------------------------------

@@ -333,7 +333,7 @@ def test_a_reload_that_finds_a_deletion_vector_gone_is_an_error_once_then_right(
     def read_deletes(dv_id: str, crc: int | None) -> Any:
         if not gone:  # (as if deleted between the reader's read of the manifest and of the file)
             gone.append(dv_id)
-            raise store._gone(reader.store.root, "deletion vector", dv_id)
+            raise store.file_gone(reader.store.root, "deletion vector", dv_id)
         return real(dv_id, crc)
 
     monkeypatch.setattr(reader.store, "read_deletes", read_deletes)

@@ -249,7 +249,7 @@ def deletes_of(data: bytes, crc: int | None, where: str) -> np.ndarray:
     return column.to_numpy()
 
 
-def _gone(root: Path, kind: str, file_id: str) -> StaleSnapshotError:
+def file_gone(root: Path | str, kind: str, file_id: str) -> StaleSnapshotError:
     return StaleSnapshotError(
         f"{kind} {file_id} is not in {root}: a commit made after this read's snapshot retired "
         "it and it was deleted fts.gc_grace_seconds later (run the read again: it will read "
@@ -613,7 +613,7 @@ class DirectoryStore:
         try:
             return checksums.file_crc32(self._fragment_path(frag.id))
         except FileNotFoundError:
-            raise _gone(self.root, "data fragment", frag.id) from None
+            raise file_gone(self.root, "data fragment", frag.id) from None
 
     def _pages(self, frag_id: str) -> PageReader:
         """The fragment's page reader (opened once: it keeps its offset index)."""
@@ -623,7 +623,7 @@ class DirectoryStore:
             try:
                 reader = PageReader(self._fragment_path(frag_id), self._cache, self._footer_crcs.get(frag_id))
             except FileNotFoundError:
-                raise _gone(self.root, "data fragment", frag_id) from None
+                raise file_gone(self.root, "data fragment", frag_id) from None
             with self._lock:
                 reader = self._readers.setdefault(frag_id, reader)
         return reader
@@ -639,7 +639,7 @@ class DirectoryStore:
         try:
             return open_parquet(self._fragment_path(frag_id))
         except FileNotFoundError:
-            raise _gone(self.root, "data fragment", frag_id) from None
+            raise file_gone(self.root, "data fragment", frag_id) from None
 
     def iter_fragment(
         self, frag_id: str, columns: list[str], batch_rows: int, local_range: tuple[int, int] | None = None
@@ -673,7 +673,7 @@ class DirectoryStore:
         paths = [self._fragment_path(f) for f in frag_ids]
         for frag_id, path in zip(frag_ids, paths):
             if not path.exists():
-                raise _gone(self.root, "data fragment", frag_id)
+                raise file_gone(self.root, "data fragment", frag_id)
         return [str(p) for p in paths]
 
     # -- segments -------------------------------------------------------------------
@@ -717,14 +717,14 @@ class DirectoryStore:
         except (FileNotFoundError, NotADirectoryError):
             if directory.is_dir():
                 raise StorageError(f"index segment checksum file {directory / checksums.CHECKSUMS} is missing") from None
-            raise _gone(self.root, "index segment", seg_id) from None
+            raise file_gone(self.root, "index segment", seg_id) from None
 
         def buffer_of(name: str) -> pa.Buffer:
             path = directory / f"{name}.arrow"
             try:
                 return pa.memory_map(str(path), "r").read_buffer()
             except FileNotFoundError:
-                raise _gone(self.root, "index segment", seg_id) from None  # deleted while being read
+                raise file_gone(self.root, "index segment", seg_id) from None  # deleted while being read
             except OSError as exc:
                 raise StorageError(f"cannot read index segment file {path}: {exc}") from exc
 
@@ -749,7 +749,7 @@ class DirectoryStore:
         try:
             data = path.read_bytes()
         except FileNotFoundError:
-            raise _gone(self.root, "deletion vector", dv_id) from None
+            raise file_gone(self.root, "deletion vector", dv_id) from None
         except OSError as exc:
             raise StorageError(f"cannot read deletion vector {path}: {exc}") from exc
         return deletes_of(data, crc, str(path))
