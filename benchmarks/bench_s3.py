@@ -11,8 +11,10 @@ The seeded corpus (``benchmarks/corpus.py``: ``id, title, body``) is written onc
 layout), uploaded to the bucket and kept on disk. Each system runs in fresh processes:
 
 - ``ours_local``: ``db.index_in_place('docs', <directory>)`` then ``create_index('body')``;
-- ``ours_s3``: the same on ``s3://bench/corpus/`` (``connect(..., storage_options=)``); the
-  index itself is on local disk (a database at an S3 URI is issue 32's item 3, not done);
+- ``ours_s3``: the same on ``s3://bench/corpus/`` (``connect(..., storage_options=)``), its
+  index in a local directory;
+- ``ours_db_s3``: ``ours_s3``'s database directory copied to ``s3://bench/db`` and opened
+  by its URL (read only): everything on the store;
 - ``lance_s3``: the files read from the bucket (pyarrow's S3 filesystem), written by
   ``lance.write_dataset`` to ``s3://bench/lance`` in as many files as ours (moto reads a
   whole object to serve a range of it: one 1M-row file made every read of Lance's cost
@@ -50,7 +52,7 @@ import common  # noqa: E402  (child processes, git state)
 DATA = HERE.parent / "bench-data"
 SECTION = "## Object storage (issue 32)"
 CLASSES = ("frequent", "rare", "or2", "and2", "must_not")
-SYSTEMS = ("ours_local", "ours_s3", "lance_s3")
+SYSTEMS = ("ours_local", "ours_s3", "ours_db_s3", "lance_s3")
 BUCKET = "bench"
 # fts.source_refresh_seconds of the "warm, listing reused" runs (the default, 0, lists the
 # source at every query: a LIST request on an object store).
@@ -64,6 +66,13 @@ def _requests(log: str) -> int:
         return sum(1 for line in f if '" 2' in line or '" 3' in line or '" 4' in line)
 
 
+def _in_bucket(endpoint: str, key: str) -> bool:
+    from s3_server import S3Server
+
+    found = S3Server(endpoint).client().list_objects_v2(Bucket=BUCKET, Prefix=key)
+    return bool(found.get("KeyCount"))
+
+
 def _options(endpoint: str) -> dict[str, str]:
     from s3_server import S3Server
 
@@ -75,11 +84,27 @@ class _Ours:
         import datafusion_fts as fts
 
         config = {"fts.source_refresh_seconds": REUSE_SECONDS} if reuse_listing else None
-        self.db = fts.connect(work, storage_options=_options(endpoint) if system == "ours_s3" else None, config=config)
+        self.system, self.work, self.endpoint = system, work, endpoint
+        options = _options(endpoint) if system != "ours_local" else None
+        where = f"s3://{BUCKET}/db" if system == "ours_db_s3" else work
+        if system == "ours_db_s3" and not _in_bucket(endpoint, "db/manifest.json"):
+            where = None  # (built by copying: see build)
+        self.db = fts.connect(where, storage_options=options, config=config) if where is not None else None
         self.source = source
 
     def build(self) -> None:
-        self.db.index_in_place("docs", self.source).create_index("body")
+        if self.system != "ours_db_s3":
+            self.db.index_in_place("docs", self.source).create_index("body")
+            return
+        # ours_s3's database directory (its index of the bucket's files) copied to the
+        # bucket as it is: the whole database then lives on the store.
+        from s3_server import S3Server
+
+        built = self.work.parent / "db-ours_s3"
+        client = S3Server(self.endpoint).client()
+        for path in sorted(built.rglob("*")):
+            if path.is_file():
+                client.upload_file(str(path), BUCKET, f"db/{path.relative_to(built).as_posix()}")
 
     def top(self, cls: str, terms: tuple[str, ...]) -> list:
         text = common.our_text(cls, terms)
@@ -180,7 +205,7 @@ def _upload(s3, n_rows: int, n_files: int) -> int:
 
 
 def report(results: dict, args: argparse.Namespace) -> str:
-    local, s3, lance = (results[s] for s in SYSTEMS)
+    local, s3, db_s3, lance = (results[s] for s in SYSTEMS)
 
     def ratio(a: float, b: float) -> str:
         return f"{a / b:.2f}" if b else "-"
@@ -193,14 +218,15 @@ def report(results: dict, args: argparse.Namespace) -> str:
         f"repeats after a warm-up pass; cold = a fresh process's import + open + first query. "
         f"{results['meta']['git']}; {results['meta']['time']}; `python benchmarks/bench_s3.py --rows {args.rows}`. "
         "Ratios: lower is better.", "",
-        "| measure | ours, local files | ours, files on S3 | Lance on S3 | ours S3 / ours local | ours S3 / Lance S3 |",
-        "|---|---:|---:|---:|---:|---:|",
+        "| measure | ours, local files | ours, files on S3 (index local) | ours, all on S3 | Lance on S3 "
+        "| files on S3 / local | all on S3 / Lance |",
+        "|---|---:|---:|---:|---:|---:|---:|",
     ]
 
     def row(label: str, key, fmt: str = "{:.2f}") -> None:
-        a, b, c = key(local), key(s3), key(lance)
-        lines.append(f"| {label} | {fmt.format(a)} | {fmt.format(b)} | {fmt.format(c)} | {ratio(b, a)} | "
-                     f"{ratio(b, c)} |")
+        a, b, c, d = (key(r) for r in (local, s3, db_s3, lance))
+        lines.append(f"| {label} | {fmt.format(a)} | {fmt.format(b)} | {fmt.format(c)} | {fmt.format(d)} | "
+                     f"{ratio(b, a)} | {ratio(c, d)} |")
 
     row("build (s)", lambda r: r["build_s"], "{:.1f}")
     row("build peak RSS (MB)", lambda r: r["build_hwm_mb"], "{:.0f}")
@@ -214,16 +240,17 @@ def report(results: dict, args: argparse.Namespace) -> str:
     row("warm, listing reused: requests per query",
         lambda r: r.get("reuse_requests_per_query", r["warm_requests_per_query"]), "{:.1f}")
     row("query process peak RSS (MB)", lambda r: r["warm_hwm_mb"], "{:.0f}")
-    same = all(local["warm_tops"][c] == s3["warm_tops"][c] == s3["reuse_tops"][c] for c in CLASSES)
-    lines += ["", f"Ours on S3 and ours on local files return the same top-10 ids for every class: {same}. "
-              "Lance's BM25 differs from ours (see Peers), so its rows are not compared. *Warm* is the "
-              "default: each query lists the source again (`fts.source_refresh_seconds = 0`: a file added "
-              "is found by the next query), one LIST request; *listing reused* sets it to "
-              f"{REUSE_SECONDS} s (a file added is found within a minute). Lance answers from the dataset "
-              "version it opened (its rows are shown the same in both). Pages read once are kept "
-              "(`fts.object_cache_bytes`), so warm queries read none again. Our index is on local disk in "
-              "both of our columns (a database at an S3 URI is not done yet); Lance's dataset and index are "
-              "on the server."]
+    same = all(local["warm_tops"][c] == r[k][c] for c in CLASSES for r in (s3, db_s3) for k in ("warm_tops", "reuse_tops"))
+    lines += ["", f"Our three setups return the same top-10 ids for every class: {same}. Lance's BM25 differs "
+              "from ours (see Peers), so its rows are not compared. *Files on S3*: the table indexed in place "
+              "on the bucket, its index in a local directory. *All on S3*: that database directory copied to "
+              "the bucket and opened by its URL (`fts.connect('s3://bench/db')`, read only; its build is the "
+              "copy). *Warm* is the default: each query lists the source again "
+              "(`fts.source_refresh_seconds = 0`: a file added is found by the next query), one LIST request; "
+              f"*listing reused* sets it to {REUSE_SECONDS} s. Lance answers from the dataset version it opened "
+              "(its rows are shown the same in both). Pages a fetch read are kept (`fts.object_cache_bytes`), so "
+              "warm queries read none again; Lance made the requests shown per warm query. Lance writes as many "
+              "files as ours (moto reads a whole object to serve a range of it)."]
     return "\n".join(lines) + "\n"
 
 
@@ -252,7 +279,8 @@ def main() -> None:
                     "--repeats", str(args.repeats)]
             for system in SYSTEMS:
                 out = results[system] = {}
-                for phase in ("build", "cold", "warm", "reuse") if system == "ours_s3" else ("build", "cold", "warm"):
+                for phase in ("build", "cold", "warm", "reuse") if "ours_" in system and system != "ours_local" \
+                        else ("build", "cold", "warm"):
                     before = _requests(log)
                     out.update(common.run_child(__file__, [*argv, "--child", phase, system, s3.endpoint, log, "-"],
                                                 print))
