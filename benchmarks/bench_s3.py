@@ -35,7 +35,6 @@ from __future__ import annotations
 import argparse
 import datetime as _dt
 import json
-import os
 import statistics
 import sys
 import tempfile
@@ -122,11 +121,10 @@ class _Lance:
         self.ds = None
 
     def build(self) -> None:
+        import bench_peers as bp
         import lance
         import pyarrow.dataset as pds
         import pyarrow.fs as pfs
-
-        import bench_peers as bp
 
         fs = pfs.S3FileSystem(access_key=self.options["access_key_id"], secret_key=self.options["secret_access_key"],
                               region=self.options["region"], endpoint_override=self.endpoint, scheme="http")
@@ -136,9 +134,8 @@ class _Lance:
         ds.create_scalar_index(bp.FIELD, index_type="INVERTED", **bp.LANCE_OPTS)
 
     def top(self, cls: str, terms: tuple[str, ...]) -> list:
-        import lance
-
         import bench_peers as bp
+        import lance
 
         if self.ds is None:
             self.ds = lance.dataset(self.uri, storage_options=self.options)

@@ -11,8 +11,9 @@ import functools
 import os
 import threading
 from collections import Counter
+from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Callable, Iterable, Sequence, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 from urllib.parse import urlparse
 
 import datafusion
@@ -43,6 +44,7 @@ from .storage.files.manifest import (
     TableMeta,
     valid_table_name,
 )
+from .storage.objects import open_objects
 from .storage.snapshot import TableSnapshot
 from .storage.sources.in_place import (
     InPlaceTables,
@@ -53,7 +55,6 @@ from .storage.sources.in_place import (
 )
 from .storage.sources.object_sources import SourceStores, normal_source
 from .storage.sources.source_files import source_paths
-from .storage.objects import open_objects
 from .storage.stores.remote_store import RemoteStore
 from .storage.stores.store import DirectoryStore, MemoryStore, Store
 from .udfs.error_bridge import ErrorBridge

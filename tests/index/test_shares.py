@@ -6,13 +6,13 @@ from __future__ import annotations
 
 import numpy as np
 import pyarrow as pa
-import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
 import datafusion_fts as fts
 from datafusion_fts.index.shares import partition, runs_rows, share_sets
 from datafusion_fts.index.term_statistics import StatsRequest, collect, merge
+from datafusion_fts.storage.stores.shared import SharedLocation
 
 
 def ranked_ids(segment_set) -> np.ndarray:
@@ -51,7 +51,7 @@ def test_every_row_is_ranked_once_and_statistics_add_up(case):
     db = t.db
     sets = {c: db.hybrid_segment_set(snap, c)[0] for c in ("x", "y")}
     persisted = {c: frozenset(s.id for s in snap.meta.indexes[c].segments) for c in sets}
-    split = partition(sets, persisted, n_shares, snap.deleted, "unused", "token")
+    split = partition(sets, persisted, n_shares, snap.deleted, SharedLocation("unused"), "token")
     assert len(split.shares) <= n_shares
     loaded = [share_sets(s, db.segment) for s in split.shares]
     for c, whole in sets.items():
@@ -73,53 +73,3 @@ def test_every_row_is_ranked_once_and_statistics_add_up(case):
         assert found.columns[c] == whole.column_stats
     for (c, term), df in found.df.items():
         assert df == sets[c].df(term)
-
-
-def test_file_system_store_reads_what_a_directory_store_writes(tmp_path):
-    import pyarrow.fs as pafs
-
-    from datafusion_fts.storage.stores.shared import FileSystemStore, open_shared
-
-    t = fts.connect(str(tmp_path)).create_table("docs", pa.table({"x": ["a b", "b", None, "c a"]}))
-    t.create_index("x", positions=True)
-    snap = t.snapshot()
-    seg = snap.meta.indexes["x"].segments[0]
-    remote = FileSystemStore(pafs.LocalFileSystem(), str(tmp_path))
-    local = open_shared(str(tmp_path))
-    arrays, _ = local.read_segment(seg.id, seg.checksums)
-    assert seg.checksums is not None
-    assert {k: v.to_pylist() for k, v in remote.read_segment(seg.id, seg.checksums)[0].items()} == {
-        k: v.to_pylist() for k, v in arrays.items()
-    }
-    crc = remote.write_segment("seg-99999999", arrays)
-    assert local.read_segment("seg-99999999", crc)[0].keys() == arrays.keys()
-    frag = snap.meta.fragments[0].id
-    assert [b.to_pylist() for b in remote.iter_fragment(frag, ["x"], 2)] == [
-        b.to_pylist() for b in local.iter_fragment(frag, ["x"], 2)
-    ]
-    assert type(open_shared(tmp_path.as_uri())).__name__ == "DirectoryStore"
-
-
-def test_file_system_store_checks_a_fragments_footer_and_pages(tmp_path):
-    """A remote store's reads of a fragment (Ray build tasks) check its footer against
-    the crc32 the table gives (``note_footers``) before pyarrow parses it, and every
-    page's CRC as pyarrow reads it: damage is a StorageError, never other rows."""
-    import pyarrow.fs as pafs
-
-    from datafusion_fts.storage.stores.shared import FileSystemStore
-
-    t = fts.connect(str(tmp_path)).create_table("docs", pa.table({"x": [f"w{i} common" for i in range(3000)]}))
-    frag = t.snapshot().meta.fragments[0]
-    path = tmp_path / "data" / f"{frag.id}.parquet"
-    pristine = path.read_bytes()
-    footer_at = len(pristine) - 8 - int.from_bytes(pristine[-8:-4], "little")
-    for at, match in ((footer_at + 20, "its footer's crc32 is"), (footer_at // 2, "cannot read data file")):
-        data = bytearray(pristine)
-        data[at] ^= 0x10
-        path.write_bytes(bytes(data))
-        remote = FileSystemStore(pafs.LocalFileSystem(), str(tmp_path))
-        remote.note_footers(t.snapshot().meta.footer_crcs())
-        with pytest.raises(fts.StorageError, match=match):
-            list(remote.iter_fragment(frag.id, ["x"], 500))
-    path.write_bytes(pristine)
-    assert sum(b.num_rows for b in remote.iter_fragment(frag.id, ["x"], 500)) == 3000

@@ -15,7 +15,7 @@ from ..index.build_progress import BuildReporter
 from ..index.build_range import build_range, merge_neighbours
 from ..storage.files.manifest import IndexMeta, SegmentMeta, TableMeta
 from ..storage.snapshot import TableSnapshot
-from ..storage.stores.shared import open_shared
+from ..storage.stores.shared import SharedLocation, open_shared
 
 # File ids reserved per task; a range yields one segment unless its postings pass
 # MERGE_MAX_POSTINGS (4e8), so this bounds a task at billions of postings.
@@ -34,7 +34,7 @@ def split_range(meta: TableMeta, lo: int, hi: int, pieces: int) -> list[tuple[in
     return [(a, b - 1) for a, b in zip(bounds, bounds[1:])]
 
 
-def build_task(storage: str, meta: TableMeta, index: IndexMeta, lo: int, hi: int, ids: list[str]) -> list[SegmentMeta]:
+def build_task(storage: SharedLocation, meta: TableMeta, index: IndexMeta, lo: int, hi: int, ids: list[str]) -> list[SegmentMeta]:
     """Build and write the segments over rows [lo, hi]; their metadata, for the driver."""
     try:
         shared = open_shared(storage)

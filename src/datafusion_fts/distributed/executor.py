@@ -24,15 +24,18 @@ from typing import Any, Protocol
 
 import numpy as np
 
-from ..errors import DistributedError, FtsError, InvalidArgument, PlanError
+from ..errors import DistributedError, FtsError, InvalidArgument, PlanError, StorageError
 from ..index.segment_set import SegmentSet
 from ..index.shares import Partition, Share, partition
 from ..index.term_statistics import StatsReply, StatsRequest
 from ..operators.base import Metrics
 from ..operators.distributed_search import ShareSearch
 from ..settings import Settings
+from ..storage.files.layout import is_remote
 from ..storage.files.manifest import IndexMeta, Manifest, SegmentMeta
 from ..storage.snapshot import TableSnapshot
+from ..storage.sources.object_sources import SourceStores
+from ..storage.stores.shared import SharedLocation
 from . import _compat
 from .build import IDS_PER_TASK, build_task
 
@@ -174,7 +177,7 @@ class RayExecutor:
     name = "ray"
 
     def __init__(
-        self, storage: str, actors: int, max_restarts: int, retries: int, ray_init: dict[str, Any]
+        self, storage: SharedLocation, actors: int, max_restarts: int, retries: int, ray_init: dict[str, Any]
     ) -> None:
         self.storage = storage
         self.workers = actors
@@ -307,6 +310,10 @@ class RayExecutor:
         Ray tasks; the manifest reserving their file ids and their metadata, in range
         order. A failed task fails the build once every task has ended: nothing is
         committed, and the caller collects what the others wrote."""
+        if is_remote(self.storage.url):
+            raise StorageError(f"Ray index builds write their segments to {self.storage.url}, an object store's URL, "
+                               "which this version reads only: build with fts.executor = 'local', or set "
+                               "fts.ray_storage to a directory every node mounts")
         ray = _compat.ray()
         errors = _compat.ray_exceptions()
         _background.wait()
@@ -342,9 +349,10 @@ class RayExecutor:
 class RayHost(Protocol):
     """What a database shows the Ray executor: where it is, its settings, how to start Ray."""
 
-    path: str | os.PathLike[str] | None  # (a directory every node can read)
+    path: str | os.PathLike[str] | None  # (a directory every node can read, or an object store's URL)
     settings: Settings
     ray_init: dict[str, Any]
+    sources: SourceStores  # (the storage options that reach an object store)
 
 
 _EXECUTORS: weakref.WeakKeyDictionary[RayHost, tuple[tuple, RayExecutor]] = weakref.WeakKeyDictionary()
@@ -361,7 +369,8 @@ def executor_for(db: RayHost) -> RayExecutor:
             "an in-memory database (fts.connect() without a path) has none"
         )
     settings = db.settings
-    storage = settings.get("fts.ray_storage") or str(db.path)
+    storage = SharedLocation(settings.get("fts.ray_storage") or os.fspath(db.path),
+                             tuple(sorted(db.sources.options.items())))
     config = (
         storage, settings.get("fts.ray_actors"), settings.get("fts.ray_max_restarts"),
         settings.get("fts.ray_retries"),

@@ -22,7 +22,7 @@ from ..index.term_statistics import StatsReply, StatsRequest, collect
 from ..operators.distributed_search import ShareSearch
 from ..operators.indexed_search import IndexedSearch
 from ..storage.files.manifest import SegmentMeta
-from ..storage.stores.shared import SharedStore, open_shared
+from ..storage.stores.shared import SharedLocation, SharedStore, open_shared
 from . import _compat
 
 SHARES_KEPT = 16
@@ -45,7 +45,7 @@ class SearchWorker:
     """Answers both phases of a distributed search for the shares it is sent."""
 
     def __init__(self) -> None:
-        self._stores: dict[str, SharedStore] = {}
+        self._stores: dict[SharedLocation, SharedStore] = {}
         self._segments: dict[tuple[str, str, str], Segment] = {}
         self._shares: OrderedDict[str, _Loaded] = OrderedDict()
         self.loads = 0

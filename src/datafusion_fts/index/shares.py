@@ -19,6 +19,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..storage.files.manifest import SegmentMeta
+from ..storage.stores.shared import SharedLocation
 from .segment import Segment
 from .segment_set import RankedPart, SegmentSet, clip_part
 
@@ -51,7 +52,7 @@ class Share:
 
     key: str
     source: str  # the database incarnation: segment ids are unique within one
-    storage: str
+    storage: SharedLocation
     runs: tuple[Run, ...]
     columns: dict[str, ColumnShare]
     deleted: np.ndarray
@@ -113,7 +114,7 @@ def partition(
     persisted: dict[str, frozenset[str]],
     n_shares: int,
     deleted: np.ndarray,
-    storage: str,
+    storage: SharedLocation,
     token: str,
 ) -> Partition:
     """Shares of the rows every column ranks from ``persisted`` segments (ids per column),

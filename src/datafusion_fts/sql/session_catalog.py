@@ -19,10 +19,11 @@ import os
 import posixpath
 import re
 import threading
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable, Iterator
+from typing import Any
 
 import datafusion
 import pyarrow as pa
@@ -31,8 +32,8 @@ from datafusion.catalog import CatalogProvider, SchemaProvider
 
 from ..errors import CatalogError, InvalidArgument, StorageError
 from ..storage.files.manifest import CsvFormat
-from ..storage.sources.csv_files import count_rows, header_names
 from ..storage.parquet.page_reader import open_parquet
+from ..storage.sources.csv_files import count_rows, header_names
 from ..storage.sources.object_sources import SourceStores, remote_root
 from ..storage.sources.source_files import PARQUET_SUFFIX, list_files, partition_dirs
 

@@ -11,10 +11,10 @@ from pathlib import Path
 
 import pyarrow as pa
 import pytest
+from s3_server import S3Server, s3_server
 
 import datafusion_fts as fts
 from datafusion_fts.storage.objects.remote import RemoteObjects
-from s3_server import S3Server, s3_server
 
 ROWS = pa.table({"id": list(range(3000)), "body": [f"w{i % 13} w{i % 7} alpha" for i in range(3000)]})
 # Requests give up fast: one retry, a second each (the defaults wait minutes).

@@ -13,9 +13,9 @@ import datafusion
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
+from s3_server import S3Server, s3_server
 
 import datafusion_fts as fts
-from s3_server import S3Server, s3_server
 
 ROWS = pa.table({"id": list(range(6)), "body": ["alpha beta", "beta", "gamma alpha", "delta", "alpha", "omega"]})
 

@@ -9,9 +9,9 @@ from pathlib import Path
 
 import pyarrow as pa
 import pytest
+from s3_server import S3Server, s3_server
 
 import datafusion_fts as fts
-from s3_server import S3Server, s3_server
 
 QUERIES = ("alpha", "beta gamma", "+alpha -delta", '"alpha beta"', "w3 OR w5")
 
@@ -96,3 +96,33 @@ def test_rows_only_a_log_holds_are_never_silently_left_out(s3: S3Server, tmp_pat
 def test_a_url_without_a_database_is_an_error_naming_it(s3: S3Server) -> None:
     with pytest.raises(fts.StorageError, match="no database at s3://bucket/nothing-here"):
         fts.connect("s3://bucket/nothing-here", storage_options=s3.options())
+
+
+def test_a_clusters_shared_store_at_a_url_reads_what_the_directory_holds(s3: S3Server, tmp_path: Path) -> None:
+    """Ray workers open the database where the driver does (storage/stores/shared.py):
+    at a URL, through the same object interface and options, never a local path; its
+    segments and fragments read alike, a damaged footer is an error, writes are refused."""
+    from datafusion_fts.storage.stores.shared import SharedLocation, open_shared
+
+    local = _written(tmp_path / "db")
+    url = _copy(s3, tmp_path / "db", "shared")
+    meta = local.table("docs").snapshot().meta
+    directory = open_shared(SharedLocation(str(tmp_path / "db")))
+    remote = open_shared(SharedLocation(url, tuple(sorted(s3.options().items()))))
+    assert type(remote).__name__ == "RemoteStore" and repr(SharedLocation(url, (("secret", "x"),))).count("x") == 0
+    for seg in meta.indexes["body"].segments:
+        mine, theirs = directory.read_segment(seg.id, seg.checksums)[0], remote.read_segment(seg.id, seg.checksums)[0]
+        assert {k: v.to_pylist() for k, v in theirs.items()} == {k: v.to_pylist() for k, v in mine.items()}
+    remote.note_footers(meta.footer_crcs())
+    frag = meta.fragments[0].id
+    assert [b.to_pylist() for b in remote.iter_fragment(frag, ["id", "body"], 300)] == [
+        b.to_pylist() for b in directory.iter_fragment(frag, ["id", "body"], 300)]
+    with pytest.raises(fts.ReadOnlyError):
+        remote.write_segment("seg-99999999", {})
+    data = bytearray((tmp_path / "db" / "data" / f"{frag}.parquet").read_bytes())
+    data[len(data) - 8 - int.from_bytes(data[-8:-4], "little") + 20] ^= 0x10
+    s3.client().put_object(Bucket="bucket", Key=f"shared/data/{frag}.parquet", Body=bytes(data))
+    damaged = open_shared(SharedLocation(url, tuple(sorted(s3.options().items()))))
+    damaged.note_footers(meta.footer_crcs())
+    with pytest.raises(fts.StorageError, match="footer's crc32"):
+        list(damaged.iter_fragment(frag, ["id"], 300))

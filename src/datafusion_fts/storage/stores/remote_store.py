@@ -19,8 +19,8 @@ from __future__ import annotations
 import threading
 import zlib
 from collections import Counter
+from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
-from typing import Iterable, Iterator
 
 import numpy as np
 import pyarrow as pa
@@ -31,7 +31,14 @@ from ..files.layout import MANIFEST
 from ..files.manifest import FragmentMeta, Manifest
 from ..objects import ObjectMissing, ObjectStore
 from ..parquet.data_files import RangeCache, RemoteFile
-from ..parquet.page_reader import DecodedCache, PageReader, fetch_units, open_parquet, pages_of, take_rows
+from ..parquet.page_reader import (
+    DecodedCache,
+    PageReader,
+    fetch_units,
+    open_parquet,
+    pages_of,
+    take_rows,
+)
 from .store import deletes_of, file_gone, parse_manifest, segment_arrays
 
 # Why a database at a URL may not be written (its ``read_only``).
@@ -111,13 +118,17 @@ class RemoteStore:
         except ObjectMissing:
             raise StorageError(f"no database at {self.root}: it holds no {MANIFEST}") from None
         manifest = parse_manifest(data, f"{self.root}/{MANIFEST}")
-        with self._lock:
-            self._footer_crcs.update(manifest.footer_crcs())
+        self.note_footers(manifest.footer_crcs())
         return manifest
 
     def check_manifest(self) -> None:
         if self.objects.head(MANIFEST) is None:
             raise StorageError(f"no database at {self.root}: it holds no {MANIFEST}")
+
+    def note_footers(self, crcs: dict[str, int]) -> None:
+        """Keep footer crc32s of data files (a build task's table gives them)."""
+        with self._lock:
+            self._footer_crcs.update(crcs)
 
     def changes(self) -> tuple[int, int]:
         return (0, 0)  # (the version opened: see the module docstring)
