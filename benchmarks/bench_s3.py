@@ -286,7 +286,8 @@ def main() -> None:
     print(text)
     (DATA / f"s3-{args.rows}.json").write_text(json.dumps(results, indent=1))
     if not args.no_docs:
-        bc.write_section(SECTION, text)
+        bc.write_docs_section(SECTION, text)
+        (HERE.parent / "docs" / "img" / f"s3-{args.rows}.json").write_text(json.dumps(results, indent=1))
 
 
 if __name__ == "__main__":

@@ -142,7 +142,32 @@ def section(results: dict[int, dict]) -> str:
     for n, res in results.items():
         lines += [f"- {n:,} rows: " + "; ".join(_costs(res)) + "."]
     lines += ["", "![Latency returning rows](img/peers-rows.png)", ""]
+    lines += _object_storage()
     return "\n".join(lines)
+
+
+def _object_storage() -> list[str]:
+    """The object-storage run's headline (``bench_s3.py``'s latest 1M result), if any."""
+    path = ROOT / "docs" / "img" / "s3-1000000.json"
+    if not path.exists():
+        return []
+    res = json.loads(path.read_text())
+    local, files, whole, lance = (res[s] for s in ("ours_local", "ours_s3", "ours_db_s3", "lance_s3"))
+
+    def span(r: dict, key: str) -> str:
+        values = sorted(r[key].values())
+        return f"{values[0]:.2f}–{values[-1]:.2f}"
+
+    return [
+        f"Object storage, 1,000,000 rows on moto's S3 server on loopback ({res['meta']['time']}, "
+        f"[details](#object-storage-issue-32)): top-10 rows p50 {span(whole, 'reuse_ms')} ms with everything on "
+        f"S3 and the source's listing reused, {span(whole, 'warm_ms')} ms listing it at every query (one LIST), "
+        f"against {span(local, 'warm_ms')} ms on local disk and {span(lance, 'warm_ms')} ms for Lance on the same "
+        f"server; open + first query {whole['cold_s']:.2f} s (Lance {lance['cold_s']:.2f} s); build from the "
+        f"bucket's Parquet {files['build_s']:.1f} s (local files {local['build_s']:.1f} s, Lance "
+        f"{lance['build_s']:.1f} s).",
+        "",
+    ]
 
 
 def write(text: str) -> None:
@@ -163,12 +188,14 @@ def main() -> None:
     args = parser.parse_args()
     results = {}
     for n in args.rows:
+        found = []  # (the latest run of n rows among the copies kept)
         for path in (ROOT / "bench-data" / f"peers-{n}.json", ROOT / "docs" / "img" / f"peers-{n}.json",
                      ROOT / "docs" / "img" / "peers.json"):
             res = json.loads(path.read_text()) if path.exists() else None
             if res is not None and res["meta"].get("rows", n) == n:
-                results[n] = res
-                break
+                found.append(res)
+        if found:
+            results[n] = max(found, key=lambda r: r["meta"].get("date", ""))
         else:
             print(f"no results for {n:,} rows: run benchmarks/bench_peers.py --rows {n} first")
     if results:
