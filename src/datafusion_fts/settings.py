@@ -95,7 +95,8 @@ REGISTRY: dict[str, Setting] = {
                 "Where searches and index builds run: this process, or a Ray cluster (the ray extra)."),
         Setting("fts.ray_actors", 2, _positive_int, "Search actors (each holds a share of the segments)."),
         Setting("fts.ray_storage", "", str,
-                "Where Ray workers read the database (a pyarrow.fs URI); empty: its directory."),
+                "Where Ray workers read the database (a directory every node mounts, or an object store's URL read "
+                "with storage_options); empty: where the database is."),
         Setting("fts.ray_retries", 2, _non_negative_int, "Times a failed actor call is sent again per query."),
         Setting("fts.ray_max_restarts", 2, _non_negative_int, "Times Ray restarts a dead search actor."),
         Setting("fts.max_query_terms", 10_000, _positive_int,
