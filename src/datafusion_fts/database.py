@@ -94,7 +94,10 @@ class Database:
         self.ctx = ctx if ctx is not None else datafusion.SessionContext()
         self.store: Store
         if remote:
-            self.store = RemoteStore(open_objects(os.fspath(path), storage_options), self.sources.cache)
+            self.store = RemoteStore(
+                open_objects(os.fspath(path), storage_options), self.sources.cache, read_only,
+                functools.partial(self.settings.get, "fts.store_refresh_seconds"),
+                functools.partial(self.settings.get, "fts.gc_grace_seconds"))
         else:
             self.store = DirectoryStore(path, read_only) if path is not None else MemoryStore()
         self.ray_init: dict[str, Any] = {}  # ray.init arguments for fts.executor = 'ray'
@@ -131,6 +134,8 @@ class Database:
                 if alone:  # nobody writes: recover from a crash (and delete files past their grace)
                     recover(self.store, self.logs, self.settings, self.store.load_manifest())
         self.state.load()
+        if remote:  # (its tables' files are the session's to scan, those of later writes too)
+            self._reach(f"{os.fspath(path).rstrip('/')}/data/")
         self._reach_buckets(self.state.manifest.tables.values())
         from .udfs import install
 
@@ -292,9 +297,14 @@ class Database:
             else:
                 paths = self.store.fragment_paths([meta.fragments[0].id])
                 url = paths[0] if paths and is_remote(paths[0]) else None
-            if url is not None and (bucket := urlparse(url)[:2]) not in self._buckets:
-                reach_bucket(self.ctx, url, self.sources.options)
-                self._buckets.add(bucket)
+            if url is not None:
+                self._reach(url)
+
+    def _reach(self, url: str) -> None:
+        """Make the session reach the bucket of the object ``url``, once a bucket."""
+        if (bucket := urlparse(url)[:2]) not in self._buckets:
+            reach_bucket(self.ctx, url, self.sources.options)
+            self._buckets.add(bucket)
 
     # -- index access -------------------------------------------------------------------
     def distributed_executor(self) -> Any:

@@ -89,6 +89,9 @@ REGISTRY: dict[str, Setting] = {
         Setting("fts.object_cache_bytes", 256 << 20, _non_negative_int,
                 "Bytes of object-store files (pages, footers of tables indexed in place on S3, GCS or Azure) kept "
                 "in memory once read, so warm queries make no request for them; 0 keeps none."),
+        Setting("fts.store_refresh_seconds", 1.0, _non_negative_seconds,
+                "Seconds between two checks for other processes' commits to a database at an object store's URL "
+                "(a HEAD request of its manifest); 0: at every query."),
         Setting("fts.pruning", True, _bool,
                 "Block skipping and block-max pruning in top-k term searches (changes speed only, never results)."),
         Setting("fts.executor", "local", _choice("local", "ray"),

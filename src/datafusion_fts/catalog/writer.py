@@ -11,9 +11,10 @@ import threading
 import time
 import warnings
 from collections import Counter
+from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import replace
-from typing import Any, Iterator
+from typing import Any
 
 import numpy as np
 import pyarrow as pa
@@ -66,7 +67,8 @@ class Writer:
         database opened read-only refuses here, before anything is locked or written."""
         self.store.refuse_writes()
         with self._lock:
-            if self.store.lock_for_writes():
+            if self._depth == 0 and self.store.lock_for_writes():  # (once a write: adopting mid-write would
+                # change the state it builds on)
                 try:
                     self.recover(self.store.load_manifest())
                     self.state.load()
@@ -297,6 +299,10 @@ class Writer:
                 run = build_run(batch, current.indexes, self.logs.new_id, tally)
             runs = self.state.runs(name)
             run = move_run(run, current.next_rowid + sum(r.rows for r in runs))
+            if self.store.commits_inserts:  # (no log: the insert is acknowledged by its commit)
+                self._commit_runs(name, append_run(runs, run, self.logs.new_id))
+                self.counters.update(tally)
+                return n
             log = self.logs.log(name)
             if log is not None:
                 log.append(run.batches[0])  # durable before it is visible

@@ -37,8 +37,9 @@ _NOT_REACHED = "No suitable object store"
 
 
 def reach_bucket(ctx: datafusion.SessionContext, file_url: str, options: Mapping[str, str]) -> None:
-    """Make ``ctx`` reach the bucket of the object ``file_url`` (a Parquet file of a table
-    indexed in place), unless it does: a read of the file's schema says which."""
+    """Make ``ctx`` reach the bucket of ``file_url`` (a Parquet file of a table indexed in
+    place, or a database's data directory), unless it does: a read of its schema says
+    which (finding no store fails first, before any other failure of the read)."""
     try:
         ctx.read_parquet(file_url).schema()
         return

@@ -7,6 +7,7 @@ atomic writes, and conditional writes of which exactly one of two racing writers
 from __future__ import annotations
 
 import threading
+import time
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
@@ -38,6 +39,8 @@ def test_an_object_reads_back_whole_and_its_version_changes_when_written(objects
     assert objects.get("a/b/c.bin") == b"hello"
     meta = objects.head("a/b/c.bin")
     assert meta is not None and (meta.key, meta.size, meta.version) == ("a/b/c.bin", 5, first)
+    assert abs(meta.modified - time.time()) < 300  # (when it was written, by the store's clock)
+    assert objects.list("a")[0].modified == meta.modified
     second = objects.put("a/b/c.bin", b"hello again")
     assert second != first and objects.get("a/b/c.bin") == b"hello again"
     assert objects.head("a/b/c.bin").version == second

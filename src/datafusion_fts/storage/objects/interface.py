@@ -20,12 +20,15 @@ from ...errors import InvalidArgument, StorageError
 
 @dataclass(frozen=True)
 class ObjectMeta:
-    """One object: its key, its size in bytes, and its version (an opaque string that
-    changes whenever the object is written: an ETag on an object store)."""
+    """One object: its key, its size in bytes, its version (an opaque string that
+    changes whenever the object is written: an ETag on an object store), and when it was
+    last written (seconds since the epoch: garbage collection spares younger objects,
+    which a writer may be about to commit)."""
 
     key: str
     size: int
     version: str
+    modified: float = 0.0
 
 
 class ObjectMissing(StorageError):

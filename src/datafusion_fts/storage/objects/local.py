@@ -86,7 +86,7 @@ class LocalObjects:
             return None
         except OSError as exc:
             raise self._error("reading", key, exc) from exc
-        return ObjectMeta(key, stat.st_size, _version(stat))
+        return ObjectMeta(key, stat.st_size, _version(stat), stat.st_mtime)
 
     def list(self, prefix: str = "") -> list[ObjectMeta]:
         top = self._path(prefix) if prefix else self.root
@@ -102,7 +102,8 @@ class LocalObjects:
                         stat = path.stat()
                     except FileNotFoundError:  # (deleted while listed)
                         continue
-                    found.append(ObjectMeta(path.relative_to(self.root).as_posix(), stat.st_size, _version(stat)))
+                    found.append(ObjectMeta(path.relative_to(self.root).as_posix(), stat.st_size, _version(stat),
+                                            stat.st_mtime))
         except FileNotFoundError:
             return []
         except OSError as exc:

@@ -155,7 +155,8 @@ class RemoteObjects:
 
     def _put(self, key: str, data: bytes | memoryview, mode: str | dict[str, str]) -> str:
         try:
-            result = obstore.put(self._store, check_key(key), data, mode=mode)
+            body = data if isinstance(data, bytes) else bytes(data)  # (obstore takes no memoryview)
+            result = obstore.put(self._store, check_key(key), body, mode=mode)
         except obstore_errors.AlreadyExistsError:
             raise ConflictError(f"{self.url}/{key} exists already: another writer created it first") from None
         except obstore_errors.PreconditionError:
@@ -194,4 +195,6 @@ def _retry(options: Mapping[str, str]) -> dict | None:
 
 
 def _meta(meta: Mapping, key: str) -> ObjectMeta:
-    return ObjectMeta(key, int(meta["size"]), meta.get("e_tag") or meta.get("version") or "")
+    modified = meta.get("last_modified")
+    return ObjectMeta(key, int(meta["size"]), meta.get("e_tag") or meta.get("version") or "",
+                      modified.timestamp() if modified is not None else 0.0)

@@ -1,35 +1,52 @@
-"""A database at an object store's URL (``fts.connect("s3://bucket/db")``), read only: a
-database directory written here and copied to the store as it is (the same layout:
-``manifest.json``, ``data/``, ``index/``), searched from anywhere that reaches the store
-(issue 32; docs/design.md: "Object storage").
+"""A database at an object store's URL (``fts.connect("s3://bucket/db")``): the layout of a
+database directory (``manifest.json``, ``data/``, ``index/``) as objects, read and written
+through the object interface (storage/objects/; issue 32; docs/design.md: "Object storage").
 
-Everything is read through the object interface (storage/objects/): the manifest once
-(the database is the version it names when opened, as a Lance dataset is the version it
-opened; a file the copy then no longer holds makes the query load the newer manifest),
-each index segment's files whole when the segment is first searched (kept by the segment
-sets, as a directory's are memory-mapped), fragments by page ranges through the page
-reader (:class:`..parquet.data_files.RemoteFile`, the pages of fetches kept in the range
-cache). Nothing is written: writes raise :class:`ReadOnlyError`, naming why. Its logs
-must be empty (a flush, ``OPTIMIZE``, commits their rows before the copy): rows a log
-holds were acknowledged, and this store would not read them.
+- **Commits** replace ``manifest.json`` only if it is still the version this store last
+  read (``put_if_version``; the first commit ``put_if_absent``): of two processes
+  committing at once exactly one wins, the other gets a :class:`ConflictError` and its
+  write is not visible (no lock to hold or lose). Every new file is created with
+  ``put_if_absent``, so two writers that took the same file id from one version can never
+  overwrite each other's file.
+- **No write-ahead log:** an acknowledged insert is a commit (a fragment, its segments,
+  the manifest), durable on the store when it returns (``commits_inserts``).
+- **Readers** see other processes' commits at their next query once
+  ``refresh_seconds()`` (``fts.store_refresh_seconds``) have passed since they last asked
+  (a HEAD of the manifest).
+- **Garbage** (``collect_garbage``): files no kept manifest names are deleted if this
+  store wrote them and the write failed, or if older than ``grace_seconds()``
+  (``fts.gc_grace_seconds``): a younger one may be another writer's, about to commit.
+  Listing the store for them happens at most once a minute.
+- **Reads**: each index segment's files whole when the segment is first searched (kept by
+  the segment sets), fragments by page ranges through the page reader
+  (:class:`..parquet.data_files.RemoteFile`, fetched pages kept in the range cache).
+
+A directory written locally and copied to the store is such a database too (copy
+``manifest.json`` last). Rows its write-ahead logs hold were acknowledged but are not
+in a commit: such a copy is refused at open, saying to flush first.
 """
 
 from __future__ import annotations
 
+import json
+import re
+import tempfile
 import threading
+import time
 import zlib
 from collections import Counter
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
+from pathlib import Path
 
 import numpy as np
 import pyarrow as pa
 
-from ...errors import ReadOnlyError, StorageError
+from ...errors import ConflictError, ReadOnlyError, StorageError
 from ..files import checksums
 from ..files.layout import MANIFEST
 from ..files.manifest import FragmentMeta, Manifest
-from ..objects import ObjectMissing, ObjectStore
+from ..objects import ObjectChanged, ObjectMissing, ObjectStore
 from ..parquet.data_files import RangeCache, RemoteFile
 from ..parquet.page_reader import (
     DecodedCache,
@@ -39,25 +56,50 @@ from ..parquet.page_reader import (
     pages_of,
     take_rows,
 )
-from .store import deletes_of, file_gone, parse_manifest, segment_arrays
+from .store import (
+    READ_ONLY_ASKED,
+    deletes_file,
+    deletes_of,
+    file_gone,
+    parse_manifest,
+    segment_arrays,
+    write_fragment_file,
+)
 
-# Why a database at a URL may not be written (its ``read_only``).
-NOT_WRITTEN_THERE = ("it is at an object store's URL, which this version reads only (write it in a local "
-                     "directory, then copy the directory to the store)")
+# A file of ours under data/ or index/<segment>/, by its file id.
+_OUR_FILE = re.compile(r"^(?:data/((?:frag|dv)-\d{8})\.(?:parquet|arrow)|index/(seg-\d{8})/[^/]+)$")
+# Seconds between two listings of the store for garbage.
+_LISTING_GC_SECONDS = 60.0
+_MANIFEST_READS = 5  # (a manifest replaced while it is read is read again)
 
 
 class RemoteStore:
-    """The database under ``objects``' location, read only."""
+    """The database under ``objects``' location."""
 
-    def __init__(self, objects: ObjectStore, cache: RangeCache) -> None:
+    commits_inserts = True
+
+    def __init__(self, objects: ObjectStore, cache: RangeCache, read_only: bool = False,
+                 refresh_seconds: Callable[[], float] = lambda: 0.0,
+                 grace_seconds: Callable[[], float] = lambda: 600.0) -> None:
         self.objects = objects
         self.root = objects.url
-        self.read_only: str | None = NOT_WRITTEN_THERE
+        self.read_only: str | None = READ_ONLY_ASKED if read_only else None
         self._ranges = cache
+        self._refresh = refresh_seconds
+        self._grace = grace_seconds
         self._cache = DecodedCache()
         self._readers: dict[str, PageReader] = {}
         self._footer_crcs: dict[str, int] = {}
         self._checked: set[str] = set()
+        # The ETag of each manifest version this store read or wrote ("": none yet): a
+        # commit of version v replaces v - 1 only if it is still that object.
+        self._etags: dict[int, str] = {}
+        self._based: str | None = None  # the ETag of the version the writer last adopted or committed
+        self._loaded: str | None = None  # the ETag of the last manifest read or written
+        self._generation = 0  # bumped when another process's commit is seen
+        self._asked_at = float("-inf")
+        self._mine: set[str] = set()  # keys this store wrote that no commit names yet
+        self._listed_at = float("-inf")
         self._lock = threading.Lock()
         self._check_logs()
 
@@ -68,62 +110,160 @@ class RemoteStore:
                                "...), which this store does not read; flush them (OPTIMIZE) where the database "
                                "was written, then copy it again")
 
-    # -- what a reader never needs: the writer's ----------------------------------------
+    # -- writers: no lock, conditional commits -----------------------------------------
     def refuse_writes(self) -> None:
-        raise ReadOnlyError(self.root, NOT_WRITTEN_THERE)
+        if self.read_only is not None:
+            raise ReadOnlyError(self.root, self.read_only)
 
     def lock_for_writes(self) -> bool:
+        """Nothing to lock: a write is checked at its commit. True when the manifest is
+        not the version the writer last adopted or committed (it adopts it now)."""
         self.refuse_writes()
-        return False
+        meta = self.objects.head(MANIFEST)
+        etag = meta.version if meta is not None else ""
+        changed, self._based = etag != self._based, etag
+        return changed
 
     def release_write_lock(self) -> None:
         return None
 
     @property
     def holds_write_lock(self) -> bool:
-        return False
+        return False  # (readers of this process ask the store: changes())
 
     @contextmanager
     def exclusive(self) -> Iterator[bool]:
-        yield False
+        yield self.read_only is None  # (garbage collection spares what another writer may commit)
 
     @contextmanager
     def reading_alone(self) -> Iterator[bool]:
-        yield True  # (nobody writes here)
+        yield True
 
     def announce(self) -> None:
-        self.refuse_writes()
+        return None  # (no logs: every acknowledged write is a commit)
 
     def commit(self, manifest: Manifest) -> None:
+        """Replace the manifest if it is still the version this store read; else a
+        ConflictError, and nothing of this write is visible."""
         self.refuse_writes()
+        data = json.dumps(manifest.to_json(), separators=(",", ":")).encode("utf-8")
+        base = self._etags.get(manifest.version - 1)
+        try:
+            if base is None:  # (a version this store never read: another writer's, surely)
+                raise ConflictError("")
+            etag = (self.objects.put_if_version(MANIFEST, data, base) if base
+                    else self.objects.put_if_absent(MANIFEST, data))
+        except ConflictError:
+            raise ConflictError(f"database {self.root}: another writer committed first; nothing of this write is "
+                                "visible (write again: it starts from what that writer committed)") from None
+        self.note_footers(manifest.footer_crcs())
+        with self._lock:
+            self._etags[manifest.version] = self._based = self._loaded = etag
+            self._mine.clear()  # (named now, or garbage of this write: collected by age)
 
-    def write_fragment(self, frag_id: str, schema: pa.Schema, batches: Iterable[pa.RecordBatch]):  # noqa: ANN201
-        self.refuse_writes()
+    def _create(self, key: str, data: bytes | memoryview) -> None:
+        """A new file of ours, never over another writer's of the same id."""
+        with self._lock:
+            self._mine.add(key)
+        try:
+            self.objects.put_if_absent(key, data)
+        except ConflictError:
+            with self._lock:
+                self._mine.discard(key)
+            raise ConflictError(f"database {self.root}: {key} was written by another writer meanwhile (it took the "
+                                "same file id from the same version); write again") from None
 
-    def write_segment(self, seg_id: str, arrays: dict[str, pa.Array]) -> int | None:
+    def write_fragment(self, frag_id: str, schema: pa.Schema, batches: Iterable[pa.RecordBatch]
+                       ) -> tuple[int, checksums.ParquetCrcs]:
+        """The fragment written locally (as a directory writes it) and sent whole."""
         self.refuse_writes()
-        return None
+        with tempfile.TemporaryDirectory(prefix="fts-fragment-") as tmp:
+            path = Path(tmp) / f"{frag_id}.parquet"
+            rows, crcs = write_fragment_file(path, schema, batches)
+            self._create(self._key(frag_id), path.read_bytes())
+        with self._lock:
+            self._footer_crcs[frag_id] = crcs.footer
+        return rows, crcs
 
-    def write_deletes(self, dv_id: str, rows: np.ndarray) -> int | None:
+    def write_segment(self, seg_id: str, arrays: dict[str, pa.Array]) -> int:
+        """A segment's array files, then its checksum file (last: a reader finds it whole)."""
         self.refuse_writes()
-        return None
+        sums = {}
+        for name, array in arrays.items():
+            batch = pa.record_batch([array], names=[name])
+            sink = pa.BufferOutputStream()
+            with pa.ipc.new_file(sink, batch.schema) as writer:
+                writer.write_batch(batch)
+            buffer = sink.getvalue()
+            sums[name] = checksums.file_sums(buffer)
+            self._create(f"index/{seg_id}/{name}.arrow", memoryview(buffer))
+        data = checksums.encode(sums)
+        self._create(f"index/{seg_id}/{checksums.CHECKSUMS}", data)
+        return zlib.crc32(data)
+
+    def write_deletes(self, dv_id: str, rows: np.ndarray) -> int:
+        self.refuse_writes()
+        data = deletes_file(rows)
+        self._create(f"data/{dv_id}.arrow", data)
+        return zlib.crc32(data)
 
     def collect_garbage(self, keep: frozenset[str]) -> None:
-        self.refuse_writes()
+        """Delete files of ours no kept manifest names: at once those this store wrote
+        (a write that failed), from a listing (at most once a minute) those older than
+        the grace period."""
+        if self.read_only is not None:
+            return
+        with self._lock:
+            mine = [key for key in self._mine if _file_id(key) not in keep]
+        for key in mine:
+            self.objects.delete(key)
+            with self._lock:
+                self._mine.discard(key)
+        now = time.monotonic()
+        if now - self._listed_at < _LISTING_GC_SECONDS:
+            return
+        self._listed_at = now
+        oldest = time.time() - self._grace()
+        for meta in [*self.objects.list("data"), *self.objects.list("index")]:
+            file_id = _file_id(meta.key)
+            if file_id is not None and file_id not in keep and meta.modified < oldest:
+                with self._lock:
+                    self._readers.pop(file_id, None)
+                self.objects.delete(meta.key)
 
     # -- the manifest ---------------------------------------------------------------
     def load_manifest(self) -> Manifest:
-        try:
-            data = self.objects.get(MANIFEST)
-        except ObjectMissing:
-            raise StorageError(f"no database at {self.root}: it holds no {MANIFEST}") from None
-        manifest = parse_manifest(data, f"{self.root}/{MANIFEST}")
-        self.note_footers(manifest.footer_crcs())
-        return manifest
+        """The committed manifest, read as one version of it (an empty one where none is
+        yet, unless opened read only: then there is no database here)."""
+        for _ in range(_MANIFEST_READS):
+            meta = self.objects.head(MANIFEST)
+            if meta is None:
+                if self.read_only is not None:
+                    raise StorageError(f"no database at {self.root}: it holds no {MANIFEST}")
+                empty = Manifest()
+                self._etags[empty.version] = self._loaded = ""
+                return empty
+            try:
+                data = bytes(self.objects.get_ranges(MANIFEST, [0], [meta.size], meta.version)[0])
+            except ObjectChanged:
+                continue  # (a commit replaced it meanwhile)
+            manifest = parse_manifest(data, f"{self.root}/{MANIFEST}")
+            self.note_footers(manifest.footer_crcs())
+            with self._lock:
+                self._etags[manifest.version] = self._loaded = meta.version
+            return manifest
+        raise StorageError(f"database {self.root}: its manifest kept changing while it was read; try again")
 
     def check_manifest(self) -> None:
-        if self.objects.head(MANIFEST) is None:
-            raise StorageError(f"no database at {self.root}: it holds no {MANIFEST}")
+        """Refuse a location holding files of ours but no manifest (lost, or a first
+        commit that never finished: they are not garbage to collect)."""
+        if self.objects.head(MANIFEST) is not None:
+            return
+        ours = [m.key for m in self.objects.list("data") + self.objects.list("index") if _file_id(m.key)]
+        if ours or self.read_only is not None:
+            raise StorageError(f"no database at {self.root}: it holds no {MANIFEST}"
+                               + (f" but {len(ours)} data and index files (such as {ours[0]}); restore {MANIFEST} "
+                                  "or remove them to start over" if ours else ""))
 
     def note_footers(self, crcs: dict[str, int]) -> None:
         """Keep footer crc32s of data files (a build task's table gives them)."""
@@ -131,7 +271,18 @@ class RemoteStore:
             self._footer_crcs.update(crcs)
 
     def changes(self) -> tuple[int, int]:
-        return (0, 0)  # (the version opened: see the module docstring)
+        """(a count of other processes' commits seen, 0): the manifest asked for at most
+        every ``refresh_seconds()``."""
+        now = time.monotonic()
+        if now - self._asked_at >= self._refresh():
+            self._asked_at = now
+            meta = self.objects.head(MANIFEST)
+            etag = meta.version if meta is not None else ""
+            with self._lock:
+                if etag != self._loaded:
+                    self._generation += 1
+                    self._loaded = etag  # (the reload this makes reads it, or a newer one)
+        return (self._generation, 0)
 
     # -- fragments ------------------------------------------------------------------
     def _key(self, frag_id: str) -> str:
@@ -225,3 +376,8 @@ class RemoteStore:
             raise file_gone(self.root, "deletion vector", dv_id) from None
         return deletes_of(data, crc, f"{self.root}/{key}")
 
+
+def _file_id(key: str) -> str | None:
+    """The file id of one of our files' keys (``frag-``, ``dv-``, ``seg-``), else None."""
+    found = _OUR_FILE.match(key)
+    return None if found is None else found.group(1) or found.group(2)

@@ -66,4 +66,4 @@ def open_shared(location: SharedLocation) -> SharedStore:
         except ValueError as exc:
             raise StorageError(str(exc)) from None
     objects = open_objects(location.url, dict(location.options))
-    return RemoteStore(objects, RangeCache(lambda: WORKER_CACHE_BYTES))
+    return RemoteStore(objects, RangeCache(lambda: WORKER_CACHE_BYTES), read_only=True)

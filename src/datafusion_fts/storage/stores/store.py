@@ -120,6 +120,10 @@ def segment_arrays(
 
 
 class Store(Protocol):
+    # Whether an acknowledged insert is a commit (a store with no write-ahead log: the
+    # object store's), rather than a record in the table's log.
+    commits_inserts: bool
+
     def load_manifest(self) -> Manifest: ...
     def check_manifest(self) -> None: ...
     def changes(self) -> tuple[int, int]: ...
@@ -222,13 +226,50 @@ def _pulled(batches: Iterable[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
         yield batch
 
 
+def write_fragment_file(path: Path, schema: pa.Schema, batches: Iterable[pa.RecordBatch]
+                        ) -> tuple[int, checksums.ParquetCrcs]:
+    """Write a data fragment's Parquet file at ``path`` (through ``path.parquet.tmp``,
+    fsynced, renamed into place); the rows written and the crc32s of the file. An error
+    of ``batches`` (the user's reader) is raised as it is; one of the disk, as a
+    StorageError."""
+    tmp = path.with_suffix(".parquet.tmp")
+    rows = 0
+    source = _pulled(batches)
+    try:
+        first = next(source, None)
+        with _writing(f"data file {path}", tmp):
+            with pq.ParquetWriter(tmp, schema, **_writer_options(schema, first)) as writer:
+                # Row groups of ROW_GROUP_ROWS whatever the incoming batch sizes.
+                pending: list[pa.RecordBatch] = []
+                pending_rows = 0
+                for batch in itertools.chain([] if first is None else [first], source):
+                    pending.append(batch)
+                    pending_rows += batch.num_rows
+                    rows += batch.num_rows
+                    if pending_rows >= ROW_GROUP_ROWS:
+                        table = pa.Table.from_batches(pending, schema=schema)
+                        full = pending_rows - pending_rows % ROW_GROUP_ROWS
+                        writer.write_table(table.slice(0, full), row_group_size=ROW_GROUP_ROWS)
+                        pending = table.slice(full).to_batches()
+                        pending_rows -= full
+                if pending_rows:
+                    writer.write_table(pa.Table.from_batches(pending, schema=schema), row_group_size=ROW_GROUP_ROWS)
+            fsync_path(tmp)
+            crcs = checksums.parquet_crcs(tmp)  # (read back from the page cache: ~0.1 s a 100 MB)
+            os.replace(tmp, path)
+            fsync_path(path.parent)  # the new name itself must survive a power loss
+    except _SourceFailed as failed:
+        raise failed.error from None
+    return rows, crcs
+
+
 def _write_file(path: Path, data: bytes) -> None:
     """``data`` as the file ``path``, fsynced."""
     with open(path, "wb") as f:
         f.write(data)
         f.flush()
         os.fsync(f.fileno())
-def _deletes_file(rows: np.ndarray) -> bytes:
+def deletes_file(rows: np.ndarray) -> bytes:
     """The Arrow IPC file of a deletion vector (small: written and read whole)."""
     batch = pa.record_batch([pa.array(rows, pa.int64())], names=["_rowid"])
     sink = pa.BufferOutputStream()
@@ -366,6 +407,8 @@ def _writer_options(schema: pa.Schema, sample: pa.RecordBatch | None) -> dict:
 
 class DirectoryStore:
     """A database directory: ``manifest.json``, ``data/*.parquet``, ``index/<segment>/``."""
+
+    commits_inserts = False  # (its logs hold acknowledged inserts)
 
     def __init__(self, root: str | os.PathLike[str], read_only: bool = False) -> None:
         self.root = Path(root)
@@ -563,39 +606,7 @@ class DirectoryStore:
     def write_fragment(
         self, frag_id: str, schema: pa.Schema, batches: Iterable[pa.RecordBatch]
     ) -> tuple[int, checksums.ParquetCrcs]:
-        path = self._fragment_path(frag_id)
-        tmp = path.with_suffix(".parquet.tmp")
-        try:
-            return self._write_fragment(path, tmp, schema, _pulled(batches))
-        except _SourceFailed as failed:
-            raise failed.error from None
-
-    def _write_fragment(self, path: Path, tmp: Path, schema: pa.Schema,
-                        batches: Iterator[pa.RecordBatch]) -> tuple[int, checksums.ParquetCrcs]:
-        rows = 0
-        first = next(batches, None)
-        with _writing(f"data file {path}", tmp):
-            with pq.ParquetWriter(tmp, schema, **_writer_options(schema, first)) as writer:
-                # Row groups of ROW_GROUP_ROWS whatever the incoming batch sizes.
-                pending: list[pa.RecordBatch] = []
-                pending_rows = 0
-                for batch in itertools.chain([] if first is None else [first], batches):
-                    pending.append(batch)
-                    pending_rows += batch.num_rows
-                    rows += batch.num_rows
-                    if pending_rows >= ROW_GROUP_ROWS:
-                        table = pa.Table.from_batches(pending, schema=schema)
-                        full = pending_rows - pending_rows % ROW_GROUP_ROWS
-                        writer.write_table(table.slice(0, full), row_group_size=ROW_GROUP_ROWS)
-                        pending = table.slice(full).to_batches()
-                        pending_rows -= full
-                if pending_rows:
-                    writer.write_table(pa.Table.from_batches(pending, schema=schema), row_group_size=ROW_GROUP_ROWS)
-            fsync_path(tmp)
-            crcs = checksums.parquet_crcs(tmp)  # (read back from the page cache: ~0.1 s a 100 MB)
-            os.replace(tmp, path)
-            fsync_path(path.parent)  # the new name itself must survive a power loss
-        return rows, crcs
+        return write_fragment_file(self._fragment_path(frag_id), schema, batches)
 
     def check_fragments(self, fragments: Iterable[FragmentMeta]) -> None:
         # (None: written before format 6; several files are summed on the scan threads,
@@ -735,7 +746,7 @@ class DirectoryStore:
         """Write a deletion vector; the crc32 of its file (for the manifest)."""
         path = self.root / "data" / f"{dv_id}.arrow"
         tmp = path.with_suffix(".arrow.tmp")
-        data = _deletes_file(rows)
+        data = deletes_file(rows)
         with _writing(f"deletion vector {path}", tmp):
             _write_file(tmp, data)
             os.replace(tmp, path)
@@ -788,6 +799,8 @@ class DirectoryStore:
 
 class MemoryStore:
     """Everything in memory; the same interface as :class:`DirectoryStore`."""
+
+    commits_inserts = False  # (nothing outlives the process: inserts stay fresh rows)
 
     def __init__(self) -> None:
         self._manifest = Manifest()
