@@ -13,6 +13,9 @@ through the object interface (storage/objects/; issue 32; docs/design.md: "Objec
 - **Readers** see other processes' commits at their next query once
   ``refresh_seconds()`` (``fts.store_refresh_seconds``) have passed since they last asked
   (a HEAD of the manifest).
+- **File ids** are handed out past every file of ours the store holds (found by the
+  garbage collector's listing, or by a create that conflicted): a write that failed may
+  leave a file the server took late, and its id is not taken again.
 - **Garbage** (``collect_garbage``): files no kept manifest names are deleted if this
   store wrote them and the write failed, or if older than ``grace_seconds()``
   (``fts.gc_grace_seconds``): a younger one may be another writer's, about to commit.
@@ -37,6 +40,7 @@ import zlib
 from collections import Counter
 from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
+from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
@@ -99,6 +103,9 @@ class RemoteStore:
         self._generation = 0  # bumped when another process's commit is seen
         self._asked_at = float("-inf")
         self._mine: set[str] = set()  # keys this store wrote that no commit names yet
+        # The least file id to hand out: past every file found in the store (files of
+        # writes that failed, or another writer's about to commit, hold theirs).
+        self._id_floor = 0
         self._listed_at = float("-inf")
         self._lock = threading.Lock()
         self._check_logs()
@@ -154,15 +161,40 @@ class RemoteStore:
             etag = (self.objects.put_if_version(MANIFEST, data, base) if base
                     else self.objects.put_if_absent(MANIFEST, data))
         except ConflictError:
-            raise ConflictError(f"database {self.root}: another writer committed first; nothing of this write is "
-                                "visible (write again: it starts from what that writer committed)") from None
+            etag = self._landed(data)
+            if etag is None:
+                raise ConflictError(f"database {self.root}: another writer committed first; nothing of this write "
+                                    "is visible (write again: it starts from what that writer committed)") from None
+        except StorageError as exc:
+            # A request that failed may still land (a timed-out PUT the server takes later):
+            # this write's files may be named by then, so none is deleted now; those no
+            # commit names go by age (collect_garbage).
+            with self._lock:
+                self._mine.clear()
+            raise StorageError(f"database {self.root}: the commit may or may not have landed ({exc}); open the "
+                               "database again to see which") from exc
         self.note_footers(manifest.footer_crcs())
         with self._lock:
             self._etags[manifest.version] = self._based = self._loaded = etag
             self._mine.clear()  # (named now, or garbage of this write: collected by age)
 
+    def _landed(self, data: bytes) -> str | None:
+        """The manifest's ETag if it holds ``data`` (a conditional PUT that landed and was
+        sent again by the client's retry, which the precondition then refused), else None."""
+        meta = self.objects.head(MANIFEST)
+        if meta is None or meta.size != len(data):
+            return None
+        try:
+            found = self.objects.get_ranges(MANIFEST, [0], [meta.size], meta.version)[0]
+        except ObjectChanged:
+            return None
+        return meta.version if bytes(found) == data else None
+
     def _create(self, key: str, data: bytes | memoryview) -> None:
-        """A new file of ours, never over another writer's of the same id."""
+        """A new file of ours, never over another writer's of the same id. A conflict
+        raises the id floor past it (see ``load_manifest``): a file left by a write that
+        failed (a timed-out request the server took late) holds its id no longer than
+        that write."""
         with self._lock:
             self._mine.add(key)
         try:
@@ -170,8 +202,16 @@ class RemoteStore:
         except ConflictError:
             with self._lock:
                 self._mine.discard(key)
-            raise ConflictError(f"database {self.root}: {key} was written by another writer meanwhile (it took the "
-                                "same file id from the same version); write again") from None
+            self._note_id(key)
+            raise ConflictError(f"database {self.root}: {key} exists already: another writer took the same file id "
+                                "from the same version, or a write that failed left it; write again") from None
+
+    def _note_id(self, key: str) -> None:
+        """Hand out file ids past the one of ``key`` from now on."""
+        file_id = _file_id(key)
+        if file_id is not None:
+            with self._lock:
+                self._id_floor = max(self._id_floor, int(file_id.rsplit("-", 1)[1]) + 1)
 
     def write_fragment(self, frag_id: str, schema: pa.Schema, batches: Iterable[pa.RecordBatch]
                        ) -> tuple[int, checksums.ParquetCrcs]:
@@ -226,6 +266,8 @@ class RemoteStore:
         oldest = time.time() - self._grace()
         for meta in [*self.objects.list("data"), *self.objects.list("index")]:
             file_id = _file_id(meta.key)
+            if file_id is not None:
+                self._note_id(meta.key)
             if file_id is not None and file_id not in keep and meta.modified < oldest:
                 with self._lock:
                     self._readers.pop(file_id, None)
@@ -251,7 +293,8 @@ class RemoteStore:
             self.note_footers(manifest.footer_crcs())
             with self._lock:
                 self._etags[manifest.version] = self._loaded = meta.version
-            return manifest
+                floor = self._id_floor
+            return replace(manifest, next_file_id=floor) if floor > manifest.next_file_id else manifest
         raise StorageError(f"database {self.root}: its manifest kept changing while it was read; try again")
 
     def check_manifest(self) -> None:
