@@ -99,11 +99,7 @@ class _Ours:
         # bucket as it is: the whole database then lives on the store.
         from s3_server import S3Server
 
-        built = self.work.parent / "db-ours_s3"
-        client = S3Server(self.endpoint).client()
-        for path in sorted(built.rglob("*")):
-            if path.is_file():
-                client.upload_file(str(path), BUCKET, f"db/{path.relative_to(built).as_posix()}")
+        S3Server(self.endpoint).upload_directory(self.work.parent / "db-ours_s3", BUCKET, "db")
 
     def top(self, cls: str, terms: tuple[str, ...]) -> list:
         text = common.our_text(cls, terms)

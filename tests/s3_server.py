@@ -15,6 +15,7 @@ import urllib.request
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
+from pathlib import Path
 
 import pyarrow as pa
 import pyarrow.parquet as pq
@@ -51,6 +52,15 @@ class S3Server:
         buffer = io.BytesIO()
         pq.write_table(table, buffer, **options)
         self.client().put_object(Bucket=bucket, Key=key, Body=buffer.getvalue())
+
+    def upload_directory(self, directory: Path, bucket: str, prefix: str) -> str:
+        """Every file under ``directory`` to ``s3://<bucket>/<prefix>/``, as a user copies a
+        database directory (``manifest.json`` last, as a copy should); its URL."""
+        client = self.client()
+        files = sorted((p for p in directory.rglob("*") if p.is_file()), key=lambda p: p.name == "manifest.json")
+        for path in files:
+            client.upload_file(str(path), bucket, f"{prefix}/{path.relative_to(directory).as_posix()}")
+        return f"s3://{bucket}/{prefix}"
 
     def options(self) -> dict[str, str]:
         """The storage options that reach this server (``connect(..., storage_options=)``)."""

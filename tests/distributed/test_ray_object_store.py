@@ -10,10 +10,10 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from s3_server import S3Server, s3_server
 from shapes import QUERIES, corpus
 
 import datafusion_fts as fts
-from s3_server import S3Server, s3_server
 
 pytest.importorskip("ray")
 pytestmark = pytest.mark.ray
@@ -26,14 +26,6 @@ def s3() -> Iterator[S3Server]:
         yield server
 
 
-def _copy(s3: S3Server, directory: Path, prefix: str) -> str:
-    client = s3.client()
-    for path in sorted(directory.rglob("*")):
-        if path.is_file():
-            client.upload_file(str(path), "bucket", f"{prefix}/{path.relative_to(directory).as_posix()}")
-    return f"s3://bucket/{prefix}"
-
-
 def _hits(t: fts.Table, query) -> list[tuple[int, str]]:
     result = t.search(query, limit=10, columns=[])
     return list(zip(result.column("_rowid").to_pylist(), map(repr, result.column("_score").to_pylist())))
@@ -44,7 +36,7 @@ def test_actors_search_a_database_at_a_url_as_the_local_plan_does(ray_session, s
     t = local.create_table("docs", corpus(300))
     t.create_index("body")
     expected = [_hits(t, q) for q in QUERIES[:4]]
-    url = _copy(s3, tmp_path / "db", "ray")
+    url = s3.upload_directory(tmp_path / "db", "bucket", "ray")
     remote = fts.connect(url, executor="ray", storage_options=s3.options(), config={"fts.ray_actors": 2})
     docs = remote.table("docs")
     assert [_hits(docs, q) for q in QUERIES[:4]] == expected

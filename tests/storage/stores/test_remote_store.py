@@ -26,17 +26,16 @@ def s3() -> Iterator[S3Server]:
         yield server
 
 
-def _copy(s3: S3Server, directory: Path, prefix: str) -> str:
-    """The database directory's files to ``s3://bucket/<prefix>/``, as a user copies it."""
-    client = s3.client()
-    for path in sorted(directory.rglob("*")):
-        if path.is_file():
-            client.upload_file(str(path), "bucket", f"{prefix}/{path.relative_to(directory).as_posix()}")
-    return f"s3://bucket/{prefix}"
-
-
 def _written(path: Path) -> fts.Database:
-    db = fts.connect(path)
+    return _write(fts.connect(path))
+
+
+def _written_at(s3: S3Server, prefix: str) -> fts.Database:
+    return _write(fts.connect(f"s3://bucket/{prefix}", storage_options=s3.options()))
+
+
+def _write(db: fts.Database) -> fts.Database:
+    """The statements every database of these tests is made by."""
     words = ["alpha", "beta", "gamma", "delta"]
     rows = [f"{words[i % 4]} {words[(i * 7) % 4]} w{i % 9} alpha" if i % 5 else f"beta w{i % 9}" for i in range(2000)]
     docs = db.create_table("docs", pa.table({"id": list(range(2000)), "title": [f"t{i}" for i in range(2000)],
@@ -45,7 +44,7 @@ def _written(path: Path) -> fts.Database:
     docs.insert(pa.table({"id": [5000], "title": ["late"], "body": ["alpha beta gamma late"]}))
     db.sql("DELETE FROM docs WHERE id % 97 = 0")
     db.sql("CREATE TABLE notes (n INT, body VARCHAR NOT NULL) AS VALUES (1, 'alpha note'), (2, 'other')")
-    db.sql("OPTIMIZE docs")  # (its log's rows committed: the copy holds them)
+    db.sql("OPTIMIZE docs")  # (its log's rows committed: a copy holds them)
     db.sql("OPTIMIZE notes")
     return db
 
@@ -64,7 +63,7 @@ def _answers(db: fts.Database) -> list:
 def test_a_database_copied_to_the_store_answers_as_its_directory(s3: S3Server, tmp_path: Path) -> None:
     local = _written(tmp_path / "db")
     expected = _answers(local)
-    url = _copy(s3, tmp_path / "db", "copied")
+    url = s3.upload_directory(tmp_path / "db", "bucket", "copied")
     remote = fts.connect(url, storage_options=s3.options())
     assert remote.table_names() == ["docs", "notes"]
     assert _answers(remote) == expected
@@ -85,7 +84,7 @@ def test_a_database_written_at_a_url_answers_as_one_written_in_a_directory(s3: S
 
 def test_writes_to_a_database_opened_read_only_are_refused_and_change_nothing(s3: S3Server, tmp_path: Path) -> None:
     _written(tmp_path / "db")
-    url = _copy(s3, tmp_path / "db", "refused")
+    url = s3.upload_directory(tmp_path / "db", "bucket", "refused")
     remote = fts.connect(url, storage_options=s3.options(), read_only=True)
     before, keys = _answers(remote), _keys(s3, "refused/")
     for write in ("INSERT INTO notes VALUES (3, 'x')", "CREATE TABLE t (a INT)", "DELETE FROM docs WHERE id = 1",
@@ -161,21 +160,6 @@ def test_garbage_is_collected_only_past_the_grace_period(s3: S3Server, monkeypat
     assert sorted(t.to_arrow().column("id").to_pylist()) == [1, 2, 3]
 
 
-def _written_at(s3: S3Server, prefix: str) -> fts.Database:
-    db = fts.connect(f"s3://bucket/{prefix}", storage_options=s3.options())
-    words = ["alpha", "beta", "gamma", "delta"]
-    rows = [f"{words[i % 4]} {words[(i * 7) % 4]} w{i % 9} alpha" if i % 5 else f"beta w{i % 9}" for i in range(2000)]
-    docs = db.create_table("docs", pa.table({"id": list(range(2000)), "title": [f"t{i}" for i in range(2000)],
-                                             "body": rows}))
-    docs.create_index("body", positions=True)
-    docs.insert(pa.table({"id": [5000], "title": ["late"], "body": ["alpha beta gamma late"]}))
-    db.sql("DELETE FROM docs WHERE id % 97 = 0")
-    db.sql("CREATE TABLE notes (n INT, body VARCHAR NOT NULL) AS VALUES (1, 'alpha note'), (2, 'other')")
-    db.sql("OPTIMIZE docs")
-    db.sql("OPTIMIZE notes")
-    return db
-
-
 def _keys(s3: S3Server, prefix: str) -> set[str]:
     pages = s3.client().get_paginator("list_objects_v2").paginate(Bucket="bucket", Prefix=prefix)
     return {o["Key"] for page in pages for o in page.get("Contents", [])}
@@ -200,7 +184,7 @@ def test_rows_only_a_log_holds_are_never_silently_left_out(s3: S3Server, tmp_pat
     saying to flush, rather than answering without them."""
     db = fts.connect(tmp_path / "db")
     db.create_table("docs", pa.table({"id": [1], "body": ["alpha"]})).insert(pa.table({"id": [2], "body": ["beta"]}))
-    url = _copy(s3, tmp_path / "db", "logged")
+    url = s3.upload_directory(tmp_path / "db", "bucket", "logged")
     with pytest.raises(fts.StorageError, match="write-ahead logs hold rows.*OPTIMIZE"):
         fts.connect(url, storage_options=s3.options())
 
@@ -217,7 +201,7 @@ def test_a_clusters_shared_store_at_a_url_reads_what_the_directory_holds(s3: S3S
     from datafusion_fts.storage.stores.shared import SharedLocation, open_shared
 
     local = _written(tmp_path / "db")
-    url = _copy(s3, tmp_path / "db", "shared")
+    url = s3.upload_directory(tmp_path / "db", "bucket", "shared")
     meta = local.table("docs").snapshot().meta
     directory = open_shared(SharedLocation(str(tmp_path / "db")))
     remote = open_shared(SharedLocation(url, tuple(sorted(s3.options().items()))))

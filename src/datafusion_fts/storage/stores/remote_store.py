@@ -37,7 +37,6 @@ import tempfile
 import threading
 import time
 import zlib
-from collections import Counter
 from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import replace
@@ -55,13 +54,10 @@ from ..parquet.data_files import RangeCache, RemoteFile
 from ..parquet.page_reader import (
     DecodedCache,
     PageReader,
-    fetch_units,
-    open_parquet,
-    pages_of,
-    take_rows,
 )
 from .store import (
     READ_ONLY_ASKED,
+    PagedFragments,
     deletes_file,
     deletes_of,
     file_gone,
@@ -77,7 +73,7 @@ _LISTING_GC_SECONDS = 60.0
 _MANIFEST_READS = 5  # (a manifest replaced while it is read is read again)
 
 
-class RemoteStore:
+class RemoteStore(PagedFragments):
     """The database under ``objects``' location."""
 
     commits_inserts = True
@@ -359,27 +355,6 @@ class RemoteStore:
                                    f"{zlib.crc32(data)}, the manifest says {frag.crc}")
             with self._lock:
                 self._checked.add(frag.id)
-
-    def iter_fragment(
-        self, frag_id: str, columns: list[str], batch_rows: int, local_range: tuple[int, int] | None = None
-    ) -> Iterator[pa.RecordBatch]:
-        pages = self._pages(frag_id)
-        if pages.readable(columns):
-            lo, hi = local_range if local_range is not None else (0, pages.num_rows - 1)
-            yield from pages.scan(columns, batch_rows, lo, hi)
-            return
-        groups = pages.row_groups(*local_range) if local_range is not None else None
-        yield from open_parquet(pages.file.arrow_source()).iter_batches(batch_size=batch_rows, columns=columns,
-                                                                        row_groups=groups)
-
-    def take_rows(self, parts: list[tuple[str, np.ndarray]], columns: list[str]) -> pa.Table:
-        return take_rows([(self._pages(frag_id), rows) for frag_id, rows in parts], columns)
-
-    def pages_of(self, parts: list[tuple[str, np.ndarray]], column: str) -> np.ndarray | None:
-        return pages_of([(self._pages(frag_id), rows) for frag_id, rows in parts], column)
-
-    def fetch_units(self, parts: list[tuple[str, np.ndarray]], column: str) -> Counter[str]:
-        return fetch_units([(self._pages(frag_id), rows) for frag_id, rows in parts], column)
 
     def fragment_paths(self, frag_ids: list[str]) -> list[str]:
         """The fragments' URLs, which DataFusion scans (its session reaches the store)."""

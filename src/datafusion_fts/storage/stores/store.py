@@ -26,7 +26,7 @@ import time
 import weakref
 import zlib
 from collections import Counter
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import Executor, ThreadPoolExecutor
 from contextlib import AbstractContextManager, contextmanager
 from pathlib import Path
 from typing import Callable, Iterable, Iterator, Protocol
@@ -169,6 +169,45 @@ class Store(Protocol):
     def write_deletes(self, dv_id: str, rows: np.ndarray) -> int | None: ...
     def read_deletes(self, dv_id: str, crc: int | None) -> np.ndarray: ...
     def collect_garbage(self, keep: frozenset[str]) -> None: ...
+
+
+class PagedFragments:
+    """The reads of data fragments by page, for the stores whose fragments are Parquet
+    files a :class:`PageReader` reads (a directory's, an object store's): each store says
+    how a fragment's reader is opened (``_pages``) and which threads a scan may use."""
+
+    def _pages(self, frag_id: str) -> PageReader:
+        raise NotImplementedError
+
+    def _scan_pool(self) -> Executor | None:
+        return None
+
+    def iter_fragment(
+        self, frag_id: str, columns: list[str], batch_rows: int, local_range: tuple[int, int] | None = None
+    ) -> Iterator[pa.RecordBatch]:
+        """The fragment's rows in batches; with ``local_range`` (inclusive local rows) only
+        those (paged files), or the row groups that overlap it (others)."""
+        pages = self._pages(frag_id)
+        if pages.readable(columns):
+            lo, hi = local_range if local_range is not None else (0, pages.num_rows - 1)
+            yield from pages.scan(columns, batch_rows, lo, hi, self._scan_pool())
+            return
+        # A reader of its own per scan: concurrent scans never share pyarrow state, and
+        # without memory mapping the scanned pages are not charged to this process's RSS.
+        groups = pages.row_groups(*local_range) if local_range is not None else None
+        yield from open_parquet(pages.file.arrow_source()).iter_batches(batch_size=batch_rows, columns=columns,
+                                                                        row_groups=groups)
+
+    def take_rows(self, parts: list[tuple[str, np.ndarray]], columns: list[str]) -> pa.Table:
+        """Rows by fragment and local index, reading only the pages they sit in, the
+        pages of all fragments at once (``page_reader.take_rows``)."""
+        return take_rows([(self._pages(frag_id), rows) for frag_id, rows in parts], columns)
+
+    def pages_of(self, parts: list[tuple[str, np.ndarray]], column: str) -> np.ndarray | None:
+        return pages_of([(self._pages(frag_id), rows) for frag_id, rows in parts], column)
+
+    def fetch_units(self, parts: list[tuple[str, np.ndarray]], column: str) -> Counter[str]:
+        return fetch_units([(self._pages(frag_id), rows) for frag_id, rows in parts], column)
 
 
 def _remove(path: Path) -> None:
@@ -405,7 +444,7 @@ def _writer_options(schema: pa.Schema, sample: pa.RecordBatch | None) -> dict:
     }
 
 
-class DirectoryStore:
+class DirectoryStore(PagedFragments):
     """A database directory: ``manifest.json``, ``data/*.parquet``, ``index/<segment>/``."""
 
     commits_inserts = False  # (its logs hold acknowledged inserts)
@@ -645,39 +684,6 @@ class DirectoryStore:
             if self._pool is None:
                 self._pool = ThreadPoolExecutor(max_workers=os.cpu_count() or 1, thread_name_prefix="fts-scan")
             return self._pool
-
-    def _open_fragment(self, frag_id: str) -> pq.ParquetFile:
-        try:
-            return open_parquet(self._fragment_path(frag_id))
-        except FileNotFoundError:
-            raise file_gone(self.root, "data fragment", frag_id) from None
-
-    def iter_fragment(
-        self, frag_id: str, columns: list[str], batch_rows: int, local_range: tuple[int, int] | None = None
-    ) -> Iterator[pa.RecordBatch]:
-        """The fragment's rows in batches; with ``local_range`` (inclusive local rows) only
-        those (paged files), or the row groups that overlap it (others)."""
-        pages = self._pages(frag_id)
-        if pages.readable(columns):
-            lo, hi = local_range if local_range is not None else (0, pages.num_rows - 1)
-            yield from pages.scan(columns, batch_rows, lo, hi, self._scan_pool())
-            return
-        # A reader of its own per scan: concurrent scans never share pyarrow state, and
-        # without memory mapping the scanned pages are not charged to this process's RSS.
-        reader = self._open_fragment(frag_id)
-        groups = pages.row_groups(*local_range) if local_range is not None else None
-        yield from reader.iter_batches(batch_size=batch_rows, columns=columns, row_groups=groups)
-
-    def take_rows(self, parts: list[tuple[str, np.ndarray]], columns: list[str]) -> pa.Table:
-        """Rows by fragment and local index, reading only the pages they sit in, the
-        pages of all fragments at once (``page_reader.take_rows``)."""
-        return take_rows([(self._pages(frag_id), rows) for frag_id, rows in parts], columns)
-
-    def pages_of(self, parts: list[tuple[str, np.ndarray]], column: str) -> np.ndarray | None:
-        return pages_of([(self._pages(frag_id), rows) for frag_id, rows in parts], column)
-
-    def fetch_units(self, parts: list[tuple[str, np.ndarray]], column: str) -> Counter[str]:
-        return fetch_units([(self._pages(frag_id), rows) for frag_id, rows in parts], column)
 
     def fragment_paths(self, frag_ids: list[str]) -> list[str]:
         """The fragments' files (each checked to exist)."""
