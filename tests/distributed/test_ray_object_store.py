@@ -46,12 +46,46 @@ def test_actors_search_a_database_at_a_url_as_the_local_plan_does(ray_session, s
     assert shares and all(share.storage.url == url for share in shares)
 
 
-def test_a_build_on_object_store_shared_storage_is_refused_before_any_task(ray_session, s3: S3Server,
-                                                                          tmp_path: Path) -> None:
-    db = fts.connect(tmp_path / "db", executor="ray", storage_options=s3.options(),
-                     config={"fts.ray_actors": 2, "fts.ray_storage": "s3://bucket/elsewhere"})
-    t = db.create_table("docs", corpus(100))
-    with pytest.raises(fts.StorageError, match="reads only"):
+def _index_keys(s3: S3Server, prefix: str) -> set[str]:
+    found = s3.client().list_objects_v2(Bucket="bucket", Prefix=f"{prefix}/index/")
+    return {o["Key"] for o in found.get("Contents", [])}
+
+
+def test_build_tasks_write_a_database_at_a_url_and_a_failed_one_leaves_nothing(ray_session, s3: S3Server,
+                                                                              tmp_path: Path) -> None:
+    """Ray build tasks read the fragments from the store and create their segments there;
+    the driver commits them. A task that fails (a damaged fragment) fails the build, and
+    the segments every task wrote are deleted from the store."""
+    rows = corpus(600)
+    local = fts.connect(tmp_path / "local")
+    expected_table = local.create_table("docs", rows)
+    expected_table.create_index("body")
+    expected = [_hits(expected_table, q) for q in QUERIES[:4]]
+    url = "s3://bucket/built"
+    db = fts.connect(url, executor="ray", storage_options=s3.options(), config={"fts.ray_actors": 2})
+    t = db.create_table("docs", rows.slice(0, 200))
+    t.insert(rows.slice(200, 200))  # (each insert a commit: a fragment of its own)
+    t.insert(rows.slice(400, 200))
+    assert len(t.snapshot().meta.fragments) == 3
+    before = _index_keys(s3, "built")
+    frag = t.snapshot().meta.fragments[1].id  # (the tasks over the others write their segments)
+    key = f"built/data/{frag}.parquet"
+    good = s3.client().get_object(Bucket="bucket", Key=key)["Body"].read()
+    s3.client().put_object(Bucket="bucket", Key=key, Body=good[: len(good) // 2])  # (rows that no longer decode)
+    with pytest.raises(fts.StorageError):
         t.create_index("body")
-    assert t.snapshot().meta.indexes == {}
-    assert "Contents" not in s3.client().list_objects_v2(Bucket="bucket", Prefix="elsewhere/")
+    assert _index_keys(s3, "built") == before and not t.snapshot().meta.indexes
+    s3.client().put_object(Bucket="bucket", Key=key, Body=good)
+    t.create_index("body")
+    assert [_hits(t, q) for q in QUERIES[:4]] == expected
+    again = fts.connect(url, storage_options=s3.options())
+    assert [_hits(again.table("docs"), q) for q in QUERIES[:4]] == expected
+
+
+def test_an_object_store_for_ray_beside_a_local_database_is_refused(s3: S3Server, tmp_path: Path) -> None:
+    """Issue 32: workers read segments from S3 while the driver committed them locally."""
+    db = fts.connect(tmp_path / "db", storage_options=s3.options(), config={"fts.ray_storage": "s3://bucket/x"})
+    db.create_table("docs", corpus(50)).create_index("body")
+    db.sql("SET fts.executor = 'ray'")
+    with pytest.raises(fts.PlanError, match="open the database at that URL"):
+        db.table("docs").search("alpha", limit=5)

@@ -37,7 +37,7 @@ def split_range(meta: TableMeta, lo: int, hi: int, pieces: int) -> list[tuple[in
 def build_task(storage: SharedLocation, meta: TableMeta, index: IndexMeta, lo: int, hi: int, ids: list[str]) -> list[SegmentMeta]:
     """Build and write the segments over rows [lo, hi]; their metadata, for the driver."""
     try:
-        shared = open_shared(storage)
+        shared = open_shared(storage, for_writes=True)
         shared.note_footers(meta.footer_crcs())  # (checked before a fragment's footer is parsed)
         snap = TableSnapshot(meta, shared)  # type: ignore[arg-type]
         chunk = iter(range(1 << 30))

@@ -24,7 +24,7 @@ from typing import Any, Protocol
 
 import numpy as np
 
-from ..errors import DistributedError, FtsError, InvalidArgument, PlanError, StorageError
+from ..errors import DistributedError, FtsError, InvalidArgument, PlanError
 from ..index.segment_set import SegmentSet
 from ..index.shares import Partition, Share, partition
 from ..index.term_statistics import StatsReply, StatsRequest
@@ -35,7 +35,7 @@ from ..storage.files.layout import is_remote
 from ..storage.files.manifest import IndexMeta, Manifest, SegmentMeta
 from ..storage.snapshot import TableSnapshot
 from ..storage.sources.object_sources import SourceStores
-from ..storage.stores.shared import SharedLocation
+from ..storage.stores.shared import SharedLocation, open_shared
 from . import _compat
 from .build import IDS_PER_TASK, build_task
 
@@ -310,10 +310,6 @@ class RayExecutor:
         Ray tasks; the manifest reserving their file ids and their metadata, in range
         order. A failed task fails the build once every task has ended: nothing is
         committed, and the caller collects what the others wrote."""
-        if is_remote(self.storage.url):
-            raise StorageError(f"Ray index builds write their segments to {self.storage.url}, an object store's URL, "
-                               "which this version reads only: build with fts.executor = 'local', or set "
-                               "fts.ray_storage to a directory every node mounts")
         ray = _compat.ray()
         errors = _compat.ray_exceptions()
         _background.wait()
@@ -330,15 +326,19 @@ class RayExecutor:
         refs = [task.remote(self.storage, meta, index, lo, hi, ids) for (lo, hi), ids in zip(ranges, blocks)]
         ray.wait(refs, num_returns=len(refs))  # every task has ended, failed or not
         out: list[SegmentMeta] = []
-        for (lo, hi), ref in zip(ranges, refs):
-            try:
-                out.extend(ray.get(ref))
-            except errors.RayTaskError as exc:
-                if isinstance(exc.cause, FtsError):
-                    raise exc.cause from None
-                raise DistributedError(f"index build task for rows {lo}..{hi} failed: {exc.cause!r}") from None
-            except errors.RayError as exc:
-                raise DistributedError(f"index build task for rows {lo}..{hi} failed: {type(exc).__name__}") from None
+        try:
+            for (lo, hi), ref in zip(ranges, refs):
+                try:
+                    out.extend(ray.get(ref))
+                except errors.RayTaskError as exc:
+                    if isinstance(exc.cause, FtsError):
+                        raise exc.cause from None
+                    raise DistributedError(f"index build task for rows {lo}..{hi} failed: {exc.cause!r}") from None
+                except errors.RayError as exc:
+                    raise DistributedError(f"index build task for rows {lo}..{hi} failed: {type(exc).__name__}") from None
+        except FtsError:  # (what the other tasks wrote goes too)
+            open_shared(self.storage, for_writes=True).delete_segments(i for ids in blocks for i in ids)
+            raise
         return manifest, out
 
     def actor_pids(self) -> list[int]:
@@ -371,6 +371,10 @@ def executor_for(db: RayHost) -> RayExecutor:
     settings = db.settings
     storage = SharedLocation(settings.get("fts.ray_storage") or os.fspath(db.path),
                              tuple(sorted(db.sources.options.items())))
+    if is_remote(storage.url) and storage.url.rstrip("/") != os.fspath(db.path).rstrip("/"):
+        raise PlanError(f"fts.ray_storage is {storage.url}, an object store, but the database is {db.path}: its "
+                        "commits would not be there; open the database at that URL instead "
+                        f"(fts.connect({storage.url!r}, storage_options=...))")
     config = (
         storage, settings.get("fts.ray_actors"), settings.get("fts.ray_max_restarts"),
         settings.get("fts.ray_retries"),

@@ -243,6 +243,14 @@ class RemoteStore(PagedFragments):
         self._create(f"data/{dv_id}.arrow", data)
         return zlib.crc32(data)
 
+    def delete_segments(self, seg_ids: Iterable[str]) -> None:
+        """Delete the files of segments no commit names (a failed build's, whose tasks
+        wrote them in other processes: not this store's own files)."""
+        self.refuse_writes()
+        for seg_id in seg_ids:
+            for meta in self.objects.list(f"index/{seg_id}"):
+                self.objects.delete(meta.key)
+
     def collect_garbage(self, keep: frozenset[str]) -> None:
         """Delete files of ours no kept manifest names: at once those this store wrote
         (a write that failed), from a listing (at most once a minute) those older than

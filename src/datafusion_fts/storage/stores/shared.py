@@ -6,13 +6,13 @@ write new segments here; only the driver commits the manifest that makes them pa
 the database. A local path (or ``file://`` URI) is a :class:`DirectoryStore` (segments
 memory-mapped); an object store's URL (``s3://...``, ``gs://...``) is read through the
 object interface (storage/objects/, the same reads as ``fts.connect(url)``): segments
-read whole into memory, pages by ranges. Such a store is read only: a build on it is
-refused before any task writes (issue 32, item 4).
+read whole into memory, pages by ranges; build tasks create their segments there, and
+the driver deletes them if the build fails (issue 32, item 4).
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from typing import Protocol
 
@@ -40,6 +40,8 @@ class SharedStore(Protocol):
     def write_segment(self, seg_id: str, arrays: dict[str, pa.Array]) -> int | None: ...
     def iter_fragment(self, frag_id: str, columns: list[str], batch_rows: int) -> Iterator[pa.RecordBatch]: ...
     def read_deletes(self, dv_id: str, crc: int | None) -> np.ndarray: ...
+    def delete_segments(self, seg_ids: Iterable[str]) -> None:
+        """Delete segments no commit names (a failed build's)."""
     def note_footers(self, crcs: dict[str, int]) -> None:
         """The footer crc32s of data files (by id), which reads of them check."""
 
@@ -56,14 +58,15 @@ class SharedLocation:
         return f"SharedLocation({self.url!r})"
 
 
-def open_shared(location: SharedLocation) -> SharedStore:
+def open_shared(location: SharedLocation, for_writes: bool = False) -> SharedStore:
     """The store at ``location``: a directory (a path or ``file://`` URI), or a database
-    at an object store's URL read through the object interface (read only:
-    :class:`.remote_store.RemoteStore`; its pages kept in a cache of ``WORKER_CACHE_BYTES``)."""
+    at an object store's URL read through the object interface
+    (:class:`.remote_store.RemoteStore`, its pages kept in a cache of ``WORKER_CACHE_BYTES``;
+    written only ``for_writes``: a build task's segments)."""
     if not is_remote(location.url):
         try:
             return DirectoryStore(local_path(location.url, "shared storage"))
         except ValueError as exc:
             raise StorageError(str(exc)) from None
     objects = open_objects(location.url, dict(location.options))
-    return RemoteStore(objects, RangeCache(lambda: WORKER_CACHE_BYTES), read_only=True)
+    return RemoteStore(objects, RangeCache(lambda: WORKER_CACHE_BYTES), read_only=not for_writes)

@@ -26,10 +26,11 @@ import time
 import weakref
 import zlib
 from collections import Counter
+from collections.abc import Callable, Iterable, Iterator
 from concurrent.futures import Executor, ThreadPoolExecutor
 from contextlib import AbstractContextManager, contextmanager
 from pathlib import Path
-from typing import Callable, Iterable, Iterator, Protocol
+from typing import Protocol
 
 import numpy as np
 import pyarrow as pa
@@ -746,6 +747,11 @@ class DirectoryStore(PagedFragments):
                 raise StorageError(f"cannot read index segment file {path}: {exc}") from exc
 
         return segment_arrays(str(directory), names, buffer_of, None if crc is None else (files, region), lazy)
+
+    def delete_segments(self, seg_ids: Iterable[str]) -> None:
+        """Delete segments no commit names (a failed build's, written by its tasks)."""
+        for seg_id in seg_ids:
+            _remove(self.root / "index" / seg_id)
 
     # -- deletion vectors -------------------------------------------------------------
     def write_deletes(self, dv_id: str, rows: np.ndarray) -> int:
