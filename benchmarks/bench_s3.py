@@ -35,6 +35,7 @@ from __future__ import annotations
 import argparse
 import datetime as _dt
 import json
+import shutil
 import statistics
 import sys
 import tempfile
@@ -56,6 +57,9 @@ BUCKET = "bench"
 # fts.source_refresh_seconds of the "warm, listing reused" runs (the default, 0, lists the
 # source at every query: a LIST request on an object store).
 REUSE_SECONDS = 60
+# The writes phase: rows loaded and indexed, then inserts of one row each.
+WRITE_ROWS = 100_000
+INSERTS = 20
 SQL = "SELECT id, title, score() AS s FROM docs WHERE MATCH(body, '{q}') ORDER BY s DESC LIMIT 10"
 
 
@@ -142,10 +146,14 @@ class _Lance:
 
 def child(phase: str, system: str, n_rows: int, n_files: int, endpoint: str, log: str, n_queries: int,
           repeats: int) -> dict:
-    """(A fresh process.) ``build``, ``cold`` (import + open + first query), ``warm`` or
-    ``reuse`` (warm, ours with the source's listing reused: ``REUSE_SECONDS``)."""
+    """(A fresh process.) ``build``, ``cold`` (import + open + first query), ``warm``,
+    ``reuse`` (warm, ours with the source's listing reused: ``REUSE_SECONDS``) or
+    ``writes``."""
     start = time.perf_counter()
     import bench_in_place as bip
+
+    if phase == "writes":
+        return _writes(system, n_rows, n_files, endpoint, log)
 
     work = DATA / f"s3-{n_rows}-{n_files}" / f"db-{system}"
     source = (str(bip._source(n_rows, n_files, "paged")) if system == "ours_local"
@@ -181,6 +189,52 @@ def child(phase: str, system: str, n_rows: int, n_files: int, endpoint: str, log
     queries = len(CLASSES) * n_queries * repeats
     return {f"{phase}_ms": latency, f"{phase}_requests_per_query": (_requests(log) - before) / queries,
             f"{phase}_hwm_mb": common.proc_status_kb()["VmHWM"] / 1024, f"{phase}_tops": tops}
+
+
+def _writes(system: str, n_rows: int, n_files: int, endpoint: str, log: str) -> dict:
+    """A managed table written where the system keeps it: ``WRITE_ROWS`` rows of the
+    corpus loaded and indexed, then ``INSERTS`` inserts of one row each (acknowledged:
+    ours durable on the store, a commit each there; Lance's an append, a commit), with
+    the requests each made (its FTS index covers the appended rows after an optimize)."""
+    import bench_in_place as bip
+    import pyarrow.parquet as pq
+
+    first = sorted(bip._source(n_rows, n_files, "paged").glob("*.parquet"))[0]
+    table = pq.read_table(first).slice(0, WRITE_ROWS)
+    row = table.slice(0, 1)
+    if system == "lance_s3":
+        import bench_peers as bp
+        import lance
+
+        options, uri = _options(endpoint), f"s3://{BUCKET}/lance-writes"
+        start = time.perf_counter()
+        ds = lance.write_dataset(table, uri, mode="overwrite", storage_options=options)
+        ds.create_scalar_index(bp.FIELD, index_type="INVERTED", **bp.LANCE_OPTS)
+        load_s = time.perf_counter() - start
+
+        def insert() -> None:
+            lance.write_dataset(row, uri, mode="append", storage_options=options)
+    else:
+        import datafusion_fts as fts
+
+        where = f"s3://{BUCKET}/writes" if system == "ours_db_s3" else DATA / f"s3-{n_rows}-{n_files}" / "writes"
+        if system == "ours_local":
+            shutil.rmtree(where, ignore_errors=True)  # (the bucket is new every run)
+        db = fts.connect(where, storage_options=_options(endpoint) if system == "ours_db_s3" else None)
+        start = time.perf_counter()
+        t = db.create_table("docs", table)
+        t.create_index("body")
+        load_s = time.perf_counter() - start
+
+        def insert() -> None:
+            t.insert(row)
+    before, times = _requests(log), []
+    for _ in range(INSERTS):
+        t0 = time.perf_counter()
+        insert()
+        times.append(time.perf_counter() - t0)
+    return {"load_s": load_s, "insert_ms": statistics.median(times) * 1e3,
+            "insert_requests": (_requests(log) - before) / INSERTS}
 
 
 def _upload(s3, n_rows: int, n_files: int) -> int:
@@ -233,12 +287,26 @@ def report(results: dict, args: argparse.Namespace) -> str:
     row("warm, listing reused: requests per query",
         lambda r: r.get("reuse_requests_per_query", r["warm_requests_per_query"]), "{:.1f}")
     row("query process peak RSS (MB)", lambda r: r["warm_hwm_mb"], "{:.0f}")
+    lines += ["", f"Writes: a table of {WRITE_ROWS:,} rows (the first file's) loaded and indexed where the system "
+              f"keeps its tables, then {INSERTS} inserts of one row each (ours: durable when it returns, a write-ahead "
+              "log record on local disk, a commit on the store: a data file, a segment's files, the manifest; "
+              "Lance: an append, a commit, its index not updated). Files indexed in place take no inserts. "
+              "Our segment's dozen files are sent side by side, but moto serves requests one after another "
+              "(~4 ms each here), so this server shows their count, not the overlap a real store gives.", "",
+              "| measure | ours, local directory | ours, database on S3 | Lance on S3 | ours S3 / local | ours S3 / Lance |",
+              "|---|---:|---:|---:|---:|---:|"]
+    for label, key, fmt in ((f"load + index {WRITE_ROWS:,} rows (s)", "load_s", "{:.2f}"),
+                            ("insert one row, p50 (ms)", "insert_ms", "{:.1f}"),
+                            ("requests per insert", "insert_requests", "{:.1f}")):
+        a, b, c = local[key], db_s3[key], lance[key]
+        lines.append(f"| {label} | {fmt.format(a)} | {fmt.format(b)} | {fmt.format(c)} | {ratio(b, a)} | "
+                     f"{ratio(b, c)} |")
     same = all(local["warm_tops"][c] == r[k][c] for c in CLASSES for r in (s3, db_s3) for k in ("warm_tops", "reuse_tops"))
     lines += ["", f"Our three setups return the same top-10 ids for every class: {same}. Lance's BM25 differs "
               "from ours (see Peers), so its rows are not compared. *Files on S3*: the table indexed in place "
               "on the bucket, its index in a local directory. *All on S3*: that database directory copied to "
-              "the bucket and opened by its URL (`fts.connect('s3://bench/db')`, read only; its build is the "
-              "copy). *Warm* is the default: each query lists the source again "
+              "the bucket and opened by its URL (`fts.connect('s3://bench/db')`; its build is the copy). "
+              "*Warm* is the default: each query lists the source again "
               "(`fts.source_refresh_seconds = 0`: a file added is found by the next query), one LIST request; "
               f"*listing reused* sets it to {REUSE_SECONDS} s. Lance answers from the dataset version it opened "
               "(its rows are shown the same in both). Pages a fetch read are kept (`fts.object_cache_bytes`), so "
@@ -272,8 +340,8 @@ def main() -> None:
                     "--repeats", str(args.repeats)]
             for system in SYSTEMS:
                 out = results[system] = {}
-                for phase in ("build", "cold", "warm", "reuse") if "ours_" in system and system != "ours_local" \
-                        else ("build", "cold", "warm"):
+                phases = ["build", "cold", "warm"] + (["reuse"] if system in ("ours_s3", "ours_db_s3") else [])
+                for phase in phases + (["writes"] if system != "ours_s3" else []):
                     before = _requests(log)
                     out.update(common.run_child(__file__, [*argv, "--child", phase, system, s3.endpoint, log, "-"],
                                                 print))
