@@ -165,7 +165,10 @@ def _object_storage() -> list[str]:
         f"against {span(local, 'warm_ms')} ms on local disk and {span(lance, 'warm_ms')} ms for Lance on the same "
         f"server; open + first query {whole['cold_s']:.2f} s (Lance {lance['cold_s']:.2f} s); build from the "
         f"bucket's Parquet {files['build_s']:.1f} s (local files {local['build_s']:.1f} s, Lance "
-        f"{lance['build_s']:.1f} s).",
+        f"{lance['build_s']:.1f} s)"
+        + (f"; a one-row insert into a database on S3 {whole['insert_ms']:.1f} ms, a commit of "
+           f"{whole['insert_requests']:.0f} requests (Lance's append {lance['insert_ms']:.1f} ms; "
+           f"{local['insert_ms']:.1f} ms in a local directory)" if "insert_ms" in whole else "") + ".",
         "",
     ]
 
