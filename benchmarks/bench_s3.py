@@ -289,10 +289,10 @@ def report(results: dict, args: argparse.Namespace) -> str:
     row("query process peak RSS (MB)", lambda r: r["warm_hwm_mb"], "{:.0f}")
     lines += ["", f"Writes: a table of {WRITE_ROWS:,} rows (the first file's) loaded and indexed where the system "
               f"keeps its tables, then {INSERTS} inserts of one row each (ours: durable when it returns, a write-ahead "
-              "log record on local disk, a commit on the store: a data file, a segment's files, the manifest; "
+              "log record on local disk, a commit on the store: a check of the manifest, a data file, a segment "
+              "(one object), the manifest; "
               "Lance: an append, a commit, its index not updated). Files indexed in place take no inserts. "
-              "Our segment's dozen files are sent side by side, but moto serves requests one after another "
-              "(~4 ms each here), so this server shows their count, not the overlap a real store gives.", "",
+              "moto serves requests one after another (~4 ms each here).", "",
               "| measure | ours, local directory | ours, database on S3 | Lance on S3 | ours S3 / local | ours S3 / Lance |",
               "|---|---:|---:|---:|---:|---:|"]
     for label, key, fmt in ((f"load + index {WRITE_ROWS:,} rows (s)", "load_s", "{:.2f}"),

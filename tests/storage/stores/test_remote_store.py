@@ -222,3 +222,29 @@ def test_a_clusters_shared_store_at_a_url_reads_what_the_directory_holds(s3: S3S
     damaged.note_footers(meta.footer_crcs())
     with pytest.raises(fts.StorageError, match="footer's crc32"):
         list(damaged.iter_fragment(frag, ["id"], 300))
+
+
+def test_a_database_written_at_a_url_and_copied_to_a_directory_answers_alike(s3: S3Server, tmp_path: Path) -> None:
+    """A store writes each segment as one object (its bundle: one request, not a dozen);
+    a directory reads that layout too, so a database moves either way."""
+    remote = _written_at(s3, "moved")
+    bundles = [k for k in _keys(s3, "moved/index/") if k.endswith("/bundle")]
+    assert bundles and all(k.count("/") == 3 for k in bundles)
+    assert not [k for k in _keys(s3, "moved/index/") if k.endswith(".arrow")]
+    client = s3.client()
+    for key in _keys(s3, "moved/"):
+        target = tmp_path / "moved" / key.split("/", 1)[1]
+        target.parent.mkdir(parents=True, exist_ok=True)
+        client.download_file("bucket", key, str(target))
+    assert _answers(fts.connect(tmp_path / "moved")) == _answers(remote)
+
+
+def test_a_damaged_segment_bundle_is_a_storage_error_naming_it() -> None:
+    from datafusion_fts.storage.files.segment_bundle import pack, unpack
+
+    files = {"a.arrow": b"x" * 13, "checksums.ipc": b"yz"}
+    data = pack(files)
+    assert {k: bytes(v) for k, v in unpack(data, "here").items()} == files
+    for damaged in (data[:20], b"NOTABNDL" + data[8:], data[:-7]):
+        with pytest.raises(fts.StorageError, match="damaged index segment bundle here"):
+            unpack(damaged, "here")

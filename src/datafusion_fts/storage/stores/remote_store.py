@@ -20,8 +20,9 @@ through the object interface (storage/objects/; issue 32; docs/design.md: "Objec
   store wrote them and the write failed, or if older than ``grace_seconds()``
   (``fts.gc_grace_seconds``): a younger one may be another writer's, about to commit.
   Listing the store for them happens at most once a minute.
-- **Reads**: each index segment's files whole when the segment is first searched (kept by
-  the segment sets), fragments by page ranges through the page reader
+- **Segments** are written as one object each, their bundle (files/segment_bundle.py);
+  a directory's layout (a file per array, a copied directory's) is read too.
+- **Reads**: each index segment whole when it is first searched (kept by the segment sets), fragments by page ranges through the page reader
   (:class:`..parquet.data_files.RemoteFile`, fetched pages kept in the range cache).
 
 A directory written locally and copied to the store is such a database too (copy
@@ -38,7 +39,6 @@ import threading
 import time
 import zlib
 from collections.abc import Callable, Iterable, Iterator
-from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
 from dataclasses import replace
 from pathlib import Path
@@ -50,6 +50,7 @@ from ...errors import ConflictError, ReadOnlyError, StorageError
 from ..files import checksums
 from ..files.layout import MANIFEST
 from ..files.manifest import FragmentMeta, Manifest
+from ..files.segment_bundle import BUNDLE, pack
 from ..objects import ObjectChanged, ObjectMissing, ObjectStore
 from ..parquet.data_files import RangeCache, RemoteFile
 from ..parquet.page_reader import (
@@ -59,6 +60,7 @@ from ..parquet.page_reader import (
 from .store import (
     READ_ONLY_ASKED,
     PagedFragments,
+    bundle_arrays,
     deletes_file,
     deletes_of,
     file_gone,
@@ -72,7 +74,6 @@ _OUR_FILE = re.compile(r"^(?:data/((?:frag|dv)-\d{8})\.(?:parquet|arrow)|index/(
 # Seconds between two listings of the store for garbage.
 _LISTING_GC_SECONDS = 60.0
 _MANIFEST_READS = 5  # (a manifest replaced while it is read is read again)
-_REQUESTS = 16  # (requests of one write sent side by side)
 
 
 class RemoteStore(PagedFragments):
@@ -105,7 +106,6 @@ class RemoteStore(PagedFragments):
         # writes that failed, or another writer's about to commit, hold theirs).
         self._id_floor = 0
         self._listed_at = float("-inf")
-        self._pool: ThreadPoolExecutor | None = None
         self._lock = threading.Lock()
         self._check_logs()
 
@@ -225,29 +225,23 @@ class RemoteStore(PagedFragments):
         return rows, crcs
 
     def write_segment(self, seg_id: str, arrays: dict[str, pa.Array]) -> int:
-        """A segment's array files, sent side by side (a dozen of them: one round trip,
-        not twelve), then its checksum file (last: a reader finds the segment whole)."""
+        """A segment's files (a directory's, byte for byte) as one object, its bundle:
+        one request, not a dozen (files/segment_bundle.py)."""
         self.refuse_writes()
-        buffers = {}
+        files: dict[str, bytes | memoryview] = {}
+        sums = {}
         for name, array in arrays.items():
             batch = pa.record_batch([array], names=[name])
             sink = pa.BufferOutputStream()
             with pa.ipc.new_file(sink, batch.schema) as writer:
                 writer.write_batch(batch)
-            buffers[name] = sink.getvalue()
-        sums = {name: checksums.file_sums(buffer) for name, buffer in buffers.items()}
-        list(self._requests().map(lambda item: self._create(f"index/{seg_id}/{item[0]}.arrow", memoryview(item[1])),
-                                  buffers.items()))
+            buffer = sink.getvalue()
+            sums[name] = checksums.file_sums(buffer)
+            files[f"{name}.arrow"] = memoryview(buffer)
         data = checksums.encode(sums)
-        self._create(f"index/{seg_id}/{checksums.CHECKSUMS}", data)
+        files[checksums.CHECKSUMS] = data
+        self._create(f"index/{seg_id}/{BUNDLE}", pack(files))
         return zlib.crc32(data)
-
-    def _requests(self) -> ThreadPoolExecutor:
-        """Threads that wait on requests sent side by side (made on first use)."""
-        with self._lock:
-            if self._pool is None:
-                self._pool = ThreadPoolExecutor(_REQUESTS, thread_name_prefix="fts-store-requests")
-            return self._pool
 
     def write_deletes(self, dv_id: str, rows: np.ndarray) -> int:
         self.refuse_writes()
@@ -386,6 +380,10 @@ class RemoteStore(PagedFragments):
     ) -> tuple[dict[str, pa.Array], dict[str, checksums.LazyRegions]]:
         """A segment's files, each read whole into memory, verified as a directory's are."""
         where = f"{self.root}/index/{seg_id}"
+        try:
+            return bundle_arrays(where, self.objects.get(f"index/{seg_id}/{BUNDLE}"), crc, lazy)
+        except ObjectMissing:
+            pass  # (a directory's layout: a database written there and copied here)
         try:
             if crc is None:
                 names = sorted(m.key.rsplit("/", 1)[1][: -len(".arrow")] for m in self.objects.list(f"index/{seg_id}")

@@ -42,6 +42,7 @@ from ..files import checksums
 from ..files.layout import MANIFEST
 from ..files.manifest import FORMAT_VERSION, FragmentMeta, Manifest
 from ..files.os_files import describe_os_error, fsync_path, make_dirs
+from ..files.segment_bundle import BUNDLE, unpack
 from ..parquet.page_reader import (
     DecodedCache,
     PageReader,
@@ -118,6 +119,28 @@ def segment_arrays(
         if name in lazy:
             regions[name] = checksums.lazy_regions(path, out[name], buffer.address, data, files[name], region, done)
     return out, regions
+
+
+def bundle_arrays(
+    where: str, bundle: bytes | memoryview, crc: int | None, lazy: frozenset[str],
+) -> tuple[dict[str, pa.Array], dict[str, checksums.LazyRegions]]:
+    """A segment's arrays from its bundle (``files/segment_bundle.py``: the files of a
+    segment directory as one object), verified as a directory's are."""
+    files = unpack(bundle, where)
+    names = sorted(n[: -len(".arrow")] for n in files if n.endswith(".arrow"))
+    sums = None
+    if crc is not None:
+        if checksums.CHECKSUMS not in files:
+            raise StorageError(f"index segment {where} holds no {checksums.CHECKSUMS}")
+        found, region = checksums.decode(bytes(files[checksums.CHECKSUMS]), crc, f"{where}/{checksums.CHECKSUMS}")
+        names, sums = sorted(found), (found, region)
+
+    def buffer_of(name: str) -> pa.Buffer:
+        if f"{name}.arrow" not in files:
+            raise StorageError(f"index segment {where} holds no {name}.arrow")
+        return pa.py_buffer(files[f"{name}.arrow"])
+
+    return segment_arrays(where, names, buffer_of, sums, lazy)
 
 
 class Store(Protocol):
@@ -725,6 +748,12 @@ class DirectoryStore(PagedFragments):
         crc32 of its checksum file) its files are verified first, but for the values of
         the ``lazy`` arrays: their regions to verify when read are returned."""
         directory = self.root / "index" / seg_id
+        if (directory / BUNDLE).is_file():  # (written on an object store, copied here)
+            try:
+                return bundle_arrays(str(directory), pa.memory_map(str(directory / BUNDLE), "r").read_buffer(), crc,
+                                     lazy)
+            except FileNotFoundError:
+                raise file_gone(self.root, "index segment", seg_id) from None
         try:
             if crc is None:  # (written before checksums: read as it is)
                 names = sorted(name[: -len(".arrow")] for name in os.listdir(directory) if name.endswith(".arrow"))
