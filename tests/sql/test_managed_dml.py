@@ -159,6 +159,21 @@ def test_a_dictionary_column_holding_a_null_is_stored_and_read_back_as_declared(
     assert answer(db, "DESCRIBE d")[0]["data_type"] == "Dictionary(Int32, Utf8)"
 
 
+def test_dictionaries_of_numbers_and_in_search_results_keep_their_declared_type(db: fts.Database) -> None:
+    """aggregate.slt:6559 and case.slt:863: Arrow's cast makes no dictionary of plain
+    values, so the stored values are encoded again; a search returns the column as
+    declared too."""
+    db.sql("CREATE TABLE v AS SELECT arrow_cast(x, 'Dictionary(Int64, Int32)') AS x, "
+           "arrow_cast(CAST(x AS DOUBLE), 'Dictionary(Int32, Float32)') AS f, 'w' || x AS body "
+           "FROM (VALUES (1), (2), (3), (1), (NULL)) t(x)")
+    assert answer(db, "SELECT sum(x) AS s, max(f) AS m FROM v") == [{"s": 7, "m": 3.0}]
+    assert answer(db, "SELECT DISTINCT arrow_typeof(x) AS a, arrow_typeof(f) AS b FROM v") == [
+        {"a": "Dictionary(Int64, Int32)", "b": "Dictionary(Int32, Float32)"}]
+    db.sql("CREATE FULLTEXT INDEX ON v (body)")
+    found = answer(db, "SELECT x, arrow_typeof(x) AS t FROM v WHERE MATCH(body, 'w1') ORDER BY score() DESC")
+    assert found == [{"x": 1, "t": "Dictionary(Int64, Int32)"}] * 2
+
+
 def test_a_type_parquet_cannot_hold_is_refused_in_a_directory(tmp_path: Path) -> None:
     """An in-memory database keeps DataFusion's interval columns; a directory's Parquet
     files cannot: a clear error, and nothing is left behind."""

@@ -16,6 +16,7 @@ from sqlglot.tokens import TokenType
 
 from ..analysis import AnalyzerConfig
 from ..errors import CatalogError, InvalidArgument, SqlError
+from ..ingest import as_declared
 from ..operators.base import SEARCH_SCHEMA
 from ..operators.explain import explain_search
 from ..planner.plan_search import column_analyzer, plan_search
@@ -320,7 +321,7 @@ class SqlSession:
             values = snap.take(result.column(0).to_numpy(), list(search.columns))
             rows = pa.table({"_rowid": result.column(0)})
             for field in fields:
-                rows = rows.append_column(field, values.column(field.name).cast(field.type))
+                rows = rows.append_column(field, as_declared(values.column(field.name), field.type))
             result = rows.append_column("_score", result.column(1))
         return result, plan, request
 

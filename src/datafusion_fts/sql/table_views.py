@@ -20,6 +20,7 @@ import datafusion
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from ..ingest import as_declared
 from ..storage.files.manifest import IDENTIFIER, ROWID, TableMeta
 from ..storage.snapshot import TableSnapshot
 from ..storage.sources.source_files import files_schema, partition_values, source_paths
@@ -217,7 +218,7 @@ def as_schema(batch: pa.RecordBatch, schema: pa.Schema) -> pa.RecordBatch:
     """``batch`` with the types and nullability of ``schema`` (its columns, in order)."""
     if batch.schema.equals(schema):
         return batch
-    return pa.RecordBatch.from_arrays([c.cast(f.type) for c, f in zip(batch.columns, schema)], schema=schema)
+    return pa.RecordBatch.from_arrays([as_declared(c, f.type) for c, f in zip(batch.columns, schema)], schema=schema)
 
 
 def _defined(session: datafusion.SessionContext, name: str, definition: str | None, batches: list[pa.RecordBatch],
