@@ -9,7 +9,6 @@ from pathlib import Path
 from typing import Any, Iterator, TypeVar
 
 import pyarrow as pa
-import pyarrow.compute as pc
 
 from .errors import InvalidArgument
 from .storage.files.manifest import ROWID
@@ -81,14 +80,6 @@ def stored_type(t: pa.DataType) -> pa.DataType:
         return pa.map_(t.key_field.with_type(stored_type(t.key_type)), t.item_field.with_type(stored_type(t.item_type)),
                        t.keys_sorted)
     return t
-
-
-def as_declared(values: pa.Array | pa.ChunkedArray, declared: pa.DataType) -> pa.Array | pa.ChunkedArray:
-    """Stored ``values`` as the type SQL declared (:func:`stored_type`'s inverse): a
-    dictionary is encoded (Arrow's cast makes no dictionary of plain values)."""
-    if pa.types.is_dictionary(declared) and not pa.types.is_dictionary(values.type):
-        values = pc.dictionary_encode(values.cast(declared.value_type))
-    return values.cast(declared)
 
 
 def stored_schema(declared: pa.Schema) -> pa.Schema:

@@ -16,7 +16,6 @@ from sqlglot.tokens import TokenType
 
 from ..analysis import AnalyzerConfig
 from ..errors import CatalogError, InvalidArgument, SqlError
-from ..ingest import as_declared
 from ..operators.base import SEARCH_SCHEMA
 from ..operators.explain import explain_search
 from ..planner.plan_search import column_analyzer, plan_search
@@ -25,6 +24,7 @@ from ..planner.search_request import SearchRequest, foreign_request
 from ..storage.files.manifest import MAX_NAME_CHARS
 from ..storage.snapshot import TableSnapshot
 from ..storage.sources.foreign import ForeignTable
+from .declared_types import as_declared
 from .dialect import (
     CreateFulltextIndex,
     Explain,

@@ -20,11 +20,11 @@ import datafusion
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from ..ingest import as_declared
 from ..storage.files.manifest import IDENTIFIER, ROWID, TableMeta
 from ..storage.snapshot import TableSnapshot
 from ..storage.sources.source_files import files_schema, partition_values, source_paths
 from ..storage.stores.store import Store
+from .declared_types import as_declared
 from .session_catalog import RESERVED_PREFIX, SessionSchema, quote, rows_name
 
 
