@@ -35,7 +35,6 @@ from __future__ import annotations
 import json
 import re
 import tempfile
-import threading
 import time
 import zlib
 from collections.abc import Callable, Iterable, Iterator
@@ -49,14 +48,10 @@ import pyarrow as pa
 from ...errors import ConflictError, ReadOnlyError, StorageError
 from ..files import checksums
 from ..files.layout import MANIFEST
-from ..files.manifest import FragmentMeta, Manifest
+from ..files.manifest import Manifest
 from ..files.segment_bundle import BUNDLE, pack
 from ..objects import ObjectChanged, ObjectMissing, ObjectStore
 from ..parquet.data_files import RangeCache, RemoteFile
-from ..parquet.page_reader import (
-    DecodedCache,
-    PageReader,
-)
 from .store import (
     READ_ONLY_ASKED,
     PagedFragments,
@@ -90,10 +85,6 @@ class RemoteStore(PagedFragments):
         self._ranges = cache
         self._refresh = refresh_seconds
         self._grace = grace_seconds
-        self._cache = DecodedCache()
-        self._readers: dict[str, PageReader] = {}
-        self._footer_crcs: dict[str, int] = {}
-        self._checked: set[str] = set()
         # The ETag of each manifest version this store read or wrote ("": none yet): a
         # commit of version v replaces v - 1 only if it is still that object.
         self._etags: dict[int, str] = {}
@@ -106,7 +97,7 @@ class RemoteStore(PagedFragments):
         # writes that failed, or another writer's about to commit, hold theirs).
         self._id_floor = 0
         self._listed_at = float("-inf")
-        self._lock = threading.Lock()
+        self._init_fragments()
         self._check_logs()
 
     def _check_logs(self) -> None:
@@ -318,11 +309,6 @@ class RemoteStore(PagedFragments):
                                + (f" but {len(ours)} data and index files (such as {ours[0]}); restore {MANIFEST} "
                                   "or remove them to start over" if ours else ""))
 
-    def note_footers(self, crcs: dict[str, int]) -> None:
-        """Keep footer crc32s of data files (a build task's table gives them)."""
-        with self._lock:
-            self._footer_crcs.update(crcs)
-
     def changes(self) -> tuple[int, int]:
         """(a count of other processes' commits seen, 0): the manifest asked for at most
         every ``refresh_seconds()``."""
@@ -341,34 +327,20 @@ class RemoteStore(PagedFragments):
     def _key(self, frag_id: str) -> str:
         return f"data/{frag_id}.parquet"
 
-    def _pages(self, frag_id: str) -> PageReader:
-        with self._lock:
-            reader = self._readers.get(frag_id)
-        if reader is None:
-            meta = self.objects.head(self._key(frag_id))
-            if meta is None:
-                raise file_gone(self.root, "data fragment", frag_id)
-            file = RemoteFile(self.objects, meta.key, meta.size, meta.version, self._ranges)
-            reader = PageReader(file, self._cache, self._footer_crcs.get(frag_id))
-            with self._lock:
-                reader = self._readers.setdefault(frag_id, reader)
-        return reader
+    def _fragment_file(self, frag_id: str) -> RemoteFile:
+        meta = self.objects.head(self._key(frag_id))
+        if meta is None:
+            raise file_gone(self.root, "data fragment", frag_id)
+        return RemoteFile(self.objects, meta.key, meta.size, meta.version, self._ranges)
 
-    def check_fragments(self, fragments: Iterable[FragmentMeta]) -> None:
-        """Each fragment's whole object against its crc32, once per process, before
-        DataFusion's Parquet reader (which checks no page CRC) scans it."""
-        for frag in fragments:
-            if frag.crc is None or frag.id in self._checked:
-                continue
-            try:
-                data = self.objects.get(self._key(frag.id))
-            except ObjectMissing:
-                raise file_gone(self.root, "data fragment", frag.id) from None
-            if zlib.crc32(data) != frag.crc:
-                raise StorageError(f"damaged data file {self.root}/{self._key(frag.id)}: its crc32 is "
-                                   f"{zlib.crc32(data)}, the manifest says {frag.crc}")
-            with self._lock:
-                self._checked.add(frag.id)
+    def _fragment_name(self, frag_id: str) -> str:
+        return f"{self.root}/{self._key(frag_id)}"
+
+    def _fragment_crc(self, frag_id: str) -> int:
+        try:
+            return zlib.crc32(self.objects.get(self._key(frag_id)))
+        except ObjectMissing:
+            raise file_gone(self.root, "data fragment", frag_id) from None
 
     def fragment_paths(self, frag_ids: list[str]) -> list[str]:
         """The fragments' URLs, which DataFusion scans (its session reaches the store)."""

@@ -43,6 +43,7 @@ from ..files.layout import MANIFEST
 from ..files.manifest import FORMAT_VERSION, FragmentMeta, Manifest
 from ..files.os_files import describe_os_error, fsync_path, make_dirs
 from ..files.segment_bundle import BUNDLE, unpack
+from ..parquet.data_files import DataFile
 from ..parquet.page_reader import (
     DecodedCache,
     PageReader,
@@ -198,13 +199,67 @@ class Store(Protocol):
 class PagedFragments:
     """The reads of data fragments by page, for the stores whose fragments are Parquet
     files a :class:`PageReader` reads (a directory's, an object store's): each store says
-    how a fragment's reader is opened (``_pages``) and which threads a scan may use."""
+    where a fragment's file is (``_fragment_file``), its whole file's crc32
+    (``_fragment_crc``) and which threads a scan may use; the readers, the footers' and
+    the checked files' bookkeeping are these."""
 
-    def _pages(self, frag_id: str) -> PageReader:
+    def _init_fragments(self) -> None:
+        self._readers: dict[str, PageReader] = {}  # (opened once: each keeps its offset index)
+        self._cache = DecodedCache()
+        self._checked: set[str] = set()  # fragments whose whole file matched its crc32
+        self._footer_crcs: dict[str, int] = {}  # (see note_footers)
+        self._lock = threading.Lock()
+
+    def _fragment_file(self, frag_id: str) -> Path | DataFile:
+        """The fragment's file (a StaleSnapshotError if it is gone)."""
+        raise NotImplementedError
+
+    def _fragment_crc(self, frag_id: str) -> int:
+        """The crc32 of the fragment's whole file (a StaleSnapshotError if it is gone)."""
         raise NotImplementedError
 
     def _scan_pool(self) -> Executor | None:
         return None
+
+    def note_footers(self, crcs: dict[str, int]) -> None:
+        """Keep the footer crc32s of data files (by id) that readers opened later check.
+        Every manifest this store reads or writes gives its own, so every fragment a
+        snapshot can name has its crc here; a build task told a table's notes them."""
+        with self._lock:
+            self._footer_crcs.update(crcs)
+
+    def _pages(self, frag_id: str) -> PageReader:
+        """The fragment's page reader (opened once: it keeps its offset index)."""
+        with self._lock:
+            reader = self._readers.get(frag_id)
+        if reader is None:
+            try:
+                reader = PageReader(self._fragment_file(frag_id), self._cache, self._footer_crcs.get(frag_id))
+            except FileNotFoundError:
+                raise file_gone(self.root, "data fragment", frag_id) from None  # type: ignore[attr-defined]
+            with self._lock:
+                reader = self._readers.setdefault(frag_id, reader)
+        return reader
+
+    def check_fragments(self, fragments: Iterable[FragmentMeta]) -> None:
+        """Check each fragment's whole file against its crc32 (``FragmentMeta.crc``),
+        the first time it is asked in this process, before DataFusion's Parquet reader
+        (which checks no page CRC) scans it; a mismatch is a StorageError naming the file.
+        (None: written before format 6.) Several files are summed on the scan threads,
+        as zlib releases the GIL."""
+        todo = [f for f in fragments if f.crc is not None and f.id not in self._checked]
+        pool = self._scan_pool() if len(todo) > 1 else None
+        found = list(pool.map(self._fragment_crc, [f.id for f in todo])) if pool is not None else [
+            self._fragment_crc(f.id) for f in todo]
+        for frag, crc in zip(todo, found):
+            if crc != frag.crc:
+                raise StorageError(f"damaged data file {self._fragment_name(frag.id)}: its crc32 is {crc}, "
+                                   f"the manifest says {frag.crc}")
+        with self._lock:
+            self._checked.update(f.id for f in todo)
+
+    def _fragment_name(self, frag_id: str) -> str:
+        raise NotImplementedError
 
     def iter_fragment(
         self, frag_id: str, columns: list[str], batch_rows: int, local_range: tuple[int, int] | None = None
@@ -494,12 +549,8 @@ class DirectoryStore(PagedFragments):
             self._counters = _ChangeCounters(self.root / "LOCK", writable=False)
         self._lock_fd: int | None = None
         self._exclusive = False  # the writer lock is held, for writing or for a moment
-        self._readers: dict[str, PageReader] = {}
         self._pool: ThreadPoolExecutor | None = None
-        self._cache = DecodedCache()
-        self._checked: set[str] = set()  # fragments whose whole file matched its crc32
-        self._footer_crcs: dict[str, int] = {}  # (see note_footers)
-        self._lock = threading.Lock()
+        self._init_fragments()
 
     # -- the writer lock ----------------------------------------------------------------
     def refuse_writes(self) -> None:
@@ -605,13 +656,6 @@ class DirectoryStore(PagedFragments):
         self.note_footers(manifest.footer_crcs())
         return manifest
 
-    def note_footers(self, crcs: dict[str, int]) -> None:
-        """Keep the footer crc32s of data files (by id) that readers opened later check.
-        Every manifest this store reads or writes gives its own, so every fragment a
-        snapshot can name has its crc here; a build task told a table's notes them."""
-        with self._lock:
-            self._footer_crcs.update(crcs)
-
     def check_manifest(self) -> None:
         """Refuse a directory that holds data or index files but no manifest (called with
         the writer lock, when nobody is writing): opened as empty, its files would be
@@ -671,36 +715,17 @@ class DirectoryStore(PagedFragments):
     ) -> tuple[int, checksums.ParquetCrcs]:
         return write_fragment_file(self._fragment_path(frag_id), schema, batches)
 
-    def check_fragments(self, fragments: Iterable[FragmentMeta]) -> None:
-        # (None: written before format 6; several files are summed on the scan threads,
-        # as zlib releases the GIL)
-        todo = [f for f in fragments if f.crc is not None and f.id not in self._checked]
-        found = list(self._scan_pool().map(self._file_crc, todo)) if len(todo) > 1 else map(self._file_crc, todo)
-        for frag, crc in zip(todo, found):
-            if crc != frag.crc:
-                raise StorageError(f"damaged data file {self._fragment_path(frag.id)}: its crc32 is {crc}, "
-                                   f"the manifest says {frag.crc}")
-        with self._lock:
-            self._checked.update(f.id for f in todo)
+    def _fragment_file(self, frag_id: str) -> Path:
+        return self._fragment_path(frag_id)
 
-    def _file_crc(self, frag: FragmentMeta) -> int:
+    def _fragment_name(self, frag_id: str) -> str:
+        return str(self._fragment_path(frag_id))
+
+    def _fragment_crc(self, frag_id: str) -> int:
         try:
-            return checksums.file_crc32(self._fragment_path(frag.id))
+            return checksums.file_crc32(self._fragment_path(frag_id))
         except FileNotFoundError:
-            raise file_gone(self.root, "data fragment", frag.id) from None
-
-    def _pages(self, frag_id: str) -> PageReader:
-        """The fragment's page reader (opened once: it keeps its offset index)."""
-        with self._lock:
-            reader = self._readers.get(frag_id)
-        if reader is None:
-            try:
-                reader = PageReader(self._fragment_path(frag_id), self._cache, self._footer_crcs.get(frag_id))
-            except FileNotFoundError:
-                raise file_gone(self.root, "data fragment", frag_id) from None
-            with self._lock:
-                reader = self._readers.setdefault(frag_id, reader)
-        return reader
+            raise file_gone(self.root, "data fragment", frag_id) from None
 
     def _scan_pool(self) -> ThreadPoolExecutor:
         """Threads a scan spreads its pages over (made on first use)."""
