@@ -114,7 +114,8 @@ class Database:
         # Managed tables resolve through a schema provider of ours (sql/session_catalog.py);
         # the parts their views are made of live in a session of their own.
         self.session = attach(self.ctx)
-        views = TableViews(self.session, self.store, self.ctx.copied_config)
+        views = TableViews(self.session, self.store, self.ctx.copied_config,
+                           functools.partial(self.settings.get, "fts.memory_table_bytes"))
         self._buckets: set[tuple[str, str]] = set()  # (scheme, bucket) the session reaches
         in_place = InPlaceTables(self.store, self.sources)
         where = "in memory" if path is None else os.fspath(path)

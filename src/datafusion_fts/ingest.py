@@ -83,8 +83,13 @@ def stored_type(t: pa.DataType) -> pa.DataType:
 
 
 def stored_schema(declared: pa.Schema) -> pa.Schema:
-    """The stored schema of a table whose columns SQL declared as ``declared``."""
-    return check_new_schema(pa.schema([pa.field(f.name, stored_type(f.type)) for f in declared]))
+    """The stored schema of a table whose columns SQL declared as ``declared``: each
+    column of its :func:`stored_type`, an interval column (of months, days and
+    nanoseconds) of its values' 16 bytes, which Parquet's interval (of milliseconds) cannot
+    hold (the table is then held in memory: sql/table_views.py ``_holds``)."""
+    return check_new_schema(pa.schema([
+        pa.field(f.name, pa.binary(16) if f.type == pa.month_day_nano_interval() else stored_type(f.type))
+        for f in declared]))
 
 
 def conform(batches: Iterator[pa.RecordBatch], source: pa.Schema, target: pa.Schema) -> Iterator[pa.RecordBatch]:
@@ -97,7 +102,7 @@ def conform(batches: Iterator[pa.RecordBatch], source: pa.Schema, target: pa.Sch
         src, dst = source.field(name).type, target.field(name).type
         if src != dst and not pa.types.is_null(src):
             try:
-                pa.array([], src).cast(dst)
+                _stored_as(pa.array([], src), dst)
             except (pa.ArrowInvalid, pa.ArrowNotImplementedError) as exc:
                 raise InvalidArgument(f"column {name!r}: cannot store {src} as {dst}") from exc
     rows = 0
@@ -105,13 +110,21 @@ def conform(batches: Iterator[pa.RecordBatch], source: pa.Schema, target: pa.Sch
         cols = []
         for name in target.names:
             try:
-                column = batch.column(name).cast(target.field(name).type)
+                column = _stored_as(batch.column(name), target.field(name).type)
             except (pa.ArrowInvalid, pa.ArrowNotImplementedError) as exc:
                 raise InvalidArgument(f"column {name!r}: {exc}") from None
             _check_text(column, name, rows)
             cols.append(column)
         rows += batch.num_rows
         yield pa.RecordBatch.from_arrays(cols, schema=target)
+
+
+def _stored_as(column: pa.Array, stored: pa.DataType) -> pa.Array:
+    """``column`` as the type it is stored as (:func:`stored_type`): cast, or an
+    interval's bytes as they are."""
+    if column.type == pa.month_day_nano_interval() and stored == pa.binary(16):
+        return column.view(stored)
+    return column.cast(stored)
 
 
 def _check_text(column: pa.Array, name: str, first_row: int) -> None:

@@ -81,6 +81,10 @@ REGISTRY: dict[str, Setting] = {
                 "In-memory indexes of unindexed tails kept for reuse (least recently used go)."),
         Setting("fts.memtable_rows", 50_000, _non_negative_int,
                 "Fresh rows kept in memory (and the log) before they are flushed to a fragment."),
+        Setting("fts.memory_table_bytes", 16 << 20, _non_negative_int,
+                "A table of a database's files whose rows take at most this many bytes decoded is also held in "
+                "memory, as DataFusion's own in-memory table (a base table with its declared constraints), for plain "
+                "SQL; larger ones are views of their files. Applies as each table is next shown (a write, an open)."),
         Setting("fts.gc_grace_seconds", 600.0, _non_negative_seconds,
                 "Seconds a file a commit stopped naming is kept for readers of older versions (other processes) before it is deleted."),
         Setting("fts.source_refresh_seconds", 0.0, _non_negative_seconds,

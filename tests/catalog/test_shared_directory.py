@@ -287,7 +287,8 @@ def test_a_read_of_a_file_deleted_after_its_grace_is_a_clear_error(tmp_path: Pat
     path = tmp_path / "db"
     writer = fts.connect(path, config={"fts.gc_grace_seconds": 0})
     writer.create_table("docs", docs(0, 5))
-    reader = fts.connect(path)
+    # (a reader that has not opened the file: one holding the table in memory has)
+    reader = fts.connect(path, config={"fts.memory_table_bytes": 0})
     snap = reader.snapshot("docs")  # an old snapshot, held past the grace period
     writer.drop_table("docs")
     with pytest.raises(fts.StaleSnapshotError, match="fts.gc_grace_seconds") as err:

@@ -39,7 +39,7 @@ FILES = (
 )
 TIMEOUT_S = 900
 # The differences that are not wrong answers: listed in the report, their outputs not shown.
-_LISTED = ("rounding", "layout", "plan")
+_LISTED = ("rounding", "layout", "plan", "functions")
 
 
 def _run_one(path: Path, setup: str, out: Path, searched: bool) -> None:
@@ -86,17 +86,19 @@ def report(tallies: dict[str, Tally], per_file: dict[str, dict[str, Tally]], sou
         "directory; each outcome is compared with DataFusion's: the same column names, Arrow",
         "types and values is *identical* (two errors are too), an error where DataFusion answers",
         "is *error*, an answer DataFusion does not give is *different*: a silent wrong answer.",
-        "Three differences are counted apart: *rounding* (floats apart in their last bits, an",
+        "Four differences are counted apart: *rounding* (floats apart in their last bits, an",
         "aggregate summed in another order over another split of the same rows), *layout* (an",
         "EXPLAIN that differs only in how an in-memory table's rows are split into partitions",
-        "and batches: `partition_sizes=[1]` where DataFusion's table holds `[2]`) and *plan*",
-        "(EXPLAIN of a statement reading a managed table, whose plan reads the table's parts).",
+        "and batches: `partition_sizes=[1]` where DataFusion's table holds `[2]`), *plan*",
+        "(EXPLAIN of a statement reading a managed table, whose plan reads the table's parts)",
+        "and *functions* (`SHOW FUNCTIONS` listing, beside DataFusion's rows, only the project's",
+        "own functions, which `connect` registers in the session).",
         "Why the others differ: docs/design.md, \"Known limitations and debts\" (\"Managed tables to",
         "plain SQL\"). The files are DataFusion's (pydantic/datafusion, which tracks",
         "apache/datafusion), with apache/arrow-testing's and apache/parquet-testing's data beside them.",
         "",
-        "| setup | records | identical | error | **different** | rounding | layout | plan | of the records DataFusion answers: identical |",
-        "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |",
+        "| setup | records | identical | error | **different** | rounding | layout | plan | functions | of the records DataFusion answers: identical |",
+        "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |",
     ]
     for setup, tally in tallies.items():
         total = sum(tally.counts.values())
@@ -104,7 +106,7 @@ def report(tallies: dict[str, Tally], per_file: dict[str, dict[str, Tally]], sou
         lines.append(
             f"| {setup} | {total:,} | {tally.counts['identical']:,} ({_percent(tally.counts['identical'], total)}) "
             f"| {tally.counts['error']:,} | **{tally.counts['different']:,}** | {tally.counts['rounding']:,} "
-            f"| {tally.counts['layout']:,} | {tally.counts['plan']:,} "
+            f"| {tally.counts['layout']:,} | {tally.counts['plan']:,} | {tally.counts['functions']:,} "
             f"| {tally.answered['identical']:,} of {answered:,} ({_percent(tally.answered['identical'], answered)}) |"
         )
     lines += ["", "## Per file", "", "| file | records | " + " | ".join(f"{s}: error / different" for s in tallies) + " |",
@@ -184,13 +186,13 @@ def searched_report(tallies: dict[str, Tally]) -> str:
         "word of the column's least value: the search and DataFusion's part of the statement",
         "combine as DataFusion's own filter would.",
         "",
-        "| setup | records | identical | error | **different** | rounding | layout | plan |",
-        "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |",
+        "| setup | records | identical | error | **different** | rounding | layout | plan | functions |",
+        "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |",
     ]
     for setup, tally in tallies.items():
         c = tally.counts
         lines.append(f"| {setup} | {sum(c.values()):,} | {c['identical']:,} | {c['error']:,} | **{c['different']:,}** "
-                     f"| {c['rounding']:,} | {c['layout']:,} | {c['plan']:,} |")
+                     f"| {c['rounding']:,} | {c['layout']:,} | {c['plan']:,} | {c['functions']:,} |")
     for setup, tally in tallies.items():
         for name, record, ref, out, verdict in tally.cases:
             if verdict in _LISTED:

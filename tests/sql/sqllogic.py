@@ -13,8 +13,8 @@ in order in each *setup*, and a setup's outcome of a record is compared with Dat
 - ``error``: DataFusion answers and the setup raises;
 - ``different``: the setup answers, and DataFusion answered otherwise or refused. This is
   the outcome that must never happen: a silent wrong answer;
-- ``rounding``, ``layout`` and ``plan``: differences that are not wrong answers (see
-  :func:`compare`).
+- ``rounding``, ``layout``, ``plan`` and ``functions``: differences that are not wrong
+  answers (see :func:`compare`).
 
 Used by the suite on our own records (tests/sql/parity/*.slt) and by the script
 tests/sql/datafusion_parity.py on DataFusion's files.
@@ -22,6 +22,7 @@ tests/sql/datafusion_parity.py on DataFusion's files.
 
 from __future__ import annotations
 
+import functools
 import math
 import re
 from collections import Counter
@@ -167,7 +168,10 @@ def compare(record: Record, reference: Outcome, other: Outcome, managed: frozens
     managed table, one of ``managed``: its plan reads the table's parts, the ``__fts_``
     tables, in other partitions; and EXPLAIN ANALYZE, whose timings differ anyway). A plan
     that differs only in how an in-memory table's rows are split into partitions and batches
-    (``partitions=1, partition_sizes=[2]``, or their bytes in a tree plan) is ``layout``."""
+    (``partitions=1, partition_sizes=[2]``, or their bytes in a tree plan) is ``layout``.
+    A listing of the session's functions (``SHOW FUNCTIONS``) that holds DataFusion's rows
+    and, besides them, only rows of the project's own functions, which ``connect``
+    registered in the session and a statement may call, is ``functions``."""
     if reference.error is not None or other.error is not None:
         if other.error is None:
             return "different"
@@ -177,6 +181,11 @@ def compare(record: Record, reference: Outcome, other: Outcome, managed: frozens
     ordered = not record.sort and _ORDER_BY.search(record.sql) is not None
     if (reference.rows if ordered else Counter(reference.rows)) == (other.rows if ordered else Counter(other.rows)):
         return "identical"
+    if "function_name" in reference.names:
+        at = reference.names.index("function_name")
+        extra, missing = Counter(other.rows) - Counter(reference.rows), Counter(reference.rows) - Counter(other.rows)
+        if not missing and all(row[at].strip("'") in project_functions() for row in extra):
+            return "functions"
     explain = record.sql.lstrip().lower().startswith("explain")
     if explain and _without_layout(reference.rows) == _without_layout(other.rows):
         return "layout"
@@ -198,6 +207,18 @@ _LAYOUT = re.compile(r"partitions=\d+, partition_sizes=\[[\d, ]*\]|MemoryTable \
 def _without_layout(rows: tuple[tuple[str, ...], ...]) -> tuple[tuple[str, ...], ...]:
     """An EXPLAIN's rows with the partitions and batch counts of in-memory tables blanked."""
     return tuple(tuple(_LAYOUT.sub("(layout)", v) for v in row) for row in rows)
+
+
+@functools.cache
+def project_functions() -> frozenset[str]:
+    """The names of the functions ``fts.install`` registers in a session."""
+    plain, ours = session(), session()
+    fts.install(ours)
+
+    def names(ctx: datafusion.SessionContext) -> set[str]:
+        return {row["function_name"] for row in ctx.sql("SHOW FUNCTIONS").to_pylist()}
+
+    return frozenset(names(ours) - names(plain))
 
 
 def session() -> datafusion.SessionContext:

@@ -67,6 +67,12 @@ def test_the_comparison_tells_a_silent_difference_from_an_error() -> None:
     other = Outcome(("plan",), ("string",), (("FilterExec: a > 1\nDataSourceExec: partitions=1, partition_sizes=[2]",),))
     assert compare(_record("EXPLAIN SELECT * FROM t"), memory, split) == "layout"
     assert compare(_record("EXPLAIN SELECT * FROM t"), memory, other) == "different"
+    listed = Outcome(("function_name", "function_type"), ("string", "string"), (("'abs'", "'SCALAR'"),))
+    with_ours = Outcome(listed.names, listed.types, (*listed.rows, ("'highlight'", "'SCALAR'")))
+    assert compare(_record("SHOW FUNCTIONS"), listed, with_ours) == "functions"
+    assert compare(_record("SHOW FUNCTIONS"), listed, Outcome(listed.names, listed.types, (
+        *listed.rows, ("'nonesuch'", "'SCALAR'")))) == "different"  # (not one of ours)
+    assert compare(_record("SHOW FUNCTIONS"), with_ours, listed) == "different"  # (a row missing)
 
 
 def test_records_are_read_as_sqllogictest_writes_them() -> None:

@@ -10,7 +10,26 @@ import pyarrow.compute as pc
 
 def as_declared(values: pa.Array | pa.ChunkedArray, declared: pa.DataType) -> pa.Array | pa.ChunkedArray:
     """``values`` as ``declared``: a dictionary is encoded (Arrow's cast makes no
-    dictionary of plain values), any other type cast."""
+    dictionary of plain values), any other type cast, and nested fields named as declared
+    (a list read from Parquet names its items ``element``, DataFusion's ``item``)."""
     if pa.types.is_dictionary(declared) and not pa.types.is_dictionary(values.type):
         values = pc.dictionary_encode(values.cast(declared.value_type))
-    return values.cast(declared)
+    if declared == pa.month_day_nano_interval() and values.type == pa.binary(16):
+        values = _viewed(values, declared)  # (stored as its 16 bytes: ingest.stored_type)
+    values = values.cast(declared)
+    if not same_type(values.type, declared):
+        values = _viewed(values, declared)
+    return values
+
+
+def _viewed(values: pa.Array | pa.ChunkedArray, declared: pa.DataType) -> pa.Array | pa.ChunkedArray:
+    """``values``' buffers as ``declared`` (a type of the same layout)."""
+    if isinstance(values, pa.ChunkedArray):
+        return pa.chunked_array([chunk.view(declared) for chunk in values.chunks], declared)
+    return values.view(declared)
+
+
+def same_type(a: pa.DataType, b: pa.DataType) -> bool:
+    """Whether ``a`` and ``b`` are one type to DataFusion: pyarrow's ``==`` ignores the
+    names of nested fields (a list's item field), DataFusion does not."""
+    return a == b and str(a) == str(b)

@@ -20,21 +20,24 @@ import datafusion
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from ..errors import StaleSnapshotError, StorageError
 from ..storage.files.manifest import IDENTIFIER, ROWID, TableMeta
 from ..storage.snapshot import TableSnapshot
 from ..storage.sources.source_files import files_schema, partition_values, source_paths
 from ..storage.stores.store import Store
-from .declared_types import as_declared
+from .declared_types import as_declared, same_type
 from .session_catalog import RESERVED_PREFIX, SessionSchema, quote, rows_name
 
 
 class TableViews:
     """Builds and swaps in the views of one database's tables."""
 
-    def __init__(self, schema: SessionSchema, store: Store, config: Callable[[], datafusion.SessionConfig]) -> None:
+    def __init__(self, schema: SessionSchema, store: Store, config: Callable[[], datafusion.SessionConfig],
+                 held_bytes: Callable[[], int]) -> None:
         self._schema = schema
         self._store = store
         self._config = config  # (the user's session's settings now: its SQL dialect among them)
+        self._held_bytes = held_bytes  # (the setting fts.memory_table_bytes now)
         self._parts = datafusion.SessionContext()
         # Tables indexed in place: their files' views number rows in file order, which
         # takes one partition per file (see _register_source).
@@ -42,8 +45,8 @@ class TableViews:
         # Per table: the TableMeta whose parts are registered, their names, and whether it
         # has deleted ids.
         self._registered: dict[str, tuple[TableMeta, list[str], bool]] = {}
-        # Per table of an in-memory store: the TableMeta whose fragments' live rows these
-        # are, and its deleted ids (None: none).
+        # Per table held in memory (all of an in-memory store's, a small one of a directory's):
+        # the TableMeta whose fragments' live rows these are, and its deleted ids (None: none).
         self._stored: dict[str, tuple[TableMeta, list[pa.RecordBatch], pa.Array | None]] = {}
         self._lock = threading.RLock()  # (registrations swap parts of the sessions)
 
@@ -75,15 +78,21 @@ class TableViews:
         # (the store's method, not a closure over self: that would be a reference cycle
         # through the session's schema, keeping the store and its write lock past a `del db`)
         check = functools.partial(self._store.check_fragments, meta.fragments)
-        if self._store.fragment_paths([]) is None:
-            self._register_in_memory(meta, [as_schema(b, file_schema) for b in fresh], file_schema, check)
-            return
+        fresh = [as_schema(b, file_schema) for b in fresh]
+        if self._store.fragment_paths([]) is None or self._holds(meta, fresh):
+            try:
+                self._register_in_memory(meta, fresh, file_schema, check)
+                return
+            except StaleSnapshotError:
+                raise  # (a file of this version is gone: the caller loads the next)
+            except StorageError:
+                pass  # (a damaged file: shown as a view, whose check names it to each statement)
+        if self._stored.pop(meta.name, None) is not None:
+            self._registered.pop(meta.name, None)  # (it was held in memory: no parts yet)
         data_name, deleted_name, fresh_name = _part_names(meta.name)
         known = self._registered.get(meta.name)
         same = known is not None and known[0] is meta
-        for name in (fresh_name,) if same else (*(known[1] if known else ()), deleted_name, fresh_name):
-            if self._parts.table_exist(name):
-                self._parts.deregister_table(name)
+        self._drop_parts(meta.name, (fresh_name,) if same else None)
         if same:
             _, data_parts, has_deleted = known
         else:
@@ -95,7 +104,7 @@ class TableViews:
             self._registered[meta.name] = (meta, data_parts, has_deleted)
         parts = [f"SELECT * FROM {quote(name)}" for name in data_parts]
         if fresh:
-            self._parts.register_record_batches(fresh_name, [[as_schema(b, file_schema) for b in fresh]])
+            self._parts.register_record_batches(fresh_name, [fresh])
             parts.append(f"SELECT * FROM {quote(fresh_name)}")
         if not parts:  # (no rows at all)
             empty = pa.RecordBatch.from_pylist([], schema=file_schema)
@@ -108,13 +117,35 @@ class TableViews:
             )
         self._show(meta, source, self._parts, check)
 
+    def _holds(self, meta: TableMeta, fresh: list[pa.RecordBatch]) -> bool:
+        """Whether a table of files is small enough to be held in memory: its rows take at
+        most ``fts.memory_table_bytes`` decoded (its fragments' footers say; a table of
+        more rows than that many ``_rowid`` bytes is not asked). A table with an interval
+        column always is: its files hold the interval's bytes (``ingest.stored_type``),
+        which DataFusion's Parquet reader cannot read back as one."""
+        if any(f.type == pa.month_day_nano_interval() for f in meta.sql_schema):
+            return True
+        limit = self._held_bytes()
+        rows = sum(f.rows for f in meta.fragments) + sum(b.num_rows for b in fresh)
+        if rows * 8 > limit:
+            return False
+        held = sum(b.nbytes for b in fresh)
+        try:
+            return held <= limit and held + self._store.fragment_bytes([f.id for f in meta.fragments]) <= limit
+        except StaleSnapshotError:
+            raise
+        except StorageError:
+            return False
+
     def _register_in_memory(self, meta: TableMeta, fresh: list[pa.RecordBatch], file_schema: pa.Schema,
                             check: Callable[[], None]) -> None:
-        """An in-memory store's table as two of DataFusion's own in-memory tables over the
-        same Arrow buffers: the live rows with ``_rowid`` and without it. DataFusion then
-        plans, describes and lists the table as the in-memory table ``CREATE TABLE`` makes
-        (a base table scanned by name), not as a view of parts. Deleted rows are filtered
-        out of the fragments once per committed version."""
+        """A table held in memory (an in-memory store's, or a small one of files, which
+        stay what is durable) as two of DataFusion's own in-memory tables over the same
+        Arrow buffers: the live rows with ``_rowid`` and without it. DataFusion then plans,
+        describes and lists the table as the in-memory table ``CREATE TABLE`` makes (a
+        base table scanned by name, holding the constraints its definition declared),
+        not as a view of parts. Deleted rows are filtered out of the fragments once per
+        committed version."""
         known = self._stored.get(meta.name)
         if known is not None and known[0] is meta:
             _, stored, deleted = known
@@ -125,6 +156,8 @@ class TableViews:
             deleted = pa.array(ids, pa.int64()) if len(ids) else None
             if deleted is not None:
                 stored = _without(stored, deleted)
+            if meta.name not in self._stored:
+                self._drop_parts(meta.name)  # (it was a view of parts)
             self._stored[meta.name] = (meta, stored, deleted)
             self._registered[meta.name] = (meta, [], False)  # (no parts in the shared sessions)
         rows = stored + (fresh if deleted is None else _without(fresh, deleted))
@@ -202,21 +235,29 @@ class TableViews:
             self._parts.register_parquet(name, path, schema=file_schema)
         return names
 
+    def _drop_parts(self, name: str, parts: tuple[str, ...] | None = None) -> None:
+        """Deregister ``parts`` of table ``name`` from the parts' sessions (None: all its
+        parts: those registered, and its deleted ids' and fresh rows')."""
+        if parts is None:
+            known = self._registered.get(name)
+            parts = (*(known[1] if known else ()), *_part_names(name))
+        for table in parts:
+            for session in (self._parts, self._source_parts):
+                if session.table_exist(table):
+                    session.deregister_table(table)
+
     def deregister(self, name: str) -> None:
         with self._lock:
-            known = self._registered.pop(name, None)
+            self._drop_parts(name)
+            self._registered.pop(name, None)
             self._stored.pop(name, None)
             self._schema.drop_managed(name)
             self._schema.drop_managed(rows_name(name))
-            for table in (*(known[1] if known else ()), *_part_names(name)):
-                for session in (self._parts, self._source_parts):
-                    if session.table_exist(table):
-                        session.deregister_table(table)
 
 
 def as_schema(batch: pa.RecordBatch, schema: pa.Schema) -> pa.RecordBatch:
     """``batch`` with the types and nullability of ``schema`` (its columns, in order)."""
-    if batch.schema.equals(schema):
+    if batch.schema.equals(schema) and all(same_type(a.type, b.type) for a, b in zip(batch.schema, schema)):
         return batch
     return pa.RecordBatch.from_arrays([as_declared(c, f.type) for c, f in zip(batch.columns, schema)], schema=schema)
 

@@ -228,6 +228,8 @@ class PageReader:
         self.schema = self._file.schema_arrow
         self.num_rows = meta.num_rows
         sizes = [meta.row_group(g).num_rows for g in range(meta.num_row_groups)]
+        # (the rows' size decoded, as the footer tells: what holding them in memory takes)
+        self.data_bytes = sum(meta.row_group(g).total_byte_size for g in range(meta.num_row_groups))
         self.group_starts = np.concatenate([[0], np.cumsum(sizes)]).astype(np.int64)
         self._cache = cache
         self._file_lock = threading.Lock()  # (a ParquetFile is not safe to share between threads)

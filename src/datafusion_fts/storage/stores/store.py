@@ -175,6 +175,8 @@ class Store(Protocol):
         """What ``take_rows(parts, [column])`` reads, by unit ("pages", "row groups",
         "rows in memory"), for EXPLAIN ANALYZE."""
     def fragment_paths(self, frag_ids: list[str]) -> list[str] | None: ...
+    def fragment_bytes(self, frag_ids: list[str]) -> int:
+        """What the fragments' rows take in memory, decoded."""
     def write_segment(self, seg_id: str, arrays: dict[str, pa.Array]) -> int | None: ...
     def read_segment(
         self, seg_id: str, crc: int | None, lazy: frozenset[str] = frozenset()
@@ -276,6 +278,10 @@ class PagedFragments:
         groups = pages.row_groups(*local_range) if local_range is not None else None
         yield from open_parquet(pages.file.arrow_source()).iter_batches(batch_size=batch_rows, columns=columns,
                                                                         row_groups=groups)
+
+    def fragment_bytes(self, frag_ids: list[str]) -> int:
+        """What the fragments' rows take decoded, as their footers say."""
+        return sum(self._pages(frag_id).data_bytes for frag_id in frag_ids)
 
     def take_rows(self, parts: list[tuple[str, np.ndarray]], columns: list[str]) -> pa.Table:
         """Rows by fragment and local index, reading only the pages they sit in, the
@@ -920,6 +926,9 @@ class MemoryStore:
     def fragment_paths(self, frag_ids: list[str]) -> None:
         """None: the fragments are in memory, not in files."""
         return None
+
+    def fragment_bytes(self, frag_ids: list[str]) -> int:
+        return sum(self._fragments[frag_id].nbytes for frag_id in frag_ids)
 
     def write_segment(self, seg_id: str, arrays: dict[str, pa.Array]) -> None:
         """Keep the arrays (no checksums: memory holds no file to damage)."""
