@@ -193,7 +193,9 @@ def delete(host: DmlHost, statement: Statement, run: Run) -> datafusion.DataFram
 
 def update(host: DmlHost, statement: Statement, run: Run) -> datafusion.DataFrame:
     """UPDATE: the rows its WHERE selects, updated by DataFusion in a scratch table, replace
-    the table's rows in one commit (with new row ids, after every other row)."""
+    the table's rows in one commit (with new row ids, after every other row, in the order
+    of their old ones: not in the order DataFusion's plan found them, which changes with
+    how the table is shown to it, sql/table_views.py, and its partitions)."""
     name = statement.target_name
     meta = host.table_meta(name)
     tokens, (_, end) = statement.tokens, statement.target
@@ -212,7 +214,7 @@ def update(host: DmlHost, statement: Statement, run: Run) -> datafusion.DataFram
     try:
         answer = run(text[: tokens[statement.target[0]].start] + quote(scratch) + alias
                      + text[tokens[end - 1].end :]).to_arrow_table()
-        updated = host.ctx.table(quote(scratch)).to_arrow_table()
+        updated = host.ctx.table(quote(scratch)).sort(datafusion.col(SCRATCH_ROWID)).to_arrow_table()
     finally:
         host.ctx.deregister_table(scratch)
     if updated.num_rows:

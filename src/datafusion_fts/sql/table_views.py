@@ -13,6 +13,7 @@ from __future__ import annotations
 import functools
 import hashlib
 import os
+import sys
 import threading
 from typing import Callable
 
@@ -48,6 +49,8 @@ class TableViews:
         # Per table held in memory (all of an in-memory store's, a small one of a directory's):
         # the TableMeta whose fragments' live rows these are, and its deleted ids (None: none).
         self._stored: dict[str, tuple[TableMeta, list[pa.RecordBatch], pa.Array | None]] = {}
+        # Per table of files: the version whose rows, read, took more than may be held.
+        self._too_big: dict[str, TableMeta] = {}
         self._lock = threading.RLock()  # (registrations swap parts of the sessions)
 
     def registered(self, name: str) -> TableMeta | None:
@@ -79,10 +82,14 @@ class TableViews:
         # through the session's schema, keeping the store and its write lock past a `del db`)
         check = functools.partial(self._store.check_fragments, meta.fragments)
         fresh = [as_schema(b, file_schema) for b in fresh]
-        if self._store.fragment_paths([]) is None or self._holds(meta, fresh):
+        if self._store.fragment_paths([]) is None:  # (an in-memory store: every table is held)
+            self._register_in_memory(meta, fresh, file_schema, check, None)
+            return
+        limit = self._held_limit(meta, fresh)
+        if limit is not None:
             try:
-                self._register_in_memory(meta, fresh, file_schema, check)
-                return
+                if self._register_in_memory(meta, fresh, file_schema, check, limit):
+                    return
             except StaleSnapshotError:
                 raise  # (a file of this version is gone: the caller loads the next)
             except StorageError:
@@ -117,35 +124,40 @@ class TableViews:
             )
         self._show(meta, source, self._parts, check)
 
-    def _holds(self, meta: TableMeta, fresh: list[pa.RecordBatch]) -> bool:
-        """Whether a table of files is small enough to be held in memory: its rows take at
-        most ``fts.memory_table_bytes`` decoded (its fragments' footers say; a table of
-        more rows than that many ``_rowid`` bytes is not asked). A table with an interval
-        column always is: its files hold the interval's bytes (``ingest.stored_type``),
-        which DataFusion's Parquet reader cannot read back as one."""
+    def _held_limit(self, meta: TableMeta, fresh: list[pa.RecordBatch]) -> int | None:
+        """The bytes a table of files may take held in memory (``fts.memory_table_bytes``),
+        or None where it surely takes more: more rows than that many ``_rowid`` bytes, more
+        bytes in its fragments' pages than that (their footers say: pages take less than
+        the rows they decode to), or more rows decoded when this version was last read. A
+        table with an interval column is always held (no limit): its files hold each
+        interval's bytes (``ingest.stored_schema``), which DataFusion's Parquet reader
+        cannot read back as one."""
         if any(f.type == pa.month_day_nano_interval() for f in meta.sql_schema):
-            return True
+            return sys.maxsize
         limit = self._held_bytes()
-        rows = sum(f.rows for f in meta.fragments) + sum(b.num_rows for b in fresh)
-        if rows * 8 > limit:
-            return False
+        if self._too_big.get(meta.name) is meta or (
+                sum(f.rows for f in meta.fragments) + sum(b.num_rows for b in fresh)) * 8 > limit:
+            return None
         held = sum(b.nbytes for b in fresh)
         try:
-            return held <= limit and held + self._store.fragment_bytes([f.id for f in meta.fragments]) <= limit
+            if held > limit or held + self._store.fragment_bytes([f.id for f in meta.fragments]) > limit:
+                return None
         except StaleSnapshotError:
             raise
         except StorageError:
-            return False
+            return None
+        return limit
 
     def _register_in_memory(self, meta: TableMeta, fresh: list[pa.RecordBatch], file_schema: pa.Schema,
-                            check: Callable[[], None]) -> None:
+                            check: Callable[[], None], limit: int | None) -> bool:
         """A table held in memory (an in-memory store's, or a small one of files, which
         stay what is durable) as two of DataFusion's own in-memory tables over the same
         Arrow buffers: the live rows with ``_rowid`` and without it. DataFusion then plans,
         describes and lists the table as the in-memory table ``CREATE TABLE`` makes (a
         base table scanned by name, holding the constraints its definition declared),
         not as a view of parts. Deleted rows are filtered out of the fragments once per
-        committed version."""
+        committed version. False, with nothing registered, where the rows take more than
+        ``limit`` bytes (None: no limit)."""
         known = self._stored.get(meta.name)
         if known is not None and known[0] is meta:
             _, stored, deleted = known
@@ -156,11 +168,17 @@ class TableViews:
             deleted = pa.array(ids, pa.int64()) if len(ids) else None
             if deleted is not None:
                 stored = _without(stored, deleted)
+            if limit is not None and sum(b.nbytes for b in stored) > limit:
+                self._too_big[meta.name] = meta  # (not read again for this version)
+                return False
             if meta.name not in self._stored:
                 self._drop_parts(meta.name)  # (it was a view of parts)
             self._stored[meta.name] = (meta, stored, deleted)
             self._registered[meta.name] = (meta, [], False)  # (no parts in the shared sessions)
         rows = stored + (fresh if deleted is None else _without(fresh, deleted))
+        if limit is not None and sum(b.nbytes for b in rows) > limit:
+            self._too_big[meta.name] = meta  # (its fresh rows only grow until the next version)
+            return False
         columns = pa.schema(list(meta.sql_schema))
         plain = [pa.RecordBatch.from_arrays(b.columns[1:], schema=columns) for b in rows]
         rows_part, plain_part = "rows", "plain"
@@ -175,6 +193,7 @@ class TableViews:
         public = session.catalog().schema()
         self._schema.set_managed(rows_name(meta.name), public.table(rows_part), check)
         self._schema.set_managed(meta.name, public.table(plain_part), check)
+        return True
 
     def _show(self, meta: TableMeta, source: str, session: datafusion.SessionContext,
               check: Callable[[], None] | None = None) -> None:
@@ -251,6 +270,7 @@ class TableViews:
             self._drop_parts(name)
             self._registered.pop(name, None)
             self._stored.pop(name, None)
+            self._too_big.pop(name, None)
             self._schema.drop_managed(name)
             self._schema.drop_managed(rows_name(name))
 
