@@ -54,9 +54,8 @@ SECTION = "## Object storage (issue 32)"
 CLASSES = ("frequent", "rare", "or2", "and2", "must_not")
 SYSTEMS = ("ours_local", "ours_s3", "ours_db_s3", "lance_s3")
 BUCKET = "bench"
-# fts.source_refresh_seconds of the "warm, listing reused" runs (the default, 0, lists the
-# source at every query: a LIST request on an object store).
-REUSE_SECONDS = 60
+# The "warm, listing at every query" runs set fts.remote_source_refresh_seconds to 0 (the
+# default, 1 s, reuses a remote source's listing for the queries of the next second).
 # The writes phase: rows loaded and indexed, then inserts of one row each.
 WRITE_ROWS = 100_000
 INSERTS = 20
@@ -83,10 +82,10 @@ def _options(endpoint: str) -> dict[str, str]:
 
 
 class _Ours:
-    def __init__(self, system: str, work: Path, source: str, endpoint: str, reuse_listing: bool = False) -> None:
+    def __init__(self, system: str, work: Path, source: str, endpoint: str, list_every_query: bool = False) -> None:
         import datafusion_fts as fts
 
-        config = {"fts.source_refresh_seconds": REUSE_SECONDS} if reuse_listing else None
+        config = {"fts.remote_source_refresh_seconds": 0} if list_every_query else None
         self.system, self.work, self.endpoint = system, work, endpoint
         options = _options(endpoint) if system != "ours_local" else None
         where = f"s3://{BUCKET}/db" if system == "ours_db_s3" else work
@@ -147,7 +146,7 @@ class _Lance:
 def child(phase: str, system: str, n_rows: int, n_files: int, endpoint: str, log: str, n_queries: int,
           repeats: int) -> dict:
     """(A fresh process.) ``build``, ``cold`` (import + open + first query), ``warm``,
-    ``reuse`` (warm, ours with the source's listing reused: ``REUSE_SECONDS``) or
+    ``listing`` (warm, ours listing the source at every query) or
     ``writes``."""
     start = time.perf_counter()
     import bench_in_place as bip
@@ -159,7 +158,7 @@ def child(phase: str, system: str, n_rows: int, n_files: int, endpoint: str, log
     source = (str(bip._source(n_rows, n_files, "paged")) if system == "ours_local"
               else f"s3://{BUCKET}/corpus/")
     if system.startswith("ours"):
-        runner = _Ours(system, work, source, endpoint, reuse_listing=phase == "reuse")
+        runner = _Ours(system, work, source, endpoint, list_every_query=phase == "listing")
     else:
         runner = _Lance(system, work, source, endpoint, -(-n_rows // n_files))
     sets = bc._query_sets(n_queries)
@@ -283,9 +282,9 @@ def report(results: dict, args: argparse.Namespace) -> str:
         row(f"warm top-10 rows p50, {cls} (ms)", lambda r, c=cls: r["warm_ms"][c])
     row("warm: requests per query", lambda r: r["warm_requests_per_query"], "{:.1f}")
     for cls in CLASSES:
-        row(f"warm, listing reused: p50, {cls} (ms)", lambda r, c=cls: r.get("reuse_ms", r["warm_ms"])[c])
-    row("warm, listing reused: requests per query",
-        lambda r: r.get("reuse_requests_per_query", r["warm_requests_per_query"]), "{:.1f}")
+        row(f"warm, listing at every query: p50, {cls} (ms)", lambda r, c=cls: r.get("listing_ms", r["warm_ms"])[c])
+    row("warm, listing at every query: requests per query",
+        lambda r: r.get("listing_requests_per_query", r["warm_requests_per_query"]), "{:.1f}")
     row("query process peak RSS (MB)", lambda r: r["warm_hwm_mb"], "{:.0f}")
     lines += ["", f"Writes: a table of {WRITE_ROWS:,} rows (the first file's) loaded and indexed where the system "
               f"keeps its tables, then {INSERTS} inserts of one row each (ours: durable when it returns, a write-ahead "
@@ -301,14 +300,14 @@ def report(results: dict, args: argparse.Namespace) -> str:
         a, b, c = local[key], db_s3[key], lance[key]
         lines.append(f"| {label} | {fmt.format(a)} | {fmt.format(b)} | {fmt.format(c)} | {ratio(b, a)} | "
                      f"{ratio(b, c)} |")
-    same = all(local["warm_tops"][c] == r[k][c] for c in CLASSES for r in (s3, db_s3) for k in ("warm_tops", "reuse_tops"))
+    same = all(local["warm_tops"][c] == r[k][c] for c in CLASSES for r in (s3, db_s3) for k in ("warm_tops", "listing_tops"))
     lines += ["", f"Our three setups return the same top-10 ids for every class: {same}. Lance's BM25 differs "
               "from ours (see Peers), so its rows are not compared. *Files on S3*: the table indexed in place "
               "on the bucket, its index in a local directory. *All on S3*: that database directory copied to "
               "the bucket and opened by its URL (`fts.connect('s3://bench/db')`; its build is the copy). "
-              "*Warm* is the default: each query lists the source again "
-              "(`fts.source_refresh_seconds = 0`: a file added is found by the next query), one LIST request; "
-              f"*listing reused* sets it to {REUSE_SECONDS} s. Lance answers from the dataset version it opened "
+              "*Warm* is the default: a listing of the source (one LIST request) serves the queries of the next "
+              "second (`fts.remote_source_refresh_seconds = 1`: a file added is found within it); *listing at every "
+              "query* sets it to 0 (a file added is found by the next query). Lance answers from the dataset version it opened "
               "(its rows are shown the same in both). Pages a fetch read are kept (`fts.object_cache_bytes`), so "
               "warm queries read none again; Lance made the requests shown per warm query. Lance writes as many "
               "files as ours (moto reads a whole object to serve a range of it)."]
@@ -340,7 +339,7 @@ def main() -> None:
                     "--repeats", str(args.repeats)]
             for system in SYSTEMS:
                 out = results[system] = {}
-                phases = ["build", "cold", "warm"] + (["reuse"] if system in ("ours_s3", "ours_db_s3") else [])
+                phases = ["build", "cold", "warm"] + (["listing"] if system in ("ours_s3", "ours_db_s3") else [])
                 for phase in phases + (["writes"] if system != "ours_s3" else []):
                     before = _requests(log)
                     out.update(common.run_child(__file__, [*argv, "--child", phase, system, s3.endpoint, log, "-"],

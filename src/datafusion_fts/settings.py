@@ -90,6 +90,10 @@ REGISTRY: dict[str, Setting] = {
         Setting("fts.source_refresh_seconds", 0.0, _non_negative_seconds,
                 "Seconds a listing of the files of a table indexed in place is reused: 0 lists them at every query "
                 "(a file added is found by the next one); a listing takes ~4 us a file (3 ms for 1,000)."),
+        Setting("fts.remote_source_refresh_seconds", 1.0, _non_negative_seconds,
+                "Seconds a listing of the files of a table indexed in place on an object store is reused (a LIST "
+                "request costs milliseconds): a file added is found within that time; a file changed or deleted since "
+                "is never read as listed (each read asks for the listed version); 0 lists them at every query."),
         Setting("fts.object_cache_bytes", 256 << 20, _non_negative_int,
                 "Bytes of object-store files (pages, footers of tables indexed in place on S3, GCS or Azure) kept "
                 "in memory once read, so warm queries make no request for them; 0 keeps none."),

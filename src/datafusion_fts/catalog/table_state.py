@@ -15,6 +15,7 @@ from ..index.fresh_logs import FreshLogs, Runs
 from ..index.fresh_runs import fresh_batches, fresh_segments
 from ..planner.segment_sets import SegmentSets
 from ..settings import Settings
+from ..storage.files.layout import is_remote
 from ..storage.files.manifest import Manifest, TableMeta
 from ..storage.snapshot import TableSnapshot
 from ..storage.sources.in_place import InPlaceTables
@@ -201,7 +202,8 @@ class TableState:
     def reconciled(self, meta: TableMeta) -> TableMeta:
         """``meta`` as its source's files are now; a changed listing is shown to DataFusion
         at once."""
-        current = self.in_place.reconciled(meta, self.settings.get("fts.source_refresh_seconds"))
+        reuse = "fts.remote_source_refresh_seconds" if is_remote(meta.source or "") else "fts.source_refresh_seconds"
+        current = self.in_place.reconciled(meta, self.settings.get(reuse))
         if self._views.registered(meta.name) != current:
             self.show(current)
         return current

@@ -83,11 +83,12 @@ def test_a_table_on_s3_is_indexed_in_place_and_answers_as_the_same_files_on_disk
 
 
 def test_new_and_rewritten_objects_are_found_as_local_files_are(s3: S3Server, tmp_path: Path) -> None:
-    """An object added after the index is searched at once (the unindexed tail), then
-    indexed by OPTIMIZE; an object rewritten is another file: its old rows are gone, its
-    new ones found (its ETag differs)."""
+    """Listed at every query (fts.remote_source_refresh_seconds = 0), an object added
+    after the index is searched at once (the unindexed tail), then indexed by OPTIMIZE;
+    an object rewritten is another file: its old rows are gone, its new ones found (its
+    ETag differs)."""
     _put_corpus(s3, "grow", tmp_path / "grow")
-    db = fts.connect(tmp_path / "db", storage_options=s3.options())
+    db = fts.connect(tmp_path / "db", storage_options=s3.options(), config={"fts.remote_source_refresh_seconds": 0})
     db.index_in_place("docs", "s3://bucket/grow")
     db.sql("CREATE FULLTEXT INDEX ON docs (body)")
     assert [r[0] for r in _top(db, "zeta")] == []
@@ -99,6 +100,34 @@ def test_new_and_rewritten_objects_are_found_as_local_files_are(s3: S3Server, tm
     assert [r[0] for r in _top(db, "zeta")] == [6000, 5000]
     assert not any(r[0] < 400 for r in _top(db, "w3", 1000))
     assert db.sql("SELECT count(*) AS n FROM docs").to_pylist() == [{"n": 803}]
+
+
+def test_a_listing_is_reused_for_a_second_and_a_file_gone_meanwhile_is_never_read(
+        s3: S3Server, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """By default a remote source's listing serves the queries of the next second (a LIST
+    costs milliseconds): an object added is found after it; an object deleted or rewritten
+    meanwhile is never read as listed: the query lists again and answers from what is
+    there (no cache of pages here: fts.object_cache_bytes = 0)."""
+    from datafusion_fts.storage.sources import in_place
+
+    now = [1000.0]
+    monkeypatch.setattr(in_place.time, "monotonic", lambda: now[0])
+    _put_corpus(s3, "reuse", tmp_path / "reuse")
+    db = fts.connect(tmp_path / "db", storage_options=s3.options(), config={"fts.object_cache_bytes": 0})
+    db.index_in_place("docs", "s3://bucket/reuse")
+    db.sql("CREATE FULLTEXT INDEX ON docs (body)")
+    assert _top(db, "zeta") == []
+    s3.put_parquet("bucket", "reuse/part-3.parquet", pa.table({"id": [5000], "body": ["zeta alpha"]}))
+    now[0] += 0.5
+    assert _top(db, "zeta") == []  # (the listing of half a second ago)
+    now[0] += 0.6
+    assert [r[0] for r in _top(db, "zeta")] == [5000]
+    s3.client().delete_object(Bucket="bucket", Key="reuse/part-0.parquet")
+    s3.put_parquet("bucket", "reuse/part-1.parquet", pa.table({"id": [6000], "body": ["zeta w1"]}))
+    ids = {r[0] for r in _top(db, "alpha", 2000)}  # (within the second: the listing is stale)
+    assert 5000 in ids and not ids & set(range(0, 800))
+    assert [r[0] for r in _top(db, "zeta")] == [5000, 6000] or [r[0] for r in _top(db, "zeta")] == [6000, 5000]
+    assert db.sql("SELECT count(*) AS n FROM docs").to_pylist() == [{"n": 402}]
 
 
 def test_the_environment_reaches_the_bucket_and_the_table_reopens(s3: S3Server, tmp_path: Path,
