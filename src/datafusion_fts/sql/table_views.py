@@ -128,7 +128,8 @@ class TableViews:
         """The bytes a table of files may take held in memory (``fts.memory_table_bytes``),
         or None where it surely takes more: more rows than that many ``_rowid`` bytes, more
         bytes in its fragments' pages than that (their footers say: pages take less than
-        the rows they decode to), or more rows decoded when this version was last read. A
+        the rows they decode to), or more rows decoded when this version was last read; and
+        where the store cannot tell without a request per fragment (an object store's). A
         table with an interval column is always held (no limit): its files hold each
         interval's bytes (``ingest.stored_schema``), which DataFusion's Parquet reader
         cannot read back as one."""
@@ -140,7 +141,8 @@ class TableViews:
             return None
         held = sum(b.nbytes for b in fresh)
         try:
-            if held > limit or held + self._store.fragment_bytes([f.id for f in meta.fragments]) > limit:
+            stored = self._store.fragment_bytes([f.id for f in meta.fragments]) if held <= limit else None
+            if stored is None or held + stored > limit:
                 return None
         except StaleSnapshotError:
             raise

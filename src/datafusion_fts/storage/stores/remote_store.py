@@ -342,6 +342,11 @@ class RemoteStore(PagedFragments):
         except ObjectMissing:
             raise file_gone(self.root, "data fragment", frag_id) from None
 
+    def fragment_bytes(self, frag_ids: list[str]) -> None:
+        """None: not known without a request per fragment for its footer, which every
+        commit (an insert, here) would pay; such a database's tables are views."""
+        return None
+
     def fragment_paths(self, frag_ids: list[str]) -> list[str]:
         """The fragments' URLs, which DataFusion scans (its session reaches the store)."""
         return [f"{self.root}/{self._key(f)}" for f in frag_ids]

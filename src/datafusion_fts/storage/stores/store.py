@@ -175,8 +175,8 @@ class Store(Protocol):
         """What ``take_rows(parts, [column])`` reads, by unit ("pages", "row groups",
         "rows in memory"), for EXPLAIN ANALYZE."""
     def fragment_paths(self, frag_ids: list[str]) -> list[str] | None: ...
-    def fragment_bytes(self, frag_ids: list[str]) -> int:
-        """What the fragments' rows take in memory, decoded."""
+    def fragment_bytes(self, frag_ids: list[str]) -> int | None:
+        """What the fragments' rows take in memory, decoded (None: not known cheaply)."""
     def write_segment(self, seg_id: str, arrays: dict[str, pa.Array]) -> int | None: ...
     def read_segment(
         self, seg_id: str, crc: int | None, lazy: frozenset[str] = frozenset()
