@@ -68,6 +68,15 @@ def _requests(log: str) -> int:
         return sum(1 for line in f if '" 2' in line or '" 3' in line or '" 4' in line)
 
 
+def _bytes(log: str) -> int:
+    """Bytes of response bodies the server sent so far (tests/s3_server.py counts them)."""
+    try:
+        with open(log + ".bytes", encoding="utf-8") as f:
+            return sum(int(line) for line in f if line.strip())
+    except FileNotFoundError:
+        return 0
+
+
 def _in_bucket(endpoint: str, key: str) -> bool:
     from s3_server import S3Server
 
@@ -172,7 +181,7 @@ def child(phase: str, system: str, n_rows: int, n_files: int, endpoint: str, log
     for cls in CLASSES:  # (a warm-up pass)
         for terms in sets[cls]:
             runner.top(cls, terms)
-    before = _requests(log)
+    before, before_bytes = _requests(log), _bytes(log)
     latency, tops = {}, {}
     for cls in CLASSES:
         per_query = []
@@ -187,6 +196,7 @@ def child(phase: str, system: str, n_rows: int, n_files: int, endpoint: str, log
         latency[cls] = statistics.median(per_query) * 1e3
     queries = len(CLASSES) * n_queries * repeats
     return {f"{phase}_ms": latency, f"{phase}_requests_per_query": (_requests(log) - before) / queries,
+            f"{phase}_kb_per_query": (_bytes(log) - before_bytes) / queries / 1e3,
             f"{phase}_hwm_mb": common.proc_status_kb()["VmHWM"] / 1024, f"{phase}_tops": tops}
 
 
@@ -278,9 +288,11 @@ def report(results: dict, args: argparse.Namespace) -> str:
     row("build peak RSS (MB)", lambda r: r["build_hwm_mb"], "{:.0f}")
     row("cold: import + open + first query (s)", lambda r: r["cold_s"])
     row("cold: requests to the store", lambda r: r["cold_requests"], "{:.0f}")
+    row("cold: MB read from the store", lambda r: r.get("cold_mb", 0.0), "{:.2f}")
     for cls in CLASSES:
         row(f"warm top-10 rows p50, {cls} (ms)", lambda r, c=cls: r["warm_ms"][c])
     row("warm: requests per query", lambda r: r["warm_requests_per_query"], "{:.1f}")
+    row("warm: KB read per query", lambda r: r.get("warm_kb_per_query", 0.0), "{:.1f}")
     for cls in CLASSES:
         row(f"warm, listing at every query: p50, {cls} (ms)", lambda r, c=cls: r.get("listing_ms", r["warm_ms"])[c])
     row("warm, listing at every query: requests per query",
@@ -341,10 +353,11 @@ def main() -> None:
                 out = results[system] = {}
                 phases = ["build", "cold", "warm"] + (["listing"] if system in ("ours_s3", "ours_db_s3") else [])
                 for phase in phases + (["writes"] if system != "ours_s3" else []):
-                    before = _requests(log)
+                    before, before_bytes = _requests(log), _bytes(log)
                     out.update(common.run_child(__file__, [*argv, "--child", phase, system, s3.endpoint, log, "-"],
                                                 print))
                     out[f"{phase}_requests"] = _requests(log) - before
+                    out[f"{phase}_mb"] = (_bytes(log) - before_bytes) / 1e6
     text = report(results, args)
     print(text)
     (DATA / f"s3-{args.rows}.json").write_text(json.dumps(results, indent=1))

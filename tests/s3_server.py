@@ -101,11 +101,13 @@ def _wait_until_up(endpoint: str, process: subprocess.Popen | None) -> None:
 @contextmanager
 def s3_server(log: str | None = None) -> Iterator[S3Server]:
     """Start moto's S3 server on a free loopback port; stop it on exit. With ``log``, its
-    access log (a line per request) goes to that file (benchmarks count requests)."""
+    access log (a line per request) goes to that file, and the bytes of each response's
+    body, a line each, to ``log + ".bytes"`` (benchmarks count requests and bytes)."""
     port = _free_port()
     env = {**os.environ, "AWS_ACCESS_KEY_ID": KEY, "AWS_SECRET_ACCESS_KEY": SECRET}
     sink = open(log, "w") if log is not None else subprocess.DEVNULL  # noqa: SIM115  (closed below)
-    process = subprocess.Popen([sys.executable, "-m", "moto.server", "-H", "127.0.0.1", "-p", str(port)],
+    serve = ["-m", "moto.server"] if log is None else [__file__, "--bytes", log + ".bytes"]
+    process = subprocess.Popen([sys.executable, *serve, "-H", "127.0.0.1", "-p", str(port)],
                                stdout=subprocess.DEVNULL, stderr=sink, env=env)
     endpoint = f"http://127.0.0.1:{port}"
     try:
@@ -118,3 +120,42 @@ def s3_server(log: str | None = None) -> Iterator[S3Server]:
         process.wait(timeout=30)
         if log is not None:
             sink.close()
+
+
+def _serve_counting(argv: list[str]) -> None:
+    """moto's server as ``python -m moto.server`` runs it, each response's body bytes
+    appended to a file as they are sent (moto's access log says only "-" for them)."""
+    import argparse
+    import threading
+
+    from moto.moto_server.werkzeug_app import DomainDispatcherApplication, MotoRequestHandler, create_backend_app
+    from werkzeug.serving import run_simple
+
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--bytes", required=True)
+    parser.add_argument("-H", "--host", default="127.0.0.1")
+    parser.add_argument("-p", "--port", type=int, required=True)
+    args = parser.parse_args(argv)
+    os.environ.setdefault("MOTO_PORT", str(args.port))
+    app = DomainDispatcherApplication(create_backend_app)
+    out = open(args.bytes, "a", buffering=1)  # noqa: SIM115  (the process's whole life)
+    lock = threading.Lock()
+
+    def counted(environ: dict, start_response):  # noqa: ANN202
+        body = app(environ, start_response)
+        sent = 0
+        try:
+            for chunk in body:
+                sent += len(chunk)
+                yield chunk
+        finally:
+            if hasattr(body, "close"):
+                body.close()
+            with lock:
+                out.write(f"{sent}\n")
+
+    run_simple(args.host, args.port, counted, threaded=True, request_handler=MotoRequestHandler)
+
+
+if __name__ == "__main__":
+    _serve_counting(sys.argv[1:])
