@@ -51,6 +51,8 @@ class TableViews:
         self._stored: dict[str, tuple[TableMeta, list[pa.RecordBatch], pa.Array | None]] = {}
         # Per table of files: the version whose rows, read, took more than may be held.
         self._too_big: dict[str, TableMeta] = {}
+        # Per table: its fresh batches as last shown, with their conversions (_conformed).
+        self._fresh_memo: dict[str, tuple[pa.Schema, list[tuple[pa.RecordBatch, pa.RecordBatch]]]] = {}
         self._lock = threading.RLock()  # (registrations swap parts of the sessions)
 
     def registered(self, name: str) -> TableMeta | None:
@@ -81,7 +83,7 @@ class TableViews:
         # (the store's method, not a closure over self: that would be a reference cycle
         # through the session's schema, keeping the store and its write lock past a `del db`)
         check = functools.partial(self._store.check_fragments, meta.fragments)
-        fresh = [as_schema(b, file_schema) for b in fresh]
+        fresh = self._conformed(meta, fresh, file_schema)
         if self._store.fragment_paths([]) is None:  # (an in-memory store: every table is held)
             self._register_in_memory(meta, fresh, file_schema, check, None)
             return
@@ -123,6 +125,18 @@ class TableViews:
                 f'SELECT d.* FROM ({source}) AS d LEFT ANTI JOIN {quote(deleted_name)} AS x ON d."{ROWID}" = x."{ROWID}"'
             )
         self._show(meta, source, self._parts, check)
+
+    def _conformed(self, meta: TableMeta, fresh: list[pa.RecordBatch], file_schema: pa.Schema
+                   ) -> list[pa.RecordBatch]:
+        """The fresh rows as ``file_schema`` (:func:`as_schema`), the batches converted at
+        the table's last registration reused: fresh rows only grow until a commit, and each
+        insert shows all of them again (converting them all took half an insert's time)."""
+        schema_then, pairs = self._fresh_memo.get(meta.name, (None, ()))
+        known = {id(src): out for src, out in pairs} if schema_then is meta.sql_schema else {}
+        out = [known.get(id(b)) or as_schema(b, file_schema) for b in fresh]
+        # (the source batches are kept with their conversions: their ids stay theirs)
+        self._fresh_memo[meta.name] = (meta.sql_schema, list(zip(fresh, out)))
+        return out
 
     def _held_limit(self, meta: TableMeta, fresh: list[pa.RecordBatch]) -> int | None:
         """The bytes a table of files may take held in memory (``fts.memory_table_bytes``),
@@ -273,6 +287,7 @@ class TableViews:
             self._registered.pop(name, None)
             self._stored.pop(name, None)
             self._too_big.pop(name, None)
+            self._fresh_memo.pop(name, None)
             self._schema.drop_managed(name)
             self._schema.drop_managed(rows_name(name))
 
