@@ -3,6 +3,7 @@ that validation, error messages and docs all read."""
 
 from __future__ import annotations
 
+import weakref
 from dataclasses import dataclass
 from typing import Any, Callable, Mapping
 
@@ -84,7 +85,7 @@ REGISTRY: dict[str, Setting] = {
         Setting("fts.memory_table_bytes", 16 << 20, _non_negative_int,
                 "A table of a database's files whose rows take at most this many bytes decoded is also held in "
                 "memory, as DataFusion's own in-memory table (a base table with its declared constraints), for plain "
-                "SQL; larger ones are views of their files. Applies as each table is next shown (a write, an open)."),
+                "SQL; larger ones are views of their files."),
         Setting("fts.gc_grace_seconds", 600.0, _non_negative_seconds,
                 "Seconds a file a commit stopped naming is kept for readers of older versions (other processes) before it is deleted."),
         Setting("fts.source_refresh_seconds", 0.0, _non_negative_seconds,
@@ -122,6 +123,13 @@ class Settings:
 
     def __init__(self) -> None:
         self._values = {name: s.default for name, s in REGISTRY.items()}
+        # Per setting: what to call when it changes (weakly held: a database watching
+        # its own settings would otherwise be a cycle outliving ``del db``).
+        self._watchers: dict[str, list[weakref.WeakMethod]] = {}
+
+    def watch(self, name: str, changed: Callable[[], None]) -> None:
+        """Call the bound method ``changed`` after each change of setting ``name``."""
+        self._watchers.setdefault(name, []).append(weakref.WeakMethod(changed))  # type: ignore[arg-type]
 
     @classmethod
     def from_mapping(cls, values: Mapping[str, Any]) -> "Settings":
@@ -135,9 +143,15 @@ class Settings:
         if key not in REGISTRY:
             raise InvalidArgument(f"unknown setting {name!r}; settings: {sorted(REGISTRY)}")
         try:
-            self._values[key] = REGISTRY[key].parse(value)
+            new = REGISTRY[key].parse(value)
         except (ValueError, TypeError, OverflowError) as exc:
             raise InvalidArgument(f"setting {name} must be {exc}, got {value!r}") from None
+        old, self._values[key] = self._values[key], new
+        if new != old:
+            for ref in self._watchers.get(key, ()):
+                changed = ref()
+                if changed is not None:
+                    changed()
 
     def get(self, name: str) -> Any:
         return self._values[name.lower()]

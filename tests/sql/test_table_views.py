@@ -110,3 +110,18 @@ def test_inserts_read_no_file_of_a_table_held_or_grown_past_the_size(tmp_path: P
         kinds.append(_table_type(db))
         assert db.sql("SELECT count(*) AS n FROM t").to_pylist() == [{"n": i + 10}]
     assert kinds[0] == "BASE TABLE" and kinds[-1] == "VIEW" and reads == []
+
+
+def test_the_size_setting_applies_at_once(tmp_path: Path) -> None:
+    """SET fts.memory_table_bytes shows every table again: a held table becomes a view of
+    its files and back, answering alike."""
+    db = fts.connect(tmp_path / "db")
+    db.sql(f"{DEFINITION} AS VALUES (1, 1, 'alpha'), (2, 1, 'beta')")
+    db.sql("INSERT INTO t VALUES (3, 2, 'alpha gamma')")
+    expected = _answers(db)
+    kinds = [_table_type(db)]
+    for limit in (0, 1 << 20):
+        db.sql(f"SET fts.memory_table_bytes = {limit}")
+        kinds.append(_table_type(db))
+        assert _answers(db) == expected
+    assert kinds == ["BASE TABLE", "VIEW", "BASE TABLE"]

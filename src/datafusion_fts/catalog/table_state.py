@@ -37,6 +37,8 @@ class Views(Protocol):
 
     def deregister(self, name: str) -> None: ...
 
+    def forget_sizes(self) -> None: ...
+
 
 class TableState:
     """The version of the directory's state this process serves queries from, loaded
@@ -57,6 +59,7 @@ class TableState:
         self.in_place = in_place  # (storage/sources/in_place.py)
         self.segment_sets = segment_sets  # (planner/segment_sets.py)
         self._views = views  # (sql/table_views.py)
+        settings.watch("fts.memory_table_bytes", self.show_all)
         self._state_lock = threading.Lock()  # (manifest, fresh rows) change together
         self._load_lock = threading.Lock()  # one load of the directory's state at a time
         self._manifest = Manifest()
@@ -157,6 +160,15 @@ class TableState:
     def show(self, meta: TableMeta) -> None:
         """Make DataFusion's view of the table ``meta`` (and its fresh rows) current."""
         self._views.register(meta, list(fresh_batches(self.runs(meta.name))))
+
+    def show_all(self) -> None:
+        """Show every managed table again: which are held in memory changes with
+        ``fts.memory_table_bytes``, at once (sql/table_views.py)."""
+        self._views.forget_sizes()
+        with self._state_lock:
+            tables = [meta for meta in self._manifest.tables.values() if meta.source is None]
+        for meta in tables:
+            self.show(meta)
 
     # -- reads --------------------------------------------------------------------------
     def snapshot(self, name: str) -> TableSnapshot:

@@ -270,6 +270,11 @@ class TableViews:
             self._parts.register_parquet(name, path, schema=file_schema)
         return names
 
+    def forget_sizes(self) -> None:
+        """Forget which versions were found too large to hold (the limit changed)."""
+        with self._lock:
+            self._too_big.clear()
+
     def _drop_parts(self, name: str, parts: tuple[str, ...] | None = None) -> None:
         """Deregister ``parts`` of table ``name`` from the parts' sessions (None: all its
         parts: those registered, and its deleted ids' and fresh rows')."""
