@@ -428,3 +428,26 @@ def test_a_fuzzy_or_prefix_term_counts_as_the_terms_it_may_expand_to(term: str) 
 
 def test_a_phrase_slop_is_not_a_fuzzy_term() -> None:
     parse(" ".join(['"a b"~2'] * 10_000), "body")
+
+
+_PIECES = st.sampled_from(["alpha", "Beta", "x1", "a_b", "é", "日本", "AND", "OR", "NOT", "TO", "and", "+", "-", "!",
+                           "(", ")", '"', ":", "^2", "~", "*", "\\", " ", "  ", "\t", "&&", "||", "title:", "0"])
+
+
+@given(st.lists(_PIECES, min_size=1, max_size=8), st.sampled_from(["or", "and"]))
+def test_plain_words_are_parsed_as_the_parser_parses_them(pieces: list[str], operator: str) -> None:
+    """parse() answers a text of plain words one space apart without running the parser
+    (the common query); whatever the text, its answer, or its error, is the parser's."""
+    from datafusion_fts.query.parser import _Parser
+
+    text = "".join(pieces)
+
+    def outcome(run: Callable[[], object]) -> object:
+        try:
+            return run()
+        except (QuerySyntaxError, InvalidArgument) as err:
+            return type(err), str(err)
+
+    slow = outcome(lambda: _Parser(text, ("body",), operator, 10_000).group(("body",), None) if text.strip()
+                   else parse(text, "body", operator))
+    assert outcome(lambda: parse(text, "body", operator)) == slow

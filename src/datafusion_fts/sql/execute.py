@@ -18,6 +18,7 @@ from ..analysis import AnalyzerConfig
 from ..errors import CatalogError, InvalidArgument, SqlError
 from ..operators.base import SEARCH_SCHEMA
 from ..operators.explain import explain_search
+from ..planner.logical import LogicalSearch
 from ..planner.plan_search import column_analyzer, plan_search
 from ..planner.run_search import run_search
 from ..planner.search_request import SearchRequest, foreign_request
@@ -273,14 +274,13 @@ class SqlSession:
         return statement, lowered, text if text is not None else generated(statement)
 
     def _run_search(
-        self, item: Lowered, in_order: bool = False, planned: bool = True
+        self, search: LogicalSearch, in_order: bool = False, planned: bool = True
     ) -> tuple[pa.Table, Any, SearchRequest | None]:
         """A search's result: ``_rowid``, the columns the statement reads when the result
         carries them, and ``_score``; in the search's order if ``in_order``, else carried
         rows come in row-id order (fetched in file order: the statement orders them).
         With ``planned`` (EXPLAIN, score_explain()) also its plan and request, else the
         search runs as ``Table.search`` runs it (prepared, when it can be)."""
-        search = item.search
         if not search.managed:
             foreign = ForeignTable(self.ctx, search.table)
             if search.k == 0:
@@ -314,7 +314,7 @@ class SqlSession:
             snap = request.snapshot
         else:
             result, snap = table.find(search.tree, limit=search.k, include_row_ids=include)
-        if search.carries_rows:
+        if search.carries_rows and search.columns:  # (else the result is _rowid, _score already)
             if not in_order:  # (no reordering copy of the fetched rows)
                 result = result.take(pa.array(np.argsort(result.column(0).to_numpy(), kind="stable")))
             fields = [snap.meta.sql_schema.field(c) for c in search.columns]  # (as SQL declared them)
@@ -370,10 +370,11 @@ class SqlSession:
 
     def _run_template(self, template: Template, shape: Shape) -> datafusion.DataFrame:
         parse_leaf = partial(parse_match, max_terms=self.db.settings.get("fts.max_query_terms"))
-        text, lowered = template.bind(self._text, shape, parse_leaf, _fresh_name)
-        if template.direct is not None:  # the search's result is the answer
-            result, _, _ = self.db.retrying(partial(self._run_search, lowered[0], in_order=True, planned=False))
+        if template.direct is not None:  # the search's result is the answer: no SQL text, no table
+            search = template.bind_search(self._text, shape, parse_leaf)
+            result, _, _ = self.db.retrying(partial(self._run_search, search, in_order=True, planned=False))
             return ResultFrame(self.ctx, template.direct.apply(result), self.db.errors)
+        text, lowered = template.bind(self._text, shape, parse_leaf, _fresh_name)
         return self._run_lowered(text, lowered)
 
     def _run_lowered(self, text: str, lowered: list[Lowered]) -> datafusion.DataFrame:
@@ -382,7 +383,8 @@ class SqlSession:
         explained = []
         try:
             for item in lowered:
-                result, plan, request = self.db.retrying(partial(self._run_search, item, planned=bool(item.explain)))
+                result, plan, request = self.db.retrying(
+                    partial(self._run_search, item.search, planned=bool(item.explain)))
                 self._register_result(item.result_table, result)
                 registered.append(item.result_table)
                 if item.explain:
@@ -422,7 +424,7 @@ class SqlSession:
             logical, searches = [], []
             for item in lowered:
                 logical.append(item.search.display())
-                result, plan, request = self._run_search(item)
+                result, plan, request = self._run_search(item.search)
                 if request is not None and request.query is not item.search.tree:
                     logical.append(f"  simplify_query: tree={request.query!r}")
                 if request is not None and isinstance(request.snapshot, TableSnapshot) and request.snapshot.meta.source:

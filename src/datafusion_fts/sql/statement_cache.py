@@ -26,6 +26,7 @@ from typing import Any, Callable
 import pyarrow as pa
 from sqlglot import exp
 
+from ..planner.logical import LogicalSearch
 from ..query.tree import Boolean, Match, Query
 from .dialect import identifier
 from .lower_select import ROWID, SCORE, Lowered, int_literal
@@ -163,10 +164,7 @@ class Template:
         """The SQL and searches of statement ``sql`` (of this shape): each MATCH text
         parsed by ``parse_leaf(sql, literal start, text, columns)``, each search result
         given a name of its own (the template may run in several threads at once)."""
-        leaves = [
-            parse_leaf(sql, shape.spans[i][0], shape.literal(sql, i), columns)
-            for i, columns in zip(self.slots, self.columns)
-        ]
+        leaves = self._leaves(sql, shape, parse_leaf)
         text = self.sql
         lowered = []
         for item in self.lowered:
@@ -174,6 +172,17 @@ class Template:
             text = text.replace(item.result_table, name)
             lowered.append(replace(item, result_table=name, search=replace(item.search, tree=fill(item.search.tree, leaves))))
         return text, lowered
+
+    def bind_search(self, sql: str, shape: Shape, parse_leaf: Callable[[str, int, str, tuple[str, ...]], Query]
+                    ) -> LogicalSearch:
+        """The one search of a :attr:`direct` template, bound to statement ``sql``: its
+        result is the answer, so no SQL text or result table is made."""
+        return replace(self.lowered[0].search, tree=fill(self.lowered[0].search.tree, self._leaves(sql, shape, parse_leaf)))
+
+    def _leaves(self, sql: str, shape: Shape, parse_leaf: Callable[[str, int, str, tuple[str, ...]], Query]
+                ) -> list[Query]:
+        return [parse_leaf(sql, shape.spans[i][0], shape.literal(sql, i), columns)
+                for i, columns in zip(self.slots, self.columns)]
 
 
 class StatementCache:
