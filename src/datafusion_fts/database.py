@@ -56,6 +56,7 @@ from .storage.sources.in_place import (
 from .storage.sources.object_sources import SourceStores, normal_source
 from .storage.sources.source_files import source_paths
 from .storage.stores.remote_store import RemoteStore
+from .storage.stores.segment_cache import SegmentCache
 from .storage.stores.store import DirectoryStore, MemoryStore, Store
 from .udfs.error_bridge import ErrorBridge
 
@@ -97,7 +98,9 @@ class Database:
             self.store = RemoteStore(
                 open_objects(os.fspath(path), storage_options), self.sources.cache, read_only,
                 functools.partial(self.settings.get, "fts.store_refresh_seconds"),
-                functools.partial(self.settings.get, "fts.gc_grace_seconds"))
+                functools.partial(self.settings.get, "fts.gc_grace_seconds"),
+                SegmentCache(functools.partial(self.settings.get, "fts.segment_cache_dir"),
+                             functools.partial(self.settings.get, "fts.segment_cache_bytes")))
         else:
             self.store = DirectoryStore(path, read_only) if path is not None else MemoryStore()
         self.ray_init: dict[str, Any] = {}  # ray.init arguments for fts.executor = 'ray'

@@ -98,6 +98,12 @@ REGISTRY: dict[str, Setting] = {
         Setting("fts.object_cache_bytes", 256 << 20, _non_negative_int,
                 "Bytes of object-store files (pages, footers of tables indexed in place on S3, GCS or Azure) kept "
                 "in memory once read, so warm queries make no request for them; 0 keeps none."),
+        Setting("fts.segment_cache_bytes", 4 << 30, _non_negative_int,
+                "Bytes of index segments of databases at object stores' URLs kept on local disk once fetched "
+                "(memory-mapped: a process holds only the pages its searches touch, and the next process fetches "
+                "none again); past it the least recently used go; 0 keeps none (segments are held in memory)."),
+        Setting("fts.segment_cache_dir", "", str,
+                "Where those segments are kept; empty: $XDG_CACHE_HOME/datafusion-fts/segments (~/.cache/...)."),
         Setting("fts.store_refresh_seconds", 1.0, _non_negative_seconds,
                 "Seconds between two checks for other processes' commits to a database at an object store's URL "
                 "(a HEAD request of its manifest); 0: at every query."),

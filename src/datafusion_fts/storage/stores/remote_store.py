@@ -32,6 +32,7 @@ in a commit: such a copy is refused at open, saying to flush first.
 
 from __future__ import annotations
 
+import functools
 import json
 import re
 import tempfile
@@ -45,13 +46,14 @@ from pathlib import Path
 import numpy as np
 import pyarrow as pa
 
-from ...errors import ConflictError, ReadOnlyError, StorageError
+from ...errors import ConflictError, ReadOnlyError, StaleSnapshotError, StorageError
 from ..files import checksums
 from ..files.layout import MANIFEST
 from ..files.manifest import Manifest
 from ..files.segment_bundle import BUNDLE, pack
 from ..objects import ObjectChanged, ObjectMissing, ObjectStore
 from ..parquet.data_files import RangeCache, RemoteFile
+from .segment_cache import SegmentCache
 from .store import (
     READ_ONLY_ASKED,
     PagedFragments,
@@ -78,11 +80,13 @@ class RemoteStore(PagedFragments):
 
     def __init__(self, objects: ObjectStore, cache: RangeCache, read_only: bool = False,
                  refresh_seconds: Callable[[], float] = lambda: 0.0,
-                 grace_seconds: Callable[[], float] = lambda: 600.0) -> None:
+                 grace_seconds: Callable[[], float] = lambda: 600.0,
+                 segments: SegmentCache | None = None) -> None:
         self.objects = objects
         self.root = objects.url
         self.read_only: str | None = READ_ONLY_ASKED if read_only else None
         self._ranges = cache
+        self._segments = segments  # (on local disk: segment_cache.py; None: in memory)
         self._refresh = refresh_seconds
         self._grace = grace_seconds
         # The ETag of each manifest version this store read or wrote ("": none yet): a
@@ -352,13 +356,27 @@ class RemoteStore(PagedFragments):
         return [f"{self.root}/{self._key(f)}" for f in frag_ids]
 
     # -- segments and deletion vectors ------------------------------------------------
+    def _bundle(self, kept: Path | None, fetch: Callable[[], bytes]) -> pa.Buffer | bytes:
+        return self._segments.get(kept, fetch) if self._segments is not None else fetch()
+
     def read_segment(
         self, seg_id: str, crc: int | None, lazy: frozenset[str] = frozenset()
     ) -> tuple[dict[str, pa.Array], dict[str, checksums.LazyRegions]]:
-        """A segment's files, each read whole into memory, verified as a directory's are."""
+        """A segment's files, verified as a directory's are: its bundle fetched whole once,
+        kept on local disk and memory-mapped (segment_cache.py), else held in memory."""
         where = f"{self.root}/index/{seg_id}"
+        fetch = functools.partial(self.objects.get, f"index/{seg_id}/{BUNDLE}")
+        kept = self._segments.path(self.root, seg_id, crc) if self._segments is not None else None
         try:
-            return bundle_arrays(where, self.objects.get(f"index/{seg_id}/{BUNDLE}"), crc, lazy)
+            try:
+                return bundle_arrays(where, self._bundle(kept, fetch), crc, lazy)
+            except StaleSnapshotError:
+                raise
+            except StorageError:
+                if kept is None:
+                    raise
+                self._segments.drop(kept)  # type: ignore[union-attr]  (damaged on disk: fetched again)
+                return bundle_arrays(where, self._bundle(kept, fetch), crc, lazy)
         except ObjectMissing:
             pass  # (a directory's layout: a database written there and copied here)
         try:

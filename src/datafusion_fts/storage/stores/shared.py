@@ -25,10 +25,13 @@ from ..files.layout import is_remote, local_path
 from ..objects import open_objects
 from ..parquet.data_files import RangeCache
 from .remote_store import RemoteStore
+from .segment_cache import SegmentCache
 from .store import DirectoryStore
 
-# The range cache of a worker's store on an object store (fts.object_cache_bytes' default).
+# The range cache of a worker's store on an object store (fts.object_cache_bytes' default),
+# and the bytes of segments its node keeps on disk (fts.segment_cache_bytes' default).
 WORKER_CACHE_BYTES = 256 << 20
+WORKER_SEGMENT_BYTES = 4 << 30
 
 
 class SharedStore(Protocol):
@@ -61,7 +64,8 @@ class SharedLocation:
 def open_shared(location: SharedLocation, for_writes: bool = False) -> SharedStore:
     """The store at ``location``: a directory (a path or ``file://`` URI), or a database
     at an object store's URL read through the object interface
-    (:class:`.remote_store.RemoteStore`, its pages kept in a cache of ``WORKER_CACHE_BYTES``;
+    (:class:`.remote_store.RemoteStore`, its pages kept in a cache of ``WORKER_CACHE_BYTES``,
+    its segments on the node's disk in the default place, up to ``WORKER_SEGMENT_BYTES``;
     written only ``for_writes``: a build task's segments)."""
     if not is_remote(location.url):
         try:
@@ -69,4 +73,5 @@ def open_shared(location: SharedLocation, for_writes: bool = False) -> SharedSto
         except ValueError as exc:
             raise StorageError(str(exc)) from None
     objects = open_objects(location.url, dict(location.options))
-    return RemoteStore(objects, RangeCache(lambda: WORKER_CACHE_BYTES), read_only=not for_writes)
+    return RemoteStore(objects, RangeCache(lambda: WORKER_CACHE_BYTES), read_only=not for_writes,
+                       segments=SegmentCache(lambda: "", lambda: WORKER_SEGMENT_BYTES))

@@ -1,0 +1,110 @@
+"""Index segments of databases on object stores, kept on local disk (docs/design.md:
+"Object storage"): a segment is one object (its bundle, storage/files/segment_bundle.py),
+fetched whole once, written here and memory-mapped, so a process holds only the pages
+its searches touch (the operating system's page cache, which it may evict) and the next
+process on the machine (a notebook restarted, a Ray worker) fetches nothing again.
+
+The files are bounded by ``fts.segment_cache_bytes``: past it, the least recently used
+are deleted (a process that mapped one keeps its pages). A file is named by its
+database's URL, its segment id and its crc32; segment ids are never reused, so a name
+always holds the same bytes, and a damaged file fails the crc check of the reader and is
+fetched again. Where the directory cannot be written, segments are held in memory.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import threading
+import time
+import uuid
+from pathlib import Path
+from typing import Callable
+
+import pyarrow as pa
+
+SUFFIX = ".bundle"
+
+
+def default_directory() -> str:
+    """``$XDG_CACHE_HOME/datafusion-fts/segments``, else under ``~/.cache``."""
+    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    return os.path.join(base, "datafusion-fts", "segments")
+
+
+class SegmentCache:
+    """Segment bundles of the databases at object stores' URLs, on local disk."""
+
+    def __init__(self, directory: Callable[[], str], limit: Callable[[], int]) -> None:
+        self._directory = directory  # (the setting fts.segment_cache_dir now; "": the default)
+        self._limit = limit  # (fts.segment_cache_bytes now; 0: keep none on disk)
+        self._lock = threading.Lock()
+
+    def path(self, root: str, seg_id: str, crc: int | None) -> Path | None:
+        """Where the bundle of segment ``seg_id`` of the database at ``root`` is kept
+        (None: nothing is kept on disk)."""
+        if self._limit() <= 0:
+            return None
+        folder = hashlib.sha256(root.encode("utf-8")).hexdigest()[:24]
+        return Path(self._directory() or default_directory()) / folder / f"{seg_id}-{crc or 0}{SUFFIX}"
+
+    def get(self, path: Path | None, fetch: Callable[[], bytes]) -> pa.Buffer:
+        """The bundle at ``path``, memory-mapped; fetched (``fetch``) and kept there first
+        when it is not. In memory when ``path`` is None or cannot be written."""
+        if path is None:
+            return pa.py_buffer(fetch())
+        try:
+            buffer = pa.memory_map(str(path), "r").read_buffer()
+            os.utime(path)  # (recently used: evicted last)
+            return buffer
+        except OSError:
+            pass  # (not kept yet, or its directory cannot be: fetched)
+        data = fetch()
+        try:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            tmp = path.with_name(f"{path.name}.{uuid.uuid4().hex}.tmp")
+            tmp.write_bytes(data)
+            os.replace(tmp, path)  # (another process writing the same name writes the same bytes)
+            buffer = pa.memory_map(str(path), "r").read_buffer()
+        except OSError:
+            return pa.py_buffer(data)  # (a read-only or full disk: held in memory)
+        self._evict(path)
+        return buffer
+
+    def drop(self, path: Path | None) -> None:
+        """Delete a kept bundle found damaged (it is fetched again)."""
+        if path is not None:
+            try:
+                path.unlink()
+            except FileNotFoundError:
+                pass
+
+    def _evict(self, keep: Path) -> None:
+        """Delete the least recently used bundles while their bytes pass the limit."""
+        with self._lock:
+            root = keep.parent.parent
+            found = []
+            for entry in root.glob(f"*/*{SUFFIX}"):
+                try:
+                    stat = entry.stat()
+                except FileNotFoundError:
+                    continue
+                found.append((stat.st_mtime, stat.st_size, entry))
+            total, limit = sum(size for _, size, _ in found), self._limit()
+            for _, size, entry in sorted(found, key=lambda f: f[0]):
+                if total <= limit:
+                    break
+                if entry == keep:
+                    continue
+                try:
+                    entry.unlink()
+                except FileNotFoundError:
+                    pass
+                total -= size
+            # (temporary files of writers that died: gone after a day)
+            for tmp in root.glob(f"*/*{SUFFIX}.*.tmp"):
+                try:
+                    if time.time() - tmp.stat().st_mtime > 86_400:
+                        tmp.unlink()
+                except FileNotFoundError:
+                    pass

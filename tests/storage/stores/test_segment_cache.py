@@ -1,0 +1,98 @@
+"""Index segments of a database at an object store's URL kept on local disk
+(storage/stores/segment_cache.py; issue 32: a bounded local cache, so a process holds
+what its searches touch and the next one fetches nothing again), against moto's S3
+server on loopback (tests/s3_server.py)."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from s3_server import S3Server, s3_server
+from test_remote_store import _answers, _write
+
+import datafusion_fts as fts
+from datafusion_fts.storage.objects.remote import RemoteObjects
+from datafusion_fts.storage.stores.segment_cache import SegmentCache
+
+
+@pytest.fixture(scope="module")
+def s3() -> Iterator[S3Server]:
+    with s3_server() as server:
+        server.client().create_bucket(Bucket="bucket")
+        yield server
+
+
+def _segment_gets(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """The keys of index segments fetched from any store from now on."""
+    fetched: list[str] = []
+    real = RemoteObjects.get
+
+    def get(self, key: str, *args, **kwargs):  # noqa: ANN001, ANN202
+        if key.startswith("index/"):
+            fetched.append(key)
+        return real(self, key, *args, **kwargs)
+
+    monkeypatch.setattr(RemoteObjects, "get", get)
+    return fetched
+
+
+def test_a_second_process_fetches_no_segment_and_answers_alike(s3: S3Server, tmp_path: Path,
+                                                               monkeypatch: pytest.MonkeyPatch) -> None:
+    """Kept on disk, a segment is fetched once: another Database opened on the same URL
+    (as a new process would) reads it from the disk, and answers to the bit as the first
+    and as the database without a disk cache (0 bytes: held in memory)."""
+    config = {"fts.segment_cache_dir": str(tmp_path / "cache")}
+    first = _write(fts.connect("s3://bucket/kept", storage_options=s3.options(), config=config))
+    expected = _answers(fts.connect("s3://bucket/kept", storage_options=s3.options(),
+                                    config={"fts.segment_cache_bytes": 0}))
+    assert _answers(first) == expected
+    kept = list((tmp_path / "cache").glob("*/*.bundle"))
+    assert kept
+    fetched = _segment_gets(monkeypatch)
+    again = fts.connect("s3://bucket/kept", storage_options=s3.options(), config=config)
+    assert _answers(again) == expected and fetched == []
+
+
+def test_a_damaged_segment_on_disk_is_fetched_again(s3: S3Server, tmp_path: Path,
+                                                    monkeypatch: pytest.MonkeyPatch) -> None:
+    """A bundle on disk that fails its crc32 is deleted and fetched from the store again:
+    the answers are the store's."""
+    config = {"fts.segment_cache_dir": str(tmp_path / "cache")}
+    db = _write(fts.connect("s3://bucket/damaged", storage_options=s3.options(), config=config))
+    expected = _answers(db)
+    for path in (tmp_path / "cache").glob("*/*.bundle"):
+        raw = bytearray(path.read_bytes())
+        raw[len(raw) // 2] ^= 0xFF
+        path.write_bytes(bytes(raw))
+    fetched = _segment_gets(monkeypatch)
+    again = fts.connect("s3://bucket/damaged", storage_options=s3.options(), config=config)
+    assert _answers(again) == expected and fetched
+
+
+def test_the_kept_bytes_stay_within_the_limit_least_recently_used_first(tmp_path: Path) -> None:
+    cache = SegmentCache(lambda: str(tmp_path), lambda: 2_500)
+    fetches: list[str] = []
+
+    def fetch(name: str) -> bytes:
+        fetches.append(name)
+        return name.encode() * 1_000  # (1,000 bytes a bundle here)
+
+    paths = {name: cache.path("s3://b/db", name, 1) for name in ("a", "b", "c")}
+    for name in ("a", "b"):
+        assert cache.get(paths[name], lambda n=name: fetch(n)).to_pybytes() == name.encode() * 1_000
+    os.utime(paths["a"], (1, 1))  # (a: used longest ago)
+    cache.get(paths["c"], lambda: fetch("c"))
+    assert sorted(p.name for p in tmp_path.glob("*/*.bundle")) == ["b-1.bundle", "c-1.bundle"]
+    assert cache.get(paths["b"], lambda: fetch("b")).to_pybytes() == b"b" * 1_000
+    assert fetches == ["a", "b", "c"]  # (b read from the disk)
+
+
+def test_no_disk_or_an_unwritable_one_holds_segments_in_memory(tmp_path: Path) -> None:
+    assert SegmentCache(lambda: str(tmp_path), lambda: 0).path("s3://b/db", "s", 1) is None
+    blocked = tmp_path / "file"
+    blocked.write_text("not a directory")
+    cache = SegmentCache(lambda: str(blocked), lambda: 1 << 20)
+    assert cache.get(cache.path("s3://b/db", "s", 1), lambda: b"bytes").to_pybytes() == b"bytes"
