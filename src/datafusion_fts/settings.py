@@ -100,8 +100,8 @@ REGISTRY: dict[str, Setting] = {
                 "in memory once read, so warm queries make no request for them; 0 keeps none."),
         Setting("fts.segment_cache_bytes", 4 << 30, _non_negative_int,
                 "Bytes of index segments of databases at object stores' URLs kept on local disk once fetched "
-                "(memory-mapped: a process holds only the pages its searches touch, and the next process fetches "
-                "none again); past it the least recently used go; 0 keeps none (segments are held in memory)."),
+                "(memory-mapped: file cache the system can reclaim, not the process's memory; the next process "
+                "fetches none again); past it the least recently used go; 0 keeps none (segments are held in memory)."),
         Setting("fts.segment_cache_dir", "", str,
                 "Where those segments are kept; empty: $XDG_CACHE_HOME/datafusion-fts/segments (~/.cache/...)."),
         Setting("fts.store_refresh_seconds", 1.0, _non_negative_seconds,

@@ -56,6 +56,20 @@ def test_a_second_process_fetches_no_segment_and_answers_alike(s3: S3Server, tmp
     assert _answers(again) == expected and fetched == []
 
 
+def test_segments_of_a_directory_copied_to_the_store_are_kept_too(s3: S3Server, tmp_path: Path,
+                                                                  monkeypatch: pytest.MonkeyPatch) -> None:
+    """A database written in a directory and copied to the store keeps its segments as
+    files, each kept on disk as a bundle is: a second Database fetches none of them."""
+    config = {"fts.segment_cache_dir": str(tmp_path / "cache")}
+    expected = _answers(_write(fts.connect(tmp_path / "db")))
+    url = s3.upload_directory(tmp_path / "db", "bucket", "copied-kept")
+    assert _answers(fts.connect(url, storage_options=s3.options(), config=config)) == expected
+    assert list((tmp_path / "cache").glob("*/*.arrow.bundle"))
+    fetched = _segment_gets(monkeypatch)
+    assert _answers(fts.connect(url, storage_options=s3.options(), config=config)) == expected
+    assert [key for key in fetched if not key.endswith("/bundle")] == []
+
+
 def test_a_damaged_segment_on_disk_is_fetched_again(s3: S3Server, tmp_path: Path,
                                                     monkeypatch: pytest.MonkeyPatch) -> None:
     """A bundle on disk that fails its crc32 is deleted and fetched from the store again:
@@ -80,19 +94,19 @@ def test_the_kept_bytes_stay_within_the_limit_least_recently_used_first(tmp_path
         fetches.append(name)
         return name.encode() * 1_000  # (1,000 bytes a bundle here)
 
-    paths = {name: cache.path("s3://b/db", name, 1) for name in ("a", "b", "c")}
+    paths = {name: cache.path("s3://b/db", name, 1, "bundle") for name in ("a", "b", "c")}
     for name in ("a", "b"):
         assert cache.get(paths[name], lambda n=name: fetch(n)).to_pybytes() == name.encode() * 1_000
     os.utime(paths["a"], (1, 1))  # (a: used longest ago)
     cache.get(paths["c"], lambda: fetch("c"))
-    assert sorted(p.name for p in tmp_path.glob("*/*.bundle")) == ["b-1.bundle", "c-1.bundle"]
+    assert sorted(p.name for p in tmp_path.glob("*/*.bundle")) == ["b-1-bundle.bundle", "c-1-bundle.bundle"]
     assert cache.get(paths["b"], lambda: fetch("b")).to_pybytes() == b"b" * 1_000
     assert fetches == ["a", "b", "c"]  # (b read from the disk)
 
 
 def test_no_disk_or_an_unwritable_one_holds_segments_in_memory(tmp_path: Path) -> None:
-    assert SegmentCache(lambda: str(tmp_path), lambda: 0).path("s3://b/db", "s", 1) is None
+    assert SegmentCache(lambda: str(tmp_path), lambda: 0).path("s3://b/db", "s", 1, "bundle") is None
     blocked = tmp_path / "file"
     blocked.write_text("not a directory")
     cache = SegmentCache(lambda: str(blocked), lambda: 1 << 20)
-    assert cache.get(cache.path("s3://b/db", "s", 1), lambda: b"bytes").to_pybytes() == b"bytes"
+    assert cache.get(cache.path("s3://b/db", "s", 1, "bundle"), lambda: b"bytes").to_pybytes() == b"bytes"

@@ -41,6 +41,7 @@ import zlib
 from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import replace
+from typing import TypeVar
 from pathlib import Path
 
 import numpy as np
@@ -72,6 +73,8 @@ _OUR_FILE = re.compile(r"^(?:data/((?:frag|dv)-\d{8})\.(?:parquet|arrow)|index/(
 _LISTING_GC_SECONDS = 60.0
 _MANIFEST_READS = 5  # (a manifest replaced while it is read is read again)
 
+
+T = TypeVar("T")
 
 class RemoteStore(PagedFragments):
     """The database under ``objects``' location."""
@@ -356,48 +359,58 @@ class RemoteStore(PagedFragments):
         return [f"{self.root}/{self._key(f)}" for f in frag_ids]
 
     # -- segments and deletion vectors ------------------------------------------------
-    def _bundle(self, kept: Path | None, fetch: Callable[[], bytes]) -> pa.Buffer | bytes:
-        return self._segments.get(kept, fetch) if self._segments is not None else fetch()
-
     def read_segment(
         self, seg_id: str, crc: int | None, lazy: frozenset[str] = frozenset()
     ) -> tuple[dict[str, pa.Array], dict[str, checksums.LazyRegions]]:
-        """A segment's files, verified as a directory's are: its bundle fetched whole once,
-        kept on local disk and memory-mapped (segment_cache.py), else held in memory."""
+        """A segment's files, verified as a directory's are: its bundle (in a directory's
+        layout, each of its files) fetched whole once, kept on local disk and
+        memory-mapped (segment_cache.py), else held in memory."""
         where = f"{self.root}/index/{seg_id}"
-        fetch = functools.partial(self.objects.get, f"index/{seg_id}/{BUNDLE}")
-        kept = self._segments.path(self.root, seg_id, crc) if self._segments is not None else None
         try:
-            try:
-                return bundle_arrays(where, self._bundle(kept, fetch), crc, lazy)
-            except StaleSnapshotError:
-                raise
-            except StorageError:
-                if kept is None:
-                    raise
-                self._segments.drop(kept)  # type: ignore[union-attr]  (damaged on disk: fetched again)
-                return bundle_arrays(where, self._bundle(kept, fetch), crc, lazy)
+            return self._kept_read(seg_id, crc, lambda get: bundle_arrays(where, get(BUNDLE), crc, lazy))
         except ObjectMissing:
             pass  # (a directory's layout: a database written there and copied here)
         try:
-            if crc is None:
+            if crc is None:  # (written before checksums: listed and read as they are, not kept)
                 names = sorted(m.key.rsplit("/", 1)[1][: -len(".arrow")] for m in self.objects.list(f"index/{seg_id}")
                                if m.key.endswith(".arrow"))
-                sums = None
-            else:
-                files, region = checksums.decode(self.objects.get(f"index/{seg_id}/{checksums.CHECKSUMS}"), crc,
+                return segment_arrays(where, names, lambda n: pa.py_buffer(self.objects.get(f"index/{seg_id}/{n}.arrow")),
+                                      None, lazy)
+
+            def read(get: Callable[[str], pa.Buffer]) -> tuple[dict[str, pa.Array], dict[str, checksums.LazyRegions]]:
+                files, region = checksums.decode(get(checksums.CHECKSUMS).to_pybytes(), crc,
                                                  f"{where}/{checksums.CHECKSUMS}")
-                names, sums = sorted(files), (files, region)
+                return segment_arrays(where, sorted(files), lambda n: get(f"{n}.arrow"), (files, region), lazy)
+
+            return self._kept_read(seg_id, crc, read)
         except ObjectMissing:
             raise file_gone(self.root, "index segment", seg_id) from None
 
-        def buffer_of(name: str) -> pa.Buffer:
-            try:
-                return pa.py_buffer(self.objects.get(f"index/{seg_id}/{name}.arrow"))
-            except ObjectMissing:
-                raise file_gone(self.root, "index segment", seg_id) from None
+    def _kept_read(self, seg_id: str, crc: int | None, read: Callable[[Callable[[str], pa.Buffer]], T]) -> T:
+        """``read(get)``, ``get(name)`` the segment's file ``name`` from the local disk,
+        fetched and kept there first (segment_cache.py); a check failing on kept files
+        (a damaged copy) drops them and reads once more from the store."""
+        kept: list[Path] = []
 
-        return segment_arrays(where, names, buffer_of, sums, lazy)
+        def get(name: str) -> pa.Buffer:
+            fetch = functools.partial(self.objects.get, f"index/{seg_id}/{name}")
+            if self._segments is None:
+                return pa.py_buffer(fetch())
+            path = self._segments.path(self.root, seg_id, crc, name)
+            if path is not None:
+                kept.append(path)
+            return self._segments.get(path, fetch)
+
+        try:
+            return read(get)
+        except (StaleSnapshotError, ObjectMissing):
+            raise
+        except StorageError:
+            if not kept:
+                raise
+            for path in kept:
+                self._segments.drop(path)  # type: ignore[union-attr]
+            return read(get)
 
     def read_deletes(self, dv_id: str, crc: int | None) -> np.ndarray:
         key = f"data/{dv_id}.arrow"

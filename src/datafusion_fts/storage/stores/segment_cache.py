@@ -1,8 +1,9 @@
 """Index segments of databases on object stores, kept on local disk (docs/design.md:
 "Object storage"): a segment is one object (its bundle, storage/files/segment_bundle.py),
-fetched whole once, written here and memory-mapped, so a process holds only the pages
-its searches touch (the operating system's page cache, which it may evict) and the next
-process on the machine (a notebook restarted, a Ray worker) fetches nothing again.
+fetched whole once, written here and memory-mapped, so its pages are the operating
+system's file cache (which it can reclaim), not memory of the process's own, as a
+directory's segment files are, and the next process on the machine (a notebook
+restarted, a Ray worker) fetches nothing again.
 
 The files are bounded by ``fts.segment_cache_bytes``: past it, the least recently used
 are deleted (a process that mapped one keeps its pages). A file is named by its
@@ -40,16 +41,16 @@ class SegmentCache:
         self._limit = limit  # (fts.segment_cache_bytes now; 0: keep none on disk)
         self._lock = threading.Lock()
 
-    def path(self, root: str, seg_id: str, crc: int | None) -> Path | None:
-        """Where the bundle of segment ``seg_id`` of the database at ``root`` is kept
-        (None: nothing is kept on disk)."""
+    def path(self, root: str, seg_id: str, crc: int | None, name: str) -> Path | None:
+        """Where the file ``name`` of segment ``seg_id`` of the database at ``root`` (its
+        bundle, or a file of a directory's layout) is kept (None: nothing is kept on disk)."""
         if self._limit() <= 0:
             return None
         folder = hashlib.sha256(root.encode("utf-8")).hexdigest()[:24]
-        return Path(self._directory() or default_directory()) / folder / f"{seg_id}-{crc or 0}{SUFFIX}"
+        return Path(self._directory() or default_directory()) / folder / f"{seg_id}-{crc or 0}-{name}{SUFFIX}"
 
     def get(self, path: Path | None, fetch: Callable[[], bytes]) -> pa.Buffer:
-        """The bundle at ``path``, memory-mapped; fetched (``fetch``) and kept there first
+        """The file at ``path``, memory-mapped; fetched (``fetch``) and kept there first
         when it is not. In memory when ``path`` is None or cannot be written."""
         if path is None:
             return pa.py_buffer(fetch())
