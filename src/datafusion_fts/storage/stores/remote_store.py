@@ -367,7 +367,8 @@ class RemoteStore(PagedFragments):
         memory-mapped (segment_cache.py), else held in memory."""
         where = f"{self.root}/index/{seg_id}"
         try:
-            return self._kept_read(seg_id, crc, lambda get: bundle_arrays(where, get(BUNDLE), crc, lazy))
+            if not self._kept_as_files(seg_id, crc):  # (else no request for a bundle that is not there)
+                return self._kept_read(seg_id, crc, lambda get: bundle_arrays(where, get(BUNDLE), crc, lazy))
         except ObjectMissing:
             pass  # (a directory's layout: a database written there and copied here)
         try:
@@ -385,6 +386,11 @@ class RemoteStore(PagedFragments):
             return self._kept_read(seg_id, crc, read)
         except ObjectMissing:
             raise file_gone(self.root, "index segment", seg_id) from None
+
+    def _kept_as_files(self, seg_id: str, crc: int | None) -> bool:
+        """Whether the segment's files, in a directory's layout, are kept on local disk."""
+        path = self._segments.path(self.root, seg_id, crc, checksums.CHECKSUMS) if self._segments is not None else None
+        return path is not None and path.exists()
 
     def _kept_read(self, seg_id: str, crc: int | None, read: Callable[[Callable[[str], pa.Buffer]], T]) -> T:
         """``read(get)``, ``get(name)`` the segment's file ``name`` from the local disk,
