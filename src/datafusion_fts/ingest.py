@@ -86,7 +86,7 @@ def stored_schema(declared: pa.Schema) -> pa.Schema:
     """The stored schema of a table whose columns SQL declared as ``declared``: each
     column of its :func:`stored_type`, an interval column (of months, days and
     nanoseconds) of its values' 16 bytes, which Parquet's interval (of milliseconds) cannot
-    hold (the table is then held in memory: sql/table_views.py ``_holds``)."""
+    hold (the table is then held in memory: sql/table_views.py ``TableViews._held_limit``)."""
     return check_new_schema(pa.schema([
         pa.field(f.name, pa.binary(16) if f.type == pa.month_day_nano_interval() else stored_type(f.type))
         for f in declared]))

@@ -133,7 +133,7 @@ class TableViews:
         insert shows all of them again (converting them all took half an insert's time)."""
         schema_then, pairs = self._fresh_memo.get(meta.name, (None, ()))
         known = {id(src): out for src, out in pairs} if schema_then is meta.sql_schema else {}
-        out = [known.get(id(b)) or as_schema(b, file_schema) for b in fresh]
+        out = [found if (found := known.get(id(b))) is not None else as_schema(b, file_schema) for b in fresh]
         # (the source batches are kept with their conversions: their ids stay theirs)
         self._fresh_memo[meta.name] = (meta.sql_schema, list(zip(fresh, out)))
         return out

@@ -6,23 +6,15 @@ server on loopback (tests/s3_server.py)."""
 from __future__ import annotations
 
 import os
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from s3_server import S3Server, s3_server
-from test_remote_store import _answers, _write
+from s3_server import S3Server
+from test_remote_store import _answers, _write, s3  # noqa: F401  (s3: its server, a fixture)
 
 import datafusion_fts as fts
 from datafusion_fts.storage.objects.remote import RemoteObjects
 from datafusion_fts.storage.stores.segment_cache import SegmentCache
-
-
-@pytest.fixture(scope="module")
-def s3() -> Iterator[S3Server]:
-    with s3_server() as server:
-        server.client().create_bucket(Bucket="bucket")
-        yield server
 
 
 def _segment_gets(monkeypatch: pytest.MonkeyPatch) -> list[str]:

@@ -22,8 +22,9 @@ through the object interface (storage/objects/; issue 32; docs/design.md: "Objec
   Listing the store for them happens at most once a minute.
 - **Segments** are written as one object each, their bundle (files/segment_bundle.py);
   a directory's layout (a file per array, a copied directory's) is read too.
-- **Reads**: each index segment whole when it is first searched (kept by the segment sets), fragments by page ranges through the page reader
-  (:class:`..parquet.data_files.RemoteFile`, fetched pages kept in the range cache).
+- **Reads**: each index segment fetched whole when it is first searched, kept on local
+  disk and memory-mapped (segment_cache.py); fragments by page ranges through the page
+  reader (:class:`..parquet.data_files.RemoteFile`, fetched pages kept in the range cache).
 
 A directory written locally and copied to the store is such a database too (copy
 ``manifest.json`` last). Rows its write-ahead logs hold were acknowledged but are not
@@ -41,8 +42,8 @@ import zlib
 from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import replace
-from typing import TypeVar
 from pathlib import Path
+from typing import TypeVar
 
 import numpy as np
 import pyarrow as pa
@@ -64,6 +65,7 @@ from .store import (
     file_gone,
     parse_manifest,
     segment_arrays,
+    write_array_file,
     write_fragment_file,
 )
 
@@ -72,9 +74,8 @@ _OUR_FILE = re.compile(r"^(?:data/((?:frag|dv)-\d{8})\.(?:parquet|arrow)|index/(
 # Seconds between two listings of the store for garbage.
 _LISTING_GC_SECONDS = 60.0
 _MANIFEST_READS = 5  # (a manifest replaced while it is read is read again)
-
-
 T = TypeVar("T")
+
 
 class RemoteStore(PagedFragments):
     """The database under ``objects``' location."""
@@ -229,10 +230,8 @@ class RemoteStore(PagedFragments):
         files: dict[str, bytes | memoryview] = {}
         sums = {}
         for name, array in arrays.items():
-            batch = pa.record_batch([array], names=[name])
             sink = pa.BufferOutputStream()
-            with pa.ipc.new_file(sink, batch.schema) as writer:
-                writer.write_batch(batch)
+            write_array_file(sink, name, array)
             buffer = sink.getvalue()
             sums[name] = checksums.file_sums(buffer)
             files[f"{name}.arrow"] = memoryview(buffer)

@@ -14,6 +14,7 @@ fetched again. Where the directory cannot be written, segments are held in memor
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import os
 import threading
@@ -56,10 +57,12 @@ class SegmentCache:
             return pa.py_buffer(fetch())
         try:
             buffer = pa.memory_map(str(path), "r").read_buffer()
-            os.utime(path)  # (recently used: evicted last)
-            return buffer
         except OSError:
             pass  # (not kept yet, or its directory cannot be: fetched)
+        else:
+            with contextlib.suppress(OSError):  # (a cache on a read-only disk is still read)
+                os.utime(path)  # (recently used: evicted last)
+            return buffer
         data = fetch()
         try:
             path.parent.mkdir(parents=True, exist_ok=True)

@@ -6,7 +6,8 @@ write new segments here; only the driver commits the manifest that makes them pa
 the database. A local path (or ``file://`` URI) is a :class:`DirectoryStore` (segments
 memory-mapped); an object store's URL (``s3://...``, ``gs://...``) is read through the
 object interface (storage/objects/, the same reads as ``fts.connect(url)``): segments
-read whole into memory, pages by ranges; build tasks create their segments there, and
+fetched whole and kept on the node's disk (segment_cache.py), pages by ranges; build
+tasks create their segments there, and
 the driver deletes them if the build fails (issue 32, item 4).
 """
 

@@ -393,12 +393,19 @@ def _write_file(path: Path, data: bytes) -> None:
         f.write(data)
         f.flush()
         os.fsync(f.fileno())
-def deletes_file(rows: np.ndarray) -> bytes:
-    """The Arrow IPC file of a deletion vector (small: written and read whole)."""
-    batch = pa.record_batch([pa.array(rows, pa.int64())], names=["_rowid"])
-    sink = pa.BufferOutputStream()
+def write_array_file(sink: pa.NativeFile, name: str, array: pa.Array) -> None:
+    """``array`` as the Arrow IPC file of one column ``name``: a segment's files (in a
+    directory, or in an object store's bundle, byte for byte the same) and deletion
+    vectors are these."""
+    batch = pa.record_batch([array], names=[name])
     with pa.ipc.new_file(sink, batch.schema) as writer:
         writer.write_batch(batch)
+
+
+def deletes_file(rows: np.ndarray) -> bytes:
+    """The Arrow IPC file of a deletion vector (small: written and read whole)."""
+    sink = pa.BufferOutputStream()
+    write_array_file(sink, "_rowid", pa.array(rows, pa.int64()))
     return sink.getvalue().to_pybytes()
 
 
@@ -760,9 +767,8 @@ class DirectoryStore(PagedFragments):
             sums = {}
             for name, array in arrays.items():
                 path = tmp / f"{name}.arrow"
-                batch = pa.record_batch([array], names=[name])
-                with pa.OSFile(str(path), "wb") as sink, pa.ipc.new_file(sink, batch.schema) as writer:
-                    writer.write_batch(batch)
+                with pa.OSFile(str(path), "wb") as sink:
+                    write_array_file(sink, name, array)
                 fsync_path(path)
                 sums[name] = checksums.file_sums(pa.memory_map(str(path), "r").read_buffer())
             data = checksums.encode(sums)
