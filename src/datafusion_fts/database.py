@@ -30,7 +30,8 @@ from .operators.hybrid_residual_search import TailInfo
 from .planner.segment_sets import SegmentSets
 from .query.tree import Query
 from .settings import Settings
-from .sql.session_catalog import RESERVED_PREFIX, attach, source_of
+from .sql.session_catalog import RESERVED_PREFIX, attach
+from .sql.session_sources import source_of
 from .sql.session_stores import reach_bucket
 from .sql.statement_cache import StatementCache
 from .sql.statements import run_sql
@@ -265,17 +266,13 @@ class Database:
                 session = self.ctx.table(name).schema()
             if is_remote(source):
                 path = normal_source(os.fspath(source), self.sources)
-                if csv:
-                    raise InvalidArgument(f"{path}: CSV files on an object store cannot be indexed in place; "
-                                          "Parquet files can")
-                fmt = None  # (source_of refuses CSV files on an object store)
             else:
                 try:
                     path = os.path.abspath(local_path(source, "source"))
                 except ValueError as exc:
                     raise InvalidArgument(str(exc)) from None
-                if session is None:
-                    fmt = csv_format(path, csv)
+            if session is None:
+                fmt = csv_format(path, csv, self.sources)
             # (a session's CSV table keeps DataFusion's types, so its view and ours agree)
             schema = source_schema(path, partitions, fmt, session if fmt is not None else None, self.sources)
             if partitions:  # (Hive partition columns: the session's, held by no file)

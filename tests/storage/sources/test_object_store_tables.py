@@ -223,3 +223,102 @@ def test_a_warm_query_reads_no_range_twice_and_the_cache_setting_bounds_it(s3: S
     assert _top(db, "w7 beta") == first and cache.misses > misses
     misses = cache.misses
     assert _top(db, "w7 beta") == first and cache.misses > misses
+
+
+def _write_tree(root: Path, kind: str) -> None:
+    """Hive-partitioned files (``year=.../region=...``), Parquet or CSV (quoted commas,
+    doubled quotes, a newline inside a value, an empty value), and a file outside the
+    partition directories that is not the table's."""
+    parts = {(2023, "eu"): range(0, 150), (2024, "eu"): range(150, 260), (2024, "us"): range(260, 400)}
+    for (year, region), ids in parts.items():
+        where = root / f"year={year}" / f"region={region}"
+        where.mkdir(parents=True)
+        bodies = [f"w{i % 13} w{i % 7}{' alpha' if i % 3 else ''}" for i in ids]
+        if kind == "parquet":
+            pq.write_table(pa.table({"id": list(ids), "body": bodies}), where / "part.parquet")
+        else:
+            lines = [f'{i},"{b}{", x" if i % 11 == 0 else ""}{chr(10) + "q" if i % 17 == 0 else ""}"' for i, b in
+                     zip(ids, bodies)]
+            lines[3] = f'{ids[3]},'  # (an empty value: null)
+            lines[5] = f'{ids[5]},"alpha ""quoted"""'
+            (where / "part.csv").write_text("id,body\n" + "\n".join(lines) + "\n")
+    loose = root / ("loose.parquet" if kind == "parquet" else "loose.csv")
+    if kind == "parquet":
+        pq.write_table(pa.table({"id": [9999], "body": ["alpha"]}), loose)
+    else:
+        loose.write_text("id,body\n9999,alpha\n")
+
+
+def _register(ctx: datafusion.SessionContext, kind: str, location: str) -> None:
+    partitions = [("year", pa.int32()), ("region", pa.string())]
+    if kind == "parquet":
+        ctx.register_parquet("ev", location, table_partition_cols=partitions)
+    else:
+        ctx.register_csv("ev", location, options=datafusion.CsvReadOptions(table_partition_cols=partitions))
+
+
+@pytest.mark.parametrize("kind", ["parquet", "csv"])
+def test_partitioned_and_csv_tables_on_s3_answer_as_the_same_files_on_disk(s3: S3Server, tmp_path: Path,
+                                                                           kind: str) -> None:
+    """Issue 32: a session's table on S3 with Hive partition columns, of Parquet or CSV
+    files, is indexed in place where it lies (these were refused: "tables on object stores
+    are indexed in place without them for now", "CSV files on an object store cannot be
+    indexed in place"), and answers every statement as the same files on local disk do,
+    scores to the bit, on every plan; and as DataFusion reads the bucket."""
+    _write_tree(tmp_path / "tree", kind)
+    location = s3.upload_directory(tmp_path / "tree", "bucket", f"hive-{kind}") + "/"
+    remote_ctx = datafusion.SessionContext()
+    remote_ctx.register_object_store("s3://", s3.store("bucket"), "bucket")
+    _register(remote_ctx, kind, location)
+    own = remote_ctx.sql("SELECT id, body, year, region FROM ev ORDER BY id").to_pylist()
+    remote = fts.connect(tmp_path / "remote.db", ctx=remote_ctx, storage_options=s3.options())
+    remote.sql("CREATE FULLTEXT INDEX ON ev (body)")
+    meta = remote.manifest.tables["ev"]
+    assert (meta.source, meta.partitions) == (location, ("year", "region"))
+    assert meta.csv == (fts.CsvFormat(",", True) if kind == "csv" else None)
+    assert len(meta.fragments) == 3  # (not the loose file)
+    local_ctx = datafusion.SessionContext()
+    _register(local_ctx, kind, str(tmp_path / "tree"))
+    local = fts.connect(tmp_path / "local.db", ctx=local_ctx)
+    local.sql("CREATE FULLTEXT INDEX ON ev (body)")
+    assert remote.sql("SELECT id, body, year, region FROM ev ORDER BY id").to_pylist() == own
+    assert len(own) == 400 and own[5]["body"] == ('alpha "quoted"' if kind == "csv" else own[5]["body"])
+    sql = ("SELECT id, body, year, region, score() AS s FROM ev WHERE MATCH(body, '{q}') {where}"
+           "ORDER BY s DESC, id LIMIT 30")
+    for plan in ("auto", "indexed", "flat_scan"):
+        for db in (remote, local):
+            db.settings.set("fts.force_plan", plan)
+        for q, where in (("alpha", ""), ("w3 w5", "AND year = 2024 "), ("+alpha -w2", "AND region = 'eu' ")):
+            text = sql.format(q=q, where=where)
+            assert remote.sql(text).to_pylist() == local.sql(text).to_pylist(), (plan, q)
+    found = remote.table("ev").search("w12", limit=None, columns=["id", "region"]).to_pylist()
+    assert sorted((r["id"], r["region"]) for r in found) == sorted(
+        (r["id"], r["region"]) for r in own if r["body"] and "w12" in r["body"].split())
+
+
+def test_csv_objects_indexed_by_url_are_found_rewritten_and_refused_as_local_files_are(s3: S3Server,
+                                                                                      tmp_path: Path) -> None:
+    """A directory of ``.csv`` objects given by URL is CSV with a header, as a local one
+    is; an object added is searched at once, one rewritten is read as its new version
+    (another ETag), and one whose columns are not the table's is a StorageError naming it."""
+    client = s3.client()
+    client.put_object(Bucket="bucket", Key="csv/a.csv", Body=b'id,title,body\n1,"a, b",alpha beta\n2,,beta\n')
+    client.put_object(Bucket="bucket", Key="csv/b.csv", Body=b"id,title,body\n3,c,alpha alpha\n")
+    db = fts.connect(tmp_path / "db", storage_options=s3.options(), config={"fts.remote_source_refresh_seconds": 0})
+    t = db.index_in_place("docs", "s3://bucket/csv/")
+    assert t.snapshot().meta.csv == fts.CsvFormat(",", True) and t.schema.field("id").type == pa.int64()
+    t.create_index("body")
+
+    def top(query: str) -> list[tuple]:
+        return [(r["id"], r["title"]) for r in t.search(query, columns=["id", "title"]).to_pylist()]
+
+    assert top("alpha") == [(3, "c"), (1, "a, b")]
+    client.put_object(Bucket="bucket", Key="csv/c.csv", Body=b"id,title,body\n4,d,alpha omega\n")
+    assert top("omega") == [(4, "d")]
+    client.put_object(Bucket="bucket", Key="csv/a.csv", Body=b"id,title,body\n7,g,omega omega\n")
+    assert top("omega") == [(7, "g"), (4, "d")] and top("beta") == []
+    assert db.sql("SELECT id, title FROM docs WHERE MATCH(body, 'alpha') ORDER BY score() DESC").to_pylist() == [
+        {"id": 3, "title": "c"}, {"id": 4, "title": "d"}]
+    client.put_object(Bucket="bucket", Key="csv/d.csv", Body=b"id,text\n9,alpha\n")
+    with pytest.raises(fts.StorageError, match=r"s3://bucket/csv/d\.csv has columns \['id', 'text'\]"):
+        top("alpha")

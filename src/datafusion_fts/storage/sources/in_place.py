@@ -13,15 +13,15 @@ from __future__ import annotations
 import os
 import time
 from dataclasses import replace
+from pathlib import Path
 from typing import Sequence
 
 import pyarrow as pa
-import pyarrow.parquet as pq
 
 from ...errors import InvalidArgument
 from ..files.layout import is_remote
 from ..files.manifest import ROWID, CsvFormat, Manifest, TableMeta
-from ..parquet.page_reader import open_parquet
+from ..parquet.data_files import RemoteFile
 from ..stores.store import SCAN_BATCH_ROWS, Store
 from .csv_files import infer_schema
 from .object_sources import SourceStores
@@ -34,6 +34,7 @@ from .source_files import (
     adopt,
     file_root,
     list_files,
+    open_source_parquet,
     reconcile,
     suffix_of,
     table_schema,
@@ -135,27 +136,32 @@ def source_schema(path: str, partitions: tuple[str, ...] = (), csv: CsvFormat | 
         raise InvalidArgument(f"no {kind} files (*{suffix}) under {path!r} to index in place")
     if known is not None:
         schema = pa.schema([f for f in known if f.name not in partitions])
-    elif is_remote(path):
-        first = files[0]
-        file = stores.file(path, first.file, first.size, first.version or "")  # type: ignore[union-attr]
-        schema = table_schema(open_parquet(file.arrow_source()).schema_arrow)
     else:
-        first = file_root(path) / files[0].file
-        schema = table_schema(pq.read_schema(first)) if csv is None else infer_schema(first, csv)
+        first: Path | RemoteFile
+        if is_remote(path):
+            listed = files[0]
+            first = stores.file(path, listed.file, listed.size, listed.version or "")  # type: ignore[union-attr]
+        else:
+            first = file_root(path) / files[0].file
+        if csv is not None:
+            schema = infer_schema(first, csv)
+        else:
+            schema = table_schema(open_source_parquet(first).schema_arrow)
     if ROWID in schema.names:
         raise InvalidArgument(f"{ROWID!r} is reserved for row ids; the files under {path!r} have such a column")
     return schema
 
 
-def csv_format(path: str, csv: CsvFormat | bool | None) -> CsvFormat | None:
-    """The CSV format of the files of ``path`` (None: Parquet files): ``csv`` as given
-    (True: commas and a header), or, when not said, commas and a header if ``path`` is a
-    ``.csv`` file or a directory with ``.csv`` files and no Parquet file (tabs likewise
-    for ``.tsv``)."""
+def csv_format(path: str, csv: CsvFormat | bool | None, stores: SourceStores | None = None) -> CsvFormat | None:
+    """The CSV format of the files of ``path`` (None: Parquet files; ``stores`` lists a
+    remote source's): ``csv`` as given (True: commas and a header), or, when not said,
+    commas and a header if ``path`` is a ``.csv`` file or a directory with ``.csv`` files
+    and no Parquet file (tabs likewise for ``.tsv``)."""
     if csv is None:
-        found = [fmt for fmt in _KNOWN_CSV if (list_files(path, (), fmt.suffix) if os.path.isdir(path)
+        directory = path.endswith("/") if is_remote(path) else os.path.isdir(path)
+        found = [fmt for fmt in _KNOWN_CSV if (list_files(path, (), fmt.suffix, stores) if directory
                                                else path.endswith(fmt.suffix))]
-        csv = found[0] if found and not (os.path.isdir(path) and list_files(path)) else False
+        csv = found[0] if found and not (directory and list_files(path, (), PARQUET_SUFFIX, stores)) else False
     if csv is True:
         return CsvFormat()
     if csv is False:

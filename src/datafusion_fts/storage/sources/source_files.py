@@ -31,6 +31,7 @@ from typing import Iterator, NamedTuple, Sequence
 
 import numpy as np
 import pyarrow as pa
+import pyarrow.parquet as pq
 
 from ...errors import StaleSnapshotError, StorageError
 from ..files.layout import is_remote
@@ -207,7 +208,8 @@ class RowCounts:
         rows = self._rows.get(key)
         if rows is None and f.version is not None:  # (an object store's)
             partition_values(meta, f.file)
-            rows = self._rows[key] = _parquet_rows(meta, remote_file(self._stores, meta, f))
+            file = remote_file(self._stores, meta, f)
+            rows = self._rows[key] = _csv_rows(meta, meta.csv, file) if meta.csv else _parquet_rows(meta, file)
         if rows is None:
             path = file_root(meta.source or "") / f.file
             if not path.exists():
@@ -225,9 +227,14 @@ def remote_file(stores: SourceStores | None, meta: TableMeta, f: SourceFile | Fr
     return stores.file(meta.source or "", f.file or "", f.size or 0, f.version or "")
 
 
+def open_source_parquet(file: Path | RemoteFile) -> pq.ParquetFile:
+    """A source's Parquet file, local or an object (read through ranged requests)."""
+    return open_parquet(file.arrow_source() if isinstance(file, RemoteFile) else file)
+
+
 def _parquet_rows(meta: TableMeta, path: Path | RemoteFile) -> int:
     try:
-        pf = open_parquet(path.arrow_source() if isinstance(path, RemoteFile) else path)
+        pf = open_source_parquet(path)
     except FileNotFoundError:
         raise StaleSnapshotError(f"source file {path} went away while it was listed", "") from None
     except (OSError, pa.ArrowException) as exc:
@@ -236,11 +243,11 @@ def _parquet_rows(meta: TableMeta, path: Path | RemoteFile) -> int:
     return pf.metadata.num_rows
 
 
-def _csv_rows(meta: TableMeta, fmt: CsvFormat, path: Path) -> int:
+def _csv_rows(meta: TableMeta, fmt: CsvFormat, path: Path | RemoteFile) -> int:
     """A CSV file's rows, parsed whole; its columns must be the table's, in order."""
     names, schema = header_names(path, fmt), files_schema(meta)
     if names != schema.names:
-        raise StorageError(f"table {meta.name!r}: source file {path} has columns {names}, not the table's "
+        raise StorageError(f"table {meta.name!r}: source file {_name(path)} has columns {names}, not the table's "
                            f"{schema.names}; move it out of {meta.source} or index the source again")
     try:
         return count_rows(path, schema, fmt)
@@ -323,6 +330,18 @@ class SourceFiles:
         path, frag = self._path(frag_id)
         return self._readers.reader(path, frag), frag
 
+    def _csv_file(self, frag_id: str) -> Path | RemoteFile:
+        """A CSV file, still the one listed (an object's version is checked by each read)."""
+        if self._remote:
+            return remote_file(self._readers.stores, self._meta, self._fragments[frag_id])
+        path, frag = self._path(frag_id)
+        self._readers.check(path, frag)
+        return path
+
+    def _listed(self, frag_id: str) -> tuple:
+        frag = self._fragments[frag_id]
+        return frag.size, frag.mtime_ns, frag.version
+
     def iter_fragment(
         self, frag_id: str, columns: list[str], batch_rows: int, local_range: tuple[int, int] | None = None
     ) -> Iterator[pa.RecordBatch]:
@@ -347,9 +366,8 @@ class SourceFiles:
             return
         csv = self._meta.csv
         if csv is not None:  # (no index to seek by: from the first row until past hi)
-            path, _ = self._path(frag_id)
-            self._readers.check(path, frag)
-            batches, position = iter_columns(path, files_schema(self._meta), csv, names, batch_rows, hi + 1), 0
+            file = self._csv_file(frag_id)
+            batches, position = iter_columns(file, files_schema(self._meta), csv, names, batch_rows, hi + 1), 0
         elif (reader := self._reader(frag_id)[0]).readable(names):
             batches, position = reader.scan(names, batch_rows, lo, hi), lo
         else:
@@ -433,7 +451,8 @@ class SourceFiles:
             return take_rows([(self._reader(frag_id)[0], rows) for frag_id, rows in parts], columns)
         schema = files_schema(self._meta)
         return pa.concat_tables(
-            [self._readers.csv_columns(*self._path(frag_id), schema, csv, columns).take(pa.array(rows))
+            [self._readers.csv_columns(self._csv_file(frag_id), self._listed(frag_id), schema, csv, columns)
+             .take(pa.array(rows))
              for frag_id, rows in parts]
             or [schema.empty_table().select(columns)]
         )
@@ -467,13 +486,14 @@ class SourceReaders:
             raise StaleSnapshotError(f"source file {path} changed after this query listed it", "")
         return st
 
-    def csv_columns(self, path: Path, frag: FragmentMeta, schema: pa.Schema, fmt: CsvFormat,
+    def csv_columns(self, file: Path | RemoteFile, listed: tuple, schema: pa.Schema, fmt: CsvFormat,
                     columns: list[str]) -> pa.Table:
-        """``columns`` of every row of a CSV file, parsed once per file version and kept
-        in the cache, as the row groups of Parquet files without a page index are."""
-        st = self.check(path, frag)
-        key = ("csv", str(path), st.st_size, st.st_mtime_ns, tuple(columns))
-        return self._cache.get(key, lambda: read_columns(path, schema, fmt, columns), lambda t: t.nbytes)
+        """``columns`` of every row of a CSV file (checked to be the one ``listed``: its
+        size, mtime and ETag),
+        parsed once per file version and kept in the cache, as the row groups of Parquet
+        files without a page index are."""
+        key = ("csv", _name(file), *listed, tuple(columns))
+        return self._cache.get(key, lambda: read_columns(file, schema, fmt, columns), lambda t: t.nbytes)
 
     def remote(self, file: RemoteFile) -> PageReader:
         """The reader of an object of a remote source, one per key and (size, ETag): no
