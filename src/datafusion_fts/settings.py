@@ -99,9 +99,10 @@ REGISTRY: dict[str, Setting] = {
                 "Bytes of object-store files (pages, footers of tables indexed in place on S3, GCS or Azure) kept "
                 "in memory once read, so warm queries make no request for them; 0 keeps none."),
         Setting("fts.segment_cache_bytes", 4 << 30, _non_negative_int,
-                "Bytes of index segments of databases at object stores' URLs kept on local disk once fetched "
-                "(memory-mapped: file cache the system can reclaim, not the process's memory; the next process "
-                "fetches none again); past it the least recently used go; 0 keeps none (segments are held in memory)."),
+                "Bytes of index segments of databases at object stores' URLs kept on local disk as they are "
+                "fetched (postings 64 KiB at a time, as searches reach them; memory-mapped: file cache the system "
+                "can reclaim, not the process's memory; the next process fetches only what none read before); past "
+                "it the least recently used go; 0 keeps none (segments are held in memory, each fetched whole)."),
         Setting("fts.segment_cache_dir", "", str,
                 "Where those segments are kept; empty: $XDG_CACHE_HOME/datafusion-fts/segments (~/.cache/...)."),
         Setting("fts.store_refresh_seconds", 1.0, _non_negative_seconds,

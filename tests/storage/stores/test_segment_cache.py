@@ -8,6 +8,8 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+import numpy as np
+import pyarrow as pa
 import pytest
 from s3_server import S3Server
 from test_remote_store import _answers, _write, s3  # noqa: F401  (s3: its server, a fixture)
@@ -17,17 +19,30 @@ from datafusion_fts.storage.objects.remote import RemoteObjects
 from datafusion_fts.storage.stores.segment_cache import SegmentCache
 
 
-def _segment_gets(monkeypatch: pytest.MonkeyPatch) -> list[str]:
-    """The keys of index segments fetched from any store from now on."""
+def _segment_gets(monkeypatch: pytest.MonkeyPatch, sizes: list[int] | None = None) -> list[str]:
+    """The keys of index segments fetched (whole or in ranges) from any store from now on;
+    ``sizes`` collects the bytes of each fetch."""
     fetched: list[str] = []
-    real = RemoteObjects.get
+    real_get, real_ranges = RemoteObjects.get, RemoteObjects.get_ranges
 
     def get(self, key: str, *args, **kwargs):  # noqa: ANN001, ANN202
+        data = real_get(self, key, *args, **kwargs)
         if key.startswith("index/"):
             fetched.append(key)
-        return real(self, key, *args, **kwargs)
+            if sizes is not None:
+                sizes.append(len(data))
+        return data
+
+    def get_ranges(self, key: str, *args, **kwargs):  # noqa: ANN001, ANN202
+        found = real_ranges(self, key, *args, **kwargs)
+        if key.startswith("index/"):
+            fetched.append(key)
+            if sizes is not None:
+                sizes.append(sum(len(b) for b in found))
+        return found
 
     monkeypatch.setattr(RemoteObjects, "get", get)
+    monkeypatch.setattr(RemoteObjects, "get_ranges", get_ranges)
     return fetched
 
 
@@ -70,9 +85,10 @@ def test_a_damaged_segment_on_disk_is_fetched_again(s3: S3Server, tmp_path: Path
     db = _write(fts.connect("s3://bucket/damaged", storage_options=s3.options(), config=config))
     expected = _answers(db)
     for path in (tmp_path / "cache").glob("*/*.bundle"):
-        raw = bytearray(path.read_bytes())
-        raw[len(raw) // 2] ^= 0xFF
-        path.write_bytes(bytes(raw))
+        raw = np.fromfile(path, dtype=np.uint8)
+        held = np.flatnonzero(raw)  # (a kept bundle is sparse: damage bytes it holds)
+        raw[held[len(held) // 2]] ^= 0xFF
+        raw.tofile(path)
     fetched = _segment_gets(monkeypatch)
     again = fts.connect("s3://bucket/damaged", storage_options=s3.options(), config=config)
     assert _answers(again) == expected and fetched
@@ -102,3 +118,47 @@ def test_no_disk_or_an_unwritable_one_holds_segments_in_memory(tmp_path: Path) -
     blocked.write_text("not a directory")
     cache = SegmentCache(lambda: str(blocked), lambda: 1 << 20)
     assert cache.get(cache.path("s3://b/db", "s", 1, "bundle"), lambda: b"bytes").to_pybytes() == b"bytes"
+
+
+def _large(db: fts.Database) -> fts.Database:
+    """A table whose postings take many regions of 64 KiB (checksums.REGION_BYTES)."""
+    rng = np.random.default_rng(7)
+    vocabulary = np.array([f"w{i}" for i in range(3000)])
+    ranks = np.minimum(rng.zipf(1.2, size=(40_000, 30)) - 1, 2999)
+    bodies = [" ".join(row) for row in vocabulary[ranks]]
+    db.create_table("big", pa.table({"id": np.arange(40_000), "body": bodies})).create_index("body", positions=True)
+    return db
+
+
+def _top(db: fts.Database, queries: list[str]) -> list:
+    return [db.sql(f"SELECT id, score() AS s FROM big WHERE MATCH(body, '{q}') ORDER BY s DESC, id LIMIT 20")
+            .to_pylist() for q in queries]
+
+
+def test_a_cold_query_fetches_the_regions_it_reads_not_the_whole_segment(s3: S3Server, tmp_path: Path,
+                                                                          monkeypatch: pytest.MonkeyPatch) -> None:
+    """A kept bundle is a sparse file: opening fetches its header, checksums and the arrays
+    verified whole; the postings are fetched a region at a time as queries reach them.
+    Answers are those of the database held in memory, to the bit; another Database on
+    the same disk fetches only regions no query read before."""
+    _large(fts.connect("s3://bucket/sparse", storage_options=s3.options(), config={"fts.segment_cache_bytes": 0}))
+    bundle = sum(m["Size"] for m in s3.client().list_objects_v2(Bucket="bucket", Prefix="sparse/index/")["Contents"])
+    rare, common, phrase = ["w2900", "w2901 w2950"], ["w0 w1", "+w3 -w5"], ['"w0 w1"']
+    memory = fts.connect("s3://bucket/sparse", storage_options=s3.options(), config={"fts.segment_cache_bytes": 0})
+    expected = _top(memory, rare + common + phrase)
+    config = {"fts.segment_cache_dir": str(tmp_path / "cache")}
+    sizes: list[int] = []
+    fetched = _segment_gets(monkeypatch, sizes)
+    cold = fts.connect("s3://bucket/sparse", storage_options=s3.options(), config=config)
+    assert _top(cold, rare) == expected[:2]
+    assert 0 < sum(sizes) < bundle / 2, (sum(sizes), bundle)
+    first = sum(sizes)
+    assert _top(cold, common + phrase) == expected[2:]  # (the common terms' regions fetched now)
+    assert first < sum(sizes) < bundle
+    kept = list((tmp_path / "cache").glob("*/*.bundle"))
+    assert kept and sum(p.stat().st_blocks * 512 for p in kept) < bundle
+    fetched.clear()
+    again = fts.connect("s3://bucket/sparse", storage_options=s3.options(), config=config)
+    assert _top(again, rare + common + phrase) == expected and fetched == []
+    again.table("big").search("w77 w78 w79", limit=5)
+    assert fetched  # (regions no query had read)

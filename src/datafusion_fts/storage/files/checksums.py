@@ -164,12 +164,18 @@ def decode(data: bytes, expected: int, where: str) -> tuple[dict[str, FileSums],
 
 class LazyRegions:
     """A file's regions not verified yet (``done`` marks the others): verified the first
-    time a read reaches them. Marking a region from two threads at once is harmless."""
+    time a read reaches them. Marking a region from two threads at once is harmless.
+
+    ``fill``, when set, writes the regions it is given (indexes) into ``data`` from where
+    the file came from: ``data`` is then a copy kept on local disk, fetched a region at a
+    time as reads reach it (storage/stores/segment_cache.py), whose regions not fetched
+    yet, or damaged, fail their check and are fetched again before a read follows them."""
 
     def __init__(self, where: str, data: np.ndarray, sums: FileSums, region: int, itemsize: int, done: np.ndarray) -> None:
         self.where, self.data, self.sums, self.region, self.itemsize = where, data, sums, region, itemsize
         self.done = done
         self.complete = bool(done.all())
+        self.fill: Callable[[list[int]], None] | None = None
 
     def verify(self, lo: np.ndarray, hi: np.ndarray) -> None:
         """Verify the regions holding values [lo[i], hi[i]) of the values buffer (clipped)."""
@@ -185,10 +191,29 @@ class LazyRegions:
     def check(self, a: int, b: int) -> None:
         """Verify regions [a, b) (those not verified yet)."""
         todo = a + np.flatnonzero(~self.done[a:b])
+        if self.fill is not None:
+            missing = [r for r in todo.tolist() if not region_holds(self.data, self.sums, self.region, r)]
+            if missing:
+                self.fill(missing)
         for r in todo.tolist():
             check_region(self.where, self.data, self.sums, self.region, r)
         self.done[todo] = True
         self.complete = bool(self.done.all())
+
+
+def region_holds(data: np.ndarray, sums: FileSums, region: int, r: int) -> bool:
+    """Whether region ``r`` of ``data`` has its crc32."""
+    return zlib.crc32(data[r * region : (r + 1) * region]) == sums.crcs[r]
+
+
+def lazy_spans(sums: FileSums, region: int) -> list[tuple[int, int]]:
+    """The byte spans of a lazy array's file that :func:`verify_file` verifies (all but
+    the regions wholly inside its values buffer): what must be read before it is opened."""
+    start, end = sums.values
+    first, stop = -(-start // region), end // region
+    if first >= stop:
+        return [(0, sums.size)]
+    return [(0, first * region), (stop * region, sums.size)]
 
 
 def check_region(where: str, data: np.ndarray, sums: FileSums, region: int, r: int) -> None:

@@ -44,24 +44,40 @@ def pack(files: Mapping[str, bytes | memoryview]) -> bytes:
 def unpack(data: bytes | memoryview, where: str) -> dict[str, memoryview]:
     """The files of the bundle ``data`` (read from ``where``), as views of it."""
     view = memoryview(data)
+    spans = file_spans(view, len(view), where)
+    if spans is None:
+        raise StorageError(f"damaged index segment bundle {where}: its header runs past its end")
+    return {name: view[offset : offset + length] for name, (offset, length) in spans.items()}
+
+
+def file_spans(head: bytes | memoryview, size: int, where: str) -> dict[str, tuple[int, int]] | None:
+    """Each file's (offset, length) in a bundle of ``size`` bytes, from its first bytes
+    ``head``; None if the header runs past ``head`` (read more of it)."""
+    view = memoryview(head)
     try:
-        if bytes(view[: len(_MAGIC)]) != _MAGIC:
+        if len(view) >= len(_MAGIC) and bytes(view[: len(_MAGIC)]) != _MAGIC:
             raise ValueError("not a segment bundle")
         at = len(_MAGIC)
         (count,) = _COUNT.unpack_from(view, at)
         at += _COUNT.size
         files = {}
         for _ in range(count):
-            (size,) = _NAME.unpack_from(view, at)
-            name = bytes(view[at + _NAME.size : at + _NAME.size + size]).decode("utf-8")
-            at += _NAME.size + size
+            (length,) = _NAME.unpack_from(view, at)
+            if at + _NAME.size + length > len(view):
+                raise struct.error("the header runs past what was read")
+            name = bytes(view[at + _NAME.size : at + _NAME.size + length]).decode("utf-8")
+            at += _NAME.size + length
             offset, length = _SPAN.unpack_from(view, at)
             at += _SPAN.size
-            if offset + length > len(view):
+            if offset + length > size:
                 raise ValueError(f"file {name!r} runs past its end")
-            files[name] = view[offset : offset + length]
+            files[name] = (offset, length)
         return files
-    except (ValueError, struct.error, UnicodeDecodeError) as exc:
+    except struct.error:
+        if len(view) < size:
+            return None
+        raise StorageError(f"damaged index segment bundle {where}: its header runs past its end") from None
+    except (ValueError, UnicodeDecodeError) as exc:
         raise StorageError(f"damaged index segment bundle {where}: {exc}") from None
 
 

@@ -52,10 +52,10 @@ from ...errors import ConflictError, ReadOnlyError, StaleSnapshotError, StorageE
 from ..files import checksums
 from ..files.layout import MANIFEST
 from ..files.manifest import Manifest
-from ..files.segment_bundle import BUNDLE, pack
+from ..files.segment_bundle import BUNDLE, file_spans, pack
 from ..objects import ObjectChanged, ObjectMissing, ObjectStore
 from ..parquet.data_files import RangeCache, RemoteFile
-from .segment_cache import SegmentCache
+from .segment_cache import KeptFile, SegmentCache
 from .store import (
     READ_ONLY_ASKED,
     PagedFragments,
@@ -73,6 +73,8 @@ from .store import (
 _OUR_FILE = re.compile(r"^(?:data/((?:frag|dv)-\d{8})\.(?:parquet|arrow)|index/(seg-\d{8})/[^/]+)$")
 # Seconds between two listings of the store for garbage.
 _LISTING_GC_SECONDS = 60.0
+# Bytes first read of a bundle for its header (a segment's dozen files take ~500).
+_BUNDLE_HEAD = 4096
 _MANIFEST_READS = 5  # (a manifest replaced while it is read is read again)
 T = TypeVar("T")
 
@@ -367,6 +369,9 @@ class RemoteStore(PagedFragments):
         where = f"{self.root}/index/{seg_id}"
         try:
             if not self._kept_as_files(seg_id, crc):  # (else no request for a bundle that is not there)
+                sparse = self._sparse_bundle(seg_id, crc, lazy) if crc is not None and lazy else None
+                if sparse is not None:
+                    return sparse
                 return self._kept_read(seg_id, crc, lambda get: bundle_arrays(where, get(BUNDLE), crc, lazy))
         except ObjectMissing:
             pass  # (a directory's layout: a database written there and copied here)
@@ -385,6 +390,78 @@ class RemoteStore(PagedFragments):
             return self._kept_read(seg_id, crc, read)
         except ObjectMissing:
             raise file_gone(self.root, "index segment", seg_id) from None
+
+    def _sparse_bundle(
+        self, seg_id: str, crc: int, lazy: frozenset[str]
+    ) -> tuple[dict[str, pa.Array], dict[str, checksums.LazyRegions]] | None:
+        """The segment's bundle kept on local disk as a sparse file: at first what opening
+        it reads (its header, checksums, the arrays verified whole and the Arrow framing
+        of the ``lazy`` ones), the regions of the lazy arrays fetched as queries reach
+        them (``LazyRegions.fill``). A cold query reads the terms it searches, not the
+        whole segment (98.6 MB for a 1M-row table). None where nothing is kept on disk."""
+        path = self._segments.path(self.root, seg_id, crc, BUNDLE) if self._segments is not None else None
+        if path is None:
+            return None
+        key, where = f"index/{seg_id}/{BUNDLE}", f"{self.root}/index/{seg_id}"
+        for attempt in range(2):
+            kept = self._segments.kept(path) if attempt == 0 else None  # type: ignore[union-attr]
+            if kept is None:
+                kept = self._fetch_sparse(key, path, where, crc, lazy)
+                if kept is None:
+                    return None
+            try:
+                arrays, regions = bundle_arrays(where, kept.buffer, crc, lazy)
+            except StorageError:
+                if attempt:
+                    raise
+                self._segments.drop(path)  # type: ignore[union-attr]  (a damaged copy: fetched again)
+                continue
+            spans = file_spans(kept.buffer, kept.buffer.size, where) or {}
+            for name, found in regions.items():
+                found.fill = functools.partial(self._fill, key, kept, spans[f"{name}.arrow"], found)
+            return arrays, regions
+        return None
+
+    def _fetch_sparse(self, key: str, path: Path, where: str, crc: int, lazy: frozenset[str]) -> KeptFile | None:
+        """Fetch what opening the bundle ``key`` reads and keep it at ``path`` (sparse)."""
+        meta = self.objects.head(key)
+        if meta is None:
+            raise ObjectMissing(f"{self.root}/{key}")
+        head = self.objects.get_ranges(key, [0], [min(meta.size, _BUNDLE_HEAD)])[0]
+        spans = file_spans(head, meta.size, where)
+        if spans is None:  # (a header past the first bytes: read it whole)
+            head = self.objects.get_ranges(key, [0], [meta.size])[0]
+            spans = file_spans(head, meta.size, where) or {}
+        if checksums.CHECKSUMS not in spans:
+            raise StorageError(f"index segment {where} holds no {checksums.CHECKSUMS}")
+        at, length = spans[checksums.CHECKSUMS]
+        data = self.objects.get_ranges(key, [at], [at + length])[0]
+        files, region = checksums.decode(bytes(data), crc, f"{where}/{checksums.CHECKSUMS}")
+        wanted = []
+        for name, (at, length) in spans.items():
+            stem = name[: -len(".arrow")]
+            if name.endswith(".arrow") and stem in lazy and stem in files:
+                wanted += [(at + a, at + b) for a, b in checksums.lazy_spans(files[stem], region) if b > a]
+            elif name != checksums.CHECKSUMS:
+                wanted.append((at, at + length))
+        got = self.objects.get_ranges(key, [a for a, _ in wanted], [b for _, b in wanted])
+        pieces = [(0, head), (spans[checksums.CHECKSUMS][0], data), *((a, g) for (a, _), g in zip(wanted, got))]
+        return self._segments.keep_sparse(path, meta.size, pieces)  # type: ignore[union-attr]
+
+    def _fill(self, key: str, kept: KeptFile, span: tuple[int, int], regions: checksums.LazyRegions,
+              wanted: list[int]) -> None:
+        """Fetch regions ``wanted`` of a lazy array's file (at ``span`` in the bundle
+        ``key``) into the kept copy: near ones by one request."""
+        at, length = span
+        starts = [at + r * regions.region for r in wanted]
+        ends = [at + min((r + 1) * regions.region, length) for r in wanted]
+        for start, data in zip(starts, self.objects.get_ranges(key, starts, ends)):
+            try:
+                kept.write(start, data)
+            except OSError as exc:
+                raise StorageError(f"cannot keep index segment {self.root}/{key} in {kept.path.parent}: {exc}; "
+                                   "SET fts.segment_cache_dir to another place, or fts.segment_cache_bytes = 0 "
+                                   "to hold segments in memory") from exc
 
     def _kept_as_files(self, seg_id: str, crc: int | None) -> bool:
         """Whether the segment's files, in a directory's layout, are kept on local disk."""

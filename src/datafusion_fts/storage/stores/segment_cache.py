@@ -1,9 +1,10 @@
 """Index segments of databases on object stores, kept on local disk (docs/design.md:
 "Object storage"): a segment is one object (its bundle, storage/files/segment_bundle.py),
-fetched whole once, written here and memory-mapped, so its pages are the operating
-system's file cache (which it can reclaim), not memory of the process's own, as a
-directory's segment files are, and the next process on the machine (a notebook
-restarted, a Ray worker) fetches nothing again.
+written here and memory-mapped, so its pages are the operating system's file cache
+(which it can reclaim), not memory of the process's own, as a directory's segment files
+are, and the next process on the machine (a notebook restarted, a Ray worker) fetches
+nothing again. A bundle is kept as a sparse file (:class:`KeptFile`): what opening it
+reads is fetched first, its postings a region at a time as queries reach them.
 
 The files are bounded by ``fts.segment_cache_bytes``: past it, the least recently used
 are deleted (a process that mapped one keeps its pages). A file is named by its
@@ -75,6 +76,35 @@ class SegmentCache:
         self._evict(path)
         return buffer
 
+    def kept(self, path: Path) -> "KeptFile | None":
+        """The sparse file kept at ``path``, open to be read and filled; None if there is
+        none, or it cannot be written (then it is read whole, as :meth:`get` reads)."""
+        try:
+            found = KeptFile(path)
+        except OSError:
+            return None
+        with contextlib.suppress(OSError):
+            os.utime(path)
+        return found
+
+    def keep_sparse(self, path: Path, size: int, spans: list[tuple[int, memoryview]]) -> "KeptFile | None":
+        """A new sparse file of ``size`` bytes at ``path`` holding ``spans`` (offset,
+        bytes), the rest to be filled as it is read; None where the disk cannot hold it."""
+        try:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            tmp = path.with_name(f"{path.name}.{uuid.uuid4().hex}.tmp")
+            with open(tmp, "wb") as f:
+                f.truncate(size)
+                for offset, data in spans:
+                    f.seek(offset)
+                    f.write(data)
+            os.replace(tmp, path)  # (another process writing the same name writes the same bytes)
+            found = KeptFile(path)
+        except OSError:
+            return None
+        self._evict(path)
+        return found
+
     def drop(self, path: Path | None) -> None:
         """Delete a kept bundle found damaged (it is fetched again)."""
         if path is not None:
@@ -93,7 +123,7 @@ class SegmentCache:
                     stat = entry.stat()
                 except FileNotFoundError:
                     continue
-                found.append((stat.st_mtime, stat.st_size, entry))
+                found.append((stat.st_mtime, min(stat.st_size, stat.st_blocks * 512), entry))  # (a sparse file: held)
             total, limit = sum(size for _, size, _ in found), self._limit()
             for _, size, entry in sorted(found, key=lambda f: f[0]):
                 if total <= limit:
@@ -112,3 +142,30 @@ class SegmentCache:
                         tmp.unlink()
                 except FileNotFoundError:
                     pass
+
+
+class KeptFile:
+    """A kept file memory-mapped, and open for its regions to be written in place as they
+    are fetched (the map shows them: one file, one page cache). A region is written whole
+    or not at all as far as a reader can tell: a reader verifies a region's crc32 before
+    it follows its bytes, and two writers of one region write the same bytes."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self._fd = os.open(path, os.O_RDWR)
+        try:
+            self.buffer = pa.memory_map(str(path), "r").read_buffer()
+        except BaseException:
+            os.close(self._fd)
+            raise
+
+    def write(self, offset: int, data: memoryview | bytes) -> None:
+        """Write ``data`` at ``offset``; a disk that fails it raises OSError."""
+        view = memoryview(data)
+        while len(view):
+            written = os.pwrite(self._fd, view, offset)
+            view, offset = view[written:], offset + written
+
+    def __del__(self) -> None:
+        with contextlib.suppress(OSError, AttributeError):
+            os.close(self._fd)
