@@ -135,21 +135,30 @@ def _top(db: fts.Database, queries: list[str]) -> list:
             .to_pylist() for q in queries]
 
 
+@pytest.mark.parametrize("layout", ["bundle", "directory"])
 def test_a_cold_query_fetches_the_regions_it_reads_not_the_whole_segment(s3: S3Server, tmp_path: Path,
-                                                                          monkeypatch: pytest.MonkeyPatch) -> None:
-    """A kept bundle is a sparse file: opening fetches its header, checksums and the arrays
+                                                                          monkeypatch: pytest.MonkeyPatch,
+                                                                          layout: str) -> None:
+    """A kept segment is sparse (a bundle, or the postings' and positions' files of a
+    directory copied to the store): opening fetches its header, checksums and the arrays
     verified whole; the postings are fetched a region at a time as queries reach them.
     Answers are those of the database held in memory, to the bit; another Database on
     the same disk fetches only regions no query read before."""
-    _large(fts.connect("s3://bucket/sparse", storage_options=s3.options(), config={"fts.segment_cache_bytes": 0}))
-    bundle = sum(m["Size"] for m in s3.client().list_objects_v2(Bucket="bucket", Prefix="sparse/index/")["Contents"])
+    url = f"s3://bucket/sparse-{layout}"
+    if layout == "bundle":
+        _large(fts.connect(url, storage_options=s3.options(), config={"fts.segment_cache_bytes": 0}))
+    else:
+        _large(fts.connect(tmp_path / "db"))
+        url = s3.upload_directory(tmp_path / "db", "bucket", f"sparse-{layout}")
+    bundle = sum(m["Size"] for m in s3.client().list_objects_v2(Bucket="bucket", Prefix=f"sparse-{layout}/index/")
+                 ["Contents"])
     rare, common, phrase = ["w2900", "w2901 w2950"], ["w0 w1", "+w3 -w5"], ['"w0 w1"']
-    memory = fts.connect("s3://bucket/sparse", storage_options=s3.options(), config={"fts.segment_cache_bytes": 0})
+    memory = fts.connect(url, storage_options=s3.options(), config={"fts.segment_cache_bytes": 0})
     expected = _top(memory, rare + common + phrase)
     config = {"fts.segment_cache_dir": str(tmp_path / "cache")}
     sizes: list[int] = []
     fetched = _segment_gets(monkeypatch, sizes)
-    cold = fts.connect("s3://bucket/sparse", storage_options=s3.options(), config=config)
+    cold = fts.connect(url, storage_options=s3.options(), config=config)
     assert _top(cold, rare) == expected[:2]
     assert 0 < sum(sizes) < bundle / 2, (sum(sizes), bundle)
     first = sum(sizes)
@@ -158,7 +167,7 @@ def test_a_cold_query_fetches_the_regions_it_reads_not_the_whole_segment(s3: S3S
     kept = list((tmp_path / "cache").glob("*/*.bundle"))
     assert kept and sum(p.stat().st_blocks * 512 for p in kept) < bundle
     fetched.clear()
-    again = fts.connect("s3://bucket/sparse", storage_options=s3.options(), config=config)
+    again = fts.connect(url, storage_options=s3.options(), config=config)
     assert _top(again, rare + common + phrase) == expected and fetched == []
     again.table("big").search("w77 w78 w79", limit=5)
     assert fetched  # (regions no query had read)

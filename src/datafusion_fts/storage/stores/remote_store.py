@@ -385,7 +385,22 @@ class RemoteStore(PagedFragments):
             def read(get: Callable[[str], pa.Buffer]) -> tuple[dict[str, pa.Array], dict[str, checksums.LazyRegions]]:
                 files, region = checksums.decode(get(checksums.CHECKSUMS).to_pybytes(), crc,
                                                  f"{where}/{checksums.CHECKSUMS}")
-                return segment_arrays(where, sorted(files), lambda n: get(f"{n}.arrow"), (files, region), lazy)
+                for fresh in (False, True):  # (a damaged sparse copy: fetched again, once)
+                    held = self._sparse_files(seg_id, crc, {n: files[n] for n in sorted(lazy & files.keys())},
+                                              region, fresh)
+                    try:
+                        arrays, regions = segment_arrays(
+                            where, sorted(files), lambda n: held[n].buffer if n in held else get(f"{n}.arrow"),
+                            (files, region), lazy)
+                    except StorageError:
+                        if fresh or not held:
+                            raise
+                        continue
+                    for name, kept in held.items():
+                        regions[name].fill = functools.partial(self._fill, f"index/{seg_id}/{name}.arrow", kept,
+                                                               (0, files[name].size), regions[name])
+                    return arrays, regions
+                raise AssertionError("unreachable")
 
             return self._kept_read(seg_id, crc, read)
         except ObjectMissing:
@@ -421,6 +436,25 @@ class RemoteStore(PagedFragments):
                 found.fill = functools.partial(self._fill, key, kept, spans[f"{name}.arrow"], found)
             return arrays, regions
         return None
+
+    def _sparse_files(self, seg_id: str, crc: int, lazy: dict[str, checksums.FileSums], region: int,
+                      fresh: bool) -> dict[str, KeptFile]:
+        """The lazy arrays' files of a segment in a directory's layout, kept on local disk
+        as sparse files as a bundle is (only their Arrow framing fetched first; ``fresh``:
+        fetched again); none where nothing is kept on disk."""
+        held = {}
+        for name, sums in lazy.items():
+            path = self._segments.path(self.root, seg_id, crc, f"{name}.arrow") if self._segments is not None else None
+            if path is None:
+                continue
+            kept = None if fresh else self._segments.kept(path)  # type: ignore[union-attr]
+            if kept is None:
+                key, spans = f"index/{seg_id}/{name}.arrow", checksums.lazy_spans(sums, region)
+                got = self.objects.get_ranges(key, [a for a, _ in spans], [b for _, b in spans])
+                kept = self._segments.keep_sparse(path, sums.size, [(a, g) for (a, _), g in zip(spans, got)])  # type: ignore[union-attr]
+            if kept is not None:
+                held[name] = kept
+        return held
 
     def _fetch_sparse(self, key: str, path: Path, where: str, crc: int, lazy: frozenset[str]) -> KeptFile | None:
         """Fetch what opening the bundle ``key`` reads and keep it at ``path`` (sparse)."""
