@@ -171,3 +171,34 @@ def test_a_cold_query_fetches_the_regions_it_reads_not_the_whole_segment(s3: S3S
     assert _top(again, rare + common + phrase) == expected and fetched == []
     again.table("big").search("w77 w78 w79", limit=5)
     assert fetched  # (regions no query had read)
+
+
+def test_a_full_cache_disk_is_a_clear_error_or_memory_never_a_wrong_answer(s3: S3Server, tmp_path: Path,
+                                                                           monkeypatch: pytest.MonkeyPatch) -> None:
+    """Faults of the cache's writes: a disk full when a segment is first kept holds it in
+    memory (fetched whole; the answers alike); a disk full when a region is fetched into
+    a kept segment fails that query with a StorageError saying what to set, and the next
+    query, the disk writable again, fetches the region and answers alike."""
+    import errno
+
+    from datafusion_fts.storage.stores import segment_cache
+
+    url = "s3://bucket/full-disk"
+    _large(fts.connect(url, storage_options=s3.options(), config={"fts.segment_cache_bytes": 0}))
+    queries = ["w2900", "w0 w1", '"w0 w1"']
+    expected = _top(fts.connect(url, storage_options=s3.options(), config={"fts.segment_cache_bytes": 0}), queries)
+    config = {"fts.segment_cache_dir": str(tmp_path / "cache")}
+
+    def full(*args: object, **kwargs: object) -> None:
+        raise OSError(errno.ENOSPC, "No space left on device")
+
+    with monkeypatch.context() as patch:
+        patch.setattr(segment_cache.KeptFile, "__init__", full)  # (nothing can be kept)
+        assert _top(fts.connect(url, storage_options=s3.options(), config=config), queries) == expected
+    db = fts.connect(url, storage_options=s3.options(), config=config)
+    assert _top(db, queries[:1]) == expected[:1]  # (kept, sparse: the common terms not fetched yet)
+    with monkeypatch.context() as patch:
+        patch.setattr(segment_cache.os, "pwrite", full)
+        with pytest.raises(fts.StorageError, match="No space left on device.*fts.segment_cache_bytes = 0"):
+            _top(db, queries[1:])
+    assert _top(db, queries) == expected

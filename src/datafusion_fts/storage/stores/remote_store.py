@@ -414,7 +414,7 @@ class RemoteStore(PagedFragments):
         of the ``lazy`` ones), the regions of the lazy arrays fetched as queries reach
         them (``LazyRegions.fill``). A cold query reads the terms it searches, not the
         whole segment (98.6 MB for a 1M-row table). None where nothing is kept on disk."""
-        path = self._segments.path(self.root, seg_id, crc, BUNDLE) if self._segments is not None else None
+        path = self._segments.path(self.root, seg_id, crc, BUNDLE, sparse=True) if self._segments is not None else None
         if path is None:
             return None
         key, where = f"index/{seg_id}/{BUNDLE}", f"{self.root}/index/{seg_id}"
@@ -444,7 +444,8 @@ class RemoteStore(PagedFragments):
         fetched again); none where nothing is kept on disk."""
         held = {}
         for name, sums in lazy.items():
-            path = self._segments.path(self.root, seg_id, crc, f"{name}.arrow") if self._segments is not None else None
+            path = (self._segments.path(self.root, seg_id, crc, f"{name}.arrow", sparse=True)
+                    if self._segments is not None else None)
             if path is None:
                 continue
             kept = None if fresh else self._segments.kept(path)  # type: ignore[union-attr]

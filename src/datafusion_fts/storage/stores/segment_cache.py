@@ -43,13 +43,16 @@ class SegmentCache:
         self._limit = limit  # (fts.segment_cache_bytes now; 0: keep none on disk)
         self._lock = threading.Lock()
 
-    def path(self, root: str, seg_id: str, crc: int | None, name: str) -> Path | None:
+    def path(self, root: str, seg_id: str, crc: int | None, name: str, sparse: bool = False) -> Path | None:
         """Where the file ``name`` of segment ``seg_id`` of the database at ``root`` (its
-        bundle, or a file of a directory's layout) is kept (None: nothing is kept on disk)."""
+        bundle, or a file of a directory's layout) is kept (None: nothing is kept on disk);
+        ``sparse``: kept as a :class:`KeptFile`, under a name of its own, so a reader of
+        whole copies (:meth:`get`) never takes one for whole."""
         if self._limit() <= 0:
             return None
         folder = hashlib.sha256(root.encode("utf-8")).hexdigest()[:24]
-        return Path(self._directory() or default_directory()) / folder / f"{seg_id}-{crc or 0}-{name}{SUFFIX}"
+        kind = ".sparse" if sparse else ""
+        return Path(self._directory() or default_directory()) / folder / f"{seg_id}-{crc or 0}-{name}{kind}{SUFFIX}"
 
     def get(self, path: Path | None, fetch: Callable[[], bytes]) -> pa.Buffer:
         """The file at ``path``, memory-mapped; fetched (``fetch``) and kept there first
