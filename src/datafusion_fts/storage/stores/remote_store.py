@@ -385,22 +385,11 @@ class RemoteStore(PagedFragments):
             def read(get: Callable[[str], pa.Buffer]) -> tuple[dict[str, pa.Array], dict[str, checksums.LazyRegions]]:
                 files, region = checksums.decode(get(checksums.CHECKSUMS).to_pybytes(), crc,
                                                  f"{where}/{checksums.CHECKSUMS}")
-                for fresh in (False, True):  # (a damaged sparse copy: fetched again, once)
-                    held = self._sparse_files(seg_id, crc, {n: files[n] for n in sorted(lazy & files.keys())},
-                                              region, fresh)
-                    try:
-                        arrays, regions = segment_arrays(
-                            where, sorted(files), lambda n: held[n].buffer if n in held else get(f"{n}.arrow"),
-                            (files, region), lazy)
-                    except StorageError:
-                        if fresh or not held:
-                            raise
-                        continue
-                    for name, kept in held.items():
-                        regions[name].fill = functools.partial(self._fill, f"index/{seg_id}/{name}.arrow", kept,
-                                                               (0, files[name].size), regions[name])
-                    return arrays, regions
-                raise AssertionError("unreachable")
+                arrays = functools.partial(self._directory_arrays, seg_id, crc, files, region, lazy, get)
+                try:
+                    return arrays(fresh=False)
+                except StorageError:  # (a damaged sparse copy: fetched again, once)
+                    return arrays(fresh=True)
 
             return self._kept_read(seg_id, crc, read)
         except ObjectMissing:
@@ -418,32 +407,32 @@ class RemoteStore(PagedFragments):
         if path is None:
             return None
         key, where = f"index/{seg_id}/{BUNDLE}", f"{self.root}/index/{seg_id}"
-        for attempt in range(2):
-            kept = self._segments.kept(path) if attempt == 0 else None  # type: ignore[union-attr]
-            if kept is None:
-                kept = self._fetch_sparse(key, path, where, crc, lazy)
-                if kept is None:
-                    return None
+        kept = self._segments.kept(path)  # type: ignore[union-attr]
+        if kept is not None:
             try:
                 arrays, regions = bundle_arrays(where, kept.buffer, crc, lazy)
-            except StorageError:
-                if attempt:
-                    raise
-                self._segments.drop(path)  # type: ignore[union-attr]  (a damaged copy: fetched again)
-                continue
-            spans = file_spans(kept.buffer, kept.buffer.size, where) or {}
-            for name, found in regions.items():
-                found.fill = functools.partial(self._fill, key, kept, spans[f"{name}.arrow"], found)
-            return arrays, regions
-        return None
+            except StorageError:  # (a damaged copy: fetched again)
+                kept = None
+        if kept is None:
+            kept = self._fetch_sparse(key, path, where, crc, lazy)
+            if kept is None:
+                return None
+            arrays, regions = bundle_arrays(where, kept.buffer, crc, lazy)
+        spans = file_spans(kept.buffer, kept.buffer.size, where) or {}
+        for name, found in regions.items():
+            found.fill = functools.partial(self._fill, key, kept, spans[f"{name}.arrow"], found)
+        return arrays, regions
 
-    def _sparse_files(self, seg_id: str, crc: int, lazy: dict[str, checksums.FileSums], region: int,
-                      fresh: bool) -> dict[str, KeptFile]:
-        """The lazy arrays' files of a segment in a directory's layout, kept on local disk
-        as sparse files as a bundle is (only their Arrow framing fetched first; ``fresh``:
-        fetched again); none where nothing is kept on disk."""
+    def _directory_arrays(
+        self, seg_id: str, crc: int, files: dict[str, checksums.FileSums], region: int, lazy: frozenset[str],
+        get: Callable[[str], pa.Buffer], fresh: bool,
+    ) -> tuple[dict[str, pa.Array], dict[str, checksums.LazyRegions]]:
+        """A segment in a directory's layout: its lazy arrays' files kept on local disk as
+        sparse files as a bundle is (only their Arrow framing fetched first; ``fresh``:
+        fetched again), the others by ``get``."""
         held = {}
-        for name, sums in lazy.items():
+        for name in sorted(lazy & files.keys()):
+            sums = files[name]
             path = (self._segments.path(self.root, seg_id, crc, f"{name}.arrow", sparse=True)
                     if self._segments is not None else None)
             if path is None:
@@ -455,7 +444,13 @@ class RemoteStore(PagedFragments):
                 kept = self._segments.keep_sparse(path, sums.size, [(a, g) for (a, _), g in zip(spans, got)])  # type: ignore[union-attr]
             if kept is not None:
                 held[name] = kept
-        return held
+        arrays, regions = segment_arrays(f"{self.root}/index/{seg_id}", sorted(files),
+                                         lambda n: held[n].buffer if n in held else get(f"{n}.arrow"),
+                                         (files, region), lazy)
+        for name, kept in held.items():
+            regions[name].fill = functools.partial(self._fill, f"index/{seg_id}/{name}.arrow", kept,
+                                                   (0, files[name].size), regions[name])
+        return arrays, regions
 
     def _fetch_sparse(self, key: str, path: Path, where: str, crc: int, lazy: frozenset[str]) -> KeptFile | None:
         """Fetch what opening the bundle ``key`` reads and keep it at ``path`` (sparse)."""
