@@ -202,3 +202,20 @@ def test_a_full_cache_disk_is_a_clear_error_or_memory_never_a_wrong_answer(s3: S
         with pytest.raises(fts.StorageError, match="No space left on device.*fts.segment_cache_bytes = 0"):
             _top(db, queries[1:])
     assert _top(db, queries) == expected
+
+
+def test_threads_searching_a_cold_segment_at_once_answer_alike(s3: S3Server, tmp_path: Path) -> None:
+    """Four threads search one cold sparse segment at once, fetching (some of the same)
+    regions into it concurrently: every answer is the one of the database held in memory."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    url = "s3://bucket/threads"
+    _large(fts.connect(url, storage_options=s3.options(), config={"fts.segment_cache_bytes": 0}))
+    queries = [f"w{i} w{i + 1}" for i in range(0, 40, 3)] + ['"w0 w1"', "+w2 -w9", "w2990"]
+    expected = _top(fts.connect(url, storage_options=s3.options(), config={"fts.segment_cache_bytes": 0}), queries)
+    cold = fts.connect(url, storage_options=s3.options(), config={"fts.segment_cache_dir": str(tmp_path / "cache")})
+    order = [queries[::-1], queries, queries[1::2] + queries[::2], queries[::2] + queries[1::2]]
+    with ThreadPoolExecutor(4) as pool:
+        found = list(pool.map(lambda qs: dict(zip(qs, _top(cold, qs))), order))
+    for answers in found:
+        assert [answers[q] for q in queries if q in answers] == [e for q, e in zip(queries, expected) if q in answers]
