@@ -1436,3 +1436,38 @@ def test_match_on_two_tables_of_a_join_is_refused(library):
 )
 def test_unquoted_identifiers_are_case_insensitive_in_match(library, sql):
     assert sql_hits(library, sql) == reference_hits(LIBRARY_REF, Match("body", "alpha"))
+
+
+@pytest.mark.parametrize("setup", ["memory", "directory", "viewed"])
+def test_a_group_by_of_a_key_beside_match_answers_as_datafusion(tmp_path, setup):
+    """DataFusion lets ``GROUP BY`` a table's key select its other columns (the key's
+    constraint says they depend on it). A search's result carries the table's rows in a
+    table of its own: made from the table's definition, it holds the same keys, so such a
+    statement answers as DataFusion answers it over the matching rows (it was refused:
+    "Column in SELECT must be in GROUP BY"). Held, and viewed (a table past
+    ``fts.memory_table_bytes``), alike."""
+    import datafusion
+
+    definition = "(id INT PRIMARY KEY, code VARCHAR NOT NULL, grp INT, body VARCHAR, UNIQUE (code))"
+    rows = [(i, f"c{i}", i % 3, f"w{i % 4} w{i % 5} alpha" if i % 2 else f"beta w{i % 3}") for i in range(60)]
+    values = ", ".join(f"({i}, '{c}', {g}, '{b}')" for i, c, g, b in rows)
+    config = {"fts.memory_table_bytes": 0} if setup == "viewed" else {}
+    db = fts.connect(None if setup == "memory" else tmp_path / "db", config=config)
+    db.sql(f"CREATE TABLE t {definition}")
+    db.sql(f"INSERT INTO t VALUES {values}")
+    db.sql("CREATE FULLTEXT INDEX ON t (body)")
+    ctx = datafusion.SessionContext()
+    ctx.sql(f"CREATE TABLE t {definition}").collect()
+    ctx.sql(f"INSERT INTO t VALUES {values}").collect()
+    for query, where in (("alpha", "id IN ({})"), ("w1 w2", "id IN ({})")):
+        ids = [r["id"] for r in db.sql(f"SELECT id FROM t WHERE MATCH(body, '{query}')").to_pylist()]
+        assert ids
+        matched = where.format(", ".join(map(str, ids)))
+        for select, group in (("t.id, t.code, t.grp, count(*) AS n", "id"), ("code, body, grp", "code"),
+                              ("id, 2 * grp AS g2, body", "id")):
+            ours = db.sql(f"SELECT {select} FROM t WHERE MATCH(body, '{query}') GROUP BY {group} ORDER BY {group}")
+            theirs = ctx.sql(f"SELECT {select} FROM t WHERE {matched} GROUP BY {group} ORDER BY {group}")
+            assert ours.to_pylist() == theirs.to_pylist(), (setup, query, select)
+    # Grouping by a column that is no key is refused as DataFusion refuses it.
+    with pytest.raises(fts.FtsError, match="must appear in the GROUP BY"):
+        db.sql("SELECT grp, body FROM t WHERE MATCH(body, 'alpha') GROUP BY grp").to_pylist()

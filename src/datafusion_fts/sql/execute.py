@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import re
 import uuid
+from dataclasses import replace
 from functools import partial
 from typing import Any
 
@@ -26,6 +27,7 @@ from ..storage.files.manifest import MAX_NAME_CHARS
 from ..storage.snapshot import TableSnapshot
 from ..storage.sources.foreign import ForeignTable
 from .declared_types import as_declared
+from .defined_tables import defined, result_definition
 from .dialect import (
     CreateFulltextIndex,
     Explain,
@@ -98,6 +100,8 @@ def _statement_texts(sql: str, count: int) -> list[str]:
 
 # The words before the statement an EXPLAIN explains, in the statement's own text.
 _EXPLAIN_PREFIX = re.compile(r"^\s*explain\s+(?:analyze\s+)?", re.IGNORECASE)
+# A statement that groups rows (a mention in a string literal only costs a keyed result).
+_GROUP_BY = re.compile(r"\bgroup\s+by\b", re.IGNORECASE)
 
 
 def generated(statement: exp.Expression) -> str:
@@ -325,10 +329,30 @@ class SqlSession:
             result = rows.append_column("_score", result.column(1))
         return result, plan, request
 
-    def _register_result(self, name: str, result: pa.Table) -> None:
-        """Show a search result to DataFusion for the rewritten statement to join."""
+    def _register_result(self, name: str, result: pa.Table, definition: str | None = None) -> None:
+        """Show a search result to DataFusion for the rewritten statement to join; with a
+        ``definition`` (:func:`.defined_tables.result_definition`) as the table DataFusion
+        makes of it, holding the searched table's keys, when it reads as the result is."""
         batches = result.to_batches() or [pa.RecordBatch.from_pylist([], schema=result.schema)]
+        if definition is not None:
+            session = datafusion.SessionContext(self.ctx.copied_config().with_target_partitions(1))
+            if defined(session, "result", definition, batches, result.schema):
+                self.ctx.register_table(name, session.catalog().schema().table("result"))
+                return
         self.ctx.register_record_batches(name, [batches])
+
+    def _keyed(self, search: LogicalSearch, text: str) -> tuple[LogicalSearch, str | None]:
+        """``search``, carrying every column of its table with the definition of its result
+        (:meth:`_register_result`) where ``text`` groups rows and the table declares keys:
+        DataFusion lets a ``GROUP BY`` of a key select the other columns only of a table
+        holding the key's constraint. Else as it is."""
+        if not (search.managed and search.carries_rows and _GROUP_BY.search(text)):
+            return search, None
+        meta = self.db.table_meta(search.table)
+        definition = result_definition(meta.definition)
+        if definition is None:
+            return search, None
+        return replace(search, columns=tuple(meta.sql_schema.names)), definition
 
     def _search_query(self, statement: exp.Expression, source: str, splicer: Splicer | None) -> datafusion.DataFrame:
         template = self._template(statement, self._shape, splicer) if self._shape is not None else None
@@ -383,9 +407,9 @@ class SqlSession:
         explained = []
         try:
             for item in lowered:
-                result, plan, request = self.db.retrying(
-                    partial(self._run_search, item.search, planned=bool(item.explain)))
-                self._register_result(item.result_table, result)
+                search, definition = self._keyed(item.search, text)
+                result, plan, request = self.db.retrying(partial(self._run_search, search, planned=bool(item.explain)))
+                self._register_result(item.result_table, result, definition)
                 registered.append(item.result_table)
                 if item.explain:
                     explained.append((item, plan, request))
@@ -424,18 +448,19 @@ class SqlSession:
             logical, searches = [], []
             for item in lowered:
                 logical.append(item.search.display())
-                result, plan, request = self._run_search(item.search)
+                search, definition = self._keyed(item.search, sql)
+                result, plan, request = self._run_search(search)
                 if request is not None and request.query is not item.search.tree:
                     logical.append(f"  simplify_query: tree={request.query!r}")
                 if request is not None and isinstance(request.snapshot, TableSnapshot) and request.snapshot.meta.source:
                     logical.append(f"  source: {request.snapshot.describe_source()}")
                 if plan is not None:
                     tree = _explain_plan(plan, analyze)
-                    if analyze and item.search.managed and item.search.carries_rows:
-                        fetch = _explain_fetch(request.snapshot, result, list(item.search.columns))
+                    if analyze and search.managed and search.carries_rows:
+                        fetch = _explain_fetch(request.snapshot, result, list(search.columns))
                         tree = fetch + "\n" + "\n".join("  " + line for line in tree.splitlines())
                     searches.append(tree)
-                self._register_result(item.result_table, result)
+                self._register_result(item.result_table, result, definition)
                 registered.append(item.result_table)
             df_plan = self.ctx.sql("EXPLAIN " + sql).to_arrow_table()
             rows["plan_type"].append("logical_plan")

@@ -27,6 +27,7 @@ from ..storage.snapshot import TableSnapshot
 from ..storage.sources.source_files import files_schema, partition_values, source_paths
 from ..storage.stores.store import Store
 from .declared_types import as_declared, same_type
+from .defined_tables import defined
 from .session_catalog import RESERVED_PREFIX, SessionSchema, quote, rows_name
 
 
@@ -204,7 +205,7 @@ class TableViews:
             self._config().with_target_partitions(1).set("datafusion.execution.coalesce_batches", "false"))
         # (one partition, as CREATE TABLE's; none of its batches when it has no rows)
         session.create_dataframe([rows], rows_part, file_schema)
-        if not _defined(session, plain_part, meta.definition, plain, columns):
+        if not defined(session, plain_part, meta.definition, plain, columns):
             session.create_dataframe([plain], plain_part, columns)
         public = session.catalog().schema()
         self._schema.set_managed(rows_name(meta.name), public.table(rows_part), check)
@@ -302,29 +303,6 @@ def as_schema(batch: pa.RecordBatch, schema: pa.Schema) -> pa.RecordBatch:
     if batch.schema.equals(schema) and all(same_type(a.type, b.type) for a, b in zip(batch.schema, schema)):
         return batch
     return pa.RecordBatch.from_arrays([as_declared(c, f.type) for c, f in zip(batch.columns, schema)], schema=schema)
-
-
-def _defined(session: datafusion.SessionContext, name: str, definition: str | None, batches: list[pa.RecordBatch],
-             schema: pa.Schema) -> bool:
-    """Whether ``name`` could be made in ``session`` by DataFusion from the table's column
-    definitions (``CREATE TABLE name (...)`` as the user wrote it: its constraints and
-    DEFAULT values are then DataFusion's own), holding ``batches`` as they are. False if
-    the table has no definition, or the definition no longer reads as it did (a setting
-    changed since: another dialect, other types); nothing is left registered then."""
-    if definition is None:
-        return False
-    try:
-        session.sql(f"CREATE TABLE {quote(name)} {definition}").collect()
-    except Exception:  # (DataFusion's errors have no class of their own in Python)
-        return False
-    if not session.table(quote(name)).schema().equals(schema):
-        session.deregister_table(name)
-        return False
-    source = f"{name}_source"
-    session.create_dataframe([batches], source, schema)
-    session.sql(f"INSERT INTO {quote(name)} SELECT * FROM {quote(source)}").collect()
-    session.deregister_table(source)
-    return True
 
 
 def _without(batches: list[pa.RecordBatch], deleted: pa.Array) -> list[pa.RecordBatch]:
