@@ -614,14 +614,17 @@ def lower_statement(
     max_terms: int = MAX_QUERY_TERMS,
     splicer: Splicer | None = None,
 ) -> tuple[list[Lowered], str | None]:
-    """Lower every SELECT of ``statement`` that searches, innermost first (in place), and
-    read the managed tables it reads otherwise with their ``_rowid`` (:func:`read_rows`).
+    """Lower every SELECT of ``statement`` that searches, innermost first (in place); where
+    the statement reads row ids, read the managed tables it reads otherwise with their
+    ``_rowid`` (:func:`read_rows`), else as they are: the tables DataFusion knows, with
+    the keys their definitions declare (a correlated subquery over a key needs them).
     ``leaf`` makes each MATCH's leaf of the tree (by default: its query text parsed, with
     at most ``max_terms`` words and phrases). Returns the searches and, given the
     ``splicer`` of the text the tree was parsed from, that text edited accordingly
     (sql/splice.py); None without one, or where an edit could not be placed (the tree is
     then to be generated)."""
     lowered = []
+    reads_rowid = any(column.name == ROWID for column in statement.find_all(exp.Column))
     for select in reversed(list(statement.find_all(exp.Select, bfs=False))):
         lowering = _Lowering(sql, select, schemas, outermost=select is statement, leaf=leaf, max_terms=max_terms,
                              splicer=splicer)
@@ -629,10 +632,13 @@ def lower_statement(
         result = lowering.lower(fresh_name)
         if result is not None:
             lowered.append(result)
-        else:
+        elif reads_rowid:  # (a * over a table's rows spelled without its row id)
             if splicer is not None:
                 _splice_stars(splicer, select, stars, {}, schemas)
             expand_stars(select, schemas)
+    if not reads_rowid:  # (the tables as DataFusion knows them, with their keys)
+        return lowered, splicer.result() if splicer is not None else None
+
     def managed(name: str) -> bool:  # (a search's result is no table to look up)
         return not name.startswith(RESERVED_PREFIX) and (schemas(name) or (None, False))[1]
 
