@@ -11,7 +11,7 @@ from typing import Any, Iterator, TypeVar
 import pyarrow as pa
 
 from .errors import InvalidArgument
-from .storage.files.manifest import ROWID
+from .storage.files.manifest import ROWID, STORED_AS_BYTES
 from .storage.parquet.page_reader import open_parquet
 
 READ_BATCH_ROWS = 65_536
@@ -84,12 +84,10 @@ def stored_type(t: pa.DataType) -> pa.DataType:
 
 def stored_schema(declared: pa.Schema) -> pa.Schema:
     """The stored schema of a table whose columns SQL declared as ``declared``: each
-    column of its :func:`stored_type`, an interval column (of months, days and
-    nanoseconds) of its values' 16 bytes, which Parquet's interval (of milliseconds) cannot
-    hold (the table is then held in memory: sql/table_views.py ``TableViews._held_limit``)."""
+    column of its :func:`stored_type`, or of its values' bytes where Parquet cannot hold
+    them (``manifest.STORED_AS_BYTES``: intervals; the table is then held in memory)."""
     return check_new_schema(pa.schema([
-        pa.field(f.name, pa.binary(16) if f.type == pa.month_day_nano_interval() else stored_type(f.type))
-        for f in declared]))
+        pa.field(f.name, STORED_AS_BYTES.get(f.type) or stored_type(f.type)) for f in declared]))
 
 
 def conform(batches: Iterator[pa.RecordBatch], source: pa.Schema, target: pa.Schema) -> Iterator[pa.RecordBatch]:
@@ -122,7 +120,7 @@ def conform(batches: Iterator[pa.RecordBatch], source: pa.Schema, target: pa.Sch
 def _stored_as(column: pa.Array, stored: pa.DataType) -> pa.Array:
     """``column`` as the type it is stored as (:func:`stored_type`): cast, or an
     interval's bytes as they are."""
-    if column.type == pa.month_day_nano_interval() and stored == pa.binary(16):
+    if STORED_AS_BYTES.get(column.type) == stored:
         return column.view(stored)
     return column.cast(stored)
 

@@ -7,6 +7,8 @@ from __future__ import annotations
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from ..storage.files.manifest import STORED_AS_BYTES
+
 
 def as_declared(values: pa.Array | pa.ChunkedArray, declared: pa.DataType) -> pa.Array | pa.ChunkedArray:
     """``values`` as ``declared``: a dictionary is encoded (Arrow's cast makes no
@@ -14,8 +16,8 @@ def as_declared(values: pa.Array | pa.ChunkedArray, declared: pa.DataType) -> pa
     (a list read from Parquet names its items ``element``, DataFusion's ``item``)."""
     if pa.types.is_dictionary(declared) and not pa.types.is_dictionary(values.type):
         values = pc.dictionary_encode(values.cast(declared.value_type))
-    if declared == pa.month_day_nano_interval() and values.type == pa.binary(16):
-        values = _viewed(values, declared)  # (stored as its 16 bytes: ingest.stored_type)
+    if STORED_AS_BYTES.get(declared) == values.type:
+        values = _viewed(values, declared)  # (stored as its bytes: manifest.STORED_AS_BYTES)
     values = values.cast(declared)
     if not same_type(values.type, declared):
         values = _viewed(values, declared)

@@ -22,7 +22,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from ..errors import StaleSnapshotError, StorageError
-from ..storage.files.manifest import IDENTIFIER, ROWID, TableMeta
+from ..storage.files.manifest import IDENTIFIER, ROWID, STORED_AS_BYTES, TableMeta
 from ..storage.snapshot import TableSnapshot
 from ..storage.sources.source_files import files_schema, partition_values, source_paths
 from ..storage.stores.store import Store
@@ -145,10 +145,10 @@ class TableViews:
         bytes in its fragments' pages than that (their footers say: pages take less than
         the rows they decode to), or more rows decoded when this version was last read; and
         where the store cannot tell without a request per fragment (an object store's). A
-        table with an interval column is always held (no limit): its files hold each
-        interval's bytes (``ingest.stored_schema``), which DataFusion's Parquet reader
-        cannot read back as one."""
-        if any(f.type == pa.month_day_nano_interval() for f in meta.sql_schema):
+        table with a column stored as its values' bytes (``manifest.STORED_AS_BYTES``:
+        intervals) is always held (no limit): DataFusion's Parquet reader cannot read its
+        files as the table."""
+        if any(f.type in STORED_AS_BYTES for f in meta.sql_schema):
             return sys.maxsize
         limit = self._held_bytes()
         if self._too_big.get(meta.name) is meta or (

@@ -63,6 +63,11 @@ from .layout import is_remote
 #     mtime_ns 0): an older version would read the URL as a local path.
 FORMAT_VERSION = 9
 ROWID = "_rowid"
+# Declared types a table stores as their values' bytes, which Parquet's own type for them
+# cannot hold: an interval of months, days and nanoseconds (Parquet's keeps milliseconds).
+# Written by ingest.py, read back by sql/declared_types.py; DataFusion's Parquet reader
+# cannot read such a file as the table, so the table is held in memory (sql/table_views.py).
+STORED_AS_BYTES = {pa.month_day_nano_interval(): pa.binary(16)}
 # The manifest's field holding the crc32 of the rest of it (format 3 on).
 CHECKSUM = "checksum"
 # A table name: any name DataFusion takes ("foo.bar", "Ünïcode", "values") of at most
