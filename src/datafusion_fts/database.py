@@ -139,9 +139,10 @@ class Database:
                 if alone:  # nobody writes: recover from a crash (and delete files past their grace)
                     recover(self.store, self.logs, self.settings, self.store.load_manifest())
         self.state.load()
+        probe = ctx is not None  # (a session made here reaches no bucket yet: nothing to ask)
         if remote:  # (its tables' files are the session's to scan, those of later writes too)
-            self._reach(f"{os.fspath(path).rstrip('/')}/data/")
-        self._reach_buckets(self.state.manifest.tables.values())
+            self._reach(f"{os.fspath(path).rstrip('/')}/data/", probe)
+        self._reach_buckets(self.state.manifest.tables.values(), probe)
         from .udfs import install
 
         install(self.ctx, self, self.errors)
@@ -286,7 +287,7 @@ class Database:
         self._reach_buckets([self.state.manifest.tables[name]])
         return self.table(name)
 
-    def _reach_buckets(self, tables: Iterable[TableMeta]) -> None:
+    def _reach_buckets(self, tables: Iterable[TableMeta], probe: bool = True) -> None:
         """Make the session reach the bucket of each table on an object store, indexed in
         place there or in a database there (DataFusion scans its view in the session:
         sql/session_stores.py), once a bucket."""
@@ -299,12 +300,13 @@ class Database:
                 paths = self.store.fragment_paths([meta.fragments[0].id])
                 url = paths[0] if paths and is_remote(paths[0]) else None
             if url is not None:
-                self._reach(url)
+                self._reach(url, probe)
 
-    def _reach(self, url: str) -> None:
-        """Make the session reach the bucket of the object ``url``, once a bucket."""
+    def _reach(self, url: str, probe: bool = True) -> None:
+        """Make the session reach the bucket of the object ``url``, once a bucket (without
+        ``probe``, a session known to reach none yet: see ``reach_bucket``)."""
         if (bucket := urlparse(url)[:2]) not in self._buckets:
-            reach_bucket(self.ctx, url, self.sources.options)
+            reach_bucket(self.ctx, url, self.sources.options, probe)
             self._buckets.add(bucket)
 
     # -- index access -------------------------------------------------------------------

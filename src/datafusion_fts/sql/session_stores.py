@@ -36,13 +36,17 @@ _FLAGS = {"allow_http", "use_emulator"}
 _NOT_REACHED = "No suitable object store"
 
 
-def reach_bucket(ctx: datafusion.SessionContext, file_url: str, options: Mapping[str, str]) -> None:
+def reach_bucket(ctx: datafusion.SessionContext, file_url: str, options: Mapping[str, str], probe: bool = True
+                 ) -> None:
     """Make ``ctx`` reach the bucket of ``file_url`` (a Parquet file of a table indexed in
-    place, or a database's data directory), unless it does: a read of its schema says
-    which (finding no store fails first, before any other failure of the read)."""
+    place, or a database's data directory), unless it does: with ``probe`` (a session of
+    the user's, which may have a store for it), a read of its schema says which (finding
+    no store fails first, before any other failure of the read; a request or two); a
+    session the database made reaches no bucket it was not given here."""
     try:
-        ctx.read_parquet(file_url).schema()
-        return
+        if probe:
+            ctx.read_parquet(file_url).schema()
+            return
     except Exception as exc:  # (DataFusion's errors have no class of their own in Python)
         if _NOT_REACHED not in str(exc):
             return  # (it reaches the store; what else failed, the scan will say)

@@ -248,3 +248,24 @@ def test_a_damaged_segment_bundle_is_a_storage_error_naming_it() -> None:
     for damaged in (data[:20], b"NOTABNDL" + data[8:], data[:-7]):
         with pytest.raises(fts.StorageError, match="damaged index segment bundle here"):
             unpack(damaged, "here")
+
+
+def test_a_session_made_at_open_is_given_the_bucket_without_asking(s3: S3Server, tmp_path: Path,
+                                                                   monkeypatch: pytest.MonkeyPatch) -> None:
+    """Opening a database at a URL with no session of the user's gives the session it makes
+    a store for the bucket without first asking whether it reaches one (a read of the
+    data directory's schema: a request or two at every open); a session of the user's
+    is asked, so a store they registered is kept. Both answer plain SQL alike."""
+    import datafusion
+
+    url = "s3://bucket/no-probe"
+    expected = _answers(_write(fts.connect(url, storage_options=s3.options())))
+    probes: list[str] = []
+    real = datafusion.SessionContext.read_parquet
+    monkeypatch.setattr(datafusion.SessionContext, "read_parquet",
+                        lambda self, path, *a, **k: probes.append(path) or real(self, path, *a, **k))
+    db = fts.connect(url, storage_options=s3.options())
+    assert probes == [] and _answers(db) == expected
+    ctx = datafusion.SessionContext()
+    ctx.register_object_store("s3://", s3.store("bucket"), "bucket")
+    assert _answers(fts.connect(url, storage_options=s3.options(), ctx=ctx)) == expected and probes
