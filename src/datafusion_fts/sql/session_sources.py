@@ -25,7 +25,13 @@ from ..storage.files.manifest import CsvFormat
 from ..storage.parquet.data_files import RemoteFile
 from ..storage.sources.csv_files import count_rows, header_names
 from ..storage.sources.object_sources import SourceStores
-from ..storage.sources.source_files import PARQUET_SUFFIX, SourceFile, list_files, open_source_parquet, partition_dirs
+from ..storage.sources.source_files import (
+    PARQUET_SUFFIX,
+    list_files,
+    open_source_parquet,
+    partition_dirs,
+    source_file,
+)
 from .session_catalog import quote
 
 # The file groups of a scan in DataFusion's verbose physical plan, and a file listed in
@@ -94,7 +100,7 @@ def source_of(ctx: datafusion.SessionContext, name: str, stores: SourceStores
             "db.index_in_place(name, path)"
         )
     held_schema = pa.schema([f for f in ctx.table(quote(name)).schema() if f.name not in partitions])
-    rows = sum(_rows(_listed_file(source, base, f, stores), held_schema, csv) for f in files)
+    rows = sum(_rows(source_file(source, f, stores), held_schema, csv) for f in files)
     counted = ctx.sql(f"SELECT count(*) FROM {quote(name)}").to_arrow_table().column(0)[0].as_py()
     if counted != rows:
         raise InvalidArgument(
@@ -162,10 +168,6 @@ def _common_source(scanned: list[str], prefix: str, partitions: tuple[str, ...],
         if alone != [posixpath.basename(keys[0])]:
             return scanned[0], folder  # (not alone in its directory: the file itself)
     return (folder if remote else folder.rstrip("/") or "/"), folder
-
-
-def _listed_file(source: str, base: str, f: SourceFile, stores: SourceStores) -> SourceFileOf:
-    return Path(base + f.file) if source.startswith("/") else stores.file(source, f.file, f.size, f.version or "")
 
 
 def _rows(file: SourceFileOf, schema: pa.Schema, csv: CsvFormat | None) -> int:

@@ -13,7 +13,6 @@ from __future__ import annotations
 import os
 import time
 from dataclasses import replace
-from pathlib import Path
 from typing import Sequence
 
 import pyarrow as pa
@@ -21,7 +20,6 @@ import pyarrow as pa
 from ...errors import InvalidArgument
 from ..files.layout import is_remote
 from ..files.manifest import ROWID, CsvFormat, Manifest, TableMeta
-from ..parquet.data_files import RemoteFile
 from ..stores.store import SCAN_BATCH_ROWS, Store
 from .csv_files import infer_schema
 from .object_sources import SourceStores
@@ -32,10 +30,10 @@ from .source_files import (
     SourceFiles,
     SourceReaders,
     adopt,
-    file_root,
     list_files,
     open_source_parquet,
     reconcile,
+    source_file,
     suffix_of,
     table_schema,
 )
@@ -137,12 +135,7 @@ def source_schema(path: str, partitions: tuple[str, ...] = (), csv: CsvFormat | 
     if known is not None:
         schema = pa.schema([f for f in known if f.name not in partitions])
     else:
-        first: Path | RemoteFile
-        if is_remote(path):
-            listed = files[0]
-            first = stores.file(path, listed.file, listed.size, listed.version or "")  # type: ignore[union-attr]
-        else:
-            first = file_root(path) / files[0].file
+        first = source_file(path, files[0], stores)
         if csv is not None:
             schema = infer_schema(first, csv)
         else:

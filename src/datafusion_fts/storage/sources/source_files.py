@@ -148,6 +148,16 @@ def file_root(source: str) -> Path:
     return root.parent if root.is_file() else root
 
 
+def source_file(source: str, f: SourceFile, stores: SourceStores | None) -> Path | RemoteFile:
+    """A listed file of ``source``: its local path, or the object of the size and ETag
+    listed (``stores`` reads a remote source's)."""
+    if not is_remote(source):
+        return file_root(source) / f.file
+    if stores is None:
+        raise StorageError(f"the source {source} is on an object store, which this reader was not given")
+    return stores.file(source, f.file, f.size, f.version or "")
+
+
 def source_paths(meta: TableMeta) -> list[str]:
     """The paths of a table indexed in place's files (URLs, on an object store), in row-id order."""
     if is_remote(meta.source or ""):
