@@ -148,14 +148,10 @@ def file_root(source: str) -> Path:
     return root.parent if root.is_file() else root
 
 
-def source_file(source: str, f: SourceFile, stores: SourceStores | None) -> Path | RemoteFile:
+def source_file(source: str, f: SourceFile | FragmentMeta, stores: SourceStores | None) -> Path | RemoteFile:
     """A listed file of ``source``: its local path, or the object of the size and ETag
-    listed (``stores`` reads a remote source's)."""
-    if not is_remote(source):
-        return file_root(source) / f.file
-    if stores is None:
-        raise StorageError(f"the source {source} is on an object store, which this reader was not given")
-    return stores.file(source, f.file, f.size, f.version or "")
+    listed (:func:`remote_file`)."""
+    return file_root(source) / (f.file or "") if not is_remote(source) else remote_file(stores, source, f)
 
 
 def source_paths(meta: TableMeta) -> list[str]:
@@ -216,25 +212,20 @@ class RowCounts:
     def __call__(self, meta: TableMeta, f: SourceFile) -> int:
         key = (meta.source or "", f.file, f.size, f.mtime_ns, f.version)
         rows = self._rows.get(key)
-        if rows is None and f.version is not None:  # (an object store's)
-            partition_values(meta, f.file)
-            file = remote_file(self._stores, meta, f)
-            rows = self._rows[key] = _csv_rows(meta, meta.csv, file) if meta.csv else _parquet_rows(meta, file)
         if rows is None:
-            path = file_root(meta.source or "") / f.file
-            if not path.exists():
-                raise StaleSnapshotError(f"source file {path} went away while it was listed", "")
+            file = source_file(meta.source or "", f, self._stores)
+            if isinstance(file, Path) and not file.exists():  # (an object's read checks its ETag)
+                raise StaleSnapshotError(f"source file {file} went away while it was listed", "")
             partition_values(meta, f.file)  # (a file whose path gives none is refused here)
-            rows = self._rows[key] = _csv_rows(meta, meta.csv, path) if meta.csv else _parquet_rows(meta, path)
+            rows = self._rows[key] = _csv_rows(meta, meta.csv, file) if meta.csv else _parquet_rows(meta, file)
         return rows
 
 
-def remote_file(stores: SourceStores | None, meta: TableMeta, f: SourceFile | FragmentMeta) -> RemoteFile:
+def remote_file(stores: SourceStores | None, source: str, f: SourceFile | FragmentMeta) -> RemoteFile:
     """The object of a remote source's file, of the size and ETag listed."""
     if stores is None:
-        raise StorageError(f"table {meta.name!r}: its source {meta.source} is on an object store, which this "
-                           "reader was not given")
-    return stores.file(meta.source or "", f.file or "", f.size or 0, f.version or "")
+        raise StorageError(f"the source {source} is on an object store, which this reader was not given")
+    return stores.file(source, f.file or "", f.size or 0, f.version or "")
 
 
 def open_source_parquet(file: Path | RemoteFile) -> pq.ParquetFile:
@@ -336,14 +327,14 @@ class SourceFiles:
     def _reader(self, frag_id: str) -> tuple[PageReader, FragmentMeta]:
         if self._remote:
             frag = self._fragments[frag_id]
-            return self._readers.remote(remote_file(self._readers.stores, self._meta, frag)), frag
+            return self._readers.remote(remote_file(self._readers.stores, self._meta.source or "", frag)), frag
         path, frag = self._path(frag_id)
         return self._readers.reader(path, frag), frag
 
     def _csv_file(self, frag_id: str) -> Path | RemoteFile:
         """A CSV file, still the one listed (an object's version is checked by each read)."""
         if self._remote:
-            return remote_file(self._readers.stores, self._meta, self._fragments[frag_id])
+            return remote_file(self._readers.stores, self._meta.source or "", self._fragments[frag_id])
         path, frag = self._path(frag_id)
         self._readers.check(path, frag)
         return path
@@ -499,9 +490,8 @@ class SourceReaders:
     def csv_columns(self, file: Path | RemoteFile, listed: tuple, schema: pa.Schema, fmt: CsvFormat,
                     columns: list[str]) -> pa.Table:
         """``columns`` of every row of a CSV file (checked to be the one ``listed``: its
-        size, mtime and ETag),
-        parsed once per file version and kept in the cache, as the row groups of Parquet
-        files without a page index are."""
+        size, mtime and ETag), parsed once per file version and kept in the cache, as the
+        row groups of Parquet files without a page index are."""
         key = ("csv", _name(file), *listed, tuple(columns))
         return self._cache.get(key, lambda: read_columns(file, schema, fmt, columns), lambda t: t.nbytes)
 

@@ -393,6 +393,8 @@ def _write_file(path: Path, data: bytes) -> None:
         f.write(data)
         f.flush()
         os.fsync(f.fileno())
+
+
 def write_array_file(sink: pa.NativeFile, name: str, array: pa.Array) -> None:
     """``array`` as the Arrow IPC file of one column ``name``: a segment's files (in a
     directory, or in an object store's bundle, byte for byte the same) and deletion
