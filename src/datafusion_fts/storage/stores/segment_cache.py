@@ -69,10 +69,7 @@ class SegmentCache:
             return buffer
         data = fetch()
         try:
-            path.parent.mkdir(parents=True, exist_ok=True)
-            tmp = path.with_name(f"{path.name}.{uuid.uuid4().hex}.tmp")
-            tmp.write_bytes(data)
-            os.replace(tmp, path)  # (another process writing the same name writes the same bytes)
+            _write_new(path, len(data), [(0, data)])
             buffer = pa.memory_map(str(path), "r").read_buffer()
         except OSError:
             return pa.py_buffer(data)  # (a read-only or full disk: held in memory)
@@ -94,14 +91,7 @@ class SegmentCache:
         """A new sparse file of ``size`` bytes at ``path`` holding ``spans`` (offset,
         bytes), the rest to be filled as it is read; None where the disk cannot hold it."""
         try:
-            path.parent.mkdir(parents=True, exist_ok=True)
-            tmp = path.with_name(f"{path.name}.{uuid.uuid4().hex}.tmp")
-            with open(tmp, "wb") as f:
-                f.truncate(size)
-                for offset, data in spans:
-                    f.seek(offset)
-                    f.write(data)
-            os.replace(tmp, path)  # (another process writing the same name writes the same bytes)
+            _write_new(path, size, spans)
             found = KeptFile(path)
         except OSError:
             return None
@@ -145,6 +135,20 @@ class SegmentCache:
                         tmp.unlink()
                 except FileNotFoundError:
                     pass
+
+
+def _write_new(path: Path, size: int, spans: list[tuple[int, bytes | memoryview]]) -> None:
+    """Put at ``path`` a file of ``size`` bytes holding ``spans`` (offset, bytes; the rest a
+    hole), written aside and renamed into place: a reader never finds it half written,
+    and another process writing the same name writes the same bytes."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(f"{path.name}.{uuid.uuid4().hex}.tmp")
+    with open(tmp, "wb") as f:
+        f.truncate(size)
+        for offset, data in spans:
+            f.seek(offset)
+            f.write(data)
+    os.replace(tmp, path)
 
 
 class KeptFile:
