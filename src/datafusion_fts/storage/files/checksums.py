@@ -191,11 +191,12 @@ class LazyRegions:
     def check(self, a: int, b: int) -> None:
         """Verify regions [a, b) (those not verified yet)."""
         todo = a + np.flatnonzero(~self.done[a:b])
-        if self.fill is not None:
-            missing = [r for r in todo.tolist() if not region_holds(self.data, self.sums, self.region, r)]
-            if missing:
-                self.fill(missing)
-        for r in todo.tolist():
+        unchecked = todo.tolist()
+        if self.fill is not None:  # (each region's crc32 summed once: those that hold are verified)
+            unchecked = [r for r in unchecked if not region_holds(self.data, self.sums, self.region, r)]
+            if unchecked:
+                self.fill(unchecked)
+        for r in unchecked:
             check_region(self.where, self.data, self.sums, self.region, r)
         self.done[todo] = True
         self.complete = bool(self.done.all())
