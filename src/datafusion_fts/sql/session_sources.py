@@ -84,7 +84,8 @@ def source_of(ctx: datafusion.SessionContext, name: str, stores: SourceStores
         raise InvalidArgument(f"table {name!r} reads files {scanned[:3]}...: tables indexed in place take "
                               f"uncompressed CSV files of one name ending, or Parquet files")
     first = _first_file(name, scanned, stores)
-    columns = ctx.table(quote(name)).schema().names
+    schema = ctx.table(quote(name)).schema()
+    columns = schema.names
     csv = None
     if kind == "csv":
         csv = _csv_format(name, first, "has_header=true" in scans[0], suffix, columns)
@@ -99,7 +100,7 @@ def source_of(ctx: datafusion.SessionContext, name: str, stores: SourceStores
             f"cannot tell which files table {name!r} reads under {source or prefix}; index it in place by path: "
             "db.index_in_place(name, path)"
         )
-    held_schema = pa.schema([f for f in ctx.table(quote(name)).schema() if f.name not in partitions])
+    held_schema = pa.schema([f for f in schema if f.name not in partitions])
     rows = sum(_rows(source_file(source, f, stores), held_schema, csv) for f in files)
     counted = ctx.sql(f"SELECT count(*) FROM {quote(name)}").to_arrow_table().column(0)[0].as_py()
     if counted != rows:
@@ -163,11 +164,10 @@ def _common_source(scanned: list[str], prefix: str, partitions: tuple[str, ...],
     keys = [path[len(prefix):] for path in scanned]
     directory = posixpath.commonpath(keys) if len(keys) > 1 else posixpath.dirname(keys[0])
     folder = prefix + directory + ("/" if directory else "")
-    if len(keys) == 1:
-        alone = [f.file for f in list_files(folder if remote else folder.rstrip("/") or "/", (), suffix, stores)]
-        if alone != [posixpath.basename(keys[0])]:
-            return scanned[0], folder  # (not alone in its directory: the file itself)
-    return (folder if remote else folder.rstrip("/") or "/"), folder
+    kept = folder if remote else folder.rstrip("/") or "/"  # (a local directory without its final "/")
+    if len(keys) == 1 and [f.file for f in list_files(kept, (), suffix, stores)] != [posixpath.basename(keys[0])]:
+        return scanned[0], folder  # (not alone in its directory: the file itself)
+    return kept, folder
 
 
 def _rows(file: SourceFileOf, schema: pa.Schema, csv: CsvFormat | None) -> int:
