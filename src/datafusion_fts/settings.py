@@ -110,6 +110,10 @@ REGISTRY: dict[str, Setting] = {
                 "(a HEAD request of its manifest); 0: at every query."),
         Setting("fts.pruning", True, _bool,
                 "Block skipping and block-max pruning in top-k term searches (changes speed only, never results)."),
+        Setting("fts.sql_fast_paths", True, _bool,
+                "SQL's fast paths: a search's result standing in for its table, with prefilters, a pushed-down "
+                "top k and direct answers, where they give the general plan's answer (changes speed only, never "
+                "results); off, every SELECT that searches takes the general plan, for tests comparing both."),
         Setting("fts.executor", "local", _choice("local", "ray"),
                 "Where searches and index builds run: this process, or a Ray cluster (the ray extra)."),
         Setting("fts.ray_actors", 2, _positive_int, "Search actors (each holds a share of the segments)."),

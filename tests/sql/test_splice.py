@@ -12,7 +12,8 @@ from sqlglot import exp
 
 import datafusion_fts as fts
 from datafusion_fts.sql.dialect import parse_sql
-from datafusion_fts.sql.lower_select import _conjuncts, lower_statement
+from datafusion_fts.sql.lower_statement import lower_statement
+from datafusion_fts.sql.search_scores import conjuncts as _conjuncts
 from datafusion_fts.sql.splice import Splicer
 
 SCHEMAS = {

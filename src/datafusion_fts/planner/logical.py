@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from ..errors import PlanError
 from ..query.tree import QUERY_TYPES, Query
 
-JOIN_MODES = ("inner", "left")
+JOIN_MODES = ("inner", "mark")
 
 
 @dataclass(frozen=True)
@@ -17,8 +17,9 @@ class LogicalSearch:
     ``prefilter`` is a SQL predicate over the table's columns that DataFusion evaluates
     first, giving the row ids the search may return (docs/design.md: "Prefilters"). ``k`` is the
     bounded top-k pushed down from ORDER BY score() DESC LIMIT/OFFSET (None: every match). ``join``
-    is "inner" when only matching rows qualify, "left" when a MATCH sits under OR beside relational
-    predicates (non-matching rows then score 0).
+    is "inner" when the search's result stands in for the table (the fast path: only matching
+    rows qualify), "mark" when it marks the table's rows where the MATCH stands (the general
+    plan: each row's truth and score looked up by its ``_rowid``).
     """
 
     table: str
@@ -27,7 +28,7 @@ class LogicalSearch:
     prefilter: str | None = None
     k: int | None = None
     join: str = "inner"
-    managed: bool = True
+    managed: bool = True  # (False: a table of the session, searched by scanning)
     columns: tuple[str, ...] = ()  # the table's columns the statement reads
 
     def __post_init__(self) -> None:
@@ -37,19 +38,18 @@ class LogicalSearch:
             raise PlanError(f"LogicalSearch.join must be one of {JOIN_MODES}, got {self.join!r}")
         if self.k is not None and self.k < 0:
             raise PlanError(f"LogicalSearch.k must be >= 0 or None, got {self.k}")
-        if not self.managed and (self.prefilter or self.join != "inner"):
-            raise PlanError(
-                f"{self.table} is not a managed table: it is searched by a plain scan, without "
-                "prefilters or MATCH under OR; create it with db.create_table to get those"
-            )
+        if self.join == "mark" and (self.prefilter or self.k is not None or self.columns):
+            raise PlanError("a search marking rows finds every match of its table: no prefilter, k or columns")
+        if not self.managed and self.prefilter:
+            raise PlanError(f"{self.table} is not a managed table: it is searched by a plain scan, without prefilters")
 
     @property
     def carries_rows(self) -> bool:
-        """Whether the search result holds the columns the statement reads (every search
-        of an inner join, and of a foreign table), instead of being joined back to the
-        table by ``_rowid``: the found rows are fetched by row id, page by page, at a cost
-        proportional to their number, where a join would scan the whole table."""
-        return not self.managed or self.join == "inner"
+        """Whether the search result holds the columns the statement reads (it stands in
+        for its table), instead of marking the table's rows by ``_rowid``: the found rows
+        are fetched by row id, page by page, at a cost proportional to their number, where
+        reading them beside the table would scan it whole."""
+        return self.join == "inner"
 
     def display(self) -> str:
         parts = [f"table={self.table}", f"alias={self.alias}", f"tree={self.tree!r}"]
@@ -61,3 +61,33 @@ class LogicalSearch:
         if not self.managed:
             parts.append("foreign")
         return "LogicalSearch: " + ", ".join(parts)
+
+
+@dataclass(frozen=True)
+class RelationSearch:
+    """Search the rows a relation yields (a CTE, a derived table, a view, a table of the
+    session) for ``tree`` over its ``columns``, inside DataFusion's plan: a window function
+    over the whole relation, so the statistics are those of its rows (DESIGN §3.2)."""
+
+    relation: str  # (as the statement names it: a view's name, a CTE's, a derived table's alias)
+    tree: Query
+    columns: tuple[str, ...]
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.tree, QUERY_TYPES):
+            raise PlanError(f"RelationSearch.tree must be a query tree, got {self.tree!r}")
+
+    def display(self) -> str:
+        return f"RelationSearch: relation={self.relation}, columns={list(self.columns)}, tree={self.tree!r}"
+
+
+@dataclass(frozen=True)
+class SessionRows:
+    """Every row of ``table``, a table of the session, with its scan position as
+    ``_rowid``: what the general plan reads where a search of it marks rows (a search of
+    such a table numbers its rows so: ``storage/sources/foreign.py``)."""
+
+    table: str
+
+    def display(self) -> str:
+        return f"SessionRows: table={self.table}"

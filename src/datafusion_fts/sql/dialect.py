@@ -37,9 +37,10 @@ class FtsMatch(exp.Expression, exp.Func):
 
 
 class FtsScore(exp.Expression, exp.Func):
-    """``score()``: the row's score for the statement's whole MATCH tree."""
+    """``score()``: the row's score for its SELECT's search expression; ``score(alias)``
+    names the table where the SELECT's MATCHes read several."""
 
-    arg_types: dict[str, bool] = {}
+    arg_types = {"this": False, "expressions": False}
     _sql_names = ["SCORE"]
 
 
@@ -89,7 +90,7 @@ class FtsParser(Postgres.Parser):
     FUNCTION_PARSERS = {**Postgres.Parser.FUNCTION_PARSERS, "MATCH": _parse_match}
     FUNCTIONS = {
         **Postgres.Parser.FUNCTIONS,
-        "SCORE": lambda args: FtsScore(),
+        "SCORE": lambda args: FtsScore(this=args[0] if args else None, expressions=args[1:]),
         "SCORE_EXPLAIN": lambda args: FtsScoreExplain(),
     }
 
@@ -134,7 +135,7 @@ class FtsGenerator(Postgres.Generator):
 
     TRANSFORMS = {
         **Postgres.Generator.TRANSFORMS,
-        FtsScore: lambda self, e: "score()",
+        FtsScore: lambda self, e: f"score({self.sql(e, 'this')})",
         FtsScoreExplain: lambda self, e: "score_explain()",
         FtsMatch: lambda self, e: "MATCH({}, {})".format(
             self.sql(e.expressions[0]) if len(e.expressions) == 1

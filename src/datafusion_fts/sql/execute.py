@@ -19,13 +19,15 @@ from ..analysis import AnalyzerConfig
 from ..errors import CatalogError, InvalidArgument, SqlError
 from ..operators.base import SEARCH_SCHEMA
 from ..operators.explain import explain_search
-from ..planner.logical import LogicalSearch
+from ..planner.logical import LogicalSearch, RelationSearch, SessionRows
 from ..planner.plan_search import column_analyzer, plan_search
 from ..planner.run_search import run_search
 from ..planner.search_request import SearchRequest, foreign_request
 from ..storage.files.manifest import MAX_NAME_CHARS
 from ..storage.snapshot import TableSnapshot
 from ..storage.sources.foreign import ForeignTable
+from ..udfs.relation_search import relation_search
+from ..udfs.row_marks import row_marks
 from .declared_types import as_declared
 from .defined_tables import defined, result_definition
 from .dialect import (
@@ -40,7 +42,8 @@ from .dialect import (
     parse_sql,
 )
 from .hosts import SqlHost
-from .lower_select import Lowered, lower_statement, node_start, parse_match
+from .lower_select import Lowered, node_start, parse_match
+from .lower_statement import lower_statement
 from .result_frame import ResultFrame, detached_frame
 from .session_catalog import RESERVED_PREFIX, quote, rows_name
 from .splice import Splicer
@@ -146,7 +149,8 @@ class SqlSession:
         """Run one statement of ours, a search or the project's own (sql/classify.py): parsed
         by sqlglot, lowered, run."""
         self._text = text  # error positions point into the statement's text
-        self._shape = shape_of(text)
+        # (templates are lowered with the fast paths: without them every statement is lowered)
+        self._shape = shape_of(text) if self.db.settings.get("fts.sql_fast_paths") else None
         if self._shape is not None:
             template = self.db.statements.get(text, self._shape, self._schema_of)
             if template is not None:  # a search of a known shape: no parsing, no lowering
@@ -197,7 +201,8 @@ class SqlSession:
         """The SQL of a statement that does not search: the managed tables it reads with
         their ``_rowid``, ``*`` over them without it (:func:`.lower_select.lower_statement`)."""
         rewritten = statement.copy()
-        _, text = lower_statement(self._text, rewritten, self._schema_of, _fresh_name, splicer=splicer)
+        _, text = lower_statement(self._text, rewritten, self._schema_of, _fresh_name, splicer=splicer,
+                                  fast_paths=self.db.settings.get("fts.sql_fast_paths"))
         if text is not None:
             return text
         return generated(rewritten) if rewritten != statement else source
@@ -259,13 +264,15 @@ class SqlSession:
         index = meta.indexes.get(column) if meta is not None else None
         return index.analyzer if index is not None else None
 
-    def _schema_of(self, name: str) -> tuple[pa.Schema, bool] | None:
-        """(schema, managed) of a table SQL may search."""
+    def _schema_of(self, name: str) -> tuple[pa.Schema, bool | None] | None:
+        """(schema, kind) of a table SQL may search: True for a managed table, False for a
+        table of the session, None for a view (sql/select_sources.py)."""
         meta = self.db.manifest.tables.get(name)  # (the committed table: no listing of a source)
         if meta is not None:
             return meta.sql_schema, True
         if not name.startswith(RESERVED_PREFIX) and self.ctx.table_exist(name):
-            return self.ctx.table(name).schema(), False
+            table = self.ctx.catalog().schema().table(name)
+            return self.ctx.table(name).schema(), None if getattr(table, "kind", None) == "view" else False
         return None
 
     def _plan(self, statement: exp.Expression, splicer: Splicer | None) -> tuple[exp.Expression, list[Lowered], str]:
@@ -273,7 +280,7 @@ class SqlSession:
         statement = statement.copy()
         lowered, text = lower_statement(
             self._text, statement, self._schema_of, _fresh_name, max_terms=self.db.settings.get("fts.max_query_terms"),
-            splicer=splicer,
+            splicer=splicer, fast_paths=self.db.settings.get("fts.sql_fast_paths"),
         )
         return statement, lowered, text if text is not None else generated(statement)
 
@@ -284,7 +291,8 @@ class SqlSession:
         carries them, and ``_score``; in the search's order if ``in_order``, else carried
         rows come in row-id order (fetched in file order: the statement orders them).
         With ``planned`` (EXPLAIN, score_explain()) also its plan and request, else the
-        search runs as ``Table.search`` runs it (prepared, when it can be)."""
+        search runs as ``Table.search`` runs it (prepared, when it can be). A search that
+        marks rows (``join="mark"``) finds every match: ``_rowid`` and ``_score``."""
         if not search.managed:
             foreign = ForeignTable(self.ctx, search.table)
             if search.k == 0:
@@ -296,6 +304,8 @@ class SqlSession:
                 found = pa.Table.from_batches(list(plan.execute()), schema=SEARCH_SCHEMA)
             else:
                 found = run_search(request, None)
+            if not search.carries_rows:
+                return found, plan, request
             return foreign.take(found.column(0).to_numpy(), found.column(1).to_numpy()), plan, request
         table = self.db.table(search.table)
         include = None
@@ -403,14 +413,12 @@ class SqlSession:
 
     def _run_lowered(self, text: str, lowered: list[Lowered]) -> datafusion.DataFrame:
         """Run the searches of a lowered statement, then its SQL ``text`` over their results."""
-        registered = []
+        shown = []
         explained = []
         try:
             for item in lowered:
-                search, definition = self._keyed(item.search, text)
-                result, plan, request = self.db.retrying(partial(self._run_search, search, planned=bool(item.explain)))
-                self._register_result(item.result_table, result, definition)
-                registered.append(item.result_table)
+                shown.append(item)
+                _, plan, request = self._show(item, text, planned=bool(item.explain))
                 if item.explain:
                     explained.append((item, plan, request))
             df = self.ctx.sql(text)
@@ -425,8 +433,39 @@ class SqlSession:
                     table = table.set_column(i, pa.field(table.field(i).name, pa.string()), explanations)
             return detached_frame(self.ctx, table)
         finally:
-            for name in registered:
-                self.ctx.deregister_table(name)
+            for item in shown:
+                self._forget(item)
+
+    def _show(self, item: Lowered, text: str, planned: bool) -> tuple[pa.Table | None, Any, SearchRequest | None]:
+        """Run ``item``'s search and show it to DataFusion under the item's name, as the
+        SQL ``text`` reads it: a table standing in for the searched one, the functions
+        marking its rows, or the window function searching a relation (which DataFusion
+        runs itself). Returns the search's result, plan and request (None: not run yet)."""
+        search = item.search
+        if isinstance(search, RelationSearch):
+            self.ctx.register_udwf(relation_search(item.result_table, search, self.db.settings, self.db.errors))
+            return None, None, None
+        if isinstance(search, SessionRows):
+            self._register_result(item.result_table, ForeignTable(self.ctx, search.table).rows())
+            return None, None, None
+        search, definition = self._keyed(search, text)
+        result, plan, request = self.db.retrying(partial(self._run_search, search, planned=planned))
+        if search.carries_rows:
+            self._register_result(item.result_table, result, definition)
+        else:
+            for function in row_marks(item.result_table, result, self.db.errors):
+                self.ctx.register_udf(function)
+        return result, plan, request
+
+    def _forget(self, item: Lowered) -> None:
+        """Take back what :meth:`_show` showed DataFusion (a statement planned holds it)."""
+        if isinstance(item.search, RelationSearch):
+            self.ctx.deregister_udwf(item.result_table)
+        elif isinstance(item.search, SessionRows) or item.search.carries_rows:
+            self.ctx.deregister_table(item.result_table)
+        else:
+            self.ctx.deregister_udf(f"{item.result_table}_hit")
+            self.ctx.deregister_udf(f"{item.result_table}_score")
 
     def _explain_rows(self, plan: Any, request: SearchRequest | None, ids: np.ndarray) -> pa.Array:
         """score_explain() of the rows ``ids`` of one search, with its bound query and statistics."""
@@ -443,25 +482,24 @@ class SqlSession:
         analyze = bool(statement.args.get("analyze"))
         _, lowered, sql = self._plan(inner, splicer)
         sql = _EXPLAIN_PREFIX.sub("", sql, count=1)  # (the spliced text holds the user's EXPLAIN)
-        registered = []
+        shown = []
         try:
             logical, searches = [], []
             for item in lowered:
                 logical.append(item.search.display())
-                search, definition = self._keyed(item.search, sql)
-                result, plan, request = self._run_search(search)
+                shown.append(item)
+                result, plan, request = self._show(item, sql, planned=True)
                 if request is not None and request.query is not item.search.tree:
                     logical.append(f"  simplify_query: tree={request.query!r}")
                 if request is not None and isinstance(request.snapshot, TableSnapshot) and request.snapshot.meta.source:
                     logical.append(f"  source: {request.snapshot.describe_source()}")
                 if plan is not None:
                     tree = _explain_plan(plan, analyze)
-                    if analyze and search.managed and search.carries_rows:
+                    search = self._keyed(item.search, sql)[0]
+                    if analyze and search.carries_rows:
                         fetch = _explain_fetch(request.snapshot, result, list(search.columns))
                         tree = fetch + "\n" + "\n".join("  " + line for line in tree.splitlines())
                     searches.append(tree)
-                self._register_result(item.result_table, result, definition)
-                registered.append(item.result_table)
             df_plan = self.ctx.sql("EXPLAIN " + sql).to_arrow_table()
             rows["plan_type"].append("logical_plan")
             rows["plan"].append("\n".join(logical))
@@ -477,8 +515,8 @@ class SqlSession:
                     rows["plan_type"].append(f"datafusion_{kind}")
                     rows["plan"].append(text)
         finally:
-            for name in registered:
-                self.ctx.deregister_table(name)
+            for item in shown:
+                self._forget(item)
         return detached_frame(self.ctx, pa.table(rows))
 
 

@@ -1,16 +1,25 @@
-"""Lower a SELECT with MATCH predicates into a LogicalSearch plus the SQL DataFusion runs.
+"""The fast path of a SELECT that searches: the search's result stands in for its table
+(docs/design.md: "SQL"). The general plan, which answers every shape, is
+sql/lower_marks.py; this one answers the shapes it can prove give the same answer,
+faster: its MATCHes AND / OR / NOT-ed together at the top of WHERE over one managed table.
 
 The search part (the MATCH tree, its prefilter and its top-k) is planned by this system;
-everything else — projections, joins, aggregates, ORDER BY/LIMIT of the rest — is left
-to DataFusion, over the search result, which carries the columns the statement reads
+everything else (projections, joins, aggregates, ORDER BY/LIMIT of the rest) is left to
+DataFusion, over the search result, which carries the columns the statement reads
 (fetched by row id):
 
     FROM docs AS d WHERE MATCH(body, 'q') AND year > 2000 ORDER BY score() DESC LIMIT 10
     ->  LogicalSearch(docs, tree=parse('q', [body]), prefilter="year > 2000", k=10)
     ->  FROM <result> AS d WHERE year > 2000 ORDER BY d._score DESC, d._rowid ASC LIMIT 10
 
-A MATCH under OR beside other predicates lets rows that do not match qualify too: its
-result is joined back to the table by ``_rowid`` (a derived table, see ``_derived``).
+Why the result may stand in for the table: the MATCH tree is a conjunct of WHERE and
+reads only the table's row, so filtering the table's rows by it before the joins keeps
+exactly the rows WHERE keeps, whatever the joins: a row of the table that the tree
+rejects leaves no output row either way, and one on the NULL side of an outer join,
+which the tree's truth makes NULL, is removed either way (the tree then reads
+``_rowid IS NOT NULL`` for TRUE). The prefilter's conjuncts stay in WHERE, so they hold
+as well; the top k is pushed only where nothing else in the SELECT can change which rows
+come first.
 """
 
 from __future__ import annotations
@@ -22,54 +31,47 @@ import pyarrow as pa
 from sqlglot import exp
 
 from ..errors import PlanError, QuerySyntaxError, SqlError
-from ..planner.logical import LogicalSearch
+from ..planner.logical import LogicalSearch, RelationSearch, SessionRows
 from ..query.parser import MAX_QUERY_TERMS, parse
 from ..query.tree import Boolean, Query
 from ..settings import INT64_MAX
 from .dialect import FtsMatch, FtsScore, FtsScoreExplain, identifier
-from .session_catalog import RESERVED_PREFIX, quote, rows_name
+from .search_scores import conjuncts, disjuncts
+from .select_sources import Source, own
+from .session_catalog import quote
 from .splice import Splicer
 
 SCORE = "_score"
 ROWID = "_rowid"
-MATCHED = "_fts_matched"
 EXPLAIN = "_explain"
 
 
 @dataclass(frozen=True)
 class Lowered:
-    """One lowered SELECT: its search, the placeholder table its result must fill, and the
-    output columns that hold row ids until score_explain() fills them (the outermost
-    SELECT only: the statement's own result columns)."""
+    """One search of a lowered SELECT: the search, the name its result takes (a table;
+    functions named from it), and the output columns that hold row ids until
+    score_explain() fills them (the outermost SELECT only: the statement's own result
+    columns)."""
 
-    search: LogicalSearch
+    search: LogicalSearch | RelationSearch | SessionRows
     result_table: str
     explain: tuple[int, ...] = ()
 
 
-def _own(node: exp.Expression, select: exp.Select) -> bool:
-    """Whether ``node`` belongs to ``select`` itself, not to a nested query."""
-    return node.find_ancestor(exp.Select) is select
-
-
-def _conjuncts(node: exp.Expression | None) -> list[exp.Expression]:
-    if node is None:
-        return []
-    node = node.unnest()
-    if isinstance(node, exp.And):
-        return _conjuncts(node.left) + _conjuncts(node.right)
-    return [node]
-
-
-def _disjuncts(node: exp.Expression) -> list[exp.Expression]:
-    node = node.unnest()
-    if isinstance(node, exp.Or):
-        return _disjuncts(node.left) + _disjuncts(node.right)
-    return [node]
-
-
-def _has_match(node: exp.Expression) -> bool:
+def has_match(node: exp.Expression) -> bool:
     return node.find(FtsMatch) is not None
+
+
+def pure_match(node: exp.Expression) -> bool:
+    """Whether ``node`` is MATCH predicates joined by AND, OR and NOT only."""
+    node = node.unnest()
+    if isinstance(node, FtsMatch):
+        return True
+    if isinstance(node, exp.Not):
+        return pure_match(node.this)
+    if isinstance(node, (exp.And, exp.Or)):
+        return pure_match(node.left) and pure_match(node.right)
+    return False
 
 
 def parse_match(
@@ -89,194 +91,140 @@ def parse_match(
         ) from None
 
 
-class _Lowering:
-    """State for lowering one SELECT."""
+def score_keys(select: exp.Select, scores: list[FtsScore]) -> list[tuple[exp.Ordered, FtsScore]]:
+    """The ORDER BY keys of ``select`` that are one of its ``scores``: called, named by a
+    select item's alias, or by the item's position."""
+    order = select.args.get("order")
+    if order is None:
+        return []
+    ids = {id(s) for s in scores}
+    items = select.expressions
+    found = []
+    for key in order.expressions:
+        node = key.this
+        position = int_literal(node)
+        if position is not None and 1 <= position <= len(items):
+            node = items[position - 1]
+        elif isinstance(node, exp.Column) and not node.table:
+            node = next((e for e in items if isinstance(e, exp.Alias) and e.alias == node.name), node)
+        node = node.this if isinstance(node, exp.Alias) else node
+        if id(node) in ids:
+            found.append((key, node))
+    return found
+
+
+def fast_path(select: exp.Select, matches: list[tuple[FtsMatch, Source]], scores: list[FtsScore]) -> bool:
+    """Whether the search's result may stand in for its table (see the module's
+    docstring): every MATCH in a conjunct of WHERE made of MATCHes alone, all of one
+    table (of the database, or of the session), every score() of it."""
+    where = select.args.get("where")
+    if where is None or len({id(source) for _, source in matches}) != 1 or matches[0][1].kind == "relation":
+        return False
+    pure = [c for c in conjuncts(where.this) if has_match(c)]
+    if not all(pure_match(c) and own_matches(c, select) for c in pure):
+        return False
+    if sum(len(list(c.find_all(FtsMatch))) for c in pure) != len(matches):
+        return False  # (a MATCH outside WHERE's conjuncts)
+    name = matches[0][1].name
+    return all(s.this is None or isinstance(s.this, exp.Column) and not s.this.table
+               and identifier(s.this) == name and not s.expressions for s in scores)
+
+
+def own_matches(node: exp.Expression, select: exp.Select) -> bool:
+    return all(own(m, select) for m in node.find_all(FtsMatch))
+
+
+class FastLowering:
+    """The fast path of one SELECT (:func:`fast_path` holds): its MATCHes' tree searched,
+    the result standing in for ``source``."""
 
     def __init__(
         self,
         sql: str,
         select: exp.Select,
+        source: Source,
         schemas: Callable[[str], tuple[pa.Schema, bool] | None],
+        leaf: Callable[[FtsMatch], Query],
+        error: Callable[[str, exp.Expression], SqlError],
         outermost: bool = False,
-        leaf: Callable[[FtsMatch], Query] | None = None,
-        max_terms: int = MAX_QUERY_TERMS,
         splicer: Splicer | None = None,
     ) -> None:
         self.sql = sql
         self.splicer = splicer
-        self.max_terms = max_terms
         self.select = select
+        self.source = source
         self.schemas = schemas
         self.outermost = outermost
-        self.managed: dict[str, bool] = {}
-        self.missing: list[exp.Table] = []  # tables in FROM the session does not have
-        self._leaf_of = leaf  # (None: _leaf; not stored as a bound method, a cycle that kept the database alive)
-
-    # -- sources ------------------------------------------------------------------------
-    def _sources(self) -> dict[str, tuple[exp.Table, pa.Schema]]:
-        """Searchable tables in FROM / JOIN, by the name SQL refers to them with."""
-        out = {}
-        from_ = self.select.args.get("from_")
-        tables = [from_.this] if from_ is not None else []
-        tables += [j.this for j in self.select.args.get("joins") or []]
-        for table in tables:
-            if isinstance(table, exp.Table) and not table.args.get("db"):
-                found = self.schemas(identifier(table))
-                if found is None:
-                    self.missing.append(table)
-                    continue
-                name = table.alias_or_name if table.alias else identifier(table)
-                out[name] = (table, found[0])
-                self.managed[name] = found[1]
-        return out
-
-    def _target(self, matches: list[FtsMatch], sources: dict[str, tuple[exp.Table, pa.Schema]]) -> str:
-        """The one managed source every MATCH reads."""
-        targets = set()
-        for m in matches:
-            for col in m.expressions:
-                if not isinstance(col, exp.Column):
-                    raise self._error("MATCH takes column names", col)
-                name = identifier(col)
-                if col.table:
-                    qualifier = col.args["table"]
-                    owner = qualifier.this if qualifier.quoted else qualifier.this.lower()
-                    if owner not in sources:
-                        raise self._error(f"MATCH column {col.sql()} is not a column of a table in FROM", col)
-                    if name not in sources[owner][1].names:
-                        raise self._error(f"table {owner!r} has no column {name!r}", col)
-                    targets.add(owner)
-                else:
-                    owners = [a for a, (_, schema) in sources.items() if name in schema.names]
-                    if not owners and self.missing:  # (the missing table is the cause)
-                        raise self._error(f"no table named {identifier(self.missing[0])!r}", self.missing[0])
-                    if not owners:
-                        raise self._error(f"no table in FROM has a column {name!r}", col)
-                    if len(owners) > 1:
-                        raise self._error(f"column {name!r} is ambiguous: qualify it with one of {owners}", col)
-                    targets.add(owners[0])
-        if len(targets) != 1:
-            raise PlanError(f"all MATCH predicates of one SELECT must search one table; they search {sorted(targets)}")
-        return targets.pop()
-
-    def _error(self, message: str, node: exp.Expression) -> SqlError:
-        start = node_start(node, self.sql)
-        return SqlError(message, self.sql, start if start is not None else 0, len(node.sql()))
+        self.leaf = leaf
+        self.error = error
 
     # -- MATCH trees ----------------------------------------------------------------------
-    def _leaf(self, m: FtsMatch) -> Query:
-        literal = m.args["query"]
-        if not (isinstance(literal, exp.Literal) and literal.is_string):
-            raise self._error("the query of MATCH must be a string literal", literal)
-        columns = tuple(identifier(c) for c in m.expressions)
-        return parse_match(self.sql, node_start(literal, self.sql), literal.this, columns, self.max_terms)
-
     def _tree(self, node: exp.Expression) -> Query:
         """AND / OR / NOT over MATCH predicates -> one Boolean tree (docs/design.md: "SQL")."""
         node = node.unnest()
         if isinstance(node, FtsMatch):
-            return self._leaf_of(node) if self._leaf_of is not None else self._leaf(node)
+            return self.leaf(node)
         if isinstance(node, exp.Not):
             return Boolean(must_not=(self._tree(node.this),))
         if isinstance(node, exp.And):
             must, must_not = [], []
-            for part in _conjuncts(node):
+            for part in conjuncts(node):
                 part = part.unnest()
                 if isinstance(part, exp.Not):
                     must_not.append(self._tree(part.this))
                 else:
                     must.append(self._tree(part))
             return Boolean(must=tuple(must), must_not=tuple(must_not))
-        if isinstance(node, exp.Or):
-            return Boolean(should=tuple(self._tree(d) for d in _disjuncts(node)))
-        raise self._error(f"MATCH can only be combined with AND, OR and NOT here, not {node.key.upper()}", node)
-
-    def _pure_match(self, node: exp.Expression) -> bool:
-        node = node.unnest()
-        if isinstance(node, FtsMatch):
-            return True
-        if isinstance(node, exp.Not):
-            return self._pure_match(node.this)
-        if isinstance(node, (exp.And, exp.Or)):
-            return self._pure_match(node.left) and self._pure_match(node.right)
-        return False
+        assert isinstance(node, exp.Or)
+        return Boolean(should=tuple(self._tree(d) for d in disjuncts(node)))
 
     # -- the rewrite ----------------------------------------------------------------------
-    def lower(self, fresh_name: Callable[[], str]) -> Lowered | None:
-        select = self.select
-        matches = [m for m in select.find_all(FtsMatch) if _own(m, select)]
-        scores = [s for s in select.find_all(FtsScore) if _own(s, select)]
-        explains = [s for s in select.find_all(FtsScoreExplain) if _own(s, select)]
-        if not matches:
-            if scores or explains:
-                name = "score()" if scores else "score_explain()"
-                raise self._error(f"{name} needs a MATCH predicate in the same SELECT", (scores or explains)[0])
-            return None
-        where = select.args.get("where")
-        for m in matches:
-            if where is None or not m.find_ancestor(exp.Where):
-                raise self._error("MATCH may only appear in WHERE", m)
-        sources = self._sources()
-        alias = self._target(matches, sources)
-        table, schema = sources[alias]
-        managed = self.managed[alias]
+    def lower(self, fresh_name: Callable[[], str]) -> Lowered:
+        select, source = self.select, self.source
+        alias, table, schema = source.name, source.node, source.schema
+        assert isinstance(table, exp.Table) and source.table is not None and schema is not None
+        matches = [m for m in select.find_all(FtsMatch) if own(m, select)]
+        scores = [s for s in select.find_all(FtsScore) if own(s, select)]
+        explains = [s for s in select.find_all(FtsScoreExplain) if own(s, select)]
+        where = select.args["where"]
 
-        must, must_not, kept, prefilter, join, residual_ok = [], [], [], [], "inner", True
-        joined: set[int] = set()  # (the MATCHes of the OR joined back to the table)
-        conjuncts = _conjuncts(where.this)
+        must, must_not, kept, prefilter, residual_ok = [], [], [], [], True
+        conjuncts_ = conjuncts(where.this)
         # (each as the user wrote it, for the prefilter DataFusion runs; None: generated)
-        written = self.splicer.conjunct_texts(conjuncts) if self.splicer is not None else None
+        written = self.splicer.conjunct_texts(conjuncts_) if self.splicer is not None else None
         written_prefilter: list[str] = []
-        for n, conj in enumerate(conjuncts):
-            if not _has_match(conj):
+        for n, conj in enumerate(conjuncts_):
+            if not has_match(conj):
                 kept.append(conj)
-                if managed and self._local(conj, alias, schema):
+                if source.managed and self._local(conj, alias, schema):
                     prefilter.append(conj)
                     if written is not None:
                         written_prefilter.append(written[n])  # (no OR at its top: see conjunct_texts)
                 else:
                     residual_ok = False
-            elif self._pure_match(conj):
+            else:
                 inner = conj.unnest()
                 if isinstance(inner, exp.Not):
                     must_not.append(self._tree(inner.this))
                 else:
                     must.append(self._tree(inner))
-            elif isinstance(conj.unnest(), exp.Or) and all(
-                self._pure_match(d) or not _has_match(d) for d in _disjuncts(conj)
-            ):
-                if join == "left":
-                    raise PlanError("only one OR may mix MATCH with other predicates in a WHERE clause")
-                join = "left"
-                joined = {id(m) for m in conj.find_all(FtsMatch)}
-                disjuncts = _disjuncts(conj)
-                must.append(Boolean(should=tuple(self._tree(d) for d in disjuncts if self._pure_match(d))))
-                relational = [d for d in disjuncts if not _has_match(d)]
-                kept.append(exp.or_(exp.column(MATCHED, table=alias).is_(exp.null()).not_(), *relational))
-                residual_ok = False
-            else:
-                raise self._error(
-                    "this predicate mixes MATCH with other conditions in a way that has no single "
-                    "score; combine MATCH predicates with AND/OR/NOT, or put them under one top-level OR",
-                    conj,
-                )
-        if join == "left" and (len(must) > 1 or must_not):
-            raise PlanError("a MATCH under OR with other predicates must be the only MATCH in the WHERE clause")
         tree = must[0] if len(must) == 1 and not must_not else Boolean(must=tuple(must), must_not=tuple(must_not))
 
-        stars = _stars(select)
+        stars = stars_of(select)
         # (read before the tree changes: what the text's edits depend on)
         negated = {id(m) for m in matches if sum(isinstance(a, exp.Not) for a in _ancestors(m, exp.Where)) % 2}
         bare = {id(e) for e in explains if not isinstance(e.parent, exp.Alias)}
         excluded = {identifier(c) for star in stars for c in (star if isinstance(star, exp.Star) else star.this).args.get("except_") or []}
         order = select.args.get("order")
-        keys = len(order.expressions) if order is not None else 0
+        keys = score_keys(select, scores)
         order_end = self.splicer.order_end(order) if order is not None and self.splicer is not None else None
-        self._replace_scores(scores, alias)
-        explained = self._replace_explains(explains, alias)
+        outer = any(j.side for j in select.args.get("joins") or [])  # (a row of the table may not exist)
+        for s in scores:
+            s.replace(exp.column(SCORE, table=alias))
+        explained = replace_explains(select, explains, alias, self.outermost, self.error)
         expand_stars(select, self.schemas, searched=True)
-        order_by_score = self._tie_break(alias)
-        k = self._pushdown(order_by_score, residual_ok and join == "inner")
+        added = self._tie_break(keys, alias)
+        k = self._pushdown(self._in_score_order(keys, alias), residual_ok)
         prefilter_sql = " AND ".join(
             written_prefilter if written is not None else (p.sql(dialect="postgres", normalize_functions=False)
                                                            for p in prefilter)) or None
@@ -284,61 +232,47 @@ class _Lowering:
         # The table's columns the statement still reads once MATCH is gone.
         used = {identifier(c) for c in select.find_all(exp.Column) if c.table in (alias, "")} | excluded
         read = tuple(name for name in schema.names if name in used)
-        search = LogicalSearch(identifier(table), alias, tree, prefilter_sql, k, join, managed, read)
+        search = LogicalSearch(source.table, alias, tree, prefilter_sql, k, managed=source.managed, columns=read)
 
         result_table = fresh_name()
-        if search.carries_rows:
-            # The search result carries the rows themselves: a bounded top-k is fetched by
-            # row id (or a scan found them), so DataFusion never rescans the table.
-            table.replace(
-                exp.Table(this=exp.to_identifier(result_table), alias=exp.TableAlias(this=exp.to_identifier(alias)))
-            )
-        else:
-            table.replace(self._derived(table, alias, result_table, join))
-        positions = tuple(
-            next(i for i, e in enumerate(select.expressions) if e is item) for item in explained
+        # The search result carries the rows themselves: a bounded top-k is fetched by row
+        # id (or a scan found them), so DataFusion never rescans the table.
+        table.replace(
+            exp.Table(this=exp.to_identifier(result_table), alias=exp.TableAlias(this=exp.to_identifier(alias)))
         )
+        positions = explained_positions(select, explained)
         if self.splicer is not None:
-            self._splice(matches, joined, negated, scores, explains, bare, stars, (keys, order_end), alias, table,
-                         search, result_table)
+            self._splice(matches, negated, outer, scores, explains, bare, stars, added, order_end, alias, table,
+                         result_table)
         return Lowered(search, result_table, positions)
 
-    def _splice(self, matches: list[FtsMatch], joined: set[int], negated: set[int], scores: list[FtsScore],
+    def _splice(self, matches: list[FtsMatch], negated: set[int], outer: bool, scores: list[FtsScore],
                 explains: list[FtsScoreExplain], bare: set[int], stars: list[exp.Expression],
-                order_at: tuple[int, int | None], alias: str, table: exp.Expression, search: LogicalSearch,
+                added: exp.Ordered | None, order_end: int | None, alias: str, table: exp.Expression,
                 result_table: str) -> None:
         """The edits of the statement's own text this lowering makes (sql/splice.py): each
         MATCH a truth value that makes its literal hold for every row of the search's result
-        (TRUE, or FALSE under an odd number of NOTs: ``negated``; for a MATCH of the OR
-        joined back to the table, ``joined``, whether the row was found), score() and
-        score_explain() the result's columns (``bare``: those without an alias), the table
-        its result, a tie-break after ORDER BY score() (``order_at``: the keys it had, where
-        they ended), ``*`` the table's columns."""
+        (TRUE, or FALSE under an odd number of NOTs: ``negated``; beside an ``outer`` join,
+        whether the row exists), score() and score_explain() the result's columns (``bare``:
+        those without an alias), the table its result, a tie-break after the ORDER BY
+        (``added``, at ``order_end``), ``*`` the table's columns."""
         sp = self.splicer
         assert sp is not None
-        matched = f"{quote(alias)}.{quote(MATCHED)}"
+        rowid = f"{quote(alias)}.{quote(ROWID)}"
         for m in matches:
             odd = id(m) in negated  # (under an odd number of NOTs)
-            if id(m) in joined:
-                sp.replace_call(m, f"({matched} IS {'' if odd else 'NOT '}NULL)")
+            if outer:
+                sp.replace_call(m, f"({rowid} IS {'' if odd else 'NOT '}NULL)")
             else:
                 sp.replace_call(m, "FALSE" if odd else "TRUE")
         for s in scores:
             sp.replace_call(s, f"{quote(alias)}.{quote(SCORE)}")
         for e in explains:
-            sp.replace_call(e, f"{quote(alias)}.{quote(ROWID)}" + (f" AS {quote(EXPLAIN)}" if id(e) in bare else ""))
-        if search.carries_rows:
-            sp.replace_table(table, f"{quote(result_table)} AS {quote(alias)}")
-            extra = [ROWID, SCORE]
-        else:
-            derived = self._derived(table, alias, result_table, search.join)
-            sp.replace_table(table, derived.sql(dialect="postgres", normalize_functions=False))
-            extra = [ROWID, SCORE] + ([MATCHED] if search.join == "left" else [])
-        order, (keys, order_end) = self.select.args.get("order"), order_at
-        if order is not None and len(order.expressions) > keys:  # (a tie-break was added)
-            key = order.expressions[-1]
-            sp.insert(order_end, f", {quote(alias)}.{quote(ROWID)} {'DESC' if key.args.get('desc') else 'ASC'}")
-        _splice_stars(sp, self.select, stars, {alias: extra}, self.schemas)
+            sp.replace_call(e, rowid + (f" AS {quote(EXPLAIN)}" if id(e) in bare else ""))
+        sp.replace_table(table, f"{quote(result_table)} AS {quote(alias)}")
+        if added is not None:
+            sp.insert(order_end, f", {rowid} {'DESC' if added.args.get('desc') else 'ASC'}")
+        splice_stars(sp, self.select, stars, {alias: [ROWID, SCORE]}, self.schemas)
 
     def _local(self, node: exp.Expression, alias: str, schema: pa.Schema) -> bool:
         """A predicate DataFusion can evaluate on the searched table alone (a prefilter);
@@ -352,55 +286,29 @@ class _Lowering:
                 return False
         return True
 
-    def _replace_scores(self, scores: list[FtsScore], alias: str) -> None:
-        for s in scores:
-            s.replace(exp.column(SCORE, table=alias))
-
-    def _replace_explains(self, explains: list[FtsScoreExplain], alias: str) -> list[exp.Expression]:
-        """Stand ``_rowid`` in for each score_explain() of the select list (execution puts
-        the explanation of the rows the statement returns there); other places are refused."""
-        items = []
-        for node in explains:
-            item = node.parent if isinstance(node.parent, exp.Alias) else node
-            if item.parent is not self.select or item.arg_key != "expressions":
-                raise self._error("score_explain() must be a column of the SELECT list (it may be aliased), not part of an expression", node)
-            if not self.outermost:
-                raise self._error("score_explain() must be in the statement's outermost SELECT, whose rows it explains", node)
-            if self.select.args.get("group") or any(e.find(exp.AggFunc, exp.Window) for e in self.select.expressions):
-                raise self._error("score_explain() explains single rows: it cannot be combined with GROUP BY, aggregates or windows", node)
-            rowid = exp.column(ROWID, table=alias)
-            if item is node:
-                item = exp.alias_(rowid, EXPLAIN)
-                node.replace(item)
-            else:
-                node.replace(rowid)
-            items.append(item)
-        return items
-
-    def _is_score(self, node: exp.Expression, alias: str) -> bool:
-        if isinstance(node, exp.Column) and node.name == SCORE and node.table in (alias, ""):
-            return True
-        if isinstance(node, exp.Column) and not node.table:
-            for e in self.select.expressions:
-                if isinstance(e, exp.Alias) and e.alias == node.name:
-                    return self._is_score(e.this, alias)
-        return False
-
-    def _tie_break(self, alias: str) -> bool:
-        """ORDER BY score() means the total order (docs/design.md: "SQL"): ``_rowid`` becomes the
-        last key (after any the user gave), ascending under score() DESC. Returns whether
-        the ORDER BY is exactly ``score() DESC``."""
+    def _tie_break(self, keys: list[tuple[exp.Ordered, FtsScore]], alias: str) -> exp.Ordered | None:
+        """ORDER BY the score means the total order (docs/design.md: "SQL"): ``_rowid``
+        becomes the last key (after any the user gave), ascending under a descending
+        score. Returns the key added, if one was."""
         order = self.select.args.get("order")
-        if order is None:
+        if not keys or any(isinstance(k.this, exp.Column) and k.this.name == ROWID for k in order.expressions):
+            return None
+        if self.select.args.get("group") or self.select.args.get("distinct"):
+            return None  # (it can order only by what it selects)
+        key = exp.Ordered(this=exp.column(ROWID, table=alias), desc=not keys[0][0].args.get("desc"))
+        order.set("expressions", [*order.expressions, key])
+        return key
+
+    def _in_score_order(self, keys: list[tuple[exp.Ordered, FtsScore]], alias: str) -> bool:
+        """Whether the ORDER BY is exactly the total order: the score descending, then
+        ``_rowid`` ascending (the order a pushed-down top k keeps)."""
+        order = self.select.args.get("order")
+        if order is None or len(order.expressions) != 2 or not keys or keys[0][0] is not order.expressions[0]:
             return False
-        keys = list(order.expressions)
-        scored = [k for k in keys if self._is_score(k.this, alias)]
-        if not scored:
-            return False
-        if not any(isinstance(k.this, exp.Column) and k.this.name == ROWID for k in keys):
-            keys.append(exp.Ordered(this=exp.column(ROWID, table=alias), desc=not scored[0].args.get("desc")))
-            order.set("expressions", keys)
-        return keys[0] is scored[0] and bool(scored[0].args.get("desc")) and len(keys) == 2
+        first, second = order.expressions
+        rowid = second.this
+        return (bool(first.args.get("desc")) and not second.args.get("desc")
+                and isinstance(rowid, exp.Column) and rowid.name == ROWID and rowid.table in ("", alias))
 
     def _pushdown(self, order_by_score: bool, prefilter_complete: bool) -> int | None:
         """The top-k to push into the search when it cannot change the answer."""
@@ -420,29 +328,36 @@ class _Lowering:
             return None
         if count + skip > INT64_MAX:  # (rows are counted in int64, here and in DataFusion)
             node = limit.expression if count > INT64_MAX or offset is None else offset.expression
-            raise self._error(f"LIMIT plus OFFSET must be at most 2^63-1, got {count} + {skip}", node)
+            raise self.error(f"LIMIT plus OFFSET must be at most 2^63-1, got {count} + {skip}", node)
         return count + skip
 
-    def _derived(self, table: exp.Table, alias: str, result_table: str, join: str) -> exp.Subquery:
-        inner = exp.to_identifier("__fts_t")
-        res = exp.to_identifier("__fts_s")
-        score = exp.column(SCORE, table=res)
-        projections: list[exp.Expression] = [exp.column(exp.Star(), table=inner)]
-        if join == "left":
-            projections.append(exp.alias_(exp.func("COALESCE", score, exp.Literal.number("0.0")), SCORE))
-            projections.append(exp.alias_(exp.column(ROWID, table=res), MATCHED))
+
+def replace_explains(select: exp.Select, explains: list[FtsScoreExplain], alias: str, outermost: bool,
+                     error: Callable[[str, exp.Expression], SqlError]) -> list[exp.Expression]:
+    """Stand ``alias._rowid`` in for each score_explain() of the select list (execution puts
+    the explanation of the rows the statement returns there); other places are refused."""
+    items = []
+    for node in explains:
+        item = node.parent if isinstance(node.parent, exp.Alias) else node
+        if item.parent is not select or item.arg_key != "expressions":
+            raise error("score_explain() must be a column of the SELECT list (it may be aliased), not part of an expression", node)
+        if not outermost:
+            raise error("score_explain() must be in the statement's outermost SELECT, whose rows it explains", node)
+        if select.args.get("group") or any(e.find(exp.AggFunc, exp.Window) for e in select.expressions):
+            raise error("score_explain() explains single rows: it cannot be combined with GROUP BY, aggregates or windows", node)
+        rowid = exp.column(ROWID, table=alias)
+        if item is node:
+            item = exp.alias_(rowid, EXPLAIN)
+            node.replace(item)
         else:
-            projections.append(exp.alias_(score, SCORE))
-        body = (
-            exp.select(*projections)
-            .from_(exp.Table(this=exp.to_identifier(rows_name(identifier(table)), quoted=True), alias=exp.TableAlias(this=inner)))
-            .join(
-                exp.Table(this=exp.to_identifier(result_table), alias=exp.TableAlias(this=res)),
-                on=exp.column(ROWID, table=inner).eq(exp.column(ROWID, table=res)),
-                join_type="left" if join == "left" else "inner",
-            )
-        )
-        return exp.Subquery(this=body, alias=exp.TableAlias(this=exp.to_identifier(alias)))
+            node.replace(rowid)
+        items.append(item)
+    return items
+
+
+def explained_positions(select: exp.Select, explained: list[exp.Expression]) -> tuple[int, ...]:
+    """Where each item :func:`replace_explains` made stands in the select list."""
+    return tuple(next(i for i, e in enumerate(select.expressions) if e is item) for item in explained)
 
 
 def _ancestors(node: exp.Expression, stop: type) -> list[exp.Expression]:
@@ -454,13 +369,13 @@ def _ancestors(node: exp.Expression, stop: type) -> list[exp.Expression]:
     return out
 
 
-def _stars(select: exp.Select) -> list[exp.Expression]:
+def stars_of(select: exp.Select) -> list[exp.Expression]:
     """The ``*`` and ``t.*`` items of a SELECT list (before they are spelled out)."""
     return [e for e in select.expressions
             if isinstance(e, exp.Star) or isinstance(e, exp.Column) and isinstance(e.this, exp.Star)]
 
 
-def _splice_stars(sp: Splicer, select: exp.Select, stars: list[exp.Expression], extra: dict[str, list[str]],
+def splice_stars(sp: Splicer, select: exp.Select, stars: list[exp.Expression], extra: dict[str, list[str]],
                   schemas: Callable[[str], tuple[pa.Schema, bool] | None]) -> None:
     """Edit each ``*`` of ``select`` so it shows no column of ours: ``extra`` names them per
     source (a search's result: ``_rowid``, ``_score``); a managed table's rows carry
@@ -556,32 +471,6 @@ def _modified(columns: list[exp.Expression], star: exp.Star) -> list[exp.Express
     return out
 
 
-def _reads_rows(table: exp.Table, managed: Callable[[str], bool]) -> bool:
-    """Whether ``table`` is a managed table the statement reads (not the one a CREATE
-    TABLE, INSERT or DROP writes), named without a schema."""
-    parent = table.parent.parent if isinstance(table.parent, exp.Schema) else table.parent
-    if isinstance(parent, (exp.Create, exp.Insert, exp.Drop)) and table.arg_key == "this":
-        return False
-    return not table.args.get("db") and isinstance(table.this, exp.Identifier) and managed(identifier(table))
-
-
-def read_rows(statement: exp.Expression, managed: Callable[[str], bool]) -> bool:
-    """Make each managed table ``statement`` reads resolve to its rows with ``_rowid``
-    (sql/session_catalog.py ``rows_name``), under the name it was referred to by: the
-    statement may select or join on the row id, which the table's own name hides. Returns
-    whether any did."""
-    changed = False
-    for table in list(statement.find_all(exp.Table)):
-        if not _reads_rows(table, managed):
-            continue
-        name = identifier(table)
-        table.set("this", exp.to_identifier(rows_name(name), quoted=True))
-        if table.args.get("alias") is None:
-            table.set("alias", exp.TableAlias(this=exp.to_identifier(name, quoted=True)))
-        changed = True
-    return changed
-
-
 def int_literal(node: exp.Expression | None) -> int | None:
     if isinstance(node, exp.Literal) and not node.is_string and node.this.isdigit():
         return int(node.this)
@@ -603,48 +492,3 @@ def node_start(node: exp.Expression, sql: str) -> int | None:
                     at -= 1
                 starts.append(at if sql[at] == "(" else inner)
     return min(starts) if starts else None
-
-
-def lower_statement(
-    sql: str,
-    statement: exp.Expression,
-    schemas: Callable[[str], tuple[pa.Schema, bool] | None],
-    fresh_name: Callable[[], str],
-    leaf: Callable[[FtsMatch], Query] | None = None,
-    max_terms: int = MAX_QUERY_TERMS,
-    splicer: Splicer | None = None,
-) -> tuple[list[Lowered], str | None]:
-    """Lower every SELECT of ``statement`` that searches, innermost first (in place); where
-    the statement reads row ids, read the managed tables it reads otherwise with their
-    ``_rowid`` (:func:`read_rows`), else as they are: the tables DataFusion knows, with
-    the keys their definitions declare (a correlated subquery over a key needs them).
-    ``leaf`` makes each MATCH's leaf of the tree (by default: its query text parsed, with
-    at most ``max_terms`` words and phrases). Returns the searches and, given the
-    ``splicer`` of the text the tree was parsed from, that text edited accordingly
-    (sql/splice.py); None without one, or where an edit could not be placed (the tree is
-    then to be generated)."""
-    lowered = []
-    reads_rowid = any(column.name == ROWID for column in statement.find_all(exp.Column))
-    for select in reversed(list(statement.find_all(exp.Select, bfs=False))):
-        lowering = _Lowering(sql, select, schemas, outermost=select is statement, leaf=leaf, max_terms=max_terms,
-                             splicer=splicer)
-        stars = _stars(select)
-        result = lowering.lower(fresh_name)
-        if result is not None:
-            lowered.append(result)
-        elif reads_rowid:  # (a * over a table's rows spelled without its row id)
-            if splicer is not None:
-                _splice_stars(splicer, select, stars, {}, schemas)
-            expand_stars(select, schemas)
-    if not reads_rowid:  # (the tables as DataFusion knows them, with their keys)
-        return lowered, splicer.result() if splicer is not None else None
-
-    def managed(name: str) -> bool:  # (a search's result is no table to look up)
-        return not name.startswith(RESERVED_PREFIX) and (schemas(name) or (None, False))[1]
-
-    for table in list(statement.find_all(exp.Table)):
-        if splicer is not None and _reads_rows(table, managed):
-            alias = table.alias_or_name if table.args.get("alias") is not None else identifier(table)
-            splicer.replace_table(table, f"{quote(rows_name(identifier(table)))} AS {quote(alias)}")
-    read_rows(statement, managed)
-    return lowered, splicer.result() if splicer is not None else None

@@ -94,6 +94,31 @@ class Splicer:
         if name is not None and last is not None:
             self.edits.append((self.tokens[name].start, self.tokens[last].end, replacement))
 
+    def wrap(self, derived: exp.Expression, head: str, tail: str) -> None:
+        """Put ``head`` before a derived table's ``(`` and ``tail`` in place of its alias
+        (``AS x``, with a column list if it has one), keeping the edits inside it."""
+        alias = derived.args.get("alias")
+        at = self._index(alias.this if alias is not None else None)
+        if at is None:
+            return
+        end = self._closing(at + 1) if alias.columns and at + 1 < len(self.tokens) else at
+        close = at - 1
+        if close >= 0 and self.tokens[close].kind == "word" and self.tokens[close].value == "as":
+            close -= 1
+        opening, depth = None, 0
+        for i in range(close, -1, -1):
+            token = self.tokens[i]
+            if token.kind == "punct" and token.value in "()":
+                depth += 1 if token.value == ")" else -1
+                if depth == 0:
+                    opening = i
+                    break
+        if end is None or opening is None or close < 0 or self.tokens[close].value != ")":
+            self.broken = True
+            return
+        self.edits.append((self.tokens[opening].start, self.tokens[opening].start, head))
+        self.edits.append((self.tokens[close].end, self.tokens[end].end, tail))
+
     def order_end(self, order: exp.Order) -> int | None:
         """Where an ORDER BY clause's last key ends in the text (read before the tree changes)."""
         first = self._first(order.expressions[0])

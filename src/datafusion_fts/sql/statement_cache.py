@@ -26,7 +26,7 @@ from typing import Any, Callable
 import pyarrow as pa
 from sqlglot import exp
 
-from ..planner.logical import LogicalSearch
+from ..planner.logical import LogicalSearch, SessionRows
 from ..query.tree import Boolean, Match, Query
 from .dialect import identifier
 from .lower_select import ROWID, SCORE, Lowered, int_literal
@@ -105,9 +105,10 @@ def direct(statement: exp.Expression, lowered: list[Lowered]) -> Direct | None:
     """The :class:`Direct` form of a lowered statement, or None if DataFusion must run it."""
     if len(lowered) != 1 or lowered[0].explain or not isinstance(statement, exp.Select):
         return None
-    search, alias = lowered[0].search, lowered[0].search.alias
-    if not (search.managed and search.carries_rows):
+    search = lowered[0].search
+    if not (isinstance(search, LogicalSearch) and search.carries_rows):
         return None
+    alias = search.alias
     if any(statement.args.get(k) for k in ("joins", "where", "group", "having", "distinct", "qualify", "windows", "with")):
         return None
     source = statement.args.get("from_")
@@ -170,14 +171,19 @@ class Template:
         for item in self.lowered:
             name = new_name()
             text = text.replace(item.result_table, name)
-            lowered.append(replace(item, result_table=name, search=replace(item.search, tree=fill(item.search.tree, leaves))))
+            search = item.search
+            if not isinstance(search, SessionRows):
+                search = replace(search, tree=fill(search.tree, leaves))
+            lowered.append(replace(item, result_table=name, search=search))
         return text, lowered
 
     def bind_search(self, sql: str, shape: Shape, parse_leaf: Callable[[str, int, str, tuple[str, ...]], Query]
                     ) -> LogicalSearch:
         """The one search of a :attr:`direct` template, bound to statement ``sql``: its
         result is the answer, so no SQL text or result table is made."""
-        return replace(self.lowered[0].search, tree=fill(self.lowered[0].search.tree, self._leaves(sql, shape, parse_leaf)))
+        search = self.lowered[0].search
+        assert isinstance(search, LogicalSearch)
+        return replace(search, tree=fill(search.tree, self._leaves(sql, shape, parse_leaf)))
 
     def _leaves(self, sql: str, shape: Shape, parse_leaf: Callable[[str, int, str, tuple[str, ...]], Query]
                 ) -> list[Query]:

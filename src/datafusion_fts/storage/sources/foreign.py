@@ -46,6 +46,13 @@ class ForeignTable:
                 cols = [c.cast(_plain(f).type) for c, f in zip(rb.columns, rb.schema)]
                 yield pa.RecordBatch.from_arrays([ids, *cols], names=[ROWID, *rb.schema.names])
 
+    def rows(self) -> pa.Table:
+        """Every row, ``_rowid`` (its scan position) first, the columns of the types the
+        session gives them."""
+        schema = pa.schema([pa.field(ROWID, pa.int64()), *[f.with_nullable(True) for f in self.schema]])
+        table = pa.Table.from_batches([b.cast(schema) for b in self.scan(self.schema.names)], schema=schema)
+        return table.cast(pa.schema([schema.field(0), *self.sql_schema]))
+
     def take(self, positions: np.ndarray, scores: np.ndarray) -> pa.Table:
         """Every column of the rows at ``positions`` (any order), with ``_rowid`` and
         ``_score``, in the order given; the columns of the types the session gives them."""
@@ -64,3 +71,21 @@ class ForeignTable:
         inverse[order] = np.arange(len(order))
         table = table.take(pa.array(inverse)).cast(pa.schema([schema.field(0), *self.sql_schema]))
         return table.append_column("_score", pa.array(scores, pa.float64()))
+
+
+class HeldRows(ForeignTable):
+    """Rows held in memory, searched as a table of the session is: those a relation of a
+    statement yields (a CTE, a derived table, a view), handed to its search whole."""
+
+    def __init__(self, name: str, rows: pa.Table) -> None:
+        self.name = name
+        self.sql_schema = rows.schema
+        self.schema = pa.schema([_plain(f) for f in rows.schema])
+        self._rows = rows
+
+    def scan(self, columns: list[str]) -> Iterator[pa.RecordBatch]:
+        position = 0
+        for batch in self._rows.select(columns).to_batches():
+            ids = pa.array(np.arange(position, position + batch.num_rows, dtype=np.int64))
+            position += batch.num_rows
+            yield pa.RecordBatch.from_arrays([ids, *batch.columns], names=[ROWID, *batch.schema.names])

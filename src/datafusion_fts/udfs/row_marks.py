@@ -1,0 +1,51 @@
+"""The marks of a managed table's rows that one search found (the general plan of SQL,
+sql/lower_marks.py): ``<name>_hit(_rowid)``, whether the row is among them (NULL for a
+row that does not exist: a NULL row id, the NULL side of an outer join), and
+``<name>_score(_rowid)``, its score (NULL where it was not found). Looked up by binary
+search in the found row ids, a batch at a time."""
+
+from __future__ import annotations
+
+import datafusion
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from .error_bridge import ErrorBridge
+
+
+class _Found:
+    """A search's found rows, in row-id order."""
+
+    def __init__(self, found: pa.Table) -> None:
+        ids = found.column(0).to_numpy()
+        order = np.argsort(ids, kind="stable")
+        self.ids = ids[order]
+        self.scores = found.column(1).to_numpy()[order]
+
+    def look_up(self, rowids: pa.Array) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """Per row id: whether it was found, where (clipped), and whether it is NULL."""
+        missing = rowids.is_null().to_numpy(zero_copy_only=False)
+        wanted = pc.fill_null(rowids, -1).to_numpy(zero_copy_only=False)
+        if not len(self.ids):
+            return np.zeros(len(wanted), np.bool_), np.zeros(len(wanted), np.int64), missing
+        at = np.minimum(np.searchsorted(self.ids, wanted), len(self.ids) - 1)
+        return (self.ids[at] == wanted) & ~missing, at, missing
+
+    def hit(self, rowids: pa.Array) -> pa.Array:
+        found, _, missing = self.look_up(rowids)
+        return pa.array(found, pa.bool_(), mask=missing)
+
+    def score(self, rowids: pa.Array) -> pa.Array:
+        found, at, _ = self.look_up(rowids)
+        values = self.scores[at] if len(self.ids) else np.zeros(len(found))
+        return pa.array(values, pa.float64(), mask=~found)
+
+
+def row_marks(name: str, found: pa.Table, errors: ErrorBridge) -> list[datafusion.ScalarUDF]:
+    """``<name>_hit`` and ``<name>_score`` over ``found`` (``_rowid``, ``_score``)."""
+    rows = _Found(found)
+    return [
+        datafusion.udf(errors.raising(rows.hit), [pa.int64()], pa.bool_(), "stable", name=f"{name}_hit"),
+        datafusion.udf(errors.raising(rows.score), [pa.int64()], pa.float64(), "stable", name=f"{name}_score"),
+    ]
