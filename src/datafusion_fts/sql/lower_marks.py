@@ -66,6 +66,7 @@ class MarkLowering:
                  error: Callable[[str, exp.Expression], SqlError], splicer: Splicer | None,
                  schemas: Schemas, outermost: bool = False) -> None:
         self.outermost = outermost
+        self.row_keys: dict[str, str] = {}  # per table read with its row ids: their unique name
         self.select = select
         self.matches = matches
         self.leaf = leaf
@@ -106,11 +107,13 @@ class MarkLowering:
                     result = self.fresh_name()
                     search = LogicalSearch(source.table, name, self.leaf(match), join="mark", managed=source.managed)
                     lowered.append(Lowered(search, result))
-                    rowid = f"{q}.{quote(ROWID)}"
-                    marks.append((match, f"{result}_hit({rowid})", f"{result}_score({rowid})"))
-                missing[name] = f"{q}.{quote(ROWID)} IS NULL"
-                hidden[name] = [ROWID]
-                self._read_rows(source, rows)
+                    marks.append((match, result, result))
+                key = self.row_keys[name] = f"{rows or marks[0][1]}_rowid"
+                rowid = f"{q}.{quote(key)}"
+                marks = [(match, f"{result}_hit({rowid})", f"{result}_score({rowid})") for match, result, _ in marks]
+                missing[name] = f"{rowid} IS NULL"
+                hidden[name] = [ROWID, key]
+                self._read_rows(source, rows, key)
             else:
                 windows = []
                 for match in matches:
@@ -150,16 +153,20 @@ class MarkLowering:
         return lowered
 
     # -- sources ------------------------------------------------------------------------
-    def _read_rows(self, source: Source, rows: str | None) -> None:
+    def _read_rows(self, source: Source, rows: str | None, key: str) -> None:
         """Read a table with its row ids, under the name the statement uses: a managed
-        table's rows, or those of a table of the session registered as ``rows``."""
+        table's rows, or those of a table of the session registered as ``rows``; its row
+        ids also under the name ``key``, which no other column has. (DataFusion 55's
+        physical filter pushdown finds a column by its name: a filter of one table's
+        ``_rowid`` above a join of two tables that both have one was pushed into the other.
+        apache/datafusion#25296.)"""
         node = source.node
         assert isinstance(node, exp.Table) and source.table is not None
-        name = rows if rows is not None else rows_name(source.table)
+        read = quote(rows if rows is not None else rows_name(source.table))
+        text = f"(SELECT *, {quote(ROWID)} AS {quote(key)} FROM {read}) AS {quote(source.name)}"
         if self.splicer is not None:
-            self.splicer.replace_table(node, f"{quote(name)} AS {quote(source.name)}")
-        node.set("this", exp.to_identifier(name, quoted=True))
-        node.set("alias", exp.TableAlias(this=exp.to_identifier(source.name, quoted=True)))
+            self.splicer.replace_table(node, text)
+        node.replace(_parsed(f"SELECT * FROM {text}").args["from_"].this)
 
     def _wrap(self, source: Source, windows: list[tuple[str, tuple[str, ...]]]) -> None:
         """Read a relation with each MATCH's score and mark beside its columns."""
@@ -254,7 +261,7 @@ class MarkLowering:
             name = self._scored(score, searched)
             source = by_source[name][0]
             if source.table is not None:
-                columns: tuple[str, ...] = (ROWID,)
+                columns: tuple[str, ...] = (self.row_keys[name],)
             elif source.columns is None:
                 raise self.error(f"ORDER BY score() over {name!r} orders tied rows by its columns: name them "
                                  "(give each expression an alias)", key)
