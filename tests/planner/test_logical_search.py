@@ -22,10 +22,10 @@ def test_defaults_and_display():
 
 
 def test_display_shows_every_decision_in_a_fixed_order():
-    node = LogicalSearch("docs", "docs", TREE, prefilter="year > 2000", k=7, join="left")
-    assert node.display() == (
-        f"LogicalSearch: table=docs, alias=docs, tree={TREE!r}, prefilter=[year > 2000], k=7, join=left"
-    )
+    node = LogicalSearch("docs", "docs", TREE, prefilter="year > 2000", k=7)
+    assert node.display() == f"LogicalSearch: table=docs, alias=docs, tree={TREE!r}, prefilter=[year > 2000], k=7"
+    marks = LogicalSearch("docs", "docs", TREE, join="mark", managed=False)
+    assert marks.display() == f"LogicalSearch: table=docs, alias=docs, tree={TREE!r}, k=all, join=mark, foreign"
 
 
 def test_k_zero_is_allowed():
@@ -40,6 +40,8 @@ def test_k_zero_is_allowed():
         ({"join": "right"}, "join"),
         ({"join": ""}, "join"),
         ({"k": -1}, "k"),
+        ({"join": "mark", "k": 3}, "every match"),
+        ({"join": "mark", "prefilter": "id > 1"}, "every match"),
     ],
 )
 def test_bad_nodes_fail_at_construction(kwargs, words):
@@ -50,7 +52,7 @@ def test_bad_nodes_fail_at_construction(kwargs, words):
 
 
 def test_join_modes():
-    assert JOIN_MODES == ("inner", "left")
+    assert JOIN_MODES == ("inner", "mark")
     for mode in JOIN_MODES:
         assert LogicalSearch("docs", "docs", TREE, join=mode).join == mode
 
@@ -63,14 +65,8 @@ def test_is_immutable_and_comparable():
     assert hash(node) == hash(LogicalSearch("docs", "docs", Boolean(must=(TREE,)), k=3))
 
 
-@pytest.mark.skipif(
-    "managed" not in {f.name for f in dataclasses.fields(LogicalSearch)},
-    reason="LogicalSearch has no 'managed' flag in this version",
-)
-def test_a_foreign_search_takes_no_prefilter_and_no_left_join():
+def test_a_foreign_search_takes_no_prefilter():
     node = LogicalSearch("plain", "plain", TREE, k=2, managed=False)
     assert node.display().endswith("k=2, foreign")
     with pytest.raises(PlanError):
         LogicalSearch("plain", "plain", TREE, prefilter="id > 1", managed=False)
-    with pytest.raises(PlanError):
-        LogicalSearch("plain", "plain", TREE, join="left", managed=False)

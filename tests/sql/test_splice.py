@@ -35,11 +35,14 @@ def lowered_text(sql: str) -> str | None:
     # NOT MATCH: FALSE under one NOT, so the literal holds for every row found.
     ("SELECT id FROM docs d WHERE MATCH(body, 'a') AND NOT MATCH(body, 'b')",
      'SELECT id FROM "r0" AS "d" WHERE TRUE AND NOT FALSE'),
-    # A MATCH under OR beside another predicate: whether the row was found.
+    # A MATCH under OR beside another predicate (the general plan): the row's mark, looked
+    # up by its row id, read under a name no other column has.
     ("SELECT id FROM docs WHERE MATCH(body, 'a') OR year = 1",
-     'SELECT id FROM (SELECT __fts_t.*, COALESCE(__fts_s._score, 0.0) AS _score, __fts_s._rowid AS _fts_matched '
-     'FROM "__fts_rows_docs" AS __fts_t LEFT JOIN r0 AS __fts_s ON __fts_t._rowid = __fts_s._rowid) AS docs '
-     'WHERE ("docs"."_fts_matched" IS NOT NULL) OR year = 1'),
+     'SELECT id FROM (SELECT *, "_rowid" AS "r0_rowid" FROM "__fts_rows_docs") AS "docs" '
+     'WHERE r0_hit("docs"."r0_rowid") OR year = 1'),
+    # Beside an outer join the fast path's MATCH is whether the row exists (NULL side).
+    ("SELECT o.k FROM other o LEFT JOIN docs d ON d.id = o.k WHERE MATCH(d.body, 'a')",
+     'SELECT o.k FROM other o LEFT JOIN "r0" AS "d" ON d.id = o.k WHERE ("d"."_rowid" IS NOT NULL)'),
     # The rest as written: a cast DataFusion reads as Float32, EXCLUDE, a window over score().
     ("SELECT *  EXCLUDE (year), '1'::float AS f, rank() OVER (ORDER BY score() DESC) AS r FROM docs "
      "WHERE MATCH(body, 'a')",

@@ -9,7 +9,9 @@ from __future__ import annotations
 
 import os
 import random
+import re
 
+import datafusion
 import pyarrow as pa
 import pytest
 from engine_tables import arrow_table, delete_rows, engine_table, index_options
@@ -584,6 +586,9 @@ def test_two_matches_under_one_or_with_a_relational_predicate(library):
     assert [(r, repr(s)) for r, s in got] == expected
 
 
+_MATCH_CALL = re.compile(r"MATCH\((\w+), '([^']*)'\)")
+
+
 @pytest.mark.parametrize(
     "where",
     [
@@ -599,10 +604,20 @@ def test_two_matches_under_one_or_with_a_relational_predicate(library):
         "COALESCE(MATCH(body, 'alpha'), false)",
     ],
 )
-def test_shapes_without_a_single_score_are_refused(library, where):
+def test_match_mixed_with_predicates_at_any_depth_keeps_the_rows_sql_keeps(library, where):
+    """(Refused before issue 41.) Each MATCH is a boolean: the rows kept are those plain
+    DataFusion keeps with each MATCH replaced by its truth, computed by the reference."""
+    marks = {"id": [r[0] for r in LIBRARY], "year": [r[3] for r in LIBRARY]}
+    plain = where
+    for i, (column, text) in enumerate(_MATCH_CALL.findall(where)):
+        found = dict(reference_hits(LIBRARY_REF, Match(column, text)))
+        marks[f"m{i}"] = [row in found for row in range(len(LIBRARY))]
+        plain = plain.replace(f"MATCH({column}, '{text}')", f"m{i}", 1)
+    ctx = datafusion.SessionContext()
+    ctx.from_pydict(marks, name="docs")
+    want = sorted(r["id"] for r in ctx.sql(f"SELECT id FROM docs WHERE {plain}").to_pylist())
     version = library.manifest.version
-    with pytest.raises((fts.PlanError, fts.SqlError)):
-        rows(library.sql(f"SELECT id, score() FROM docs WHERE {where}"))
+    assert sorted(r[0] for r in rows(library.sql(f"SELECT id FROM docs WHERE {where}"))) == want
     assert library.manifest.version == version
 
 
@@ -858,13 +873,14 @@ def test_match_on_a_plain_datafusion_table_equals_the_managed_one():
     assert star.column_names == ["id", "title", "body"]
 
 
-def test_match_under_or_on_a_plain_table_is_refused():
+def test_match_under_or_on_a_plain_table_keeps_the_rows_sql_keeps():
+    """(Refused before issue 41.) A table of the session is searched by scanning it."""
     db = fts.connect()
     db.ctx.register_record_batches(
-        "plain", [pa.table({"id": [1, 2], "body": ["alpha", "beta"]}).to_batches()]
+        "plain", [pa.table({"id": [1, 2, 3], "body": ["alpha", "beta", "gamma"]}).to_batches()]
     )
-    with pytest.raises(fts.PlanError):
-        rows(db.sql("SELECT id FROM plain WHERE MATCH(body, 'alpha') OR id > 1"))
+    assert rows(db.sql("SELECT id, score() FROM plain WHERE MATCH(body, 'alpha') OR id > 2 ORDER BY id")) == [
+        (1, 0.9808292530117263), (3, 0.0)]
     got = rows(db.sql("SELECT id FROM plain WHERE MATCH(body, 'alpha beta') AND id > 1"))
     assert got == [(2,)]
 
@@ -1392,19 +1408,20 @@ def test_score_without_match_is_an_sql_error(library, sql, at):
     assert "MATCH" in err.message
 
 
-def test_match_outside_where_is_an_sql_error(library):
-    err = match_error(library, "SELECT MATCH(body, 'alpha') FROM docs", fts.SqlError)
-    assert "WHERE" in err.message
+def test_match_in_the_select_list_is_each_rows_truth(library):
+    """(Refused before issue 41.) MATCH stands wherever a boolean may."""
+    got = rows(library.sql("SELECT id, MATCH(body, 'alpha') AS hit FROM docs ORDER BY id"))
+    found = dict(reference_hits(LIBRARY_REF, Match("body", "alpha")))
+    assert got == [(r[0], i in found) for i, r in enumerate(LIBRARY)]
 
 
 @pytest.mark.parametrize(
     "sql, at",
     [
-        ("SELECT MATCH(body, 'alpha') FROM docs", "MATCH(body"),
-        (
-            "SELECT id FROM docs WHERE (MATCH(body, 'alpha') AND year > 1) OR MATCH(title, 'beta')",
-            "(MATCH(body",
-        ),
+        ("SELECT a.id, score() FROM docs a JOIN docs b ON a.id = b.id WHERE MATCH(a.body, 'x') "
+         "AND MATCH(b.title, 'y')", "score()"),
+        ("SELECT a.id, score(c) FROM docs a WHERE MATCH(a.body, 'x')", "c)"),
+        ("SELECT id, score(), MATCH(body, 'a') AS x, MATCH(title, 'b') AS y FROM docs", "MATCH(title"),
     ],
 )
 def test_sql_error_span_starts_at_the_offending_node(library, sql, at):
@@ -1412,13 +1429,13 @@ def test_sql_error_span_starts_at_the_offending_node(library, sql, at):
     assert err.offset == sql.index(at)
 
 
-def test_match_on_two_tables_of_a_join_is_refused(library):
-    with pytest.raises((fts.PlanError, fts.SqlError)):
-        rows(
-            library.sql(
-                "SELECT a.id FROM docs a JOIN docs b ON a.id = b.id WHERE MATCH(a.body, 'x') AND MATCH(b.title, 'y')"
-            )
-        )
+def test_match_on_two_tables_of_a_join(library):
+    """(Refused before issue 41.) Each table's MATCH marks its rows; score(alias) names one."""
+    got = rows(library.sql(
+        "SELECT a.id, score(a) AS sa, score(b) AS sb FROM docs a JOIN docs b ON a.id = b.id "
+        "WHERE MATCH(a.body, 'alpha') AND MATCH(b.title, 'beta') ORDER BY a.id"))
+    body, title = (dict(reference_hits(LIBRARY_REF, Match(c, q))) for c, q in (("body", "alpha"), ("title", "beta")))
+    assert got == [(r[0], float(body[i]), float(title[i])) for i, r in enumerate(LIBRARY) if i in body and i in title]
     err = match_error(
         library,
         "SELECT a.id FROM docs a JOIN docs b ON a.id = b.id WHERE MATCH(body, 'x')",

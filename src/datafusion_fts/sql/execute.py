@@ -26,7 +26,7 @@ from ..planner.search_request import SearchRequest, foreign_request
 from ..storage.files.manifest import MAX_NAME_CHARS
 from ..storage.snapshot import TableSnapshot
 from ..storage.sources.foreign import ForeignTable
-from ..udfs.relation_search import relation_search
+from ..udfs.relation_search import relation_plan, relation_search
 from ..udfs.row_marks import row_marks
 from .declared_types import as_declared
 from .defined_tables import defined, result_definition
@@ -444,7 +444,7 @@ class SqlSession:
         search = item.search
         if isinstance(search, RelationSearch):
             self.ctx.register_udwf(relation_search(item.result_table, search, self.db.settings, self.db.errors))
-            return None, None, None
+            return None, relation_plan(search, self.db.settings) if planned else None, None
         if isinstance(search, SessionRows):
             self._register_result(item.result_table, ForeignTable(self.ctx, search.table).rows())
             return None, None, None
@@ -495,8 +495,10 @@ class SqlSession:
                     logical.append(f"  source: {request.snapshot.describe_source()}")
                 if plan is not None:
                     tree = _explain_plan(plan, analyze)
-                    search = self._keyed(item.search, sql)[0]
-                    if analyze and search.carries_rows:
+                    if isinstance(item.search, RelationSearch):
+                        tree = (f"WindowSearch: relation={item.search.relation}, every row it yields (a window "
+                                "function of DataFusion's plan)\n" + "\n".join("  " + line for line in tree.splitlines()))
+                    elif analyze and (search := self._keyed(item.search, sql)[0]).carries_rows:
                         fetch = _explain_fetch(request.snapshot, result, list(search.columns))
                         tree = fetch + "\n" + "\n".join("  " + line for line in tree.splitlines())
                     searches.append(tree)

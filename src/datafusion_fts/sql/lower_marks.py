@@ -67,6 +67,7 @@ class MarkLowering:
                  schemas: Schemas, outermost: bool = False) -> None:
         self.outermost = outermost
         self.row_keys: dict[str, str] = {}  # per table read with its row ids: their unique name
+        self.replaced: dict[int, FtsMatch] = {}  # the MATCH each mark stands for (errors point at it)
         self.select = select
         self.matches = matches
         self.leaf = leaf
@@ -133,6 +134,7 @@ class MarkLowering:
                 mark = _parsed(truth)
                 match.replace(mark)
                 leaf_scores[name][id(mark)] = score
+                self.replaced[id(mark)] = match
         searched = list(by_source)
         if explains:
             self._explain(explains, bare, lowered, explainable)
@@ -236,11 +238,12 @@ class MarkLowering:
         if where is not None and any(_inside(m, where) for m in marks):
             score = score_sql(where.this, leaves, _sql) or "0.0"
             return f"CASE WHEN {missing} THEN NULL ELSE {score} END"  # (every row here meets WHERE)
-        formulas = {id(f): f for f in map(search_formula, marks)}
+        formulas = list({id(f): f for f in map(search_formula, marks)}.values())
         if len(formulas) > 1:
             raise self.error(f"score() of {name!r} is ambiguous: its MATCHes stand in several expressions "
-                             "(put them in WHERE, or in one expression)", self.select)
-        formula = next(iter(formulas.values()))
+                             "(put them in WHERE, or in one expression)",
+                             self.replaced.get(id(formulas[1]), formulas[1]))
+        formula = formulas[0]
         score = score_sql(formula, leaves, _sql) or "0.0"
         return f"CASE WHEN {missing} THEN NULL WHEN {_sql(formula)} THEN {score} ELSE 0.0 END"
 

@@ -16,8 +16,10 @@ import pyarrow as pa
 from datafusion.user_defined import WindowEvaluator
 
 from ..errors import CatalogError
+from ..operators.base import ExecutionPlan
+from ..planner.plan_search import plan_search
 from ..planner.run_search import run_search
-from ..planner.search_request import foreign_request
+from ..planner.search_request import SearchRequest, foreign_request
 from ..planner.logical import RelationSearch
 from ..settings import Settings
 from ..storage.sources.foreign import HeldRows
@@ -28,8 +30,7 @@ _TEXT_TYPES = frozenset({"Utf8", "LargeUtf8", "Utf8View"})
 
 class _RelationScores(WindowEvaluator):
     def __init__(self, search: RelationSearch, settings: Settings) -> None:
-        self.name = search.relation
-        self.tree = search.tree
+        self.search = search
         self.columns = search.columns
         self.settings = settings
 
@@ -39,14 +40,25 @@ class _RelationScores(WindowEvaluator):
             named = kind[0].as_py() if len(kind) else "Utf8"
             if named not in _TEXT_TYPES:
                 raise CatalogError(f"MATCH column {column!r} is not text (it is {named})")
-        rows = pa.table(texts) if texts else pa.table({})
-        found = run_search(foreign_request(HeldRows(self.name, rows), self.tree, None, self.settings), None)
+        found = run_search(relation_request(self.search, pa.table(texts), self.settings), None)
         scores = np.zeros(num_rows)
         unmatched = np.ones(num_rows, np.bool_)
         ids = found.column(0).to_numpy()
         scores[ids] = found.column(1).to_numpy()
         unmatched[ids] = False
         return pa.array(scores, pa.float64(), mask=unmatched)
+
+
+def relation_request(search: RelationSearch, rows: pa.Table, settings: Settings) -> SearchRequest:
+    """The search of ``rows``, what a relation yields, for ``search`` (every match)."""
+    return foreign_request(HeldRows(search.relation, rows), search.tree, None, settings)
+
+
+def relation_plan(search: RelationSearch, settings: Settings) -> ExecutionPlan:
+    """The plan the window function runs for ``search`` (shown by EXPLAIN): its shape,
+    over no rows."""
+    rows = pa.table({c: pa.array([], pa.large_string()) for c in search.columns})
+    return plan_search(relation_request(search, rows, settings), None)[0]
 
 
 def relation_search(name: str, search: RelationSearch, settings: Settings, errors: ErrorBridge
