@@ -1515,3 +1515,78 @@ def test_other_tables_beside_match_are_read_with_their_keys(tmp_path, setup):
         {"t1_id": 11, "t3_int": 3}, {"t1_id": 33, "t3_int": 7}]
     assert db.sql("SELECT t1_id FROM t1 WHERE MATCH(t1_name, 'alpha') AND t1_id IN "
                   "(SELECT t3_id FROM t3 WHERE _rowid > 1) ORDER BY t1_id").to_pylist() == [{"t1_id": 33}]
+
+
+# ------------------------------------------------ issue 41: wrong answers that are now right
+
+
+def _people_and_posts() -> fts.Database:
+    db = fts.connect()
+    db.ctx.from_pydict({"pid": [1, 2, 3], "name": ["ann", "bob", "cy"]}, name="people")
+    db.sql("CREATE TABLE posts (pid INT, body VARCHAR)")
+    db.sql("INSERT INTO posts VALUES (1, 'red fox'), (2, 'blue sky')")
+    db.sql("CREATE FULLTEXT INDEX ON posts (body)")
+    return db
+
+
+@pytest.mark.parametrize("fast", [True, False])
+@pytest.mark.parametrize("join", ["LEFT JOIN", "RIGHT JOIN", "FULL JOIN"])
+def test_match_on_the_null_side_of_an_outer_join_is_null(fast, join):
+    """F1: a row that does not exist makes MATCH NULL, so WHERE removes it (the search ran
+    before the join and MATCH became TRUE: the join's NULL rows were kept)."""
+    db = _people_and_posts()
+    db.sql(f"SET fts.sql_fast_paths = {str(fast).lower()}")
+    sides = "people u {} posts p ON p.pid = u.pid" if join != "RIGHT JOIN" else "posts p {} people u ON p.pid = u.pid"
+    base = f"SELECT u.name, p.body FROM {sides.format(join)}"
+    assert db.sql(f"{base} WHERE MATCH(p.body, 'red')").to_pylist() == [{"name": "ann", "body": "red fox"}]
+    assert db.sql(f"{base} WHERE NOT MATCH(p.body, 'red')").to_pylist() == [{"name": "bob", "body": "blue sky"}]
+    like = db.sql(f"{base} WHERE p.body LIKE '%red%' ORDER BY u.name").to_pylist()
+    assert like == db.sql(f"{base} WHERE MATCH(p.body, 'red') ORDER BY u.name").to_pylist()
+
+
+NOTES = "'red', 'red fox', 'red', 'blue', 'red', 'red fox', 'red'"
+
+
+@pytest.fixture
+def notes() -> fts.Database:
+    db = fts.connect()
+    db.sql("CREATE TABLE notes (body VARCHAR)")
+    db.sql("INSERT INTO notes VALUES " + ", ".join(f"({v})" for v in NOTES.split(", ")))
+    db.sql("CREATE FULLTEXT INDEX ON notes (body)")
+    return db
+
+
+@pytest.mark.parametrize("fast", [True, False])
+def test_pages_in_the_order_the_user_gave(notes, fast):
+    """F2: ORDER BY score() DESC, _rowid DESC pages in that order (the pushed top k was
+    picked by _rowid ascending: rows repeated across pages and others were on none)."""
+    notes.sql(f"SET fts.sql_fast_paths = {str(fast).lower()}")
+    base = "SELECT _rowid FROM notes WHERE MATCH(body, 'red') ORDER BY score() DESC, _rowid DESC"
+    assert [r["_rowid"] for r in notes.sql(base).to_pylist()] == [6, 4, 2, 0, 5, 1]
+    pages = [[r["_rowid"] for r in notes.sql(f"{base} LIMIT 2 OFFSET {o}").to_pylist()] for o in (0, 2, 4)]
+    assert pages == [[6, 4], [2, 0], [5, 1]]
+
+
+@pytest.mark.parametrize("fast", [True, False])
+def test_ordering_by_the_scores_position_breaks_ties_by_row_id(notes, fast):
+    """F3: ORDER BY 2 (the score's position) is the total order (it had no tie-break)."""
+    notes.sql(f"SET fts.sql_fast_paths = {str(fast).lower()}")
+    sql = "SELECT _rowid, score() FROM notes WHERE MATCH(body, 'red') ORDER BY 2 {} LIMIT 2"
+    assert [r["_rowid"] for r in notes.sql(sql.format("DESC")).to_pylist()] == [0, 2]
+    assert [r["_rowid"] for r in notes.sql(sql.format("ASC")).to_pylist()] == [5, 1]
+
+
+def test_match_in_on_and_over_a_cte_and_a_derived_table(notes):
+    """(Refused before issue 41.) MATCH in a join's ON; a search over a CTE or a derived
+    table, whose statistics are the rows it yields."""
+    notes.ctx.from_pydict({"k": [0, 1, 3]}, name="keys")
+    got = notes.sql("SELECT k.k, n.body FROM keys k LEFT JOIN notes n ON n._rowid = k.k AND MATCH(n.body, 'fox') "
+                    "ORDER BY k.k").to_pylist()
+    assert got == [{"k": 0, "body": None}, {"k": 1, "body": "red fox"}, {"k": 3, "body": None}]
+    only_fox = "(SELECT body FROM notes WHERE body LIKE '%fox%')"
+    cte = notes.sql(f"WITH r AS {only_fox} SELECT score() AS s FROM r WHERE MATCH(body, 'red')").to_pylist()
+    derived = notes.sql(f"SELECT score() AS s FROM {only_fox} AS r WHERE MATCH(body, 'red')").to_pylist()
+    over_two = reference_hits(RefTable(rows={0: {"body": "red fox"}, 1: {"body": "red fox"}}), Match("body", "red"))
+    assert cte == derived == [{"s": float(s)} for _, s in over_two]
+    whole = notes.sql("SELECT score() AS s FROM notes WHERE MATCH(body, 'red fox') AND body LIKE '%fox%'").to_pylist()
+    assert cte[0]["s"] != whole[0]["s"]
