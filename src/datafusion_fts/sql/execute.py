@@ -27,7 +27,7 @@ from ..storage.files.manifest import MAX_NAME_CHARS
 from ..storage.snapshot import TableSnapshot
 from ..storage.sources.foreign import ForeignTable
 from ..udfs.relation_search import relation_plan, relation_search
-from ..udfs.row_marks import row_marks
+from ..udfs.row_marks import row_explanations, row_marks
 from .declared_types import as_declared
 from .defined_tables import defined, result_definition
 from .dialect import (
@@ -418,7 +418,7 @@ class SqlSession:
         try:
             for item in lowered:
                 shown.append(item)
-                _, plan, request = self._show(item, text, planned=bool(item.explain))
+                _, plan, request = self._show(item, text, planned=bool(item.explain) or item.explains)
                 if item.explain:
                     explained.append((item, plan, request))
             df = self.ctx.sql(text)
@@ -455,6 +455,9 @@ class SqlSession:
         else:
             for function in row_marks(item.result_table, result, self.db.errors):
                 self.ctx.register_udf(function)
+        if item.explains:
+            explain = partial(self._explain_rows, plan, request)
+            self.ctx.register_udf(row_explanations(item.result_table, explain, self.db.errors))
         return result, plan, request
 
     def _forget(self, item: Lowered) -> None:
@@ -466,6 +469,8 @@ class SqlSession:
         else:
             self.ctx.deregister_udf(f"{item.result_table}_hit")
             self.ctx.deregister_udf(f"{item.result_table}_score")
+        if item.explains:
+            self.ctx.deregister_udf(f"{item.result_table}_explain")
 
     def _explain_rows(self, plan: Any, request: SearchRequest | None, ids: np.ndarray) -> pa.Array:
         """score_explain() of the rows ``ids`` of one search, with its bound query and statistics."""

@@ -29,17 +29,7 @@ from ..errors import SqlError
 from ..planner.logical import LogicalSearch, RelationSearch, SessionRows
 from ..query.tree import Query
 from .dialect import Fts, FtsMatch, FtsScore, FtsScoreExplain, identifier
-from .lower_select import (
-    EXPLAIN,
-    SCORE,
-    Lowered,
-    expand_stars,
-    explained_positions,
-    replace_explains,
-    score_keys,
-    splice_stars,
-    stars_of,
-)
+from .lower_select import SCORE, Lowered, expand_stars, lower_explains, score_keys, splice_stars, stars_of
 from .search_scores import score_sql, search_formula
 from .select_sources import Schemas, Source, own
 from .session_catalog import quote, rows_name
@@ -81,7 +71,6 @@ class MarkLowering:
         # (read before the tree changes: what the text's edits depend on)
         scores = [s for s in select.find_all(FtsScore) if own(s, select)]
         explains = [s for s in select.find_all(FtsScoreExplain) if own(s, select)]
-        bare = {id(e) for e in explains if not isinstance(e.parent, exp.Alias)}
         # (score_explain() explains one MATCH's search: where the score is that MATCH's or 0.0)
         explainable = len(self.matches) == 1 and not any(
             isinstance(a, (exp.If, exp.Case, exp.Coalesce)) for m, _ in self.matches.values() for a in _between(m))
@@ -137,7 +126,7 @@ class MarkLowering:
                 self.replaced[id(mark)] = match
         searched = list(by_source)
         if explains:
-            self._explain(explains, bare, lowered, explainable)
+            self._explain(explains, lowered, explainable)
         for score in scores:
             name = self._scored(score, searched)
             text = f"({self._score(name, leaf_scores[name], missing[name])})"
@@ -192,24 +181,19 @@ class MarkLowering:
             placeholder.replace(exp.Subquery(this=node.this, alias=placeholder.args["alias"]))
         node.replace(wrapper)
 
-    def _explain(self, explains: list[FtsScoreExplain], bare: set[int], lowered: list[Lowered],
-                 explainable: bool) -> None:
+    def _explain(self, explains: list[FtsScoreExplain], lowered: list[Lowered], explainable: bool) -> None:
         """score_explain() where the SELECT's search expression holds one MATCH of a table,
-        ``explainable`` (its score is that MATCH's, or 0.0): the explanation of that search's
-        rows, put in place of their row ids once the statement has run. Other shapes are
-        refused."""
+        ``explainable`` (its score is that MATCH's, or 0.0): the explanation of that
+        search's rows (:func:`.lower_select.lower_explains`). Other shapes are refused."""
         searches = [item for item in lowered if not isinstance(item.search, SessionRows)]
         search = searches[0].search
         if not (explainable and isinstance(search, LogicalSearch)):
             raise self.error("score_explain() explains a search expression holding one MATCH over a table "
                              "(of the database, or of the session)", explains[0])
-        rowid = f"{quote(search.alias)}.{quote(ROWID)}"
-        if self.splicer is not None:
-            for e in explains:
-                self.splicer.replace_call(e, rowid + (f" AS {quote(EXPLAIN)}" if id(e) in bare else ""))
-        explained = replace_explains(self.select, explains, search.alias, self.outermost, self.error)
-        at = lowered.index(searches[0])
-        lowered[at] = replace(searches[0], explain=explained_positions(self.select, explained))
+        rowid = f"{quote(search.alias)}.{quote(self.row_keys[search.alias])}"
+        positions, explaining = lower_explains(self.select, explains, rowid, searches[0].result_table, search.managed,
+                                               self.outermost, self.error, self.splicer)
+        lowered[lowered.index(searches[0])] = replace(searches[0], explain=positions, explains=explaining)
 
     # -- score() ------------------------------------------------------------------------
     def _scored(self, score: FtsScore, searched: list[str]) -> str:

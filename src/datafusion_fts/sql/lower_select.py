@@ -49,13 +49,14 @@ EXPLAIN = "_explain"
 @dataclass(frozen=True)
 class Lowered:
     """One search of a lowered SELECT: the search, the name its result takes (a table;
-    functions named from it), and the output columns that hold row ids until
-    score_explain() fills them (the outermost SELECT only: the statement's own result
-    columns)."""
+    functions named from it), the output columns that hold row ids until score_explain()
+    fills them (the outermost SELECT only: the statement's own result columns), and
+    whether score_explain() stands elsewhere (:func:`lower_explains`)."""
 
     search: LogicalSearch | RelationSearch | SessionRows
     result_table: str
     explain: tuple[int, ...] = ()
+    explains: bool = False  # (its explanations are a function too: <result_table>_explain(_rowid))
 
 
 def has_match(node: exp.Expression) -> bool:
@@ -213,7 +214,6 @@ class FastLowering:
         stars = stars_of(select)
         # (read before the tree changes: what the text's edits depend on)
         negated = {id(m) for m in matches if sum(isinstance(a, exp.Not) for a in _ancestors(m, exp.Where)) % 2}
-        bare = {id(e) for e in explains if not isinstance(e.parent, exp.Alias)}
         excluded = {identifier(c) for star in stars for c in (star if isinstance(star, exp.Star) else star.this).args.get("except_") or []}
         order = select.args.get("order")
         keys = score_keys(select, scores)
@@ -221,7 +221,9 @@ class FastLowering:
         outer = any(j.side for j in select.args.get("joins") or [])  # (a row of the table may not exist)
         for s in scores:
             s.replace(exp.column(SCORE, table=alias))
-        explained = replace_explains(select, explains, alias, self.outermost, self.error)
+        result_table = fresh_name()
+        positions, explaining = lower_explains(select, explains, f"{quote(alias)}.{quote(ROWID)}", result_table,
+                                               source.managed, self.outermost, self.error, self.splicer)
         expand_stars(select, self.schemas, searched=True)
         added = self._tie_break(keys, alias)
         k = self._pushdown(self._in_score_order(keys, alias), residual_ok)
@@ -234,28 +236,23 @@ class FastLowering:
         read = tuple(name for name in schema.names if name in used)
         search = LogicalSearch(source.table, alias, tree, prefilter_sql, k, managed=source.managed, columns=read)
 
-        result_table = fresh_name()
         # The search result carries the rows themselves: a bounded top-k is fetched by row
         # id (or a scan found them), so DataFusion never rescans the table.
         table.replace(
             exp.Table(this=exp.to_identifier(result_table), alias=exp.TableAlias(this=exp.to_identifier(alias)))
         )
-        positions = explained_positions(select, explained)
         if self.splicer is not None:
-            self._splice(matches, negated, outer, scores, explains, bare, stars, added, order_end, alias, table,
-                         result_table)
-        return Lowered(search, result_table, positions)
+            self._splice(matches, negated, outer, scores, stars, added, order_end, alias, table, result_table)
+        return Lowered(search, result_table, positions, explaining)
 
     def _splice(self, matches: list[FtsMatch], negated: set[int], outer: bool, scores: list[FtsScore],
-                explains: list[FtsScoreExplain], bare: set[int], stars: list[exp.Expression],
-                added: exp.Ordered | None, order_end: int | None, alias: str, table: exp.Expression,
-                result_table: str) -> None:
+                stars: list[exp.Expression], added: exp.Ordered | None, order_end: int | None, alias: str,
+                table: exp.Expression, result_table: str) -> None:
         """The edits of the statement's own text this lowering makes (sql/splice.py): each
         MATCH a truth value that makes its literal hold for every row of the search's result
         (TRUE, or FALSE under an odd number of NOTs: ``negated``; beside an ``outer`` join,
-        whether the row exists), score() and score_explain() the result's columns (``bare``:
-        those without an alias), the table its result, a tie-break after the ORDER BY
-        (``added``, at ``order_end``), ``*`` the table's columns."""
+        whether the row exists), score() the result's column, the table its result, a
+        tie-break after the ORDER BY (``added``, at ``order_end``), ``*`` the table's columns."""
         sp = self.splicer
         assert sp is not None
         rowid = f"{quote(alias)}.{quote(ROWID)}"
@@ -267,8 +264,6 @@ class FastLowering:
                 sp.replace_call(m, "FALSE" if odd else "TRUE")
         for s in scores:
             sp.replace_call(s, f"{quote(alias)}.{quote(SCORE)}")
-        for e in explains:
-            sp.replace_call(e, rowid + (f" AS {quote(EXPLAIN)}" if id(e) in bare else ""))
         sp.replace_table(table, f"{quote(result_table)} AS {quote(alias)}")
         if added is not None:
             sp.insert(order_end, f", {rowid} {'DESC' if added.args.get('desc') else 'ASC'}")
@@ -332,32 +327,36 @@ class FastLowering:
         return count + skip
 
 
-def replace_explains(select: exp.Select, explains: list[FtsScoreExplain], alias: str, outermost: bool,
-                     error: Callable[[str, exp.Expression], SqlError]) -> list[exp.Expression]:
-    """Stand ``alias._rowid`` in for each score_explain() of the select list (execution puts
-    the explanation of the rows the statement returns there); other places are refused."""
-    items = []
+def lower_explains(select: exp.Select, explains: list[FtsScoreExplain], rowid: str, result: str, managed: bool,
+                   outermost: bool, error: Callable[[str, exp.Expression], SqlError],
+                   splicer: Splicer | None) -> tuple[tuple[int, ...], bool]:
+    """score_explain() of the search named ``result``, whose rows' ids read as ``rowid``
+    (in place: the tree and the ``splicer``'s edits). An item of the outermost SELECT list
+    of single rows holds the row id until the statement has run, then the explanations of
+    the rows it returned: their positions are returned. Anywhere else, over a table of the
+    database, it is ``<result>_explain(<row id>)``, explaining the rows DataFusion reads it
+    for (GROUP BY, aggregates, windows, subqueries): True is returned where it is. Over a
+    table of the session it is refused there (its rows are read through DataFusion, which
+    may not be asked from inside its own plan)."""
+    grouped = bool(select.args.get("group")) or any(e.find(exp.AggFunc, exp.Window) for e in select.expressions)
+    listed, function = [], False
     for node in explains:
         item = node.parent if isinstance(node.parent, exp.Alias) else node
-        if item.parent is not select or item.arg_key != "expressions":
-            raise error("score_explain() must be a column of the SELECT list (it may be aliased), not part of an expression", node)
-        if not outermost:
-            raise error("score_explain() must be in the statement's outermost SELECT, whose rows it explains", node)
-        if select.args.get("group") or any(e.find(exp.AggFunc, exp.Window) for e in select.expressions):
-            raise error("score_explain() explains single rows: it cannot be combined with GROUP BY, aggregates or windows", node)
-        rowid = exp.column(ROWID, table=alias)
-        if item is node:
-            item = exp.alias_(rowid, EXPLAIN)
-            node.replace(item)
+        named = "" if item is not node else f" AS {quote(EXPLAIN)}"
+        if outermost and not grouped and item.parent is select and item.arg_key == "expressions":
+            text = rowid + named
+        elif managed:
+            text, function = f"{result}_explain({rowid})" + (named if item.parent is select else ""), True
         else:
-            node.replace(rowid)
-        items.append(item)
-    return items
-
-
-def explained_positions(select: exp.Select, explained: list[exp.Expression]) -> tuple[int, ...]:
-    """Where each item :func:`replace_explains` made stands in the select list."""
-    return tuple(next(i for i, e in enumerate(select.expressions) if e is item) for item in explained)
+            raise error("score_explain() of a table of the session must be a column of the statement's outermost "
+                        "SELECT list, of rows not grouped", node)
+        if splicer is not None:
+            splicer.replace_call(node, text)
+        replacement = exp.maybe_parse(text, dialect="postgres")
+        node.replace(replacement)
+        if text.startswith(rowid):
+            listed.append(replacement if item is node else item)
+    return tuple(next(i for i, e in enumerate(select.expressions) if e is item) for item in listed), function
 
 
 def _ancestors(node: exp.Expression, stop: type) -> list[exp.Expression]:

@@ -1,10 +1,13 @@
-"""The marks of a managed table's rows that one search found (the general plan of SQL,
+"""The marks of a table's rows that one search found (the general plan of SQL,
 sql/lower_marks.py): ``<name>_hit(_rowid)``, whether the row is among them (NULL for a
 row that does not exist: a NULL row id, the NULL side of an outer join), and
 ``<name>_score(_rowid)``, its score (NULL where it was not found). Looked up by binary
-search in the found row ids, a batch at a time."""
+search in the found row ids, a batch at a time. And ``<name>_explain(_rowid)``: the
+score_explain() of each row DataFusion reads it for."""
 
 from __future__ import annotations
+
+from collections.abc import Callable
 
 import datafusion
 import numpy as np
@@ -49,3 +52,18 @@ def row_marks(name: str, found: pa.Table, errors: ErrorBridge) -> list[datafusio
         datafusion.udf(errors.raising(rows.hit), [pa.int64()], pa.bool_(), "stable", name=f"{name}_hit"),
         datafusion.udf(errors.raising(rows.score), [pa.int64()], pa.float64(), "stable", name=f"{name}_score"),
     ]
+
+
+def row_explanations(name: str, explain: Callable[[np.ndarray], pa.Array], errors: ErrorBridge) -> datafusion.ScalarUDF:
+    """``<name>_explain(_rowid)``: ``explain`` of each row id (a JSON text), NULL for a NULL one."""
+
+    def explained(rowids: pa.Array) -> pa.Array:
+        missing = rowids.is_null().to_numpy(zero_copy_only=False)
+        out = pa.nulls(len(rowids), pa.string())
+        if not missing.all():
+            at = np.flatnonzero(~missing)
+            found = explain(rowids.to_numpy(zero_copy_only=False)[at].astype(np.int64))
+            out = pc.replace_with_mask(out, pa.array(~missing), found)
+        return out
+
+    return datafusion.udf(errors.raising(explained), [pa.int64()], pa.string(), "stable", name=f"{name}_explain")
