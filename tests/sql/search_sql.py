@@ -15,16 +15,26 @@ uncorrelated subqueries, set operations, DISTINCT, and paging in every ORDER BY 
 
 from __future__ import annotations
 
+import argparse
 import itertools
+import math
 import random
+import sys
+import tempfile
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from pathlib import Path
 
 import datafusion
 import pyarrow as pa
+import pyarrow.csv as pcsv
+import pyarrow.parquet as pq
 
-from datafusion_fts.query.parser import parse
-from reference import Evaluator, RefTable
+sys.path[:0] = [str(Path(__file__).resolve().parents[1])]  # (tests/: the reference, when run as a script)
+
+import datafusion_fts as fts  # noqa: E402
+from datafusion_fts.query.parser import parse  # noqa: E402
+from reference import Evaluator, RefTable  # noqa: E402
 
 WORDS = ("alpha", "beta", "gamma", "delta", "red", "fox", "sky", "blue")
 CATS = ("news", "blog", "wiki")
@@ -649,6 +659,124 @@ class Sub:
         return f"{self.prefix} ({self.select.write(env)})".strip()
 
 
+# ------------------------------------------------------------------- the setups
+
+SETUPS = ("memory", "flat_scan", "keyed", "directory", "view", "parquet", "csv")
+
+
+def _values(table: pa.Table) -> list[tuple]:
+    """Rows with floats as their exact bits (repr), NaN equal to NaN."""
+    out = []
+    for row in table.to_pylist():
+        out.append(tuple(repr(v) if isinstance(v, float) and not math.isnan(v) else
+                         ("nan" if isinstance(v, float) else v) for v in row.values()))
+    return out
+
+
+def _literal(value: object) -> str:
+    if value is None:
+        return "NULL"
+    if isinstance(value, str):
+        return "'" + value.replace("'", "''") + "'"
+    return str(value)
+
+
+def _insert(db: fts.Database, table: str, rows: pa.Table) -> None:
+    values = ", ".join("(" + ", ".join(_literal(v) for v in row.values()) + ")" for row in rows.to_pylist())
+    db.sql(f"INSERT INTO {table} VALUES {values}").collect()
+
+
+def build(setup: str, tmp: Path, seed: int) -> tuple[fts.Database, dict[str, pa.Table]]:
+    """A database holding the corpus in ``setup``; and each table's rows as the engine
+    reads them, ``_rowid`` first (the reference's input)."""
+    data = corpus(seed)
+    docs = data["docs"]
+    first, rest = docs.slice(0, 28), docs.slice(28)
+    ctx = datafusion.SessionContext()
+    if setup in ("parquet", "csv"):
+        src = tmp / "src"
+        src.mkdir()
+        for i, part in enumerate((first.slice(0, 14), first.slice(14))):
+            if setup == "parquet":
+                pq.write_table(part, src / f"{i}.parquet")
+            else:
+                pcsv.write_csv(part, src / f"{i}.csv")
+        if setup == "parquet":
+            ctx.register_parquet("docs", str(src))
+        else:
+            ctx.register_csv("docs", str(src), schema=docs.schema, file_extension=".csv")
+    db = fts.connect(tmp / "db" if setup in ("directory", "parquet", "csv") else None, ctx=ctx)
+    if setup == "keyed":
+        db.sql("CREATE TABLE docs (id BIGINT PRIMARY KEY, title VARCHAR, body VARCHAR, year INT, cat VARCHAR)")
+        _insert(db, "docs", first)
+        db.sql("CREATE FULLTEXT INDEX ON docs (title, body) WITH (positions = true)")
+        db.sql("DELETE FROM docs WHERE id % 7 = 3").collect()
+        db.sql("UPDATE docs SET body = concat(body, ' red fox') WHERE id % 5 = 1").collect()
+        _insert(db, "docs", rest)
+    elif setup in ("parquet", "csv"):
+        db.sql("CREATE FULLTEXT INDEX ON docs (title, body) WITH (positions = true)")
+        suffix = "parquet" if setup == "parquet" else "csv"
+        (pq.write_table if setup == "parquet" else pcsv.write_csv)(rest, tmp / "src" / f"9.{suffix}")
+    else:
+        name = "docs_t" if setup == "view" else "docs"
+        table = db.create_table(name, first)
+        for column in ("title", "body"):
+            table.create_index(column, positions=True)
+        if setup in ("directory", "view"):
+            table.delete("id % 7 = 3")
+        table.insert(rest)
+        if setup == "view":
+            db.sql("CREATE VIEW docs AS SELECT * FROM docs_t").collect()
+    notes = db.create_table("notes", data["notes"])
+    notes.create_index("text", positions=True)
+    notes.delete("nid % 6 = 0")
+    db.ctx.register_record_batches("people", [data["people"].to_batches()])
+    if setup == "flat_scan":
+        db.sql("SET fts.force_plan = 'flat_scan'")
+    docs_rows = (db.sql("SELECT * FROM docs") if setup == "view" else db.sql("SELECT _rowid, * FROM docs"))
+    docs_rows = docs_rows.to_arrow_table()
+    if setup == "view":
+        docs_rows = docs_rows.add_column(0, "_rowid", pa.array(range(docs_rows.num_rows), pa.int64()))
+    people = data["people"]
+    rows = {
+        "docs": docs_rows.cast(pa.schema([pa.field(f.name, _plain(f.type)) for f in docs_rows.schema])),
+        "notes": db.sql("SELECT _rowid, * FROM notes").to_arrow_table(),
+        "people": people.add_column(0, "_rowid", pa.array(range(people.num_rows), pa.int64())),
+    }
+    return db, rows
+
+
+def _plain(kind: pa.DataType) -> pa.DataType:
+    return pa.string() if pa.types.is_string_view(kind) or pa.types.is_large_string(kind) else kind
+
+
+def differences(db: fts.Database, rows: dict[str, pa.Table], setup: str, seed: int, count: int
+                ) -> tuple[list[str], list[str], int]:
+    """Run ``count`` generated statements with the fast paths on and off: (the wrong
+    answers, the refusals, how many statements took the fast path)."""
+    generator = Generator(seed, view=setup == "view")
+    wrong: list[str] = []
+    refused: list[str] = []
+    for _ in range(count):
+        statement = generator.statement()
+        want = reference_answer(statement, rows, view=setup == "view")
+        for fast in (True, False):
+            db.sql(f"SET fts.sql_fast_paths = {'true' if fast else 'false'}")
+            try:
+                got = db.sql(statement.user).to_arrow_table()
+            except fts.FtsError as err:
+                refused.append(f"[{setup}, fast={fast}] {statement.user}\n  refused: {err}")
+                continue
+            a, b = _values(got), _values(want)
+            if not statement.ordered:
+                a, b = sorted(a, key=repr), sorted(b, key=repr)
+            if got.column_names != want.column_names or a != b:
+                wrong.append(f"[{setup}, fast={fast}] {statement.user}\n  got  {got.column_names} {a}\n"
+                             f"  want {want.column_names} {b}")
+    return wrong, refused, count
+
+
+
 # ------------------------------------------------------------------- the reference
 
 
@@ -697,8 +825,7 @@ def reference_answer(statement: Statement, rows: dict[str, pa.Table], view: bool
     rows with ``_rowid``: the engine's row ids; a table of the session's, scan positions)."""
     ctx = datafusion.SessionContext()
     for name, table in rows.items():
-        ctx.register_record_batches(name, [table.drop_columns(["_rowid"]).to_batches() or
-                                           [pa.RecordBatch.from_pylist([], schema=table.drop_columns(["_rowid"]).schema)]])
+        ctx.from_arrow(table.drop_columns(["_rowid"]), name=name)
     tables: dict[int, str] = {}
     for i, source in enumerate(searched_sources(statement)):
         if source.kind in ("cte", "derived"):
@@ -707,8 +834,7 @@ def reference_answer(statement: Statement, rows: dict[str, pa.Table], view: bool
         else:
             base = rows[source.table]
         tables[id(source)] = name = f"ref_{i}"
-        ctx.register_record_batches(name, [_marked(base, source.matches).to_batches() or
-                                           [pa.RecordBatch.from_pylist([], schema=_marked(base, source.matches).schema)]])
+        ctx.from_arrow(_marked(base, source.matches), name=name)
     return ctx.sql(statement.text(Env(tables, view))).to_arrow_table()
 
 
@@ -723,3 +849,27 @@ def _marked(base: pa.Table, matches: list[Match]) -> pa.Table:
         out = out.append_column(f"m{m.n}", pa.array([rid in scores for rid in ids], pa.bool_()))
         out = out.append_column(f"s{m.n}", pa.array([scores.get(rid) for rid in ids], pa.float64()))
     return out
+
+
+def main(argv: list[str] | None = None) -> None:
+    """Run many generated statements in every setup and print the counts (issue 41)."""
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--statements", type=int, default=1000, help="per setup")
+    parser.add_argument("--seed", type=int, default=2026)
+    args = parser.parse_args(argv)
+    print("| setup | statements | runs (fast paths on, off) | identical | wrong | refused |")
+    print("| --- | ---: | ---: | ---: | ---: | ---: |")
+    for setup in SETUPS:
+        with tempfile.TemporaryDirectory() as tmp:
+            db, rows = build(setup, Path(tmp), args.seed)
+            wrong, refused, count = differences(db, rows, setup, args.seed + SETUPS.index(setup), args.statements)
+            del db
+        runs = 2 * count
+        print(f"| {setup} | {count:,} | {runs:,} | {runs - len(wrong) - len(refused):,} | {len(wrong)} | "
+              f"{len(refused)} |", flush=True)
+        for failure in (wrong + refused)[:3]:
+            print("   ", failure.replace("\n", "\n    "), file=sys.stderr)
+
+
+if __name__ == "__main__":
+    main()
