@@ -409,7 +409,7 @@ class Generator:
 
     def statement(self) -> Statement:
         shape = self.rnd.choice(["page", "page", "page", "single", "single", "join", "join", "two", "group",
-                                 "window", "subquery", "relation", "setop", "distinct", "on"])
+                                 "window", "subquery", "relation", "setop", "distinct", "on", "inner_cte"])
         return getattr(self, f"_{shape}")()
 
     def _wrap(self, select: Select, ordered: bool, with_cte: Source | None = None) -> Statement:
@@ -493,9 +493,10 @@ class Generator:
         left, right = self.source("docs"), self.source(r.choice(["notes", "people"]))
         if r.random() < 0.5:
             left, right = right, left
-        kind = r.choice(["JOIN", "LEFT JOIN", "RIGHT JOIN", "FULL JOIN"])
+        kind = r.choice(["JOIN", "LEFT JOIN", "RIGHT JOIN", "FULL JOIN", "CROSS JOIN"])
         d, o = (left, right) if left.kind == "docs" else (right, left)
-        select = Select([left], [Join(kind, right, Raw(f"{o.alias}.did = {d.alias}.id"))])
+        on = Raw(f"{o.alias}.did = {d.alias}.id") if kind != "CROSS JOIN" else None
+        select = Select([left], [Join(kind, right, on)])
         searched = r.choice([left, right])
         select.where = self.predicate([left, right], r.randint(0, 2), [searched])
         if not searched.matches:
@@ -606,6 +607,25 @@ class Generator:
         select.items = [(Raw(f"{source.alias}.id"), "k"), (score, "s")]
         ordered = self._paging(select, source, score)
         return self._wrap(select, ordered, source if source.kind == "cte" else None)
+
+    def _inner_cte(self) -> Statement:
+        """A search inside a CTE, its rows and scores joined by the statement around it."""
+        r = self.rnd
+        source = self.source(r.choice(["docs", "notes"]))
+        inner = Select([source])
+        inner.where = self.predicate([source], r.randint(0, 2), [source])
+        if not source.matches:
+            inner.where = Op("AND", [inner.where, self.match(source)])
+        key = "id" if source.kind == "docs" else "did"
+        inner.items = [(Raw(f"{source.alias}.{key}"), "id"), (Score(source, inner, False), "s")]
+        outer = self.source("docs")
+        kind = r.choice(["JOIN", "LEFT JOIN"])
+
+        def text(env: Env | None) -> str:
+            return (f"WITH hits AS ({inner.write(env)}) SELECT {outer.alias}.id AS k, h.s AS s FROM docs AS "
+                    f"{outer.alias} {kind} hits AS h ON h.id = {outer.alias}.id ORDER BY k, s")
+
+        return Statement(True, [inner], text)
 
     def _setop(self) -> Statement:
         r = self.rnd
