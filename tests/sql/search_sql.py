@@ -32,9 +32,10 @@ import pyarrow.parquet as pq
 
 sys.path[:0] = [str(Path(__file__).resolve().parents[1])]  # (tests/: the reference, when run as a script)
 
-import datafusion_fts as fts  # noqa: E402
-from datafusion_fts.query.parser import parse  # noqa: E402
-from reference import Evaluator, RefTable  # noqa: E402
+from reference import Evaluator, RefTable
+
+import datafusion_fts as fts
+from datafusion_fts.query.parser import parse
 
 WORDS = ("alpha", "beta", "gamma", "delta", "red", "fox", "sky", "blue")
 CATS = ("news", "blog", "wiki")

@@ -1418,8 +1418,8 @@ def test_match_in_the_select_list_is_each_rows_truth(library):
 @pytest.mark.parametrize(
     "sql, at",
     [
-        ("SELECT a.id, score() FROM docs a JOIN docs b ON a.id = b.id WHERE MATCH(a.body, 'x') "
-         "AND MATCH(b.title, 'y')", "score()"),
+        (("SELECT a.id, score() FROM docs a JOIN docs b ON a.id = b.id WHERE MATCH(a.body, 'x') "
+          "AND MATCH(b.title, 'y')"), "score()"),
         ("SELECT a.id, score(c) FROM docs a WHERE MATCH(a.body, 'x')", "c)"),
         ("SELECT id, score(), MATCH(body, 'a') AS x, MATCH(title, 'b') AS y FROM docs", "MATCH(title"),
     ],

@@ -29,9 +29,17 @@ from ..errors import SqlError
 from ..planner.logical import LogicalSearch, RelationSearch, SessionRows
 from ..query.tree import Query
 from .dialect import Fts, FtsMatch, FtsScore, FtsScoreExplain, identifier
-from .lower_select import SCORE, Lowered, expand_stars, lower_explains, score_keys, splice_stars, stars_of
+from .lower_select import (
+    SCORE,
+    Lowered,
+    expand_stars,
+    lower_explains,
+    score_keys,
+    splice_stars,
+    stars_of,
+)
 from .search_scores import score_sql, search_formula
-from .select_sources import Schemas, Source, own
+from .select_sources import Schemas, Source, inside, own
 from .session_catalog import quote, rows_name
 from .splice import Splicer
 
@@ -219,7 +227,7 @@ class MarkLowering:
         the one expression its MATCHes stand in), NULL where the row does not exist."""
         marks = [n for n in self.select.walk() if id(n) in leaves]
         where = self.select.args.get("where")
-        if where is not None and any(_inside(m, where) for m in marks):
+        if where is not None and any(inside(m, where) for m in marks):
             score = score_sql(where.this, leaves, _sql) or "0.0"
             return f"CASE WHEN {missing} THEN NULL ELSE {score} END"  # (every row here meets WHERE)
         formulas = list({id(f): f for f in map(search_formula, marks)}.values())
@@ -271,15 +279,6 @@ def _between(match: FtsMatch) -> list[exp.Expression]:
         out.append(at)
         at = at.parent
     return out
-
-
-def _inside(node: exp.Expression, ancestor: exp.Expression) -> bool:
-    at: exp.Expression | None = node
-    while at is not None:
-        if at is ancestor:
-            return True
-        at = at.parent
-    return False
 
 
 def _arguments(columns: tuple[str, ...]) -> list[str]:

@@ -62,14 +62,15 @@ def _cte(table: exp.Table) -> exp.CTE | None:
         with_ = at.args.get("with_") if isinstance(at, exp.Query) else None
         if with_ is not None:
             for cte in with_.expressions:
-                if identifier(cte.args["alias"].this) == name:
-                    if not _inside(table, cte):  # (a CTE does not read itself unless RECURSIVE)
-                        return cte
+                # (a CTE does not read itself unless RECURSIVE)
+                if identifier(cte.args["alias"].this) == name and not inside(table, cte):
+                    return cte
         at = at.parent
     return None
 
 
-def _inside(node: exp.Expression, ancestor: exp.Expression) -> bool:
+def inside(node: exp.Expression, ancestor: exp.Expression) -> bool:
+    """Whether ``ancestor`` is ``node`` or holds it."""
     at: exp.Expression | None = node
     while at is not None:
         if at is ancestor:

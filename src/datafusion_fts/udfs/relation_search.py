@@ -17,10 +17,10 @@ from datafusion.user_defined import WindowEvaluator
 
 from ..errors import CatalogError
 from ..operators.base import ExecutionPlan
+from ..planner.logical import RelationSearch
 from ..planner.plan_search import plan_search
 from ..planner.run_search import run_search
 from ..planner.search_request import SearchRequest, foreign_request
-from ..planner.logical import RelationSearch
 from ..settings import Settings
 from ..storage.sources.foreign import HeldRows
 from .error_bridge import ErrorBridge
