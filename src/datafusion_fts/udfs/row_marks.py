@@ -18,31 +18,48 @@ from .error_bridge import ErrorBridge
 
 
 class _Found:
-    """A search's found rows, in row-id order."""
+    """A search's found rows, looked up by row id: in a table indexed by row id where the
+    found ids are dense enough (a frequent term's: one gather a row), else by binary search
+    in them, sorted."""
 
-    def __init__(self, found: pa.Table) -> None:
+    DENSE = 8  # (a table indexed by row id, at most this many slots a found row)
+
+    def __init__(self, found: pa.Table, dense: bool | None = None) -> None:
         ids = found.column(0).to_numpy()
-        order = np.argsort(ids, kind="stable")
-        self.ids = ids[order]
-        self.scores = found.column(1).to_numpy()[order]
+        scores = found.column(1).to_numpy()
+        top = int(ids.max()) + 1 if len(ids) else 0
+        self.dense = top <= self.DENSE * len(ids) + 1024 if dense is None else dense
+        if self.dense:
+            self.present = np.zeros(top, np.bool_)
+            self.present[ids] = True
+            self.by_id = np.zeros(top)
+            self.by_id[ids] = scores
+        else:
+            order = np.argsort(ids, kind="stable")
+            self.ids, self.scores = ids[order], scores[order]
 
     def look_up(self, rowids: pa.Array) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """Per row id: whether it was found, where (clipped), and whether it is NULL."""
+        """Per row id: whether it was found, its score there (0.0 where not), whether it is NULL."""
         missing = rowids.is_null().to_numpy(zero_copy_only=False)
         wanted = pc.fill_null(rowids, -1).to_numpy(zero_copy_only=False)
+        if self.dense:
+            inside = (wanted >= 0) & (wanted < len(self.present))
+            at = np.where(inside, wanted, 0)
+            found = self.present[at] & inside if len(self.present) else np.zeros(len(wanted), np.bool_)
+            return found, np.where(found, self.by_id[at] if len(self.present) else 0.0, 0.0), missing
         if not len(self.ids):
-            return np.zeros(len(wanted), np.bool_), np.zeros(len(wanted), np.int64), missing
+            return np.zeros(len(wanted), np.bool_), np.zeros(len(wanted)), missing
         at = np.minimum(np.searchsorted(self.ids, wanted), len(self.ids) - 1)
-        return (self.ids[at] == wanted) & ~missing, at, missing
+        found = (self.ids[at] == wanted) & ~missing
+        return found, np.where(found, self.scores[at], 0.0), missing
 
     def hit(self, rowids: pa.Array) -> pa.Array:
         found, _, missing = self.look_up(rowids)
         return pa.array(found, pa.bool_(), mask=missing)
 
     def score(self, rowids: pa.Array) -> pa.Array:
-        found, at, _ = self.look_up(rowids)
-        values = self.scores[at] if len(self.ids) else np.zeros(len(found))
-        return pa.array(values, pa.float64(), mask=~found)
+        found, scores, _ = self.look_up(rowids)
+        return pa.array(scores, pa.float64(), mask=~found)
 
 
 def row_marks(name: str, found: pa.Table, errors: ErrorBridge) -> list[datafusion.ScalarUDF]:
