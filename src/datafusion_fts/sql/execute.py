@@ -27,7 +27,7 @@ from ..storage.files.manifest import MAX_NAME_CHARS
 from ..storage.snapshot import TableSnapshot
 from ..storage.sources.foreign import ForeignTable
 from .declared_types import as_declared
-from .defined_tables import defined, result_definition
+from .defined_tables import defined, definition_session, result_definition
 from .dialect import (
     CreateFulltextIndex,
     Explain,
@@ -335,7 +335,7 @@ class SqlSession:
         makes of it, holding the searched table's keys, when it reads as the result is."""
         batches = result.to_batches() or [pa.RecordBatch.from_pylist([], schema=result.schema)]
         if definition is not None:
-            session = datafusion.SessionContext(self.ctx.copied_config().with_target_partitions(1))
+            session = definition_session(self.ctx.copied_config())
             if defined(session, "result", definition, batches, result.schema):
                 self.ctx.register_table(name, session.catalog().schema().table("result"))
                 return

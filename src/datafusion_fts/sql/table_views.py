@@ -27,7 +27,7 @@ from ..storage.snapshot import TableSnapshot
 from ..storage.sources.source_files import files_schema, partition_values, source_paths
 from ..storage.stores.store import Store
 from .declared_types import as_declared, same_type
-from .defined_tables import defined
+from .defined_tables import defined, definition_session
 from .session_catalog import RESERVED_PREFIX, SessionSchema, quote, rows_name
 
 
@@ -201,8 +201,7 @@ class TableViews:
         rows_part, plain_part = "rows", "plain"
         # Made in a session of the user's settings (a definition reads in its SQL dialect),
         # filled without splitting or merging batches; the tables outlive it.
-        session = datafusion.SessionContext(
-            self._config().with_target_partitions(1).set("datafusion.execution.coalesce_batches", "false"))
+        session = definition_session(self._config().set("datafusion.execution.coalesce_batches", "false"))
         # (one partition, as CREATE TABLE's; none of its batches when it has no rows)
         session.create_dataframe([rows], rows_part, file_schema)
         if not defined(session, plain_part, meta.definition, plain, columns):
