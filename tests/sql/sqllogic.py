@@ -26,7 +26,7 @@ import functools
 import math
 import re
 from collections import Counter
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Callable
 
@@ -53,11 +53,27 @@ class Record:
     kind: str  # "statement" or "query"
     sql: str
     sort: bool  # the record asks for its rows to be compared sorted (rowsort, valuesort)
+    part: str = ""  # the file it was included from (``include``), if not the file itself
+
+    def where(self, name: str) -> str:
+        """Where the record is written: ``name.slt:line``, or the included part's line."""
+        return f"{name}.slt > {self.part}:{self.line}" if self.part else f"{name}.slt:{self.line}"
 
 
-def parse_slt(text: str) -> list[Record]:
-    """The records of a ``.slt`` file's ``text``, in order. Records conditioned on another
-    engine (``onlyif x``, ``skipif datafusion``) are left out; ``halt`` ends the file."""
+def read_slt(path: Path) -> list[Record]:
+    """The records of the ``.slt`` file at ``path``, with those of the files its ``include``
+    lines name (a glob relative to its directory, in name order, as sqllogictest reads them)."""
+    def include(pattern: str) -> list[Record]:
+        return [record if record.part else replace(record, part=part.name)
+                for part in sorted(path.parent.glob(pattern)) for record in read_slt(part)]
+
+    return parse_slt(path.read_text(), include)
+
+
+def parse_slt(text: str, include: Callable[[str], list[Record]] | None = None) -> list[Record]:
+    """The records of a ``.slt`` file's ``text``, in order (an ``include`` line's from
+    ``include``). Records conditioned on another engine (``onlyif x``, ``skipif
+    datafusion``) are left out; ``halt`` ends the file."""
     lines = text.split("\n")
     records: list[Record] = []
     i, skip = 0, False
@@ -70,6 +86,8 @@ def parse_slt(text: str) -> list[Record]:
             skip = skip or stripped.split()[1] == "datafusion"
         elif stripped == "halt":
             break
+        elif stripped.startswith("include ") and include is not None:
+            records.extend(include(stripped.split(maxsplit=1)[1]))
         header = _HEADER.match(line)
         if header is None:
             i += 1
