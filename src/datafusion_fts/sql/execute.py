@@ -26,7 +26,7 @@ from ..planner.search_request import SearchRequest, foreign_request
 from ..storage.files.manifest import MAX_NAME_CHARS
 from ..storage.snapshot import TableSnapshot
 from ..storage.sources.foreign import ForeignTable
-from .declared_types import as_declared
+from .declared_types import as_declared, empty_batch
 from .defined_tables import defined, definition_session, result_definition
 from .dialect import (
     CreateFulltextIndex,
@@ -333,7 +333,7 @@ class SqlSession:
         """Show a search result to DataFusion for the rewritten statement to join; with a
         ``definition`` (:func:`.defined_tables.result_definition`) as the table DataFusion
         makes of it, holding the searched table's keys, when it reads as the result is."""
-        batches = result.to_batches() or [pa.RecordBatch.from_pylist([], schema=result.schema)]
+        batches = result.to_batches() or [empty_batch(result.schema)]
         if definition is not None:
             session = definition_session(self.ctx.copied_config())
             if defined(session, "result", definition, batches, result.schema):

@@ -34,6 +34,7 @@ import pyarrow as pa
 from ..errors import CatalogError, InvalidArgument, PlanError
 from ..storage.files.manifest import ROWID, TableMeta
 from .classify import Kind, Statement, Token, is_search, tokenize
+from .declared_types import empty_batch
 from .result_frame import detached_frame
 from .session_catalog import RESERVED_PREFIX, SessionSchema, quote, rows_name
 
@@ -135,7 +136,7 @@ def _scratch(host: DmlHost, meta: TableMeta, extra: list[pa.Field] = (), rows: p
             return name
         host.ctx.deregister_table(name)  # (a setting changed how the definition reads: types)
     batches = [] if rows is None else rows.cast(schema).to_batches()
-    host.ctx.register_record_batches(name, [batches or [pa.RecordBatch.from_pylist([], schema=schema)]])
+    host.ctx.register_record_batches(name, [batches or [empty_batch(schema)]])
     return name
 
 
