@@ -8,6 +8,7 @@ import threading
 from pathlib import Path
 from typing import Any, Iterator, TypeVar
 
+import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
@@ -125,11 +126,26 @@ def conform(batches: Iterator[pa.RecordBatch], source: pa.Schema, target: pa.Sch
 def _stored_as(column: pa.Array, stored: pa.DataType) -> pa.Array:
     """``column`` as the type it is stored as (:func:`stored_type`): cast, or an
     interval's bytes as they are."""
+    if column.type == stored:  # (a cast to its own type is not a no-op: it loses a list of nulls' items)
+        return column
     if STORED_AS_BYTES.get(column.type) == stored:
         return column.view(stored)
     if pa.types.is_run_end_encoded(column.type):  # (Arrow's cast has no kernel from one)
         column = pc.run_end_decode(column)
+    if pa.types.is_list_view(column.type) or pa.types.is_large_list_view(column.type):
+        column = _as_list(column)
     return column.cast(stored)
+
+
+def _as_list(column: pa.Array) -> pa.Array:
+    """A list view as the list of the same values. (Arrow's cast took the offsets of
+    DataFusion's list views, one per row, as a list's, which need one more.)"""
+    large = pa.types.is_large_list_view(column.type)
+    sizes = pc.fill_null(pc.list_value_length(column), 0).to_numpy()
+    offsets = pa.array(np.concatenate([[0], np.cumsum(sizes)]), pa.int64() if large else pa.int32())
+    made = pa.large_list(column.type.value_field) if large else pa.list_(column.type.value_field)
+    return (pa.LargeListArray if large else pa.ListArray).from_arrays(
+        offsets, pc.list_flatten(column), type=made, mask=column.is_null())
 
 
 def _check_text(column: pa.Array, name: str, first_row: int) -> None:
