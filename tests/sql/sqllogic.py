@@ -141,10 +141,10 @@ def _value(value: Any) -> str:
 
 def _values(column: pa.ChunkedArray) -> list[str]:
     """A column's values as compared; types pyarrow cannot turn into Python values
-    (some extension types) by their printed form, row by row."""
+    (some extension types, dates past Python's, odd decimals) by their printed form, row by row."""
     try:
         return [_value(v) for v in column.to_pylist()]
-    except (KeyError, ValueError, NotImplementedError, pa.ArrowException):
+    except (KeyError, ValueError, ArithmeticError, NotImplementedError, pa.ArrowException):
         return [str(column.slice(i, 1)) for i in range(len(column))]
 
 
