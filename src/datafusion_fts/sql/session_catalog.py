@@ -166,6 +166,19 @@ class SessionSchema(SchemaProvider):
         ``check`` run each time a statement names it (storage/stores/store.py: ``check_fragments``)."""
         self._managed[name] = (table, check)
 
+    @contextmanager
+    def standing_in(self, name: str, table: Any) -> Iterator[None]:
+        """The managed table ``name`` resolving to ``table`` while the block runs (a copy of
+        its rows, for DataFusion to plan a write of it by its own name: sql/managed_dml.py
+        ``explain_write``), then to its version again, unless a write replaced it meanwhile."""
+        before = self._managed[name]
+        self._managed[name] = (table, None)
+        try:
+            yield
+        finally:
+            if self._managed.get(name, (None,))[0] is table:
+                self._managed[name] = before
+
     def drop_managed(self, name: str) -> None:
         self._managed.pop(name, None)
 
