@@ -40,6 +40,7 @@ SETUPS = ("datafusion", "memory", "directory")
 _HEADER = re.compile(r"^(statement|query)\b(.*)$")
 _ORDER_BY = re.compile(r"\border\s+by\b", re.IGNORECASE)
 _WORD = re.compile(r"\w+")
+_ANALYZE = re.compile(r"\s*explain\s*(?:\(\s*)?analyze\b", re.IGNORECASE)  # (EXPLAIN ANALYZE, EXPLAIN (ANALYZE, ...))
 # The table a CREATE TABLE makes (a managed table in db.sql's setups).
 _CREATED = re.compile(r"^\s*create\s+(?:or\s+replace\s+)?(?:unbounded\s+)?table\s+(?:if\s+not\s+exists\s+)?\"?(\w+)",
                       re.IGNORECASE)
@@ -210,7 +211,7 @@ def compare(record: Record, reference: Outcome, other: Outcome, managed: frozens
     if explain and (
             any("__fts_" in v for row in other.rows for v in row)
             or set(_WORD.findall(record.sql.lower())) & managed
-            or record.sql.lstrip().lower().startswith("explain analyze")):
+            or _ANALYZE.match(record.sql)):
         return "plan"
     if _close(reference.rows if ordered else tuple(sorted(reference.rows)),
               other.rows if ordered else tuple(sorted(other.rows))):
