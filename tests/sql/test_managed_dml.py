@@ -239,7 +239,7 @@ def test_list_views_and_lists_of_nulls_are_stored_and_read_back_as_declared(wher
         f"INSERT INTO v SELECT 4, {views} FROM (VALUES (5, 6)) t(a, b)", "INSERT INTO v VALUES (5, NULL, NULL)",
         "SELECT * FROM v ORDER BY id", "SELECT l, count(*) AS n FROM v GROUP BY l ORDER BY l",
         "CREATE TABLE n AS VALUES (make_array(NULL, NULL)), (make_array(NULL))", "INSERT INTO n VALUES (make_array())",
-        "SELECT column1, min(column1) OVER () AS m FROM n",
+        "SELECT column1 FROM n ORDER BY cardinality(column1)", "SELECT min(column1) AS m, max(column1) AS x FROM n",
     ])
 
 
