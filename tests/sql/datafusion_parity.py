@@ -30,6 +30,7 @@ from typing import Iterator
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
+from slt_setups import FILE_SETUPS  # noqa: E402
 from sqllogic import SETUPS, Outcome, Record, Tally, read_slt, run_records  # noqa: E402
 
 # The files (paths under test_files, without .slt) a Python session cannot run, and why.
@@ -54,7 +55,7 @@ def _run_one(path: Path, setup: str, out: Path, searched: bool) -> None:
     where one fits, if ``searched``); pickle the outcomes."""
     records = read_slt(path)
     with tempfile.TemporaryDirectory() as tmp:
-        outcomes = run_records(records, setup, Path(tmp) / "db", searched)
+        outcomes = run_records(records, setup, Path(tmp) / "db", searched, FILE_SETUPS.get(path.stem))
     out.write_bytes(pickle.dumps(outcomes))
 
 

@@ -247,11 +247,16 @@ def session() -> datafusion.SessionContext:
     return datafusion.SessionContext(config)
 
 
-def runner(setup: str, directory: Path | None = None, searched: bool = False) -> tuple[Callable[[str], Any], Any]:
+def runner(setup: str, directory: Path | None = None, searched: bool = False,
+           prepare: Callable[[datafusion.SessionContext], datafusion.SessionContext] | None = None,
+           ) -> tuple[Callable[[str], Any], Any]:
     """The function that runs SQL in ``setup`` and what keeps it alive (the database). The
     reference is DataFusion's own session; where searches are added to records it has the
-    project's functions installed (``fts.install``: a search is ``fts_match`` there)."""
+    project's functions installed (``fts.install``: a search is ``fts_match`` there). Every
+    setup's session is first given to ``prepare`` (tables a file expects: slt_setups.py)."""
     ctx = session()
+    if prepare is not None:
+        ctx = prepare(ctx)
     if setup == "datafusion":
         if searched:
             fts.install(ctx)
@@ -326,12 +331,13 @@ def quote(name: str) -> str:
     return '"' + name.replace('"', '""') + '"'
 
 
-def run_records(records: list[Record], setup: str, directory: Path | None = None,
-                searched: bool = False) -> list[Outcome]:
-    """Every record's outcome in ``setup``, in order, in one fresh session; with
-    ``searched``, each query record that :func:`with_search` fits runs with its search
-    (its outcome marked ``searched``)."""
-    run, keep = runner(setup, directory, searched)
+def run_records(records: list[Record], setup: str, directory: Path | None = None, searched: bool = False,
+                prepare: Callable[[datafusion.SessionContext], datafusion.SessionContext] | None = None,
+                ) -> list[Outcome]:
+    """Every record's outcome in ``setup``, in order, in one fresh session (given to
+    ``prepare`` first); with ``searched``, each query record that :func:`with_search` fits
+    runs with its search (its outcome marked ``searched``)."""
+    run, keep = runner(setup, directory, searched, prepare)
     try:
         outcomes = []
         for record in records:
