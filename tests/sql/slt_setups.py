@@ -7,6 +7,7 @@ cannot make are listed, with the reason, in datafusion_parity.LEFT_OUT."""
 
 from __future__ import annotations
 
+import shutil
 import tempfile
 from pathlib import Path
 from typing import Callable
@@ -54,6 +55,16 @@ def _joins(ctx: datafusion.SessionContext) -> datafusion.SessionContext:
                         pa.field("c3", pa.bool_(), False)])
     ctx.register_csv("test_partition_table", str(directory), schema=schema, has_header=False)
     return _many_types(ctx)
+
+
+def _avro(ctx: datafusion.SessionContext) -> datafusion.SessionContext:
+    """``alltypes_plain_multi_files``: a directory of two copies of arrow-testing's
+    ``alltypes_plain.avro`` (read from where the runner starts, as the file's records are)."""
+    directory = Path(tempfile.mkdtemp(prefix="slt_avro_"))
+    for copy in ("alltypes_plain1.avro", "alltypes_plain2.avro"):
+        shutil.copy("../../testing/data/avro/alltypes_plain.avro", directory / copy)
+    ctx.register_avro("alltypes_plain_multi_files", str(directory))
+    return ctx
 
 
 def _map(ctx: datafusion.SessionContext) -> datafusion.SessionContext:
@@ -124,6 +135,7 @@ def _strict_schema(ctx: datafusion.SessionContext) -> datafusion.SessionContext:
 FILE_SETUPS: dict[str, Setup] = {
     "information_schema_columns": _many_types,
     "joins": _joins,
+    "avro": _avro,
     "map": _map,
     "metadata": _metadata,
     "arrow_field": _metadata,
