@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from sqllogic import Outcome, Record, Tally, compare, parse_slt, run_records
+from sqllogic import Outcome, Record, Tally, compare, parse_slt, read_slt, run_records
 
 PARITY = Path(__file__).parent / "parity"
 FILES = sorted(PARITY.glob("*.slt"))
@@ -20,15 +20,21 @@ FILES = sorted(PARITY.glob("*.slt"))
 @pytest.mark.parametrize("searched", [False, True], ids=["as written", "with a search added"])
 @pytest.mark.parametrize("setup", ["memory", "directory"])
 @pytest.mark.parametrize("path", FILES, ids=[p.stem for p in FILES])
-def test_records_answer_as_datafusion_answers(path: Path, setup: str, searched: bool, tmp_path: Path) -> None:
+def test_records_answer_as_datafusion_answers(path: Path, setup: str, searched: bool, tmp_path: Path,
+                                             monkeypatch: pytest.MonkeyPatch) -> None:
     """Every record as written; then each query that fits with a MATCH added to its WHERE,
-    against DataFusion with fts_match there (sqllogic.with_search)."""
-    records = parse_slt(path.read_text())
+    against DataFusion with fts_match there (sqllogic.with_search). Each run starts in a
+    directory of its own, where a file's relative paths (COPY, external tables) lead."""
+    records = read_slt(path)
     assert records, f"{path.name} holds no record"
+    for run in ("reference", setup):
+        (tmp_path / run).mkdir()
+    monkeypatch.chdir(tmp_path / "reference")
     reference = run_records(records, "datafusion", searched=searched)
     assert sum(o.error is None for o in reference) > len(records) // 2, "the reference itself fails"
     if searched:
         assert sum(o.searched for o in reference) >= 5, "too few records took a search"
+    monkeypatch.chdir(tmp_path / setup)
     tally = Tally()
     tally.add(path.stem, records, reference, run_records(records, setup, tmp_path / "db", searched=searched))
     cases = [f"{record.line}: {' '.join(record.sql.split())[:100]}\n    DataFusion: {ref.describe()}\n    {setup}: {out.describe()}"
