@@ -106,7 +106,8 @@ def conform(batches: Iterator[pa.RecordBatch], source: pa.Schema, target: pa.Sch
         src, dst = source.field(name).type, target.field(name).type
         if src != dst and not pa.types.is_null(src):
             try:
-                _stored_as(pa.nulls(0, src), dst)  # (pa.array([], src) has no converter for some: a dictionary of dictionaries)
+                # (pa.array([], src) has no converter for some types: a dictionary of dictionaries)
+                _stored_as(pa.nulls(0, src), dst)
             except (pa.ArrowInvalid, pa.ArrowNotImplementedError) as exc:
                 raise InvalidArgument(f"column {name!r}: cannot store {src} as {dst}") from exc
     rows = 0

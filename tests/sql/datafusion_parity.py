@@ -50,7 +50,9 @@ PARTIAL = {
 }
 TIMEOUT_S = 900
 # The differences that are not wrong answers: listed in the report, their outputs not shown.
-_LISTED = ("rounding", "layout", "plan", "functions")
+_LISTED = ("rounding", "layout", "plan", "functions", "varies")
+# The reference run a second time: a difference DataFusion's own two runs show too is its own.
+AGAIN = "datafusion again"
 
 
 def test_files(root: Path) -> list[str]:
@@ -78,7 +80,7 @@ def _run_file(root: Path, name: str, searched: bool = False) -> tuple[list[Recor
     results: dict[str, list[Outcome]] = {}
     scratch = root / "scratch" / path.stem
     start = time.perf_counter()
-    for setup in SETUPS:
+    for run, setup in (*((s, s) for s in SETUPS), (AGAIN, "datafusion")):
         shutil.rmtree(scratch, ignore_errors=True)
         scratch.mkdir(parents=True)
         with tempfile.NamedTemporaryFile(suffix=".pickle") as out:
@@ -88,10 +90,10 @@ def _run_file(root: Path, name: str, searched: bool = False) -> tuple[list[Recor
             )
             if done.returncode != 0 or not Path(out.name).stat().st_size:
                 crash = (done.stderr or "").strip().splitlines()[-1:] or [f"exit {done.returncode}"]
-                results[setup] = [Outcome(error=f"the process died: {crash[0]}")] * len(records)
-                print(f"{path.stem}: the {setup} process died: {crash[0]}", file=sys.stderr, flush=True)
+                results[run] = [Outcome(error=f"the process died: {crash[0]}")] * len(records)
+                print(f"{path.stem}: the {run} process died: {crash[0]}", file=sys.stderr, flush=True)
             else:
-                results[setup] = pickle.loads(Path(out.name).read_bytes())
+                results[run] = pickle.loads(Path(out.name).read_bytes())
     shutil.rmtree(scratch, ignore_errors=True)
     return records, results, time.perf_counter() - start
 
@@ -100,37 +102,51 @@ def _percent(n: int, total: int) -> str:
     return f"{100 * n / total:.2f} %" if total else "-"
 
 
-def report(tallies: dict[str, Tally], per_file: dict[str, dict[str, Tally]], source: str) -> str:
+def report(tallies: dict[str, Tally], per_file: dict[str, dict[str, Tally]], about: str) -> str:
     lines = [
         "# DataFusion's sqllogictest files through `db.sql`",
         "",
-        "Written by `tests/sql/datafusion_parity.py` (issue 31). Every record of DataFusion's own",
-        f"sqllogictest files ({source}) runs in order on a plain `SessionContext` (`ctx.sql`,",
-        "the reference) and through `db.sql` on `connect(ctx=ctx)` in memory and on a database",
-        "directory; each outcome is compared with DataFusion's: the same column names, Arrow",
+        "Written by `tests/sql/datafusion_parity.py` (issues 31 and 41). Every record of DataFusion's",
+        f"own sqllogictest files ({len(per_file)} files: every `.slt` file under `test_files`, subdirectories",
+        "and `include`d parts too, but those left out below) runs in order on a plain `SessionContext`",
+        "(`ctx.sql`, the reference) and through `db.sql` on `connect(ctx=ctx)` in memory and on a",
+        "database directory; each outcome is compared with DataFusion's: the same column names, Arrow",
         "types and values is *identical* (two errors are too), an error where DataFusion answers",
         "is *error*, an answer DataFusion does not give is *different*: a silent wrong answer.",
         "Four differences are counted apart: *rounding* (floats apart in their last bits, an",
         "aggregate summed in another order over another split of the same rows), *layout* (an",
         "EXPLAIN that differs only in how an in-memory table's rows are split into partitions",
         "and batches: `partition_sizes=[1]` where DataFusion's table holds `[2]`), *plan*",
-        "(EXPLAIN of a statement reading a managed table, whose plan reads the table's parts)",
-        "and *functions* (`SHOW FUNCTIONS` listing, beside DataFusion's rows, only the project's",
-        "own functions, which `connect` registers in the session).",
+        "(EXPLAIN of a statement reading a managed table, whose plan reads the table's parts or",
+        "chooses otherwise from its statistics, and EXPLAIN ANALYZE, whose timings differ from run",
+        "to run on DataFusion alone) and *functions* (`SHOW FUNCTIONS` listing, beside DataFusion's",
+        "rows, only the project's own functions, which `connect` registers in the session).",
+        "Each file's reference runs twice: a difference of these kinds that DataFusion's own two runs",
+        "show too is counted as *varies* (EXPLAIN ANALYZE's timings, a float sum in another order).",
         "Why the others differ: docs/design.md, \"Known limitations and debts\" (\"Managed tables to",
-        "plain SQL\"). The files are DataFusion's (pydantic/datafusion, which tracks",
-        "apache/datafusion), with apache/arrow-testing's and apache/parquet-testing's data beside them.",
+        f"plain SQL\"). The files: {about}",
         "",
-        "| setup | records | identical | error | **different** | rounding | layout | plan | functions | of the records DataFusion answers: identical |",
-        "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |",
+        "Tables, a catalog and a function DataFusion's Rust runner registers for some files are made",
+        "with DataFusion's Python API (`tests/sql/slt_setups.py`: " + ", ".join(sorted(FILE_SETUPS)) + ").",
+        "Left out, as no Python session can run them:",
+        "",
+        *(f"- `{name}`: {why}" for name, why in LEFT_OUT.items()),
+        "",
+        "Run without a part of the runner's setup (the same on every side):",
+        "",
+        *(f"- `{name}`: {what}" for name, what in PARTIAL.items()),
+        "",
+        "| setup | records | identical | error | **different** | rounding | layout | plan | functions | varies "
+        "| of the records DataFusion answers alike twice: identical | of those it answers: identical |",
+        "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |",
     ]
     for setup, tally in tallies.items():
-        total = sum(tally.counts.values())
-        answered = sum(tally.answered.values())
+        c, total, answered = tally.counts, sum(tally.counts.values()), sum(tally.answered.values())
+        alike = total - c["varies"]
         lines.append(
-            f"| {setup} | {total:,} | {tally.counts['identical']:,} ({_percent(tally.counts['identical'], total)}) "
-            f"| {tally.counts['error']:,} | **{tally.counts['different']:,}** | {tally.counts['rounding']:,} "
-            f"| {tally.counts['layout']:,} | {tally.counts['plan']:,} | {tally.counts['functions']:,} "
+            f"| {setup} | {total:,} | {c['identical']:,} ({_percent(c['identical'], total)}) | {c['error']:,} "
+            f"| **{c['different']:,}** | {c['rounding']:,} | {c['layout']:,} | {c['plan']:,} | {c['functions']:,} "
+            f"| {c['varies']:,} | {c['identical']:,} of {alike:,} ({_percent(c['identical'], alike)}) "
             f"| {tally.answered['identical']:,} of {answered:,} ({_percent(tally.answered['identical'], answered)}) |"
         )
     lines += ["", "## Per file", "", "| file | records | " + " | ".join(f"{s}: error / different" for s in tallies) + " |",
@@ -182,6 +198,7 @@ def main() -> None:
     parser.add_argument("--jobs", type=int, default=2)
     parser.add_argument("--store", type=Path, help="a directory keeping each file's outcomes")
     parser.add_argument("--stored", action="store_true", help="report from --store's outcomes, running nothing")
+    parser.add_argument("--about", default="DataFusion's", help="where the files came from, for the report")
     parser.add_argument("--one", nargs=3, metavar=("FILE", "SETUP", "OUT"), help=argparse.SUPPRESS)
     parser.add_argument("--searched", action="store_true", help=argparse.SUPPRESS)
     args = parser.parse_args()
@@ -198,9 +215,9 @@ def main() -> None:
     for name, records, results in _results(root, names, args.jobs, args.store, args.stored, False):
         per_file[name] = {}
         for setup in SETUPS[1:]:
-            tallies[setup].add(name, records, results["datafusion"], results[setup])
+            tallies[setup].add(name, records, results["datafusion"], results[setup], results.get(AGAIN))
             one = per_file[name][setup] = Tally()
-            one.add(name, records, results["datafusion"], results[setup])
+            one.add(name, records, results["datafusion"], results[setup], results.get(AGAIN))
         print(f"{name}: " + ", ".join(f"{s} {dict(per_file[name][s].counts)}" for s in SETUPS[1:]), flush=True)
     # The same files again, each query record that fits with a search added (with_search).
     searched = {setup: Tally() for setup in SETUPS[1:]}
@@ -208,14 +225,15 @@ def main() -> None:
         keep = [i for i, o in enumerate(results["datafusion"]) if o.searched]
         for setup in SETUPS[1:]:
             searched[setup].add(name, [records[i] for i in keep], [results["datafusion"][i] for i in keep],
-                                [results[setup][i] for i in keep])
+                                [results[setup][i] for i in keep],
+                                [results[AGAIN][i] for i in keep] if AGAIN in results else None)
     for label, group in (("", tallies), ("with a search added: ", searched)):
         for setup, tally in group.items():
             total = sum(tally.counts.values())
             print(f"{label}{setup}: {total} records: {dict(tally.counts)}; answered by DataFusion: {dict(tally.answered)}")
     print(f"{time.perf_counter() - start:.0f} s")
     if args.report:
-        args.report.write_text(report(tallies, per_file, f"{len(names)} files") + searched_report(searched))
+        args.report.write_text(report(tallies, per_file, args.about) + searched_report(searched))
 
 
 def searched_report(tallies: dict[str, Tally]) -> str:
@@ -230,13 +248,13 @@ def searched_report(tallies: dict[str, Tally]) -> str:
         "word of the column's least value: the search and DataFusion's part of the statement",
         "combine as DataFusion's own filter would.",
         "",
-        "| setup | records | identical | error | **different** | rounding | layout | plan | functions |",
-        "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |",
+        "| setup | records | identical | error | **different** | rounding | layout | plan | functions | varies |",
+        "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |",
     ]
     for setup, tally in tallies.items():
         c = tally.counts
         lines.append(f"| {setup} | {sum(c.values()):,} | {c['identical']:,} | {c['error']:,} | **{c['different']:,}** "
-                     f"| {c['rounding']:,} | {c['layout']:,} | {c['plan']:,} | {c['functions']:,} |")
+                     f"| {c['rounding']:,} | {c['layout']:,} | {c['plan']:,} | {c['functions']:,} | {c['varies']:,} |")
     for setup, tally in tallies.items():
         for name, record, ref, out, verdict in tally.cases:
             if verdict in _LISTED:

@@ -350,6 +350,10 @@ def run_records(records: list[Record], setup: str, directory: Path | None = None
         del keep
 
 
+# The differences that are not wrong answers and may be DataFusion's own run-to-run variation.
+_ARBITRARY = frozenset({"rounding", "layout", "plan"})
+
+
 @dataclass
 class Tally:
     """Counts of one setup over some records, and the records that were not identical."""
@@ -358,13 +362,20 @@ class Tally:
     answered: Counter = field(default_factory=Counter)  # (records DataFusion answers)
     cases: list[tuple[str, Record, Outcome, Outcome, str]] = field(default_factory=list)
 
-    def add(self, name: str, records: list[Record], reference: list[Outcome], other: list[Outcome]) -> None:
+    def add(self, name: str, records: list[Record], reference: list[Outcome], other: list[Outcome],
+            again: list[Outcome] | None = None) -> None:
+        """Count ``other``'s outcomes against ``reference``'s. With ``again`` (DataFusion's
+        second run of the same records), a difference that is not a wrong answer (rounding,
+        layout, plan) where DataFusion's own two runs differ too is ``varies``: DataFusion's
+        answer is not one answer there (EXPLAIN ANALYZE's timings, a parallel float sum)."""
         created: set[str] = set()
-        for record, ref, out in zip(records, reference, other):
+        for i, (record, ref, out) in enumerate(zip(records, reference, other)):
             made = _CREATED.match(record.sql)
             if made is not None:
                 created.add(made.group(1).lower())
             verdict = compare(record, ref, out, frozenset(created))
+            if again is not None and verdict in _ARBITRARY and compare(record, ref, again[i]) != "identical":
+                verdict = "varies"
             self.counts[verdict] += 1
             if ref.error is None:
                 self.answered[verdict] += 1

@@ -81,6 +81,22 @@ def test_the_comparison_tells_a_silent_difference_from_an_error() -> None:
     assert compare(_record("SHOW FUNCTIONS"), with_ours, listed) == "different"  # (a row missing)
 
 
+def test_what_datafusion_answers_otherwise_in_two_runs_varies_and_no_wrong_answer_does() -> None:
+    """A listed difference (here a plan) where DataFusion's own second run differs too is
+    ``varies``; a silent difference stays ``different`` whatever DataFusion's runs do."""
+    record = _record("EXPLAIN ANALYZE SELECT 1")
+    timed = Outcome(("plan",), ("string",), (("elapsed=1ms",),))
+    again, ours = Outcome(("plan",), ("string",), (("elapsed=2ms",),)), Outcome(("plan",), ("string",), (("elapsed=3ms",),))
+    tally = Tally()
+    tally.add("t", [record, record], [timed, timed], [ours, ours], [again, timed])
+    assert tally.counts == {"varies": 1, "plan": 1}
+    values = _record("SELECT a FROM t")
+    tally = Tally()
+    tally.add("t", [values], [Outcome(("a",), ("int64",), (("1",),))], [Outcome(("a",), ("int64",), (("2",),))],
+              [Outcome(("a",), ("int64",), (("3",),))])
+    assert tally.counts == {"different": 1}
+
+
 def test_records_are_read_as_sqllogictest_writes_them() -> None:
     text = """# a comment
 statement ok

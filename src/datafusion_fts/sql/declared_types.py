@@ -13,8 +13,9 @@ from ..storage.files.manifest import STORED_AS_BYTES
 
 def as_declared(values: pa.Array | pa.ChunkedArray, declared: pa.DataType) -> pa.Array | pa.ChunkedArray:
     """``values`` as ``declared``: a dictionary or run-end-encoded column is encoded and a
-    list view made (Arrow's cast makes none of them of plain values), any other type cast, and nested fields named as declared
-    (a list read from Parquet names its items ``element``, DataFusion's ``item``)."""
+    list view made (Arrow's cast makes none of them of plain values), any other type cast,
+    and nested fields named as declared (a list read from Parquet names its items
+    ``element``, DataFusion's ``item``)."""
     if pa.types.is_dictionary(declared) and not pa.types.is_dictionary(values.type):
         values = pc.dictionary_encode(values.cast(declared.value_type))
     if pa.types.is_run_end_encoded(declared) and not pa.types.is_run_end_encoded(values.type):
