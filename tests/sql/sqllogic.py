@@ -28,7 +28,7 @@ import re
 from collections import Counter
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any, Callable, Sequence
 
 import datafusion
 import pyarrow as pa
@@ -363,18 +363,21 @@ class Tally:
     cases: list[tuple[str, Record, Outcome, Outcome, str]] = field(default_factory=list)
 
     def add(self, name: str, records: list[Record], reference: list[Outcome], other: list[Outcome],
-            again: list[Outcome] | None = None) -> None:
+            again: Sequence[list[Outcome]] = ()) -> None:
         """Count ``other``'s outcomes against ``reference``'s. With ``again`` (DataFusion's
-        second run of the same records), a difference that is not a wrong answer (rounding,
-        layout, plan) where DataFusion's own two runs differ too is ``varies``: DataFusion's
-        answer is not one answer there (EXPLAIN ANALYZE's timings, a parallel float sum)."""
+        further runs of the same records), where DataFusion's own runs answer otherwise, a
+        difference that is not a wrong answer (rounding, layout, plan), or an answer one of
+        DataFusion's runs gave, is ``varies``: DataFusion's answer is not one answer there
+        (EXPLAIN ANALYZE's timings, a parallel float sum, a hash set's order per process)."""
         created: set[str] = set()
         for i, (record, ref, out) in enumerate(zip(records, reference, other)):
             made = _CREATED.match(record.sql)
             if made is not None:
                 created.add(made.group(1).lower())
             verdict = compare(record, ref, out, frozenset(created))
-            if again is not None and verdict in _ARBITRARY and compare(record, ref, again[i]) != "identical":
+            runs = [ref, *(run[i] for run in again)]
+            if verdict in _ARBITRARY | {"different"} and any(compare(record, ref, r) != "identical" for r in runs) and (
+                    verdict != "different" or any(compare(record, r, out) == "identical" for r in runs)):
                 verdict = "varies"
             self.counts[verdict] += 1
             if ref.error is None:
