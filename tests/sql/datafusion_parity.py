@@ -165,7 +165,7 @@ def report(tallies: dict[str, Tally], per_file: dict[str, dict[str, Tally]], abo
         *(f"- `{name}`: {what}" for name, what in PARTIAL.items()),
         "",
         "| setup | records | identical | error | **different** | rounding | layout | plan | functions | varies "
-        "| of the records DataFusion answers alike twice: identical | of those it answers: identical |",
+        "| of the records DataFusion answers alike in each run: identical | of those it answers: identical |",
         "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |",
     ]
     for setup, tally in tallies.items():
