@@ -8,7 +8,9 @@ import threading
 from pathlib import Path
 from typing import Any, Iterator, TypeVar
 
+import numpy as np
 import pyarrow as pa
+import pyarrow.compute as pc
 
 from .errors import InvalidArgument
 from .storage.files.manifest import ROWID, STORED_AS_BYTES
@@ -61,8 +63,12 @@ def stored_type(t: pa.DataType) -> pa.DataType:
     """The type a column SQL declared as ``t`` is stored as: a view type as its plain form
     (Parquet has no view types; DataFusion reads the plain ones back as the views), a
     dictionary as its values (Arrow's Parquet writer refuses a dictionary holding a null;
-    DataFusion reads the values back as the dictionary declared)."""
+    DataFusion reads the values back as the dictionary declared), a run-end-encoded
+    column as its values (Parquet has no such type; they are encoded again when read,
+    sql/declared_types.py)."""
     if pa.types.is_dictionary(t):
+        return stored_type(t.value_type)
+    if pa.types.is_run_end_encoded(t):
         return stored_type(t.value_type)
     if pa.types.is_string_view(t):
         return pa.string()
@@ -100,7 +106,8 @@ def conform(batches: Iterator[pa.RecordBatch], source: pa.Schema, target: pa.Sch
         src, dst = source.field(name).type, target.field(name).type
         if src != dst and not pa.types.is_null(src):
             try:
-                _stored_as(pa.array([], src), dst)
+                # (pa.array([], src) has no converter for some types: a dictionary of dictionaries)
+                _stored_as(pa.nulls(0, src), dst)
             except (pa.ArrowInvalid, pa.ArrowNotImplementedError) as exc:
                 raise InvalidArgument(f"column {name!r}: cannot store {src} as {dst}") from exc
     rows = 0
@@ -120,9 +127,26 @@ def conform(batches: Iterator[pa.RecordBatch], source: pa.Schema, target: pa.Sch
 def _stored_as(column: pa.Array, stored: pa.DataType) -> pa.Array:
     """``column`` as the type it is stored as (:func:`stored_type`): cast, or an
     interval's bytes as they are."""
+    if column.type == stored:  # (a cast to its own type is not a no-op: it loses a list of nulls' items)
+        return column
     if STORED_AS_BYTES.get(column.type) == stored:
         return column.view(stored)
+    if pa.types.is_run_end_encoded(column.type):  # (Arrow's cast has no kernel from one)
+        column = pc.run_end_decode(column)
+    if pa.types.is_list_view(column.type) or pa.types.is_large_list_view(column.type):
+        column = _as_list(column)
     return column.cast(stored)
+
+
+def _as_list(column: pa.Array) -> pa.Array:
+    """A list view as the list of the same values. (Arrow's cast took the offsets of
+    DataFusion's list views, one per row, as a list's, which need one more.)"""
+    large = pa.types.is_large_list_view(column.type)
+    sizes = pc.fill_null(pc.list_value_length(column), 0).to_numpy()
+    offsets = pa.array(np.concatenate([[0], np.cumsum(sizes)]), pa.int64() if large else pa.int32())
+    made = pa.large_list(column.type.value_field) if large else pa.list_(column.type.value_field)
+    return (pa.LargeListArray if large else pa.ListArray).from_arrays(
+        offsets, pc.list_flatten(column), type=made, mask=column.is_null())
 
 
 def _check_text(column: pa.Array, name: str, first_row: int) -> None:

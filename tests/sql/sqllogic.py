@@ -26,9 +26,9 @@ import functools
 import math
 import re
 from collections import Counter
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any, Callable, Sequence
 
 import datafusion
 import pyarrow as pa
@@ -40,6 +40,7 @@ SETUPS = ("datafusion", "memory", "directory")
 _HEADER = re.compile(r"^(statement|query)\b(.*)$")
 _ORDER_BY = re.compile(r"\border\s+by\b", re.IGNORECASE)
 _WORD = re.compile(r"\w+")
+_ANALYZE = re.compile(r"\s*explain\s*(?:\(\s*)?analyze\b", re.IGNORECASE)  # (EXPLAIN ANALYZE, EXPLAIN (ANALYZE, ...))
 # The table a CREATE TABLE makes (a managed table in db.sql's setups).
 _CREATED = re.compile(r"^\s*create\s+(?:or\s+replace\s+)?(?:unbounded\s+)?table\s+(?:if\s+not\s+exists\s+)?\"?(\w+)",
                       re.IGNORECASE)
@@ -53,11 +54,27 @@ class Record:
     kind: str  # "statement" or "query"
     sql: str
     sort: bool  # the record asks for its rows to be compared sorted (rowsort, valuesort)
+    part: str = ""  # the file it was included from (``include``), if not the file itself
+
+    def where(self, name: str) -> str:
+        """Where the record is written: ``name.slt:line``, or the included part's line."""
+        return f"{name}.slt > {self.part}:{self.line}" if self.part else f"{name}.slt:{self.line}"
 
 
-def parse_slt(text: str) -> list[Record]:
-    """The records of a ``.slt`` file's ``text``, in order. Records conditioned on another
-    engine (``onlyif x``, ``skipif datafusion``) are left out; ``halt`` ends the file."""
+def read_slt(path: Path) -> list[Record]:
+    """The records of the ``.slt`` file at ``path``, with those of the files its ``include``
+    lines name (a glob relative to its directory, in name order, as sqllogictest reads them)."""
+    def include(pattern: str) -> list[Record]:
+        return [record if record.part else replace(record, part=part.name)
+                for part in sorted(path.parent.glob(pattern)) for record in read_slt(part)]
+
+    return parse_slt(path.read_text(), include)
+
+
+def parse_slt(text: str, include: Callable[[str], list[Record]] | None = None) -> list[Record]:
+    """The records of a ``.slt`` file's ``text``, in order (an ``include`` line's from
+    ``include``). Records conditioned on another engine (``onlyif x``, ``skipif
+    datafusion``) are left out; ``halt`` ends the file."""
     lines = text.split("\n")
     records: list[Record] = []
     i, skip = 0, False
@@ -70,6 +87,8 @@ def parse_slt(text: str) -> list[Record]:
             skip = skip or stripped.split()[1] == "datafusion"
         elif stripped == "halt":
             break
+        elif stripped.startswith("include ") and include is not None:
+            records.extend(include(stripped.split(maxsplit=1)[1]))
         header = _HEADER.match(line)
         if header is None:
             i += 1
@@ -123,10 +142,10 @@ def _value(value: Any) -> str:
 
 def _values(column: pa.ChunkedArray) -> list[str]:
     """A column's values as compared; types pyarrow cannot turn into Python values
-    (some extension types) by their printed form, row by row."""
+    (some extension types, dates past Python's, odd decimals) by their printed form, row by row."""
     try:
         return [_value(v) for v in column.to_pylist()]
-    except (KeyError, ValueError, NotImplementedError, pa.ArrowException):
+    except (KeyError, ValueError, ArithmeticError, NotImplementedError, pa.ArrowException):
         return [str(column.slice(i, 1)) for i in range(len(column))]
 
 
@@ -192,7 +211,7 @@ def compare(record: Record, reference: Outcome, other: Outcome, managed: frozens
     if explain and (
             any("__fts_" in v for row in other.rows for v in row)
             or set(_WORD.findall(record.sql.lower())) & managed
-            or record.sql.lstrip().lower().startswith("explain analyze")):
+            or _ANALYZE.match(record.sql)):
         return "plan"
     if _close(reference.rows if ordered else tuple(sorted(reference.rows)),
               other.rows if ordered else tuple(sorted(other.rows))):
@@ -228,11 +247,16 @@ def session() -> datafusion.SessionContext:
     return datafusion.SessionContext(config)
 
 
-def runner(setup: str, directory: Path | None = None, searched: bool = False) -> tuple[Callable[[str], Any], Any]:
+def runner(setup: str, directory: Path | None = None, searched: bool = False,
+           prepare: Callable[[datafusion.SessionContext], datafusion.SessionContext] | None = None,
+           ) -> tuple[Callable[[str], Any], Any]:
     """The function that runs SQL in ``setup`` and what keeps it alive (the database). The
     reference is DataFusion's own session; where searches are added to records it has the
-    project's functions installed (``fts.install``: a search is ``fts_match`` there)."""
+    project's functions installed (``fts.install``: a search is ``fts_match`` there). Every
+    setup's session is first given to ``prepare`` (tables a file expects: slt_setups.py)."""
     ctx = session()
+    if prepare is not None:
+        ctx = prepare(ctx)
     if setup == "datafusion":
         if searched:
             fts.install(ctx)
@@ -307,12 +331,13 @@ def quote(name: str) -> str:
     return '"' + name.replace('"', '""') + '"'
 
 
-def run_records(records: list[Record], setup: str, directory: Path | None = None,
-                searched: bool = False) -> list[Outcome]:
-    """Every record's outcome in ``setup``, in order, in one fresh session; with
-    ``searched``, each query record that :func:`with_search` fits runs with its search
-    (its outcome marked ``searched``)."""
-    run, keep = runner(setup, directory, searched)
+def run_records(records: list[Record], setup: str, directory: Path | None = None, searched: bool = False,
+                prepare: Callable[[datafusion.SessionContext], datafusion.SessionContext] | None = None,
+                ) -> list[Outcome]:
+    """Every record's outcome in ``setup``, in order, in one fresh session (given to
+    ``prepare`` first); with ``searched``, each query record that :func:`with_search` fits
+    runs with its search (its outcome marked ``searched``)."""
+    run, keep = runner(setup, directory, searched, prepare)
     try:
         outcomes = []
         for record in records:
@@ -325,6 +350,10 @@ def run_records(records: list[Record], setup: str, directory: Path | None = None
         del keep
 
 
+# The differences that are not wrong answers and may be DataFusion's own run-to-run variation.
+_ARBITRARY = frozenset({"rounding", "layout", "plan"})
+
+
 @dataclass
 class Tally:
     """Counts of one setup over some records, and the records that were not identical."""
@@ -333,13 +362,23 @@ class Tally:
     answered: Counter = field(default_factory=Counter)  # (records DataFusion answers)
     cases: list[tuple[str, Record, Outcome, Outcome, str]] = field(default_factory=list)
 
-    def add(self, name: str, records: list[Record], reference: list[Outcome], other: list[Outcome]) -> None:
+    def add(self, name: str, records: list[Record], reference: list[Outcome], other: list[Outcome],
+            again: Sequence[list[Outcome]] = ()) -> None:
+        """Count ``other``'s outcomes against ``reference``'s. With ``again`` (DataFusion's
+        further runs of the same records), where DataFusion's own runs answer otherwise, a
+        difference that is not a wrong answer (rounding, layout, plan), or an answer one of
+        DataFusion's runs gave, is ``varies``: DataFusion's answer is not one answer there
+        (EXPLAIN ANALYZE's timings, a parallel float sum, a hash set's order per process)."""
         created: set[str] = set()
-        for record, ref, out in zip(records, reference, other):
+        for i, (record, ref, out) in enumerate(zip(records, reference, other)):
             made = _CREATED.match(record.sql)
             if made is not None:
                 created.add(made.group(1).lower())
             verdict = compare(record, ref, out, frozenset(created))
+            runs = [ref, *(run[i] for run in again)]
+            if verdict in _ARBITRARY | {"different"} and any(compare(record, ref, r) != "identical" for r in runs) and (
+                    verdict != "different" or any(compare(record, r, out) == "identical" for r in runs)):
+                verdict = "varies"
             self.counts[verdict] += 1
             if ref.error is None:
                 self.answered[verdict] += 1

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from sqllogic import Outcome, Record, Tally, compare, parse_slt, run_records
+from sqllogic import Outcome, Record, Tally, compare, parse_slt, read_slt, run_records
 
 PARITY = Path(__file__).parent / "parity"
 FILES = sorted(PARITY.glob("*.slt"))
@@ -20,15 +20,21 @@ FILES = sorted(PARITY.glob("*.slt"))
 @pytest.mark.parametrize("searched", [False, True], ids=["as written", "with a search added"])
 @pytest.mark.parametrize("setup", ["memory", "directory"])
 @pytest.mark.parametrize("path", FILES, ids=[p.stem for p in FILES])
-def test_records_answer_as_datafusion_answers(path: Path, setup: str, searched: bool, tmp_path: Path) -> None:
+def test_records_answer_as_datafusion_answers(path: Path, setup: str, searched: bool, tmp_path: Path,
+                                             monkeypatch: pytest.MonkeyPatch) -> None:
     """Every record as written; then each query that fits with a MATCH added to its WHERE,
-    against DataFusion with fts_match there (sqllogic.with_search)."""
-    records = parse_slt(path.read_text())
+    against DataFusion with fts_match there (sqllogic.with_search). Each run starts in a
+    directory of its own, where a file's relative paths (COPY, external tables) lead."""
+    records = read_slt(path)
     assert records, f"{path.name} holds no record"
+    for run in ("reference", setup):
+        (tmp_path / run).mkdir()
+    monkeypatch.chdir(tmp_path / "reference")
     reference = run_records(records, "datafusion", searched=searched)
     assert sum(o.error is None for o in reference) > len(records) // 2, "the reference itself fails"
     if searched:
         assert sum(o.searched for o in reference) >= 5, "too few records took a search"
+    monkeypatch.chdir(tmp_path / setup)
     tally = Tally()
     tally.add(path.stem, records, reference, run_records(records, setup, tmp_path / "db", searched=searched))
     cases = [f"{record.line}: {' '.join(record.sql.split())[:100]}\n    DataFusion: {ref.describe()}\n    {setup}: {out.describe()}"
@@ -73,6 +79,29 @@ def test_the_comparison_tells_a_silent_difference_from_an_error() -> None:
     assert compare(_record("SHOW FUNCTIONS"), listed, Outcome(listed.names, listed.types, (
         *listed.rows, ("'nonesuch'", "'SCALAR'")))) == "different"  # (not one of ours)
     assert compare(_record("SHOW FUNCTIONS"), with_ours, listed) == "different"  # (a row missing)
+
+
+def test_what_datafusion_answers_otherwise_from_run_to_run_varies_and_no_wrong_answer_does() -> None:
+    """A listed difference (here a plan) where DataFusion's own runs differ too is
+    ``varies``; so is an answer one of DataFusion's runs gave where they differ (a hash
+    set's order). An answer none gave stays ``different``, whatever DataFusion's runs do."""
+    record = _record("EXPLAIN ANALYZE SELECT 1")
+    timed = Outcome(("plan",), ("string",), (("elapsed=1ms",),))
+    again, ours = Outcome(("plan",), ("string",), (("elapsed=2ms",),)), Outcome(("plan",), ("string",), (("elapsed=3ms",),))
+    tally = Tally()
+    tally.add("t", [record, record], [timed, timed], [ours, ours], [[again, timed]])
+    assert tally.counts == {"varies": 1, "plan": 1}
+
+    def listed(*values: str) -> Outcome:
+        return Outcome(("a",), ("list<item: int32>",), ((f"[{', '.join(values)}]",),))
+
+    query = _record("SELECT array_agg(DISTINCT id) FROM t")
+    for ours_, runs, verdict in ((listed("None", "1"), [listed("1", "None")], "different"),
+                                 (listed("None", "1"), [listed("1", "None"), listed("None", "1")], "varies"),
+                                 (listed("2"), [listed("1", "None"), listed("None", "1")], "different")):
+        tally = Tally()
+        tally.add("t", [query], [listed("1", "None")], [ours_], [[run] for run in runs])
+        assert tally.counts == {verdict: 1}, (ours_, runs)
 
 
 def test_records_are_read_as_sqllogictest_writes_them() -> None:

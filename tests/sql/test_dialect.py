@@ -356,3 +356,25 @@ def test_unterminated_string_points_at_its_opening_quote():
         parse_sql(sql)
     err = info.value
     assert (err.line, err.column) == (3, sql.split("\n")[2].index("'") + 1)
+
+
+def test_a_known_function_with_arguments_sqlglot_does_not_take_is_datafusions_to_check() -> None:
+    """datetime/dates.slt:379 with a search added (issue 41): sqlglot refused ``to_date``
+    with five formats ("greater than the maximum number of supported arguments"), which
+    DataFusion takes; the call is kept as written, and the search answers as DataFusion's
+    own filter does."""
+    import datafusion
+
+    import datafusion_fts as fts
+
+    call = "to_date(ts, '%Y-%m-%d %H/%M/%S%#z', '%s', '%q', '%d-%m-%Y %H:%M:%S%#z', '%+')"
+    node = one(f"SELECT {call} AS d FROM t WHERE MATCH(body, 'alpha')").find(exp.Anonymous)
+    assert node is not None and node.name == "to_date" and len(node.expressions) == 6
+    rows = "VALUES ('2020-09-08 12/00/00+00:00', 'alpha'), ('2020-09-09', 'beta')"
+    db = fts.connect()
+    db.sql(f"CREATE TABLE t (ts VARCHAR, body VARCHAR) AS {rows}")
+    db.sql("CREATE FULLTEXT INDEX ON t (body)")
+    plain = datafusion.SessionContext()
+    plain.sql(f"CREATE TABLE t (ts VARCHAR, body VARCHAR) AS {rows}").collect()
+    assert (db.sql(f"SELECT {call} AS d FROM t WHERE MATCH(body, 'alpha')").to_arrow_table()
+            == plain.sql(f"SELECT {call} AS d FROM t WHERE body = 'alpha'").to_arrow_table())

@@ -88,3 +88,28 @@ def test_a_definition_reads_in_the_dialect_it_was_written_in() -> None:
         db.sql(sql).to_arrow_table()
     query = "SELECT c1['r'] AS r, arrow_typeof(c2) AS t FROM t ORDER BY r"
     assert db.sql(query).to_arrow_table() == plain.sql(query).to_arrow_table()
+
+
+def test_a_schema_the_session_had_before_connect_is_read_as_datafusion_reads_it(tmp_path) -> None:
+    """cte.slt (issue 41; DataFusion's runner registers ``strict_schema`` first): a schema
+    of the session's catalog was kept as Python's wrapper of it, whose table lookup,
+    called by DataFusion as it planned, panicked ("Cannot start a runtime from within a
+    runtime"); so did every statement naming one of its tables. Both setups."""
+    def session() -> datafusion.SessionContext:
+        ctx = datafusion.SessionContext()
+        inner = datafusion.catalog.Schema.memory_schema()
+        own = datafusion.SessionContext()
+        own.register_record_batches("orders", [[pa.record_batch([[1, 2]], names=["order_id"])]])
+        inner.register_table("orders", own.catalog().schema().table("orders"))
+        ctx.catalog().register_schema("strict_schema", inner)
+        ctx.register_record_batches("kept", [[pa.record_batch([[3]], names=["x"])]])
+        return ctx
+
+    statements = ["SELECT * FROM strict_schema.orders ORDER BY order_id", "SELECT * FROM kept",
+                  "SET datafusion.catalog.default_schema = strict_schema",
+                  "WITH barbaz AS (SELECT * FROM orders) SELECT * FROM barbaz ORDER BY order_id"]
+    plain = session()
+    expected = [plain.sql(sql).to_arrow_table() for sql in statements]
+    for where in (None, tmp_path / "db"):
+        db = fts.connect(where, ctx=session())
+        assert [db.sql(sql).to_arrow_table() for sql in statements] == expected

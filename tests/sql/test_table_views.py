@@ -125,3 +125,22 @@ def test_the_size_setting_applies_at_once(tmp_path: Path) -> None:
         kinds.append(_table_type(db))
         assert _answers(db) == expected
     assert kinds == ["BASE TABLE", "VIEW", "BASE TABLE"]
+
+
+@pytest.mark.parametrize("where", ["memory", "directory"])
+def test_tables_are_made_after_a_runtime_setting_changed(where: str, tmp_path: Path) -> None:
+    """A ``SET datafusion.runtime.*`` turns off the making of the default catalog in the
+    session's own settings (DataFusion rebuilds the session over the catalog it holds); the
+    private sessions a held table and a keyed search result are made in, of those settings,
+    had no catalog then: CREATE TABLE failed ("failed to resolve catalog"). Answers as
+    plain DataFusion's, and a search over the keyed table groups by its key."""
+    plain = datafusion.SessionContext()
+    db = fts.connect(None if where == "memory" else tmp_path / "db", ctx=datafusion.SessionContext())
+    statements = ["SET datafusion.runtime.list_files_cache_limit = '0K'",
+                  f"{DEFINITION} AS VALUES (1, 1, 'alpha'), (2, 1, 'beta alpha'), (3, 2, 'gamma')",
+                  "INSERT INTO t VALUES (4, 2, 'alpha')", "SELECT * FROM t ORDER BY id"]
+    for sql in statements:
+        assert db.sql(sql).to_arrow_table() == plain.sql(sql).to_arrow_table(), sql
+    db.sql("CREATE FULLTEXT INDEX ON t (body)")
+    grouped = db.sql("SELECT id, grp, body FROM t WHERE MATCH(body, 'alpha') GROUP BY id ORDER BY id").to_pylist()
+    assert grouped == plain.sql("SELECT id, grp, body FROM t WHERE body LIKE '%alpha%' ORDER BY id").to_pylist()

@@ -18,6 +18,16 @@ from .session_catalog import quote
 _KEYS = re.compile(r"\b(?:PRIMARY\s+KEY|UNIQUE)\b", re.IGNORECASE)
 
 
+def definition_session(config: datafusion.SessionConfig) -> datafusion.SessionContext:
+    """A private session of the user's settings (``config``: ``ctx.copied_config()``, its
+    SQL dialect among them) to make such a table in, of one partition as ``CREATE TABLE``
+    makes it. With the default catalog and schema made: a ``SET datafusion.runtime.*`` has
+    DataFusion rebuild the user's session over the catalog it holds and turn that setting
+    off, so a session made of its settings alone would have no catalog to create in."""
+    return datafusion.SessionContext(
+        config.with_target_partitions(1).set("datafusion.catalog.create_default_catalog_and_schema", "true"))
+
+
 def defined(session: datafusion.SessionContext, name: str, definition: str | None, batches: list[pa.RecordBatch],
              schema: pa.Schema) -> bool:
     """Whether ``name`` could be made in ``session`` by DataFusion from the table's column

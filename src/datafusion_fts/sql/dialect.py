@@ -94,6 +94,19 @@ class FtsParser(Postgres.Parser):
         "SCORE_EXPLAIN": lambda args: FtsScoreExplain(),
     }
 
+    def validate_expression(self, expression: Any, args: list | None = None) -> Any:
+        """A call of a function sqlglot knows with arguments it does not take (DataFusion's
+        ``to_date`` takes any number of formats) is kept as an anonymous call of the name as
+        written, its arguments DataFusion's to check: sqlglot refused the statement."""
+        if args is not None and isinstance(expression, exp.Func) and expression.error_messages(args):
+            depth, at = 1, self._index  # (inside the call, its ")" not yet read: back to its "(")
+            while depth and at > 0:
+                at -= 1
+                kind = self._tokens[at].token_type
+                depth += 1 if kind == TokenType.R_PAREN else -1 if kind == TokenType.L_PAREN else 0
+            expression = exp.Anonymous(this=self._tokens[at - 1].text, expressions=args)
+        return super().validate_expression(expression, args)
+
     def _warn_unsupported(self) -> None:
         """(Silent: a statement sqlglot cannot parse becomes a Command that DataFusion runs,
         or refuses with its own error; sqlglot's note went to the user's stderr.)"""

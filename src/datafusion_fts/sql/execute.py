@@ -28,8 +28,8 @@ from ..storage.snapshot import TableSnapshot
 from ..storage.sources.foreign import ForeignTable
 from ..udfs.relation_search import relation_plan, relation_search
 from ..udfs.row_marks import row_explanations, row_marks
-from .declared_types import as_declared
-from .defined_tables import defined, result_definition
+from .declared_types import as_declared, empty_batch
+from .defined_tables import defined, definition_session, result_definition
 from .dialect import (
     CreateFulltextIndex,
     Explain,
@@ -343,9 +343,9 @@ class SqlSession:
         """Show a search result to DataFusion for the rewritten statement to join; with a
         ``definition`` (:func:`.defined_tables.result_definition`) as the table DataFusion
         makes of it, holding the searched table's keys, when it reads as the result is."""
-        batches = result.to_batches() or [pa.RecordBatch.from_pylist([], schema=result.schema)]
+        batches = result.to_batches() or [empty_batch(result.schema)]
         if definition is not None:
-            session = datafusion.SessionContext(self.ctx.copied_config().with_target_partitions(1))
+            session = definition_session(self.ctx.copied_config())
             if defined(session, "result", definition, batches, result.schema):
                 self.ctx.register_table(name, session.catalog().schema().table("result"))
                 return

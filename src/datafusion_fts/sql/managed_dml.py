@@ -25,15 +25,18 @@ query searches (MATCH, score()) runs through the search path with its scratch na
 from __future__ import annotations
 
 import uuid
+from dataclasses import replace
 from typing import Any, Callable, Protocol
 
 import datafusion
 import numpy as np
 import pyarrow as pa
 
-from ..errors import CatalogError, InvalidArgument, PlanError
+from ..errors import CatalogError, InvalidArgument
 from ..storage.files.manifest import ROWID, TableMeta
 from .classify import Kind, Statement, Token, is_search, tokenize
+from .declared_types import empty_batch
+from .defined_tables import defined
 from .result_frame import detached_frame
 from .session_catalog import RESERVED_PREFIX, SessionSchema, quote, rows_name
 
@@ -129,13 +132,10 @@ def _scratch(host: DmlHost, meta: TableMeta, extra: list[pa.Field] = (), rows: p
     its name."""
     name = f"{RESERVED_PREFIX}dml_{uuid.uuid4().hex[:16]}"
     schema = pa.schema([*meta.sql_schema, *extra])
-    if meta.definition is not None and not extra and rows is None:
-        host.ctx.sql(f"CREATE TABLE {quote(name)} {meta.definition}").collect()
-        if host.ctx.table(quote(name)).schema().equals(schema):
-            return name
-        host.ctx.deregister_table(name)  # (a setting changed how the definition reads: types)
     batches = [] if rows is None else rows.cast(schema).to_batches()
-    host.ctx.register_record_batches(name, [batches or [pa.RecordBatch.from_pylist([], schema=schema)]])
+    # (without a definition, or one reading otherwise now: a setting changed its types)
+    if extra or not defined(host.ctx, name, meta.definition, batches, schema):
+        host.ctx.register_record_batches(name, [batches or [empty_batch(schema)]])
     return name
 
 
@@ -224,24 +224,36 @@ def update(host: DmlHost, statement: Statement, run: Run) -> datafusion.DataFram
 
 
 def explain_write(host: DmlHost, statement: Statement, run: Run) -> datafusion.DataFrame:
-    """EXPLAIN of an INSERT into a managed table: DataFusion's plan of the insert that runs
-    (into a scratch table of the table's definition, named as the table in the plan). An
-    UPDATE or DELETE runs as a query of the table's rows and a commit, not as one plan of
-    DataFusion's: its EXPLAIN is refused rather than shown as another statement's."""
-    lo, _ = statement.target
-    verb = next(t.value for t in reversed(statement.tokens[:lo]) if t.value in ("insert", "update", "delete"))
-    if verb != "insert":
-        raise PlanError(f"EXPLAIN of {verb.upper()} on the managed table {statement.target_name!r} is not shown: "
-                        f"it runs as a query of the rows it changes (SELECT _rowid ... WHERE) and one commit")
-    scratch = _scratch(host, host.table_meta(statement.target_name))
+    """EXPLAIN of an INSERT, UPDATE or DELETE of a managed table: DataFusion's plan of the
+    statement over a scratch table of the table's definition: for an INSERT an empty one,
+    named as the table in the plan; for an UPDATE or DELETE one holding the table's rows,
+    standing in for the table under its name (a subquery of the statement may name it).
+    DataFusion writes its own table as it plans an UPDATE or DELETE of it (an in-memory
+    table's), and as EXPLAIN ANALYZE runs an INSERT: where the scratch table was written,
+    the managed table is written by the statement itself, as it runs without EXPLAIN."""
+    name, tokens, (lo, hi) = statement.target_name, statement.tokens, statement.target
+    at = max(i for i in range(lo) if tokens[i].kind == "word" and tokens[i].value in _VERBS)
+    meta = host.table_meta(name)
+    rows = None if tokens[at].value == "insert" else host.ctx.table(quote(name)).to_arrow_table()
+    scratch = _scratch(host, meta, rows=rows)
     try:
-        plan = run(_spliced(statement, quote(scratch))).to_arrow_table()
+        if rows is None:
+            plan = run(_spliced(statement, quote(scratch))).to_arrow_table()
+            plan = pa.table([pa.array([v.replace(scratch, name) if isinstance(v, str) else v for v in c.to_pylist()],
+                                      c.type) for c in plan.columns], schema=plan.schema)
+        else:
+            with host.session.standing_in(name, host.session.table(scratch)):
+                plan = run(statement.text).to_arrow_table()
+        after = host.ctx.table(quote(scratch)).to_arrow_table()
     finally:
         host.ctx.deregister_table(scratch)
-    named = pa.table([pa.array([v.replace(scratch, statement.target_name) if isinstance(v, str) else v
-                                for v in column.to_pylist()], column.type) for column in plan.columns],
-                     names=plan.column_names)
-    return detached_frame(host.ctx, named)
+    if (after.num_rows > 0) if rows is None else after != rows:
+        begin = tokens[at].start
+        written = replace(statement, text=statement.text[begin:], start=statement.start + begin,
+                          kind=_VERBS[tokens[at].value], target=(lo - at, hi - at),
+                          tokens=tuple(t._replace(start=t.start - begin, end=t.end - begin) for t in tokens[at:]))
+        HANDLERS[written.kind](host, written, run)
+    return detached_frame(host.ctx, plan)
 
 
 def drop(host: DmlHost, statement: Statement) -> datafusion.DataFrame:
@@ -254,5 +266,6 @@ def drop(host: DmlHost, statement: Statement) -> datafusion.DataFrame:
     return _empty(host.ctx)
 
 
+_VERBS = {"insert": Kind.INSERT, "update": Kind.UPDATE, "delete": Kind.DELETE}
 HANDLERS = {Kind.CREATE_TABLE: create_table, Kind.INSERT: insert, Kind.UPDATE: update, Kind.DELETE: delete,
             Kind.EXPLAIN_WRITE: explain_write}

@@ -166,6 +166,19 @@ class SessionSchema(SchemaProvider):
         ``check`` run each time a statement names it (storage/stores/store.py: ``check_fragments``)."""
         self._managed[name] = (table, check)
 
+    @contextmanager
+    def standing_in(self, name: str, table: Any) -> Iterator[None]:
+        """The managed table ``name`` resolving to ``table`` while the block runs (a copy of
+        its rows, for DataFusion to plan a write of it by its own name: sql/managed_dml.py
+        ``explain_write``), then to its version again, unless a write replaced it meanwhile."""
+        before = self._managed[name]
+        self._managed[name] = (table, None)
+        try:
+            yield
+        finally:
+            if self._managed.get(name, (None,))[0] is table:
+                self._managed[name] = before
+
     def drop_managed(self, name: str) -> None:
         self._managed.pop(name, None)
 
@@ -199,11 +212,14 @@ class _SessionCatalog(CatalogProvider):
 
 def attach(ctx: datafusion.SessionContext) -> SessionSchema:
     """Put a :class:`SessionSchema` in place of ``ctx``'s default schema, holding the
-    tables it had; the catalog's other schemas are kept as they are."""
+    tables it had; the catalog's other schemas are kept as they are: DataFusion's own
+    providers (``RawSchema``, as ``CREATE SCHEMA`` hands them over), not Python's wrappers
+    of them, whose ``table``, called by DataFusion while it plans, blocks on its runtime
+    from inside it (a panic: any statement naming such a schema's table failed)."""
     catalog = ctx.catalog(DEFAULT_CATALOG)
-    schemas: dict[str, Any] = {name: catalog.schema(name) for name in catalog.schema_names()}
+    schemas: dict[str, Any] = {name: catalog.schema(name)._raw_schema for name in catalog.schema_names()}
     existing = schemas.get(DEFAULT_SCHEMA)
-    tables = {name: existing.table(name) for name in existing.names()} if existing is not None else {}
+    tables = {name: existing.table(name) for name in existing.table_names} if existing is not None else {}
     schema = SessionSchema(tables)
     schemas[DEFAULT_SCHEMA] = schema
     ctx.register_catalog_provider(DEFAULT_CATALOG, _SessionCatalog(schemas))

@@ -26,8 +26,8 @@ from ..storage.files.manifest import IDENTIFIER, ROWID, STORED_AS_BYTES, TableMe
 from ..storage.snapshot import TableSnapshot
 from ..storage.sources.source_files import files_schema, partition_values, source_paths
 from ..storage.stores.store import Store
-from .declared_types import as_declared, same_type
-from .defined_tables import defined
+from .declared_types import as_declared, empty_batch, same_type
+from .defined_tables import defined, definition_session
 from .session_catalog import RESERVED_PREFIX, SessionSchema, quote, rows_name
 
 
@@ -117,7 +117,7 @@ class TableViews:
             self._parts.register_record_batches(fresh_name, [fresh])
             parts.append(f"SELECT * FROM {quote(fresh_name)}")
         if not parts:  # (no rows at all)
-            empty = pa.RecordBatch.from_pylist([], schema=file_schema)
+            empty = empty_batch(file_schema)
             self._parts.register_record_batches(fresh_name, [[empty]])
             parts.append(f"SELECT * FROM {quote(fresh_name)}")
         source = " UNION ALL ".join(parts)
@@ -201,8 +201,7 @@ class TableViews:
         rows_part, plain_part = "rows", "plain"
         # Made in a session of the user's settings (a definition reads in its SQL dialect),
         # filled without splitting or merging batches; the tables outlive it.
-        session = datafusion.SessionContext(
-            self._config().with_target_partitions(1).set("datafusion.execution.coalesce_batches", "false"))
+        session = definition_session(self._config().set("datafusion.execution.coalesce_batches", "false"))
         # (one partition, as CREATE TABLE's; none of its batches when it has no rows)
         session.create_dataframe([rows], rows_part, file_schema)
         if not defined(session, plain_part, meta.definition, plain, columns):
@@ -245,7 +244,7 @@ class TableViews:
         if not names:
             file_schema = pa.schema([pa.field(ROWID, pa.int64(), False), *meta.schema])
             names = [f"{data_name}_empty"]
-            self._source_parts.register_record_batches(names[0], [[pa.RecordBatch.from_pylist([], schema=file_schema)]])
+            self._source_parts.register_record_batches(names[0], [[empty_batch(file_schema)]])
             self._registered[meta.name] = (meta, names, False)
             self._show(meta, f"SELECT * FROM {quote(names[0])}", self._source_parts)
             return
@@ -265,7 +264,7 @@ class TableViews:
         if paths is None:
             for name, frag in zip(names, meta.fragments):
                 batches = [as_schema(b, file_schema) for b in self._store.iter_fragment(frag.id, file_schema.names, 1 << 30)]
-                self._parts.register_record_batches(name, [batches or [pa.RecordBatch.from_pylist([], schema=file_schema)]])
+                self._parts.register_record_batches(name, [batches or [empty_batch(file_schema)]])
             return names
         for name, path in zip(names, paths):
             self._parts.register_parquet(name, path, schema=file_schema)
