@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import re
 import uuid
+from collections.abc import Callable
 from dataclasses import replace
 from functools import partial
 from typing import Any
@@ -184,15 +185,9 @@ class SqlSession:
             statement = statement.copy()
             if rewrite_text_functions(self._text, statement, self._schema_of, self._index_analyzer, splicer):
                 source = generated(statement)
-        if isinstance(statement, Explain):
-            return self._explain(statement, source, splicer)
-        if isinstance(statement, Optimize):
-            self.db.table(identifier(statement.this)).optimize()
-            return self._status(f"optimized {identifier(statement.this)}")
-        if isinstance(statement, CreateFulltextIndex):
-            return self._create_index(statement)
-        if isinstance(statement, exp.Set):
-            return self._set(statement, source)
+        run = _RUNS.get(type(statement))
+        if run is not None:
+            return run(self, statement, source, splicer)
         if statement.find(FtsMatch, FtsScore, FtsScoreExplain) is not None:
             return self._search_query(statement, source, splicer)
         return self.ctx.sql(self._reading_rows(statement, source, splicer))
@@ -208,7 +203,11 @@ class SqlSession:
         return generated(rewritten) if rewritten != statement else source
 
     # -- statements ---------------------------------------------------------------------
-    def _set(self, statement: exp.Set, source: str) -> datafusion.DataFrame:
+    def _optimize(self, statement: Optimize, source: str, splicer: Splicer | None) -> datafusion.DataFrame:
+        self.db.table(identifier(statement.this)).optimize()
+        return self._status(f"optimized {identifier(statement.this)}")
+
+    def _set(self, statement: exp.Set, source: str, splicer: Splicer | None) -> datafusion.DataFrame:
         items = statement.expressions
         names = []
         for item in items:
@@ -223,7 +222,8 @@ class SqlSession:
             self.db.settings.set(name, value)
         return self._status("; ".join(f"{n} = {v!r}" for n, v in names))
 
-    def _create_index(self, statement: CreateFulltextIndex) -> datafusion.DataFrame:
+    def _create_index(self, statement: CreateFulltextIndex, source: str, splicer: Splicer | None
+                      ) -> datafusion.DataFrame:
         """``CREATE FULLTEXT INDEX ON t (columns)``: on a managed table, or on a Parquet
         table of the session, indexed in place (``Database.index_in_place``)."""
         name = identifier(statement.this)
@@ -525,6 +525,17 @@ class SqlSession:
             for item in shown:
                 self._forget(item)
         return detached_frame(self.ctx, pa.table(rows))
+
+
+# The project's statements, by the type of their node (as sqlglot's STATEMENT_PARSERS by
+# token): each run with the statement, its text and its splicer. Any other statement is a
+# search, or DataFusion's reading rows by their ids.
+_RUNS: dict[type, Callable[[SqlSession, Any, str, Splicer | None], datafusion.DataFrame]] = {
+    Explain: SqlSession._explain,
+    Optimize: SqlSession._optimize,
+    CreateFulltextIndex: SqlSession._create_index,
+    exp.Set: SqlSession._set,
+}
 
 
 def _one_tree(analyzed: str, searches: list[str]) -> str:

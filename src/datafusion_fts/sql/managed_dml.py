@@ -74,6 +74,8 @@ class DmlHost(Protocol):
 # How a statement's text runs (a search's parts lowered, the rest as written): the SQL
 # session's own entry, handed in so this module imports nothing above it.
 Run = Callable[[str], datafusion.DataFrame]
+# A write's handler: the database, the statement, and how its query runs.
+Handler = Callable[["DmlHost", Statement, Run], datafusion.DataFrame]
 
 
 def _count(ctx: datafusion.SessionContext, n: int) -> datafusion.DataFrame:
@@ -267,5 +269,5 @@ def drop(host: DmlHost, statement: Statement) -> datafusion.DataFrame:
 
 
 _VERBS = {"insert": Kind.INSERT, "update": Kind.UPDATE, "delete": Kind.DELETE}
-HANDLERS = {Kind.CREATE_TABLE: create_table, Kind.INSERT: insert, Kind.UPDATE: update, Kind.DELETE: delete,
+HANDLERS: dict[Kind, Handler] = {Kind.CREATE_TABLE: create_table, Kind.INSERT: insert, Kind.UPDATE: update, Kind.DELETE: delete,
             Kind.EXPLAIN_WRITE: explain_write}

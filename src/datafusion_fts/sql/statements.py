@@ -9,6 +9,7 @@ sql/execute.py, which parses them with sqlglot: no other statement is parsed in 
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from functools import partial
 
 import datafusion
@@ -17,7 +18,7 @@ from ..errors import EngineError, InvalidArgument, SqlError
 from .classify import Kind, Statement, classify, engine_syntax_error, is_search, refusal, split, tokenize
 from .execute import SqlSession
 from .hosts import SqlHost
-from .managed_dml import HANDLERS, Run, drop
+from .managed_dml import HANDLERS, Handler, Run, drop
 
 
 def run_sql(db: SqlHost, text: str) -> datafusion.DataFrame:
@@ -42,27 +43,49 @@ def run_sql(db: SqlHost, text: str) -> datafusion.DataFrame:
 
 
 def _statement(db: SqlHost, text: str, part: Statement) -> datafusion.DataFrame:
-    """Run one statement of ``text`` by its kind."""
+    """Run one statement of ``text`` by its kind (:data:`RUNS`)."""
     refused = refusal(part)
     if refused is not None:
         raise SqlError(refused[0], text, part.start + refused[1])
-    if part.kind is Kind.DATAFUSION:  # (not ours: as written)
-        db.list_sources(part.text)
+    return RUNS[part.kind](db, text, part)
+
+
+def _datafusion(db: SqlHost, text: str, part: Statement) -> datafusion.DataFrame:
+    """A statement that is not ours: DataFusion's, as written; its syntax errors placed in
+    the whole ``text``."""
+    db.list_sources(part.text)
+    try:
+        return db.errors.call(db.ctx.sql, part.text)
+    except EngineError as err:
+        located = engine_syntax_error(text, str(err), part.start)
+        if located is None:
+            raise
         try:
-            return db.errors.call(db.ctx.sql, part.text)
-        except EngineError as err:
-            located = engine_syntax_error(text, str(err), part.start)
-            if located is None:
-                raise
-            try:
-                raise located from err
-            finally:  # (this frame holding the error its traceback holds: a cycle keeping the database)
-                del located
-    if part.kind in HANDLERS:
-        return db.errors.call(HANDLERS[part.kind], db, part, partial(_query, db))
-    if part.kind is Kind.DROP:
-        return drop(db, part)
+            raise located from err
+        finally:  # (this frame holding the error its traceback holds: a cycle keeping the database)
+            del located
+
+
+def _write(handler: Handler) -> Callable[[SqlHost, str, Statement], datafusion.DataFrame]:
+    """DDL or DML that writes a managed table (sql/managed_dml.py), its query run by
+    :func:`_query`."""
+    return lambda db, text, part: db.errors.call(handler, db, part, partial(_query, db))
+
+
+def _ours(db: SqlHost, text: str, part: Statement) -> datafusion.DataFrame:
+    """A search or a statement of the project's: parsed and lowered (sql/execute.py)."""
     return _searching(db)(part.text)
+
+
+# One table from a statement's kind to how it runs, as sqlglot's STATEMENT_PARSERS from a
+# statement's first token.
+RUNS: dict[Kind, Callable[[SqlHost, str, Statement], datafusion.DataFrame]] = {
+    Kind.DATAFUSION: _datafusion,
+    Kind.SEARCH: _ours,
+    Kind.FTS: _ours,
+    Kind.DROP: lambda db, text, part: drop(db, part),
+    **{kind: _write(handler) for kind, handler in HANDLERS.items()},
+}
 
 
 def _query(db: SqlHost, text: str) -> datafusion.DataFrame:
