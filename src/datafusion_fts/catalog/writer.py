@@ -331,21 +331,26 @@ class Writer:
     def flush(self, name: str) -> None:
         """Commit the fresh rows as a data fragment (same row ids), and their in-memory
         segments as index segments of the same rows (so flushed rows are indexed rows, not
-        an unindexed tail); then empty the log."""
+        an unindexed tail); then empty the log (also when no fresh row is left: see
+        :meth:`_empty_log`)."""
         with self.writing():
             runs = self.state.runs(name)
-            if not runs:
-                return
-            self._commit_runs(name, runs)
-            self._empty_log(name)
+            if runs:
+                self._commit_runs(name, runs)
+            self._empty_log(name, committed=not runs)
 
-    def _empty_log(self, name: str) -> None:
-        """Empty the log of rows a commit now holds (or of a dropped table). The commit is
-        the write: a log that cannot be emptied now is harmless (a replay skips the rows
-        below the table's next row id, and a table created under a dropped one's name
-        empties its log first) and is emptied by a later flush."""
+    def _empty_log(self, name: str, committed: bool = False) -> None:
+        """Empty the log of rows a commit now holds (or of a dropped table); ``committed``:
+        no fresh row is left, so the log holds only rows a commit holds (a failed truncate
+        left them), and it is emptied only if it holds any. The commit is the write: a log
+        that cannot be emptied now is harmless (a replay skips the rows below the table's
+        next row id, and a table created under a dropped one's name empties its log first)
+        and is emptied by a later flush (or OPTIMIZE, or open)."""
         try:
-            self.logs.empty(name)
+            if committed:
+                self.logs.empty_committed(name)
+            else:
+                self.logs.empty(name)
         except StorageError:
             self.counters["logs_left_unemptied"] += 1
 
