@@ -48,7 +48,9 @@ from ..parquet.page_reader import (
     DecodedCache,
     PageReader,
     fetch_units,
+    one,
     open_parquet,
+    open_readers,
     pages_of,
     take_rows,
 )
@@ -206,7 +208,7 @@ class PagedFragments:
     the checked files' bookkeeping are these."""
 
     def _init_fragments(self) -> None:
-        self._readers: dict[str, PageReader] = {}  # (opened once: each keeps its offset index)
+        self._readers = open_readers()  # (by fragment id: each keeps its offset index)
         self._cache = DecodedCache()
         self._checked: set[str] = set()  # fragments whose whole file matched its crc32
         self._footer_crcs: dict[str, int] = {}  # (see note_footers)
@@ -231,17 +233,16 @@ class PagedFragments:
             self._footer_crcs.update(crcs)
 
     def _pages(self, frag_id: str) -> PageReader:
-        """The fragment's page reader (opened once: it keeps its offset index)."""
-        with self._lock:
-            reader = self._readers.get(frag_id)
-        if reader is None:
+        """The fragment's page reader (kept open while recently used: it keeps its offset
+        index; at most ``OPEN_READERS`` of them)."""
+
+        def opened() -> PageReader:
             try:
-                reader = PageReader(self._fragment_file(frag_id), self._cache, self._footer_crcs.get(frag_id))
+                return PageReader(self._fragment_file(frag_id), self._cache, self._footer_crcs.get(frag_id))
             except FileNotFoundError:
                 raise file_gone(self.root, "data fragment", frag_id) from None  # type: ignore[attr-defined]
-            with self._lock:
-                reader = self._readers.setdefault(frag_id, reader)
-        return reader
+
+        return self._readers.get((frag_id,), opened, one)
 
     def check_fragments(self, fragments: Iterable[FragmentMeta]) -> None:
         """Check each fragment's whole file against its crc32 (``FragmentMeta.crc``),
@@ -868,8 +869,7 @@ class DirectoryStore(PagedFragments):
         for path in (self.root / "data").iterdir():
             match = _FRAGMENT_FILE.match(path.name)
             if match and match.group(1) not in keep:
-                with self._lock:
-                    self._readers.pop(match.group(1), None)
+                self._readers.discard((match.group(1),))
                 _remove(path)
         for path in (self.root / "index").iterdir():
             match = _SEGMENT_DIR.match(path.name)
