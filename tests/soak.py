@@ -16,6 +16,9 @@ their ``id``: queries order ties by ``id``); scores must be equal to the bit.
 
 ``python tests/soak.py --minutes 30`` runs the long one and prints its figures
 (docs/guide/guarantees.md quotes them); ``tests/test_soak.py`` runs a short one.
+``python tests/soak.py churn --writes 100000`` makes that many mixed writes in one process
+as fast as they go, and measures what they leave: fragments, a reader's open files, the
+directory's size.
 """
 
 from __future__ import annotations
@@ -197,30 +200,30 @@ def writer_main(root: Path, seed: int, kill_kind: str) -> None:
     os.fsync, os.replace = stepping(os.fsync), stepping(os.replace)
     seq = max((r.get("seq", 0) for r in _jsonl(root / "journal.jsonl")), default=0)
     while not (root / "stop").exists():
-        kind = rng.choice(KINDS)
-        live = sorted(rows)
-        op: dict[str, Any] = {"op": kind}
-        if kind in ("insert", "sql insert", "bulk insert"):
-            n = rng.randint(10, 40) if kind == "bulk insert" else rng.randint(1, 4)
-            op["rows"] = [(next_id + i, _body(rng)) for i in range(n)]
-            next_id += n
-        elif kind in ("delete", "sql delete"):
-            if not live:
-                continue
-            op["ids"] = rng.sample(live, min(len(live), rng.randint(1, 6)))
-        elif kind == "update":
-            if not live:
-                continue
-            op["id"], op["body"] = rng.choice(live), _body(rng)
+        op = _next_op(rng, rng.choice(KINDS), rows, next_id, _body)
+        next_id += len(op.get("rows", ()))
         seq += 1
         log.write(seq=seq, begin=time.monotonic(), **op)
-        current[0] = kind
+        current[0] = op["op"]
         _write(db, op)
         current[0] = ""
         log.write(seq=seq, ack=time.monotonic(), fragments=len(db.manifest.tables["docs"].fragments))
         rows = apply(rows, op)
     stop.set()
     reader.join()
+
+
+def _next_op(rng: random.Random, kind: str, rows: dict[int, str], next_id: int, body: Any) -> dict[str, Any]:
+    """A write of ``kind`` on the table of ``rows`` (new rows from ``next_id`` on, their
+    text by ``body(rng)``); a flush in place of a delete or update of an empty table."""
+    if kind in ("insert", "sql insert", "bulk insert"):
+        n = rng.randint(10, 40) if kind == "bulk insert" else rng.randint(1, 4)
+        return {"op": kind, "rows": [(next_id + i, body(rng)) for i in range(n)]}
+    if kind in ("delete", "sql delete") and rows:
+        return {"op": kind, "ids": rng.sample(sorted(rows), min(len(rows), rng.randint(1, 6)))}
+    if kind == "update" and rows:
+        return {"op": kind, "id": rng.choice(sorted(rows)), "body": body(rng)}
+    return {"op": "flush" if kind != "optimize" else kind}
 
 
 def _write(db: Any, op: dict[str, Any]) -> None:
@@ -402,6 +405,28 @@ def _directory_bytes(path: Path) -> int:
     return sum(p.stat().st_size for d in ("data", "index") for p in (path / d).rglob("*") if p.is_file())
 
 
+def _kill_and_restart(root: Path, me: list[str], seconds: float, rng: random.Random) -> int:
+    """Run the writer for ``seconds``, killed at a durable step of a write of each kind in
+    turn, or at any moment, and started again; the kills."""
+    deadline = time.monotonic() + seconds
+    kills = 0
+    while time.monotonic() < deadline:
+        target = (*KINDS, "any moment")[kills % (len(KINDS) + 1)]
+        writer = subprocess.Popen([*me, "writer", str(root), str(rng.randrange(1 << 30)), target])
+        end = min(deadline, time.monotonic() + rng.uniform(2, 5)) if target == "any moment" else deadline
+        while writer.poll() is None and time.monotonic() < end:
+            time.sleep(0.02)
+        if writer.poll() is None and time.monotonic() < deadline:
+            writer.kill()
+        elif writer.poll() is None:
+            (root / "stop").touch()
+        writer.wait()
+        if writer.returncode not in (0, -signal.SIGKILL):
+            raise AssertionError(f"the writer failed (exit {writer.returncode}): see its output")
+        kills += writer.returncode == -signal.SIGKILL
+    return kills
+
+
 def run(root: Path, seconds: float, seed: int = 45) -> dict[str, Any]:
     """Soak a database in ``root`` for ``seconds``; the figures (see :func:`judge`), with
     the rows lost (0: the table holds every acknowledged write) and the directory's size
@@ -420,27 +445,13 @@ def run(root: Path, seconds: float, seed: int = 45) -> dict[str, Any]:
     me = [sys.executable, str(Path(__file__).resolve())]
     readers = [subprocess.Popen([*me, "reader", str(root), name, str(seed + n), *(["--read-only"] if ro else [])])
                for n, (name, ro) in enumerate((("process", False), ("readonly", True)), 1)]
-    deadline = time.monotonic() + seconds
-    kills = 0
-    while time.monotonic() < deadline:
-        # Killed at a durable step of a write of each kind in turn, or at any moment.
-        target = (*KINDS, "any moment")[kills % (len(KINDS) + 1)]
-        writer = subprocess.Popen([*me, "writer", str(root), str(seed + 100 + kills), target])
-        end = min(deadline, time.monotonic() + rng.uniform(2, 5)) if target == "any moment" else deadline
-        while writer.poll() is None and time.monotonic() < end:
-            time.sleep(0.02)
-        if writer.poll() is None and time.monotonic() < deadline:
-            writer.kill()
-        elif writer.poll() is None:
-            (root / "stop").touch()
-        writer.wait()
-        if writer.returncode not in (0, -signal.SIGKILL):
-            raise AssertionError(f"the writer failed (exit {writer.returncode}): see its output")
-        kills += writer.returncode == -signal.SIGKILL
-    (root / "stop").touch()
-    for reader in readers:
-        reader.wait()
-        assert reader.returncode == 0, f"a reader failed (exit {reader.returncode})"
+    try:
+        kills = _kill_and_restart(root, me, seconds, rng)
+    finally:
+        (root / "stop").touch()  # (the readers stop, whatever happened)
+        for reader in readers:
+            reader.wait()
+    assert all(reader.returncode == 0 for reader in readers), "a reader failed: see its output"
     figures = judge(root)
     figures["writer kills"] = kills
     db = fts.connect(root / "db", config=CONFIG)
@@ -459,11 +470,79 @@ def run(root: Path, seconds: float, seed: int = 45) -> dict[str, Any]:
     return figures
 
 
+# A read-only reader allowed 256 descriptors: counts the rows, searches, fetches every row;
+# prints the descriptors it then holds.
+LIMITED_READER = """
+import os, resource, sys
+import datafusion_fts as fts
+resource.setrlimit(resource.RLIMIT_NOFILE, (256, 256))
+db = fts.connect(sys.argv[1], read_only=True)
+db.sql("SELECT count(*) FROM docs").to_arrow_table()
+db.sql("SELECT id, body, score() AS s FROM docs WHERE MATCH(body, 'w1 w2') AND id >= 0").to_arrow_table()
+db.table("docs").to_arrow()
+print(len(os.listdir("/proc/self/fd")))
+"""
+# Kinds of the churn's writes, by weight: OPTIMIZE one in a hundred.
+CHURN = {"insert": 30, "sql insert": 10, "bulk insert": 10, "delete": 20, "sql delete": 5, "update": 20, "flush": 4,
+         "optimize": 1}
+
+
+def churn(root: Path, writes: int, seed: int = 45) -> dict[str, Any]:
+    """``writes`` mixed writes (:data:`CHURN`) in one process with the default settings,
+    rows of 20 to 60 words of 3,000; the most fragments the table had and the policy's
+    bound then (``fts.max_fragments``, or 2 per 2^20 live rows), the most descriptors a
+    read-only reader held (one every tenth of the writes), and the directory's size after
+    OPTIMIZE against a fresh build of the same rows."""
+    import pyarrow as pa
+
+    import datafusion_fts as fts
+    from datafusion_fts.storage.stores.append_rows import FRAGMENT_ROWS
+
+    rng = random.Random(seed)
+    vocabulary = [f"w{i}" for i in range(3000)]
+
+    def body(rng: random.Random) -> str:
+        return " ".join(rng.choices(vocabulary, k=rng.randint(20, 60)))
+
+    rows = {i: body(rng) for i in range(1000)}
+    db = fts.connect(root / "db", config={"fts.gc_grace_seconds": 0})
+    db.create_table("docs", pa.table({"id": list(rows), "body": list(rows.values())})).create_index("body")
+    most = db.settings.get("fts.max_fragments")
+    figures: Counter[str] = Counter()
+    kinds, weights = list(CHURN), list(CHURN.values())
+    next_id = len(rows)
+    for n in range(1, writes + 1):
+        op = _next_op(rng, rng.choices(kinds, weights)[0], rows, next_id, body)
+        next_id += len(op.get("rows", ()))
+        _write(db, op)
+        rows = apply(rows, op)
+        figures[op["op"]] += 1
+        fragments = len(db.manifest.tables["docs"].fragments)
+        figures["most fragments"] = max(figures["most fragments"], fragments)
+        figures["writes past the bound"] += fragments > max(most, 2 * len(rows) // FRAGMENT_ROWS + 1)
+        if n % max(1, writes // 10) == 0:
+            reader = subprocess.run([sys.executable, "-c", LIMITED_READER, str(root / "db")], capture_output=True,
+                                    text=True, check=True)
+            figures["most reader descriptors"] = max(figures["most reader descriptors"], int(reader.stdout))
+            figures["writer descriptors"] = max(figures["writer descriptors"], len(os.listdir("/proc/self/fd")))
+    assert _read_rows(db) == rows, "the table is not what its writes made it"
+    db.sql("OPTIMIZE docs")
+    figures["fragments after OPTIMIZE"] = len(db.manifest.tables["docs"].fragments)
+    figures["live rows"] = len(rows)
+    fresh = fts.connect(root / "fresh")
+    ids = sorted(rows)
+    fresh.create_table("docs", pa.table({"id": ids, "body": [rows[i] for i in ids]})).create_index("body")
+    result: dict[str, Any] = dict(figures)
+    result["size after OPTIMIZE / fresh build"] = round(_directory_bytes(root / "db") / _directory_bytes(root / "fresh"), 3)
+    return result
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("role", nargs="?", default="run", choices=("run", "writer", "reader"))
+    parser.add_argument("role", nargs="?", default="run", choices=("run", "churn", "writer", "reader"))
     parser.add_argument("args", nargs="*")
     parser.add_argument("--minutes", type=float, default=1.0)
+    parser.add_argument("--writes", type=int, default=100_000, help="writes of the churn")
     parser.add_argument("--seed", type=int, default=45)
     parser.add_argument("--read-only", action="store_true")
     options = parser.parse_args()
@@ -474,7 +553,8 @@ def main() -> None:
     else:
         root = Path(tempfile.mkdtemp(prefix="soak-"))
         began = time.monotonic()
-        figures = run(root, options.minutes * 60, options.seed)
+        figures = (churn(root, options.writes, options.seed) if options.role == "churn"
+                   else run(root, options.minutes * 60, options.seed))
         figures["wall seconds"] = round(time.monotonic() - began)
         print(json.dumps(figures, indent=2))
         shutil.rmtree(root)

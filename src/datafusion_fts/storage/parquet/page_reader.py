@@ -174,7 +174,7 @@ def _physical(field: pa.Field, column: pq.ColumnSchema) -> tuple[int, int, pa.Da
 
 
 # Page readers kept open at most by a store's fragments or a table's source files
-# (:func:`open_readers`): each holds a descriptor of its local file, so a process's open
+# (:class:`OpenReaders`): each holds a descriptor of its local file, so a process's open
 # files stay bounded however many files its tables have; one dropped is opened again (its
 # footer and offset indexes read again) when a query reaches its file.
 OPEN_READERS = 32
@@ -185,7 +185,7 @@ class DecodedCache:
     ``max_bytes``: the row groups of columns a :class:`PageReader` cannot read page by page
     (a database of format 1, a user's file without an offset index) and the dictionary
     pages of dictionary-encoded columns. One per store, shared by its files' readers. Also
-    the readers themselves, counted one each (:func:`open_readers`)."""
+    the readers themselves, counted one each (:class:`OpenReaders`)."""
 
     def __init__(self, max_bytes: int = 256 << 20) -> None:
         self.max_bytes = max_bytes
@@ -216,14 +216,23 @@ class DecodedCache:
                 self._bytes -= found[1]
 
 
-def open_readers() -> DecodedCache:
-    """A cache of page readers (``get(key, open, one)``), at most ``OPEN_READERS`` of them:
-    a reader it forgets closes its file once no query holds it."""
-    return DecodedCache(OPEN_READERS)
+class OpenReaders:
+    """Page readers by file, at most ``OPEN_READERS`` of them, the least recently used
+    forgotten: a reader forgotten closes its file once no query holds it."""
+
+    def __init__(self) -> None:
+        self._readers = DecodedCache(OPEN_READERS)
+
+    def get(self, key: tuple, opened: Callable[[], PageReader]) -> PageReader:
+        """The reader of ``key``, ``opened()`` if it has none."""
+        return self._readers.get(key, opened, _one)
+
+    def discard(self, key: tuple) -> None:
+        self._readers.discard(key)
 
 
-def one(_: object) -> int:
-    """The size of a reader in :func:`open_readers`."""
+def _one(_: object) -> int:
+    """A reader's weight in :class:`OpenReaders`' cache."""
     return 1
 
 

@@ -39,11 +39,10 @@ from ..files.manifest import ROWID, SOURCE_LAYOUT, CsvFormat, FragmentMeta, Mani
 from ..parquet.data_files import RemoteFile
 from ..parquet.page_reader import (
     DecodedCache,
+    OpenReaders,
     PageReader,
     fetch_units,
-    one,
     open_parquet,
-    open_readers,
     pages_of,
     take_rows,
 )
@@ -474,7 +473,7 @@ class SourceReaders:
 
     def __init__(self, stores: SourceStores | None = None) -> None:
         self.stores = stores  # (of remote sources)
-        self._readers = open_readers()  # (by path or URL and version)
+        self._readers = OpenReaders()  # (by path or URL and version)
         self._cache = DecodedCache()
 
     @staticmethod
@@ -499,11 +498,11 @@ class SourceReaders:
     def remote(self, file: RemoteFile) -> PageReader:
         """The reader of an object of a remote source, one per key and (size, ETag): no
         check here, each read of the object checks its version."""
-        return self._readers.get((file.name, *file.version), lambda: PageReader(file, self._cache), one)
+        return self._readers.get((file.name, *file.version), lambda: PageReader(file, self._cache))
 
     def reader(self, path: Path, frag: FragmentMeta) -> PageReader:
         st = self.check(path, frag)
-        return self._readers.get((str(path), st.st_size, st.st_mtime_ns), lambda: PageReader(path, self._cache), one)
+        return self._readers.get((str(path), st.st_size, st.st_mtime_ns), lambda: PageReader(path, self._cache))
 
 
 def _with_partitions(batch: pa.RecordBatch, columns: list[str], values: dict[str, pa.Scalar]) -> pa.RecordBatch:

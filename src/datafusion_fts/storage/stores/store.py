@@ -46,11 +46,10 @@ from ..files.segment_bundle import BUNDLE, unpack
 from ..parquet.data_files import DataFile
 from ..parquet.page_reader import (
     DecodedCache,
+    OpenReaders,
     PageReader,
     fetch_units,
-    one,
     open_parquet,
-    open_readers,
     pages_of,
     take_rows,
 )
@@ -208,7 +207,7 @@ class PagedFragments:
     the checked files' bookkeeping are these."""
 
     def _init_fragments(self) -> None:
-        self._readers = open_readers()  # (by fragment id: each keeps its offset index)
+        self._readers = OpenReaders()  # (by fragment id: each keeps its offset index)
         self._cache = DecodedCache()
         self._checked: set[str] = set()  # fragments whose whole file matched its crc32
         self._footer_crcs: dict[str, int] = {}  # (see note_footers)
@@ -242,7 +241,7 @@ class PagedFragments:
             except FileNotFoundError:
                 raise file_gone(self.root, "data fragment", frag_id) from None  # type: ignore[attr-defined]
 
-        return self._readers.get((frag_id,), opened, one)
+        return self._readers.get((frag_id,), opened)
 
     def check_fragments(self, fragments: Iterable[FragmentMeta]) -> None:
         """Check each fragment's whole file against its crc32 (``FragmentMeta.crc``),
