@@ -9,22 +9,27 @@ fewest merge) and rewrites a fragment half of whose rows are deleted; OPTIMIZE m
 neighbours while a merged fragment holds at most ``FRAGMENT_ROWS`` rows, and rewrites a
 fragment a tenth of whose rows are deleted. A merged fragment's range keeps the ids its
 file lacks as gaps (``FragmentMeta.gaps``, also in its deletion vector); a range whose
-rows are all deleted is held by no fragment any more (``TableMeta.holes``). Index segments
-stay as they are: a row id names the same row before and after, so every search answers
-alike (OPTIMIZE rebuilds the segments that hold deleted rows).
+rows are all deleted is held by no fragment any more (``TableMeta.holes``). A row id names
+the same row before and after, so every search answers alike. The index segments lying
+wholly in a merged range (a flush writes one per column over its fragment's rows) are
+merged with it, their postings copied as they are (OPTIMIZE rebuilds the segments that
+hold deleted rows), so segments do not pile up as flushes add them (rows a bulk load left
+unindexed keep apart the segments before and after them, until OPTIMIZE indexes them).
 """
 
 from __future__ import annotations
 
 import itertools
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import replace
 
 import numpy as np
 import pyarrow as pa
 
+from ..index.builder import merge_segments
+from ..index.segment import Segment
 from ..index.tiers import tiered
-from ..storage.files.manifest import PAGED_LAYOUT, ROWID, FragmentMeta, Manifest
+from ..storage.files.manifest import PAGED_LAYOUT, ROWID, FragmentMeta, IndexMeta, Manifest, SegmentMeta
 from ..storage.snapshot import TableSnapshot
 from ..storage.stores.append_rows import FRAGMENT_ROWS
 from ..storage.stores.store import Store
@@ -64,20 +69,66 @@ def _wasteful(frag: FragmentMeta, share: int, full: bool) -> bool:
     return (dead > 0 and dead * share >= frag.stored_rows) or (full and frag.layout != PAGED_LAYOUT)
 
 
-def compacted(store: Store, manifest: Manifest, name: str, most: int, full: bool = False) -> Manifest:
-    """``manifest`` with the fragments of table ``name`` merged as :func:`plan` says, their
-    files written (not committed); ``manifest`` itself when nothing merges, or the table is
-    indexed in place (its fragments are the user's files)."""
+def compacted(store: Store, manifest: Manifest, name: str, most: int, segment: Callable[[SegmentMeta], Segment],
+              full: bool = False) -> Manifest:
+    """``manifest`` with the fragments of table ``name`` merged as :func:`plan` says, and
+    its index segments as :func:`_merged_segments` does (those merged opened by
+    ``segment``), their files written (not committed); ``manifest`` itself when nothing
+    merges, or the table is indexed in place (its fragments are the user's files)."""
     meta = manifest.tables[name]
-    groups = plan(meta.fragments, most, full) if meta.source is None else []
-    if not groups:
+    if meta.source is not None:
         return manifest
-    snap = TableSnapshot(meta, store)
-    file_schema = pa.schema([pa.field(ROWID, pa.int64(), False), *meta.schema])
     fragments = list(meta.fragments)
-    for i, j in reversed(groups):
-        manifest, fragments[i:j] = _merged(store, manifest, snap, file_schema, fragments[i:j])
-    return manifest.with_table(replace(meta, fragments=tuple(fragments)))
+    groups = plan(fragments, most, full)
+    if groups:
+        snap = TableSnapshot(meta, store)
+        file_schema = pa.schema([pa.field(ROWID, pa.int64(), False), *meta.schema])
+        for i, j in reversed(groups):
+            manifest, fragments[i:j] = _merged(store, manifest, snap, file_schema, fragments[i:j])
+    indexes = dict(meta.indexes)
+    for column, index in meta.indexes.items():
+        manifest, indexes[column] = _merged_segments(store, manifest, index, most, segment)
+    if not groups and indexes == meta.indexes:
+        return manifest
+    return manifest.with_table(replace(meta, fragments=tuple(fragments), indexes=indexes))
+
+
+def _merged_segments(store: Store, manifest: Manifest, index: IndexMeta, most: int,
+                     segment: Callable[[SegmentMeta], Segment]) -> tuple[Manifest, IndexMeta]:
+    """``index`` with its segments merged as the fragments are (:func:`.tiers.tiered` over
+    their rows, at most ``FRAGMENT_ROWS`` a merged one), written (not committed), within
+    runs of segments each starting where the one before ended, none overlapped by another
+    (a row is ranked by the first segment holding it, and rows no segment holds are an
+    unindexed tail: merging such a run changes neither). Every flush adds a segment per
+    indexed column: without this they piled up as fragments did (the segments of rows
+    since deleted too)."""
+    ordered = sorted(index.segments, key=lambda s: (s.lo, s.hi))
+    runs: list[list[SegmentMeta]] = []
+    reach = -1  # (the highest row id any segment before holds)
+    for s in ordered:
+        alone = s.count > 0 and s.lo > reach  # (no segment before overlaps it)
+        before = runs[-1][-1] if runs and runs[-1] else None
+        if alone and before is not None and s.lo == before.hi + 1 and s.base == before.base + before.count:
+            runs[-1].append(s)
+        else:
+            if runs and runs[-1] and not alone:
+                runs[-1].pop()  # (the segment before is overlapped by this one)
+            runs.append([s] if alone else [])
+        reach = max(reach, s.hi)
+    merged: dict[str, SegmentMeta] = {}  # (by the first segment of each merged group)
+    gone: set[str] = set()
+    for run in runs:
+        for i, j in tiered([s.count for s in run], most, FRAGMENT_ROWS):
+            if j - i < 2:
+                continue
+            seg_id, manifest = manifest.file_id("seg")
+            new = merge_segments(seg_id, [segment(s) for s in run[i:j]])
+            merged[run[i].id] = new.written(store.write_segment(seg_id, new.to_arrays())).meta
+            gone.update(s.id for s in run[i:j])
+    if not merged:
+        return manifest, index
+    segments = [merged.get(s.id, s) for s in ordered if s.id in merged or s.id not in gone]
+    return manifest, replace(index, segments=tuple(segments))
 
 
 def _merged(store: Store, manifest: Manifest, snap: TableSnapshot, file_schema: pa.Schema,

@@ -230,7 +230,8 @@ class Writer:
         """``manifest`` with the data fragments of ``name`` merged as a write (or OPTIMIZE,
         ``full``) merges them (:mod:`.compaction`): in the write's own commit, so a failed
         one has had no effect."""
-        return compaction.compacted(self.store, manifest, name, self.settings.get("fts.max_fragments"), full)
+        return compaction.compacted(self.store, manifest, name, self.settings.get("fts.max_fragments"),
+                                    self.segment_sets.segment, full)
 
     def _deleted(self, manifest: Manifest, meta: TableMeta, ids: np.ndarray) -> Manifest:
         """``manifest`` with the rows ``ids`` of ``meta`` marked in new deletion vectors
