@@ -100,8 +100,9 @@ class SessionSchema(SchemaProvider):
         return self.table_names()
 
     def table(self, name: str) -> Any:
-        """What ``name`` resolves to; a managed table's files checked first (a damaged
-        one raises a StorageError, which DataFusion hands back to the statement's caller)."""
+        """What ``name`` resolves to (a managed table: as the thread's statement pinned it,
+        else its current version); a managed table's files checked first (a damaged one
+        raises a StorageError, which DataFusion hands back to the statement's caller)."""
         pinned = getattr(self.pins, "entries", None)
         found = pinned.get(name) if pinned else None
         if found is None:
