@@ -5,7 +5,7 @@ the statement started, in every setup, while a writer changes the table meanwhil
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
@@ -56,9 +56,9 @@ def _databases(where: str, tmp_path: Path, s3: Any) -> tuple[fts.Database, fts.D
 
 
 @contextmanager
-def _writes_at_the_first_search(monkeypatch: pytest.MonkeyPatch, writer: fts.Database) -> Iterator[None]:
-    """The writer inserts a row matching the search once a statement's prefilter ran, just
-    before its first search reads the table."""
+def _at_the_first_search(monkeypatch: pytest.MonkeyPatch, write: Callable[[], Any]) -> Iterator[None]:
+    """``write`` runs once a statement's prefilter ran, just before its first search reads
+    the table."""
     done: list[bool] = []
     for method in ("find", "plan"):
         real = getattr(Table, method)
@@ -66,7 +66,7 @@ def _writes_at_the_first_search(monkeypatch: pytest.MonkeyPatch, writer: fts.Dat
         def racing(self: Table, *args: Any, _real: Any = real, **kwargs: Any) -> Any:
             if not done:
                 done.append(True)
-                writer.table("docs").insert(pa.table({"id": [4], "body": ["fox fox"]}))
+                write()
             return _real(self, *args, **kwargs)
 
         monkeypatch.setattr(Table, method, racing)
@@ -85,9 +85,29 @@ def test_a_statement_reads_one_version_while_a_writer_inserts(
     writer, reader = _databases(where, tmp_path, s3)
     text = SEARCHES[statement]
     before = reader.sql(text).to_pylist()
-    with _writes_at_the_first_search(monkeypatch, writer):
+    with _at_the_first_search(monkeypatch, lambda: writer.table("docs").insert(pa.table({"id": [4], "body": ["fox fox"]}))):
         racing = reader.sql(text).to_pylist()
     monkeypatch.undo()
     after = reader.sql(text).to_pylist()
     assert racing == before != after
     assert any(row["id"] == 4 for row in after)
+
+
+def test_a_statement_whose_version_lost_a_file_reads_the_next_version_whole(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The files of the version a statement pinned deleted before it read them (a commit
+    retired them, ``fts.gc_grace_seconds`` 0): the statement runs again on the next
+    version, prefilter and search alike."""
+    writer = fts.connect(tmp_path / "db", config={"fts.gc_grace_seconds": 0})
+    t = writer.create_table("docs", ROWS)
+    t.create_index("body")
+    t.insert(pa.table({"id": [4], "body": ["fox fox"]}))
+    t.flush()  # (two fragments and segments: OPTIMIZE merges them, deleting these)
+    reader = fts.connect(tmp_path / "db", config={"fts.memory_table_bytes": 0})
+    text = SEARCHES["rows fetched"].replace("MATCH(body, 'fox')", "MATCH(body, 'fox') AND id >= 0")
+    with _at_the_first_search(monkeypatch, lambda: writer.sql("OPTIMIZE docs")):
+        racing = reader.sql(text).to_pylist()
+    monkeypatch.undo()
+    assert racing == reader.sql(text).to_pylist() == writer.sql(text).to_pylist()
+    assert [row["id"] for row in racing] == [4, 0, 1, 2]
