@@ -46,6 +46,10 @@ sys.path.insert(0, str(HERE))
 # Words of the rows (each holds 1 to 6): a word is in about one row in ten.
 WORDS = [f"{a}{b}" for a in ("fox", "owl", "elk", "yak", "emu") for b in "abcdefgh"]
 KINDS = ("insert", "sql insert", "bulk insert", "delete", "sql delete", "update", "flush", "optimize")
+# Rows the soak's table holds about (the oracle's reference reads them all per version),
+# and the churn's.
+ROWS = 600
+CHURN_ROWS = 20_000
 # Seconds a reader waits at most between two queries.
 PAUSE = 0.01
 CONFIG = {"fts.memtable_rows": 40, "fts.gc_grace_seconds": 5, "fts.max_fragments": 6}
@@ -200,7 +204,7 @@ def writer_main(root: Path, seed: int, kill_kind: str) -> None:
     os.fsync, os.replace = stepping(os.fsync), stepping(os.replace)
     seq = max((r.get("seq", 0) for r in _jsonl(root / "journal.jsonl")), default=0)
     while not (root / "stop").exists():
-        op = _next_op(rng, rng.choice(KINDS), rows, next_id, _body)
+        op = _next_op(rng, rng.choice(KINDS), rows, next_id, _body, ROWS)
         next_id += len(op.get("rows", ()))
         seq += 1
         log.write(seq=seq, begin=time.monotonic(), **op)
@@ -213,14 +217,18 @@ def writer_main(root: Path, seed: int, kill_kind: str) -> None:
     reader.join()
 
 
-def _next_op(rng: random.Random, kind: str, rows: dict[int, str], next_id: int, body: Any) -> dict[str, Any]:
+def _next_op(rng: random.Random, kind: str, rows: dict[int, str], next_id: int, body: Any,
+             size: int) -> dict[str, Any]:
     """A write of ``kind`` on the table of ``rows`` (new rows from ``next_id`` on, their
-    text by ``body(rng)``); a flush in place of a delete or update of an empty table."""
+    text by ``body(rng)``); a flush in place of a delete or update of an empty table.
+    Deletes take more rows the more the table holds past ``size``, which it then stays
+    about (inserts add more rows than deletes take)."""
     if kind in ("insert", "sql insert", "bulk insert"):
         n = rng.randint(10, 40) if kind == "bulk insert" else rng.randint(1, 4)
         return {"op": kind, "rows": [(next_id + i, body(rng)) for i in range(n)]}
     if kind in ("delete", "sql delete") and rows:
-        return {"op": kind, "ids": rng.sample(sorted(rows), min(len(rows), rng.randint(1, 6)))}
+        n = rng.randint(1, 6) + max(0, len(rows) - size) // 10
+        return {"op": kind, "ids": rng.sample(sorted(rows), min(len(rows), n))}
     if kind == "update" and rows:
         return {"op": kind, "id": rng.choice(sorted(rows)), "body": body(rng)}
     return {"op": "flush" if kind != "optimize" else kind}
@@ -512,7 +520,7 @@ def churn(root: Path, writes: int, seed: int = 45) -> dict[str, Any]:
     kinds, weights = list(CHURN), list(CHURN.values())
     next_id = len(rows)
     for n in range(1, writes + 1):
-        op = _next_op(rng, rng.choices(kinds, weights)[0], rows, next_id, body)
+        op = _next_op(rng, rng.choices(kinds, weights)[0], rows, next_id, body, CHURN_ROWS)
         next_id += len(op.get("rows", ()))
         _write(db, op)
         rows = apply(rows, op)

@@ -65,7 +65,8 @@ from .layout import is_remote
 #     when they were written: the row ids of their range that their file lacks are listed
 #     in a deletion vector of their own (FragmentMeta.gaps), which finds a row's place in
 #     the file; ranges no fragment holds (TableMeta.holes) are rows dropped whole. An older
-#     version would read a row's place as its offset from row_lo.
+#     version would read a row's place as its offset from row_lo. Deletion vectors are
+#     written compressed (ZSTD buffers of the Arrow IPC file).
 FORMAT_VERSION = 10
 ROWID = "_rowid"
 # Declared types a table stores as their values' bytes, which Parquet's own type for them

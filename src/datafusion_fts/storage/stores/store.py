@@ -395,19 +395,21 @@ def _write_file(path: Path, data: bytes) -> None:
         os.fsync(f.fileno())
 
 
-def write_array_file(sink: pa.NativeFile, name: str, array: pa.Array) -> None:
+def write_array_file(sink: pa.NativeFile, name: str, array: pa.Array, compression: str | None = None) -> None:
     """``array`` as the Arrow IPC file of one column ``name``: a segment's files (in a
-    directory, or in an object store's bundle, byte for byte the same) and deletion
-    vectors are these."""
+    directory, or in an object store's bundle, byte for byte the same; uncompressed, for
+    they are memory-mapped) and deletion vectors are these."""
     batch = pa.record_batch([array], names=[name])
-    with pa.ipc.new_file(sink, batch.schema) as writer:
+    with pa.ipc.new_file(sink, batch.schema, options=pa.ipc.IpcWriteOptions(compression=compression)) as writer:
         writer.write_batch(batch)
 
 
 def deletes_file(rows: np.ndarray) -> bytes:
-    """The Arrow IPC file of a deletion vector (small: written and read whole)."""
+    """The Arrow IPC file of a deletion vector (small: written and read whole), compressed
+    with ZSTD: its sorted ids take about 1.3 bytes each, not 8 (a table's deletion vectors
+    list every row it ever deleted, compaction only drops the rows)."""
     sink = pa.BufferOutputStream()
-    write_array_file(sink, "_rowid", pa.array(rows, pa.int64()))
+    write_array_file(sink, "_rowid", pa.array(rows, pa.int64()), "zstd")
     return sink.getvalue().to_pybytes()
 
 
