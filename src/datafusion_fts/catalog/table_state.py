@@ -239,12 +239,8 @@ class TableState:
             if shown is None:
                 continue
             meta, runs, views = shown
-            last = self._snapshots.get(name)
-            if last is not None and last[0] is meta and last[1] is runs:
-                snapshots[name] = last[2]
-            else:
-                with self._state_lock:
-                    snapshots[name] = self._snapshot_of(meta, runs)
+            with self._state_lock:
+                snapshots[name] = self._snapshot_of(meta, runs)
             entries = views if entries is None else {**entries, **views}
         self._pins.snapshots, self._pins.entries = snapshots, entries
 
