@@ -227,9 +227,9 @@ class Writer:
             self.counters.update(tally)
 
     def _compacted(self, manifest: Manifest, name: str, full: bool = False) -> Manifest:
-        """``manifest`` with the data fragments of ``name`` merged as a write (or OPTIMIZE,
-        ``full``) merges them (:mod:`.compaction`): in the write's own commit, so a failed
-        one has had no effect."""
+        """``manifest`` with the data fragments and index segments of ``name`` merged as a
+        write (or OPTIMIZE, ``full``) merges them (:mod:`.compaction`): in the write's own
+        commit, so a failed one has had no effect."""
         return compaction.compacted(self.store, manifest, name, self.settings.get("fts.max_fragments"),
                                     self.segment_sets.segment, full)
 
