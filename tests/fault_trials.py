@@ -66,7 +66,16 @@ OPERATIONS: dict[str, Callable[[Any], Any]] = {
     "delete": lambda db: db.table("docs").delete("id = 3"),
     "sql update": lambda db: db.sql("UPDATE docs SET body = 'beta' WHERE id = 4").to_arrow_table(),
     "drop table": lambda db: db.drop_table("extra"),
+    # (writes that merge fragments in their commit: catalog/compaction.py)
+    "compacting delete": lambda db: compacting(db).table("docs").delete("id = 5"),
+    "compacting bulk insert": lambda db: compacting(db).table("docs").bulk_insert(rows(300, 5)),
 }
+
+
+def compacting(db: Any) -> Any:
+    """``db`` keeping one data fragment a table: every write merges them all."""
+    db.settings.set("fts.max_fragments", 1)
+    return db
 # (the call that fails, its errno)
 FAULTS = (("fsync", errno.ENOSPC), ("fsync", errno.EIO), ("replace", errno.ENOSPC), ("write", errno.ENOSPC))
 

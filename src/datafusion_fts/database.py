@@ -12,6 +12,7 @@ import os
 import threading
 from collections import Counter
 from collections.abc import Callable, Iterable, Sequence
+from contextlib import AbstractContextManager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 from urllib.parse import urlparse
@@ -177,8 +178,9 @@ class Database:
     # -- SQL ----------------------------------------------------------------------------
     def sql(self, text: str) -> datafusion.DataFrame:
         """Run SQL (docs/design.md: "SQL"): search predicates, DDL and DML on managed tables, and
-        anything else DataFusion understands; returns the last statement's DataFrame."""
-        self.refresh()
+        anything else DataFusion understands; returns the last statement's DataFrame. Each
+        statement sees what other processes did before it (its classification reads
+        :attr:`manifest`, and :meth:`pinned` refreshes)."""
         return run_sql(self, text)
 
     def list_sources(self, text: str) -> None:
@@ -204,7 +206,13 @@ class Database:
         return Table(self, name)
 
     def snapshot(self, name: str) -> TableSnapshot:
-        return self.state.snapshot(name)
+        """The table as a read sees it: as its SQL statement pinned it, else as it is now."""
+        return self.state.read_snapshot(name)
+
+    def pinned(self, text: str) -> AbstractContextManager[None]:
+        """Run the statement ``text`` on one version of each table it names
+        (``TableState.pinned``)."""
+        return self.state.pinned(text)
 
     def retrying(self, read: Callable[[], T]) -> T:
         return self.state.retrying(read)

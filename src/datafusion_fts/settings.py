@@ -82,6 +82,13 @@ REGISTRY: dict[str, Setting] = {
                 "In-memory indexes of unindexed tails kept for reuse (least recently used go)."),
         Setting("fts.memtable_rows", 50_000, _non_negative_int,
                 "Fresh rows kept in memory (and the log) before they are flushed to a fragment."),
+        Setting("fts.max_fragments", 24, _positive_int,
+                "Data fragments a managed table keeps (docs/design.md: \"Data fragments\"): past it, each write "
+                "merges the neighbours holding the fewest live rows, while a merged fragment holds at most 2^20, so a "
+                "table keeps at most this many fragments or 2 per 2^20 live rows, whatever its history. Each write "
+                "also merges the newest 8 when their live rows have as many digits in base 8, and rewrites a "
+                "fragment half of whose rows are deleted without them; OPTIMIZE merges neighbours up to 2^20 rows. "
+                "Each index's segments are merged alike."),
         Setting("fts.memory_table_bytes", 16 << 20, _non_negative_int,
                 "A table of a database's files whose rows take at most this many bytes decoded is also held in "
                 "memory, as DataFusion's own in-memory table (a base table with its declared constraints), for plain "

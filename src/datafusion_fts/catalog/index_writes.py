@@ -1,6 +1,5 @@
 """Index writes (docs/design.md: "Building and merging"): an index built over every row, a
-segment added over one range, an index brought up to date by OPTIMIZE, and data fragments
-of an earlier layout rewritten. Each writes its files, then commits them in one commit;
+segment added over one range, and an index brought up to date by OPTIMIZE. Each writes its files, then commits them in one commit;
 the writer (:mod:`.writer`) runs them inside ``Writer.writing``, so a failed one leaves
 nothing behind."""
 
@@ -10,23 +9,15 @@ from dataclasses import replace
 from typing import Protocol
 
 import numpy as np
-import pyarrow as pa
 
 from ..index.build_progress import COMMITTING, TOKENIZING, WRITING, BuildReporter
 from ..index.build_range import MERGE_MAX_POSTINGS, build_range, live_rows, merge_neighbours
 from ..index.segment import Segment
 from ..planner.segment_sets import SegmentSets
 from ..settings import INT64_MAX, Settings
-from ..storage.files.manifest import (
-    PAGED_LAYOUT,
-    ROWID,
-    SOURCE_LAYOUT,
-    IndexMeta,
-    Manifest,
-    SegmentMeta,
-)
+from ..storage.files.manifest import IndexMeta, Manifest, SegmentMeta
 from ..storage.snapshot import TableSnapshot
-from ..storage.stores.store import SCAN_BATCH_ROWS, Store
+from ..storage.stores.store import Store
 from .table_state import TableState
 
 
@@ -87,11 +78,13 @@ def optimize_index(writer: IndexWriter, name: str, column: str, progress: BuildR
     kept: list[Segment] = []
     ranges = []
     for meta in index.segments:
+        segment = writer.segment_sets.segment(meta)
         gone = np.searchsorted(deleted, [meta.base, meta.base + meta.count])
-        if gone[1] > gone[0]:
+        # (a row deleted before the build has no token in it: only rows holding some count)
+        if segment.dl[deleted[gone[0] : gone[1]] - meta.base].any():
             ranges.append((meta.lo, meta.hi))  # rebuilt without its deleted rows
         else:
-            kept.append(writer.segment_sets.segment(meta))
+            kept.append(segment)
     ranges.extend(snap.uncovered(column))  # rows no segment holds (a tail, gaps)
     manifest, built, written = _build_ranges(writer, writer.state.manifest, snap, index, ranges, progress, ray)
     manifest, merged = _merged(manifest, kept + built, progress)
@@ -99,26 +92,6 @@ def optimize_index(writer: IndexWriter, name: str, column: str, progress: BuildR
     if metas != index.segments:
         new = [s for s in merged if s.meta not in index.segments and s.meta.id not in written]
         _commit_index(writer, name, manifest, index, metas, new, progress)
-
-
-def upgrade_fragments(writer: IndexWriter, name: str) -> None:
-    """Rewrite the data fragments of an earlier layout (format 1: fetching a row decodes
-    its whole row group) in the paged one, in one commit; their rows, row ids and deletion
-    vectors stay as they are, so indexes stay valid."""
-    meta = writer.state.snapshot(name).meta
-    if all(f.layout in (PAGED_LAYOUT, SOURCE_LAYOUT) for f in meta.fragments):
-        return
-    manifest = writer.state.manifest
-    file_schema = pa.schema([pa.field(ROWID, pa.int64(), False), *meta.schema])
-    fragments = []
-    for frag in meta.fragments:
-        if frag.layout not in (PAGED_LAYOUT, SOURCE_LAYOUT):
-            frag_id, manifest = manifest.file_id("frag")
-            batches = writer.store.iter_fragment(frag.id, file_schema.names, SCAN_BATCH_ROWS)
-            _, crcs = writer.store.write_fragment(frag_id, file_schema, batches)
-            frag = replace(frag, id=frag_id, layout=PAGED_LAYOUT, crc=crcs.whole, footer_crc=crcs.footer)
-        fragments.append(frag)
-    writer.commit(manifest.with_table(replace(manifest.tables[name], fragments=tuple(fragments))))
 
 
 def _build_ranges(

@@ -16,11 +16,11 @@ from ..storage.stores.store import Store
 
 def recover(store: Store, logs: FreshLogs, settings: Settings, manifest: Manifest) -> None:
     """With the writer lock held (or the directory to itself), undo what a crashed
-    writer left half done: cut torn log tails (a damaged log is refused), delete files
-    that never committed. A directory with files but no manifest is refused first
-    (they are not leftovers)."""
+    writer left half done: cut torn log tails (a damaged log is refused), empty logs
+    whose rows a commit holds, delete files that never committed. A directory with files
+    but no manifest is refused first (they are not leftovers)."""
     store.check_manifest()
-    logs.cut_torn_tails(list(manifest.tables))
+    logs.cut_torn_tails(manifest.tables)
     collect_garbage(store, settings, manifest)
 
 

@@ -1,12 +1,14 @@
 """What a database's readers see (docs/design.md: "Concurrency"; "Fresh tier and
 visibility"): the committed manifest and each table's fresh rows, swapped together as one
-version; the snapshots made of it; and DataFusion's view of each table, kept current."""
+version; the snapshots made of it; DataFusion's view of each table, kept current; and the
+versions a SQL statement pinned at its start, which every part of it reads."""
 
 from __future__ import annotations
 
 import threading
+from collections.abc import Iterable, Mapping
 from dataclasses import replace
-from typing import Callable, Protocol, TypeVar
+from typing import Any, Callable, Protocol, TypeVar
 
 import pyarrow as pa
 
@@ -33,11 +35,16 @@ class Views(Protocol):
 
     def registered(self, name: str) -> TableMeta | None: ...
 
-    def register(self, meta: TableMeta, fresh: list[pa.RecordBatch]) -> None: ...
+    def register(self, meta: TableMeta, fresh: list[pa.RecordBatch]) -> Mapping[str, Any]:
+        """Show ``meta`` and its ``fresh`` rows; what the table's names now resolve to."""
 
     def deregister(self, name: str) -> None: ...
 
     def forget_sizes(self) -> None: ...
+
+    # Per thread, what its running statement pinned: ``entries``, what the names of the
+    # tables it reads resolve to (those ``register`` returned), and here ``snapshots``.
+    pins: threading.local
 
 
 class TableState:
@@ -71,6 +78,12 @@ class TableState:
         # of; the next query on an unchanged table gets the same one, and with it the
         # memos kept on it (coverage, segment sets).
         self._snapshots: dict[str, tuple[TableMeta, Runs, TableSnapshot]] = {}
+        # Per table: the version its DataFusion views show, and what its names resolve to
+        # there (set after each registration, under _show_lock: the two always agree).
+        self._shown: dict[str, tuple[TableMeta, Runs, Mapping[str, Any]]] = {}
+        self._show_lock = threading.Lock()
+        # Per thread: the snapshots and views its running statement pinned (see pinned).
+        self._pins = views.pins
 
     @property
     def manifest(self) -> Manifest:
@@ -135,7 +148,9 @@ class TableState:
             }
         for name in set(old.tables) - set(manifest.tables):
             self.in_place.forget(name)
-            self._views.deregister(name)
+            with self._show_lock:
+                self._views.deregister(name)
+                self._shown.pop(name, None)
         for name, meta in manifest.tables.items():  # (against what is registered: a failed
             # registration, a file deleted meanwhile, is made again at the next load)
             if meta.source is not None:
@@ -159,7 +174,10 @@ class TableState:
 
     def show(self, meta: TableMeta) -> None:
         """Make DataFusion's view of the table ``meta`` (and its fresh rows) current."""
-        self._views.register(meta, list(fresh_batches(self.runs(meta.name))))
+        with self._show_lock:
+            runs = self.runs(meta.name)
+            entries = self._views.register(meta, list(fresh_batches(runs)))
+            self._shown[meta.name] = (meta, runs, entries)
 
     def show_all(self) -> None:
         """Show every managed table again: which are held in memory changes with
@@ -183,19 +201,64 @@ class TableState:
         if meta.source is not None:
             meta = self.reconciled(meta)
         with self._state_lock:
-            runs = self.runs(name)
-            last = self._snapshots.get(name)
-            if last is not None and last[0] is meta and last[1] is runs:
-                return last[2]
-            files = self.in_place.files(meta) if meta.source is not None else None
-            snap = TableSnapshot(meta, self.store, fresh_batches(runs), fresh_segments(runs), files)
-            self._snapshots[name] = (meta, runs, snap)
+            return self._snapshot_of(meta, self.runs(name))
+
+    def _snapshot_of(self, meta: TableMeta, runs: Runs) -> TableSnapshot:
+        """The snapshot of ``meta`` and ``runs`` (under ``_state_lock``): the last one handed
+        out when they are its."""
+        last = self._snapshots.get(meta.name)
+        if last is not None and last[0] is meta and last[1] is runs:
+            return last[2]
+        files = self.in_place.files(meta) if meta.source is not None else None
+        snap = TableSnapshot(meta, self.store, fresh_batches(runs), fresh_segments(runs), files)
+        self._snapshots[meta.name] = (meta, runs, snap)
         return snap
+
+    # -- one version per statement --------------------------------------------------------
+    def pinned(self, text: str) -> "_Pinned":
+        """Run the statement ``text`` on one version of each table it names (its name
+        appears in the text), taken now, at its start (docs/design.md: "One visibility
+        cut"): in this thread, DataFusion resolves their names to the views of that version
+        (its prefilters, the tables it reads, its subqueries) and searches read its
+        snapshot (:meth:`read_snapshot`). A statement a statement runs keeps the outer
+        one's. Writes never read pins: they read :meth:`snapshot`."""
+        return _Pinned(self, text)
+
+    def _pin(self, names: Iterable[str]) -> None:
+        """Pin, for this thread, the version of each table of ``names`` its views show:
+        the views and the snapshot of the same rows (a writer shows its change right after
+        it makes it: a statement between the two reads the version before, whole)."""
+        self.refresh()
+        snapshots: dict[str, TableSnapshot] = {}
+        entries: Mapping[str, Any] | None = None
+        for name in names:
+            meta = self._manifest.tables.get(name)
+            if meta is not None and meta.source is not None:
+                self.snapshot(name)  # (its source's files listed now: its views show them)
+            shown = self._shown.get(name)
+            if shown is None:
+                continue
+            meta, runs, views = shown
+            with self._state_lock:
+                snapshots[name] = self._snapshot_of(meta, runs)
+            entries = views if entries is None else {**entries, **views}
+        self._pins.snapshots, self._pins.entries = snapshots, entries
+
+    def _unpin(self) -> None:
+        self._pins.snapshots = self._pins.entries = None
+
+    def read_snapshot(self, name: str) -> TableSnapshot:
+        """For a read: the snapshot of ``name`` this thread's statement pinned, else the
+        current one (:meth:`snapshot`)."""
+        pinned = getattr(self._pins, "snapshots", None)
+        found = pinned.get(name) if pinned else None
+        return found if found is not None else self.snapshot(name)
 
     def retrying(self, read: Callable[[], T]) -> T:
         """Run ``read``; while a file of its snapshot is gone (deleted after a later commit
-        retired it, see :class:`StaleSnapshotError`), load the current version and run it
-        again. Only for reads: running them twice changes nothing."""
+        retired it, see :class:`StaleSnapshotError`), load the current version (pinned in
+        its stead, in a statement) and run it again. Only for reads: running them twice
+        changes nothing."""
         for _ in range(READ_ATTEMPTS - 1):
             try:
                 return read()
@@ -208,6 +271,9 @@ class TableState:
                 with self._load_lock:
                     if not self.store.holds_write_lock:
                         self._load()
+                pinned = getattr(self._pins, "snapshots", None)
+                if pinned is not None:  # (the statement's version lost a file: it reads the current one)
+                    self._pin(list(pinned))
         return read()
 
     # -- tables indexed in place (storage/sources/in_place.py) ----------------------------------
@@ -229,3 +295,25 @@ class TableState:
         for name, meta in self._manifest.tables.items():
             if meta.source is not None and name.lower() in lowered:
                 self.reconciled(meta)
+
+
+class _Pinned:
+    """:meth:`TableState.pinned` as a context manager (a class: a statement's whole cost is
+    a few microseconds, and a generator's would be one of them)."""
+
+    __slots__ = ("_state", "_text", "_outer")
+
+    def __init__(self, state: TableState, text: str) -> None:
+        self._state, self._text, self._outer = state, text, False
+
+    def __enter__(self) -> None:
+        state = self._state
+        self._outer = getattr(state._pins, "snapshots", None) is not None
+        if not self._outer:
+            lowered = self._text.lower()
+            state._pin([name for name in state._manifest.tables if name.lower() in lowered])
+
+    def __exit__(self, *exc: object) -> None:
+        if not self._outer:
+            self._state._unpin()
+

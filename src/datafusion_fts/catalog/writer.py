@@ -32,7 +32,7 @@ from ..storage.files.manifest import ROWID, IndexMeta, Manifest, SegmentMeta, Ta
 from ..storage.sources.in_place import InPlaceTables
 from ..storage.stores import append_rows
 from ..storage.stores.store import Store
-from . import index_writes
+from . import compaction, index_writes
 from .index_writes import RayBuild
 from .recovery import collect_garbage, recover
 from .table_state import TableState
@@ -187,7 +187,7 @@ class Writer:
             meta = self.state.snapshot(name).meta
             source_schema, batches = open_batches(data)
             manifest, appended = self.append(self.state.manifest, meta, source_schema, batches)
-            self.commit(manifest)
+            self.commit(self._compacted(manifest, name))
             return appended.next_rowid - meta.next_rowid
 
     def delete_rows(self, name: str, ids: np.ndarray) -> int:
@@ -200,7 +200,7 @@ class Writer:
         with self.writing():
             self.flush(name)
             manifest = self._deleted(self.state.manifest, self.state.manifest.tables[name], ids)
-            self.commit(manifest)
+            self.commit(self._compacted(manifest, name))
         return len(ids)
 
     def replace_rows(self, name: str, ids: np.ndarray, data: Any) -> None:
@@ -225,6 +225,13 @@ class Writer:
             run = move_run(build_run(batch, meta.indexes, self.logs.new_id, tally), meta.next_rowid)
             self._commit_runs(name, [run], np.unique(ids))
             self.counters.update(tally)
+
+    def _compacted(self, manifest: Manifest, name: str, full: bool = False) -> Manifest:
+        """``manifest`` with the data fragments and index segments of ``name`` merged as a
+        write (or OPTIMIZE, ``full``) merges them (:mod:`.compaction`): in the write's own
+        commit, so a failed one has had no effect."""
+        return compaction.compacted(self.store, manifest, name, self.settings.get("fts.max_fragments"),
+                                    self.segment_sets.segment, full)
 
     def _deleted(self, manifest: Manifest, meta: TableMeta, ids: np.ndarray) -> Manifest:
         """``manifest`` with the rows ``ids`` of ``meta`` marked in new deletion vectors
@@ -259,12 +266,15 @@ class Writer:
             return index_writes.add_segment(self, name, index, lo, hi, BuildReporter(progress, index.column))
 
     def optimize(self, name: str, progress: Progress | None, ray: RayBuild) -> None:
-        """OPTIMIZE: flush, adopt a source's files, rewrite fragments of an earlier layout,
-        then bring each index up to date (results never change), each step its own commit."""
+        """OPTIMIZE: flush, adopt a source's files, merge the data fragments and drop their
+        deleted rows (those of an earlier layout rewritten), then bring each index up to
+        date (results never change), each step its own commit."""
         with self.writing():
             self.flush(name)
             self.adopt_source(name)
-            index_writes.upgrade_fragments(self, name)
+            manifest = self._compacted(self.state.manifest, name, full=True)
+            if manifest is not self.state.manifest:
+                self.commit(manifest)
             for column in list(self.state.snapshot(name).meta.indexes):
                 index_writes.optimize_index(self, name, column, BuildReporter(progress, column), ray)
 
@@ -331,21 +341,26 @@ class Writer:
     def flush(self, name: str) -> None:
         """Commit the fresh rows as a data fragment (same row ids), and their in-memory
         segments as index segments of the same rows (so flushed rows are indexed rows, not
-        an unindexed tail); then empty the log."""
+        an unindexed tail); then empty the log (also when no fresh row is left: see
+        :meth:`_empty_log`)."""
         with self.writing():
             runs = self.state.runs(name)
-            if not runs:
-                return
-            self._commit_runs(name, runs)
-            self._empty_log(name)
+            if runs:
+                self._commit_runs(name, runs)
+            self._empty_log(name, committed=not runs)
 
-    def _empty_log(self, name: str) -> None:
-        """Empty the log of rows a commit now holds (or of a dropped table). The commit is
-        the write: a log that cannot be emptied now is harmless (a replay skips the rows
-        below the table's next row id, and a table created under a dropped one's name
-        empties its log first) and is emptied by a later flush."""
+    def _empty_log(self, name: str, committed: bool = False) -> None:
+        """Empty the log of rows a commit now holds (or of a dropped table); ``committed``:
+        no fresh row is left, so the log holds only rows a commit holds (a failed truncate
+        left them), and it is emptied only if it holds any. The commit is the write: a log
+        that cannot be emptied now is harmless (a replay skips the rows below the table's
+        next row id, and a table created under a dropped one's name empties its log first)
+        and is emptied by a later flush (or OPTIMIZE, or open)."""
         try:
-            self.logs.empty(name)
+            if committed:
+                self.logs.empty_committed(name)
+            else:
+                self.logs.empty(name)
         except StorageError:
             self.counters["logs_left_unemptied"] += 1
 
@@ -369,7 +384,7 @@ class Writer:
         manifest = manifest.with_table(new_meta)
         if deleted is not None:
             manifest = self._deleted(manifest, new_meta, deleted)
-        self.commit(manifest, flushed=name)
+        self.commit(self._compacted(manifest, name), flushed=name)
         self.segment_sets.add(persisted)  # (the segments just written are in memory already)
 
     # -- tables indexed in place (storage/sources/in_place.py) ----------------------------------

@@ -86,13 +86,22 @@ class FreshLogs:
         if log is not None and log.path.exists():
             log.truncate()
 
-    def cut_torn_tails(self, names: list[str]) -> None:
-        """With the writer lock held: cut the torn tail a crash left on each log (a
-        damaged log is refused, see storage/files/wal.py)."""
-        for name in names:
+    def cut_torn_tails(self, tables: Mapping[str, TableMeta]) -> None:
+        """With the writer lock held: cut the torn tail a crash left on each table's log,
+        and empty a log whose rows the table's fragments hold (a damaged log is refused,
+        see storage/files/wal.py)."""
+        for name, meta in tables.items():
             log = self.log(name)
             if log is not None:
-                log.cut_torn_tail()
+                log.cut_torn_tail(meta.next_rowid)
+
+    def empty_committed(self, name: str) -> None:
+        """With the writer lock held and no fresh row of ``name`` left: empty its log if
+        it holds anything (rows a commit holds, left by a crash or a failed truncate, or a
+        torn tail), so that no log outlives the rows it held."""
+        log = self.log(name, writing=False)
+        if log is not None and log.path.exists() and log.path.stat().st_size:
+            log.truncate()
 
     def read(self, name: str, meta: TableMeta, runs: Runs) -> LogRead | None:
         """The records of ``name``'s log, after those replayed last time while the log

@@ -2,13 +2,13 @@
 runs, each run with one segment per indexed column over exactly its rows.
 
 An insert tokenizes its batch once per indexed column and becomes a run. Runs are merged
-tiered, as an LSM tree merges: a run's *level* is log_T of its rows (T = ``TIER``), and
-whenever the newest T runs share a level they merge into one run of the next level. Equal
-inserts then count in base T: at most T - 1 runs per level, O(log n) runs however small
-the inserts, each row copied log_T(n) times in all (postings are merged, never
-re-tokenized). Irregular sizes can leave small runs behind bigger ones; past ``MAX_RUNS``
-the adjacent pair with the fewest rows merges. Merging never changes what a search sees:
-a merged segment ranks the same rows with the same tokens.
+tiered, as an LSM tree merges (:mod:`.tiers`): a run's *level* is log_T of its rows (T =
+``TIER``), and whenever the newest T runs share a level they merge into one run of the next
+level. Equal inserts then count in base T: at most T - 1 runs per level, O(log n) runs
+however small the inserts, each row copied log_T(n) times in all (postings are merged,
+never re-tokenized). Irregular sizes can leave small runs behind bigger ones; past
+``MAX_RUNS`` the adjacent pair with the fewest rows merges. Merging never changes what a
+search sees: a merged segment ranks the same rows with the same tokens.
 """
 
 from __future__ import annotations
@@ -23,10 +23,9 @@ from ..analysis import analyzer_for
 from ..storage.files.manifest import IndexMeta
 from .builder import build_segment, merge_segments
 from .segment import InMemorySegment
+from .tiers import tiered
 
-# Runs merge T at a time (more: fewer copies per row and cheaper inserts, but more runs
-# for every query to read).
-TIER = 8
+# Runs past which the adjacent pair with the fewest rows merges (:func:`.tiers.tiered`).
 MAX_RUNS = 24
 # Merged runs up to this many rows keep their rows in one record batch (few batches keep
 # registering the fresh rows with DataFusion cheap); bigger ones keep their batches.
@@ -99,23 +98,10 @@ def merge_runs(runs: list[FreshRun], new_id: NewId) -> FreshRun:
     return FreshRun(batches, segments)
 
 
-def _level(rows: int) -> int:
-    level = 0
-    while rows >= TIER:
-        rows //= TIER
-        level += 1
-    return level
-
-
 def append_run(runs: tuple[FreshRun, ...], run: FreshRun, new_id: NewId) -> tuple[FreshRun, ...]:
     """``runs`` plus ``run``, with the tiered merges that keep their number logarithmic."""
-    out = list(runs) + [run]
-    while len(out) >= TIER and len({_level(r.rows) for r in out[-TIER:]}) == 1:
-        out[-TIER:] = [merge_runs(out[-TIER:], new_id)]
-    while len(out) > MAX_RUNS:
-        i = min(range(len(out) - 1), key=lambda j: out[j].rows + out[j + 1].rows)
-        out[i : i + 2] = [merge_runs(out[i : i + 2], new_id)]
-    return tuple(out)
+    out = [*runs, run]
+    return tuple(merge_runs(out[i:j], new_id) for i, j in tiered([r.rows for r in out], MAX_RUNS))
 
 
 def fresh_batches(runs: tuple[FreshRun, ...]) -> tuple[pa.RecordBatch, ...]:

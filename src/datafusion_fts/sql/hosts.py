@@ -4,6 +4,7 @@ that nothing in ``sql/`` imports them."""
 
 from __future__ import annotations
 
+from contextlib import AbstractContextManager
 from typing import TYPE_CHECKING, Any, Callable, Protocol, TypeVar
 
 import datafusion
@@ -72,3 +73,7 @@ class SqlHost(DmlHost, Protocol):
     def list_sources(self, text: str) -> None:
         """List the files of the tables indexed in place ``text`` may name, before
         DataFusion reads their views."""
+
+    def pinned(self, text: str) -> AbstractContextManager[None]:
+        """Run the statement ``text`` on one version of each table it names: every part of
+        it reads that version."""

@@ -84,6 +84,11 @@ class SessionSchema(SchemaProvider):
         self._lock = threading.Lock()  # (registering checks, then adds)
         self._recording: Recorded | None = None
         self._creating = threading.Lock()  # (one recorded statement at a time)
+        # Per thread, what its running statement pinned (catalog/table_state.py sets it):
+        # ``entries``, what the managed tables it reads resolve to (as :meth:`entries`
+        # gives them), whatever is swapped in meanwhile; DataFusion resolves a name on the
+        # thread that plans the statement.
+        self.pins = threading.local()
 
     @property
     def table_names(self) -> "Names":
@@ -95,9 +100,13 @@ class SessionSchema(SchemaProvider):
         return self.table_names()
 
     def table(self, name: str) -> Any:
-        """What ``name`` resolves to; a managed table's files checked first (a damaged
-        one raises a StorageError, which DataFusion hands back to the statement's caller)."""
-        found = self._managed.get(name)
+        """What ``name`` resolves to (a managed table: as the thread's statement pinned it,
+        else its current version); a managed table's files checked first (a damaged one
+        raises a StorageError, which DataFusion hands back to the statement's caller)."""
+        pinned = getattr(self.pins, "entries", None)
+        found = pinned.get(name) if pinned else None
+        if found is None:
+            found = self._managed.get(name)
         if found is None:
             return self._tables.get(name)
         table, check = found
@@ -113,6 +122,7 @@ class SessionSchema(SchemaProvider):
             if self.table_exist(name):
                 raise CatalogError(f"a table named {name!r} already exists")
             self._tables[name] = table
+            self._unpin(name)
             if self._recording is not None and name == self._recording.name:
                 self._recording.created = table
 
@@ -128,6 +138,7 @@ class SessionSchema(SchemaProvider):
             if recording is None or name != recording.name:
                 raise CatalogError(f"{name!r} is a table of the database: DROP TABLE {name} drops it")
             recording.replaced = (self._managed.pop(name), self._managed.pop(rows_name(name), None))
+            self._unpin(name, rows_name(name))
 
     @contextmanager
     def recording(self, name: str) -> Iterator[Recorded]:
@@ -181,6 +192,17 @@ class SessionSchema(SchemaProvider):
 
     def drop_managed(self, name: str) -> None:
         self._managed.pop(name, None)
+
+    def entries(self, name: str) -> dict[str, Any]:
+        """What the managed table ``name`` and its rows name (:func:`rows_name`) resolve to."""
+        return {n: self._managed[n] for n in (name, rows_name(name)) if n in self._managed}
+
+    def _unpin(self, *names: str) -> None:
+        """Resolve ``names`` as registered from now on in this thread: the statement
+        itself replaced them (CREATE OR REPLACE)."""
+        pinned = getattr(self.pins, "entries", None)
+        if pinned:
+            self.pins.entries = {n: e for n, e in pinned.items() if n not in names}
 
 
 class _SessionCatalog(CatalogProvider):

@@ -34,7 +34,9 @@ def run_sql(db: SqlHost, text: str) -> datafusion.DataFrame:
         result = None
         for part in split(text):
             # (classified as the statements before it left the tables)
-            result = _statement(db, text, classify(part, db.manifest.tables.__contains__))
+            statement = classify(part, db.manifest.tables.__contains__)
+            with db.pinned(statement.text):  # (every part of it reads one version of each table)
+                result = _statement(db, text, statement)
     except RecursionError:
         raise SqlError("the statement nests too deeply to be parsed", text, 0, len(text)) from None
     if result is None:

@@ -15,7 +15,8 @@ import hashlib
 import os
 import sys
 import threading
-from typing import Callable
+from collections.abc import Mapping
+from typing import Any, Callable
 
 import datafusion
 import pyarrow as pa
@@ -37,6 +38,7 @@ class TableViews:
     def __init__(self, schema: SessionSchema, store: Store, config: Callable[[], datafusion.SessionConfig],
                  held_bytes: Callable[[], int]) -> None:
         self._schema = schema
+        self.pins = schema.pins  # (what each thread's statement pinned: SessionSchema.pins)
         self._store = store
         self._config = config  # (the user's session's settings now: its SQL dialect among them)
         self._held_bytes = held_bytes  # (the setting fts.memory_table_bytes now)
@@ -61,9 +63,10 @@ class TableViews:
         known = self._registered.get(name)
         return known[0] if known is not None else None
 
-    def register(self, meta: TableMeta, fresh: list[pa.RecordBatch]) -> None:
+    def register(self, meta: TableMeta, fresh: list[pa.RecordBatch]) -> Mapping[str, Any]:
         """Show ``meta`` to DataFusion as a table of its live rows, ``_rowid`` included:
-        built here, then swapped in as what the name resolves to (no moment without it).
+        built here, then swapped in as what the name resolves to (no moment without it);
+        what its names resolve to now (for a statement to pin: ``pins``).
 
         With ``fresh`` rows or deletions the table is a view: the fragments UNION ALL the
         fresh rows, anti-joined with the deleted row ids (pyarrow datasets with a filter
@@ -78,6 +81,7 @@ class TableViews:
                 self._register_source(meta)
             else:
                 self._register_managed(meta, fresh)
+            return self._schema.entries(meta.name)
 
     def _register_managed(self, meta: TableMeta, fresh: list[pa.RecordBatch]) -> None:
         file_schema = pa.schema([pa.field(ROWID, pa.int64(), False), *meta.sql_schema])

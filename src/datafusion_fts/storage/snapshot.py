@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Any, Callable, Iterator, Mapping, TypeVar
 import numpy as np
 import pyarrow as pa
 
-from .files.manifest import ROWID, TableMeta
+from .files.manifest import ROWID, FragmentMeta, TableMeta
 from .parquet.large_take import take_out_of_order
 from .parquet.reorder_rows import reorder_rows
 from .sources.source_files import TAIL_ID_PREFIX, SourceFiles
@@ -145,10 +145,14 @@ class TableSnapshot:
         for frag in self.meta.fragments:
             if row_range is not None and (frag.row_hi < row_range[0] or frag.row_lo > row_range[1]):
                 continue
-            deleted = self.store.read_deletes(frag.deletes, frag.deletes_crc) if frag.deletes else None
             local = None
             if row_range is not None:
-                local = (max(0, row_range[0] - frag.row_lo), min(frag.rows - 1, row_range[1] - frag.row_lo))
+                lo, hi = max(row_range[0], frag.row_lo), min(row_range[1], frag.row_hi)
+                local = (int(self._places(frag, np.array([lo]))[0]),
+                         int(self._places(frag, np.array([hi + 1]))[0]) - 1)  # (hi itself may be a gap)
+                if local[1] < local[0]:
+                    continue
+            deleted = self.store.read_deletes(frag.deletes, frag.deletes_crc) if frag.deletes else None
             for batch in self._data.iter_fragment(frag.id, wanted, batch_rows, local):
                 if deleted is not None:
                     ids = batch.column(0).to_numpy()
@@ -227,10 +231,21 @@ class TableSnapshot:
         # one's rows are a slice of ``rows``.
         bounds = np.searchsorted(rows, [f.row_lo for f in self.meta.fragments] + [self.meta.next_rowid])
         stored = [
-            (frag.id, rows[lo:hi] - frag.row_lo)
+            (frag.id, self._places(frag, rows[lo:hi]))
             for frag, lo, hi in zip(self.meta.fragments, bounds[:-1].tolist(), bounds[1:].tolist()) if lo < hi
         ]
         return stored, int(bounds[-1])
+
+    def _places(self, frag: FragmentMeta, ids: np.ndarray) -> np.ndarray:
+        """Where the rows ``ids`` of fragment ``frag`` (ascending, in its range) are in its
+        file: their offsets from its first row id, less the ids before them that its file
+        lacks (its gaps, after compaction: ``FragmentMeta.gaps``). For an id that is a gap,
+        the place of the next row."""
+        places = ids - frag.row_lo
+        if frag.gaps:
+            gaps = self.derived(("gaps", frag.id), self.store.read_deletes, frag.gaps, frag.gaps_crc)
+            places = places - np.searchsorted(gaps, ids)
+        return places
 
     def fetch_units(self, row_ids: np.ndarray, columns: list[str]) -> dict[str, Counter[str]]:
         """Per column, what :meth:`take` of ``row_ids`` reads (pages, row groups, rows

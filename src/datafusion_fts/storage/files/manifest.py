@@ -61,7 +61,13 @@ from .layout import is_remote
 # 9 - a table indexed in place may be files of an object store (TableMeta.source a URL,
 #     s3://bucket/data/), each known by its size and ETag (FragmentMeta.version; its
 #     mtime_ns 0): an older version would read the URL as a local path.
-FORMAT_VERSION = 9
+# 10 - data fragments merged by compaction (catalog/compaction.py) hold only the rows live
+#     when they were written: the row ids of their range that their file lacks are listed
+#     in a deletion vector of their own (FragmentMeta.gaps), which finds a row's place in
+#     the file; ranges no fragment holds (TableMeta.holes) are rows dropped whole. An older
+#     version would read a row's place as its offset from row_lo. Deletion vectors are
+#     written compressed (ZSTD buffers of the Arrow IPC file).
+FORMAT_VERSION = 10
 ROWID = "_rowid"
 # Declared types a table stores as their values' bytes, which Parquet's own type for them
 # cannot hold: an interval of months, days and nanoseconds (Parquet's keeps milliseconds).
@@ -109,6 +115,11 @@ class FragmentMeta:
     checked before DataFusion's Parquet reader, which checks no page CRC, scans it;
     ``footer_crc`` (``copy_footer_crc``: its copy's) the crc32 of its Parquet footer,
     checked before pyarrow parses it (``footer_crc32``).
+
+    A fragment written by compaction (format 10) holds only the rows of its range that
+    were live then: ``gaps`` names a deletion vector of the ``gap_rows`` ids of the range
+    its file lacks (crc32 ``gaps_crc``), every one of them also in ``deletes``; a row's
+    place in the file is its offset from ``row_lo`` less the gaps before it.
     """
 
     id: str
@@ -127,10 +138,18 @@ class FragmentMeta:
     copy_row: int | None = None
     copy_footer_crc: int | None = None
     version: str | None = None
+    gaps: str | None = None
+    gaps_crc: int | None = None
+    gap_rows: int = 0
 
     @property
     def row_hi(self) -> int:
         return self.row_lo + self.rows - 1
+
+    @property
+    def stored_rows(self) -> int:
+        """The rows its file holds (live or deleted since)."""
+        return self.rows - self.gap_rows
 
 
 # How a segment's postings are laid out in its files: "u32", one uint32 per row id, term
@@ -244,8 +263,9 @@ class TableMeta:
 
     @property
     def committed_rows(self) -> int:
-        """Row ids handed out to committed fragments (live or deleted)."""
-        return sum(f.rows for f in self.fragments)
+        """Row ids handed out to committed rows (live or deleted): a managed table's next
+        row id (compaction may have dropped its last rows whole), a source's files' rows."""
+        return sum(f.rows for f in self.fragments) if self.source is not None else self.next_rowid
 
     @property
     def live_rows(self) -> int:
@@ -284,6 +304,7 @@ class Manifest:
             ids.update(f.id for f in t.fragments if f.file is None)  # (a source's files are not ours)
             ids.update(f.copy for f in t.fragments if f.copy)
             ids.update(f.deletes for f in t.fragments if f.deletes)
+            ids.update(f.gaps for f in t.fragments if f.gaps)
             ids.update(s.id for ix in t.indexes.values() for s in ix.segments)
         return frozenset(ids)
 
@@ -352,8 +373,9 @@ class Manifest:
                         _check_id("fragment", frag.copy)
                     continue
                 _check_id("fragment", frag.id)
-                if frag.deletes is not None:
-                    _check_id("deletion vector", frag.deletes)
+                for vector in (frag.deletes, frag.gaps):
+                    if vector is not None:
+                        _check_id("deletion vector", vector)
             for index in table.indexes.values():
                 for seg in index.segments:
                     _check_id("segment", seg.id)
@@ -418,7 +440,7 @@ def _table_to_json(t: TableMeta) -> dict[str, Any]:
         **source,
         "schema": _schema_to_b64(t.schema),
         "next_rowid": t.next_rowid,
-        "fragments": [{k: v for k, v in vars(f).items() if v is not None or k not in _OPTIONAL_FIELDS}
+        "fragments": [{k: v for k, v in vars(f).items() if k not in _OPTIONAL_FIELDS or v != _OPTIONAL_FIELDS[k]}
                       for f in t.fragments],
         "indexes": {
             col: {
@@ -433,9 +455,11 @@ def _table_to_json(t: TableMeta) -> dict[str, Any]:
     }
 
 
-# FragmentMeta's fields left out of the JSON when None: those only a source's files have,
-# and the crc32s of a file written before format 6.
-_OPTIONAL_FIELDS = ("file", "size", "mtime_ns", "copy", "crc", "footer_crc", "copy_row", "copy_footer_crc", "version")
+# FragmentMeta's fields left out of the JSON when they hold this value: those only a
+# source's files have, the crc32s of a file written before format 6, and the gaps of a
+# fragment compaction wrote.
+_OPTIONAL_FIELDS = {**dict.fromkeys(("file", "size", "mtime_ns", "copy", "crc", "footer_crc", "copy_row",
+                                     "copy_footer_crc", "version", "gaps", "gaps_crc")), "gap_rows": 0}
 
 
 def _csv_from_json(name: str, d: Any) -> CsvFormat:

@@ -177,16 +177,20 @@ class WriteAheadLog:
         if (after := _damage(data, good)) is not None:
             raise LogDamaged(self.path, good, len(after))
 
-    def cut_torn_tail(self) -> None:
-        """Cut a torn last record (a write that never returned) off the file. Only the
-        directory's writer may: for anyone else that tail may be a record being written.
-        Raises :class:`LogDamaged`, changing nothing, when the bad record is damage."""
+    def cut_torn_tail(self, next_rowid: int) -> None:
+        """Cut a torn last record (a write that never returned) off the file, and empty it
+        when every intact record holds rows below ``next_rowid`` (the table's committed
+        fragments hold them: a crash came between a flush's commit and the emptying of
+        the log, which nothing else would empty, as no fresh row remains to flush). Only
+        the directory's writer may: for anyone else that tail may be a record being
+        written. Raises :class:`LogDamaged`, changing nothing, when the bad record is damage."""
         data = self._read()
-        good = 0
-        for good, _ in _records(data):
-            pass
+        good, last = 0, -1
+        for good, batch in _records(data):
+            if batch.num_rows:
+                last = max(last, batch.column(0)[-1].as_py())  # (a record's ids ascend)
         self._refuse_damage(data, good)
-        self._truncate(data, good)
+        self._truncate(data, 0 if last < next_rowid else good)
 
     def _truncate(self, data: bytes, good: int) -> None:
         """Cut the file (``data``) at ``good``, if anything follows it."""

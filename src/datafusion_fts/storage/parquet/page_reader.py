@@ -102,12 +102,13 @@ _WHY = {BAD_HEADER: "has a header that does not parse", NOT_DATA: "is not a flat
         LEVELS_NOT_RLE: "has definition levels encoded otherwise than RLE"}
 
 
-def open_parquet(source: Any) -> pq.ParquetFile:
+def open_parquet(source: Any, metadata: pq.FileMetaData | None = None) -> pq.ParquetFile:
     """A Parquet file opened without pre-buffering: with it, pyarrow keeps every column
     chunk it pre-read until the file is closed, so iterating a file's batches held the
     whole file in memory by its end (a 2.4 GB load peaked at 2.8 GB; without, reading is
-    also faster: 10 s instead of 18 s for that file)."""
-    return pq.ParquetFile(source, pre_buffer=False)
+    also faster: 10 s instead of 18 s for that file). ``metadata``: its footer, parsed
+    before (not read again)."""
+    return pq.ParquetFile(source, metadata=metadata, pre_buffer=False)
 
 
 @dataclass(frozen=True)
@@ -172,11 +173,19 @@ def _physical(field: pa.Field, column: pq.ColumnSchema) -> tuple[int, int, pa.Da
     return None
 
 
+# Page readers kept open at most by a store's fragments or a table's source files
+# (:class:`OpenReaders`): each holds a descriptor of its local file, so a process's open
+# files stay bounded however many files its tables have; one dropped is opened again (its
+# footer and offset indexes read again) when a query reaches its file.
+OPEN_READERS = 32
+
+
 class DecodedCache:
     """What readers decoded and may need again, least recently used evicted past
     ``max_bytes``: the row groups of columns a :class:`PageReader` cannot read page by page
     (a database of format 1, a user's file without an offset index) and the dictionary
-    pages of dictionary-encoded columns. One per store, shared by its files' readers."""
+    pages of dictionary-encoded columns. One per store, shared by its files' readers. Also
+    the readers themselves, counted one each (:class:`OpenReaders`)."""
 
     def __init__(self, max_bytes: int = 256 << 20) -> None:
         self.max_bytes = max_bytes
@@ -200,6 +209,32 @@ class DecodedCache:
                     self._bytes -= old
         return value
 
+    def discard(self, key: tuple) -> None:
+        with self._lock:
+            found = self._items.pop(key, None)
+            if found is not None:
+                self._bytes -= found[1]
+
+
+class OpenReaders:
+    """Page readers by file, at most ``OPEN_READERS`` of them, the least recently used
+    forgotten: a reader forgotten closes its file once no query holds it."""
+
+    def __init__(self) -> None:
+        self._readers = DecodedCache(OPEN_READERS)
+
+    def get(self, key: tuple, opened: Callable[[], PageReader]) -> PageReader:
+        """The reader of ``key``, ``opened()`` if it has none."""
+        return self._readers.get(key, opened, _one)
+
+    def discard(self, key: tuple) -> None:
+        self._readers.discard(key)
+
+
+def _one(_: object) -> int:
+    """A reader's weight in :class:`OpenReaders`' cache."""
+    return 1
+
 
 class PageReader:
     """Random access to the rows of one Parquet file (see the module docstring).
@@ -216,7 +251,10 @@ class PageReader:
             self.file = LocalFile(file) if isinstance(file, (str, os.PathLike)) else file
             self.path = self.file.name
             checksums.check_footer(self.path, self.file.read, self.file.size, footer_crc)
-            self._file = open_parquet(self.file.arrow_source())
+            # Only the footer is kept: pyarrow's reader would hold a second descriptor of
+            # the file for as long as this reader lives (row groups open one: _row_group).
+            with open_parquet(self.file.arrow_source()) as parquet:
+                self._meta, self._parquet_schema, self.schema = parquet.metadata, parquet.schema, parquet.schema_arrow
         except FileNotFoundError:
             raise
         except (OSError, pa.ArrowException) as exc:
@@ -224,15 +262,13 @@ class PageReader:
         # What this file's decoded pieces are cached under: a file rewritten at the same
         # path (a user's, read in place) is another file.
         self._key = (self.path, *self.file.version)
-        meta = self._file.metadata
-        self.schema = self._file.schema_arrow
+        meta = self._meta
         self.num_rows = meta.num_rows
         sizes = [meta.row_group(g).num_rows for g in range(meta.num_row_groups)]
         # (the rows' size decoded, as the footer tells: what holding them in memory takes)
         self.data_bytes = sum(meta.row_group(g).total_byte_size for g in range(meta.num_row_groups))
         self.group_starts = np.concatenate([[0], np.cumsum(sizes)]).astype(np.int64)
         self._cache = cache
-        self._file_lock = threading.Lock()  # (a ParquetFile is not safe to share between threads)
         self._lock = threading.Lock()
         self._local = threading.local()
         self._columns: dict[str, _Column | None] = {}
@@ -250,8 +286,8 @@ class PageReader:
         return found
 
     def _plan_column(self, name: str) -> _Column | None:
-        meta = self._file.metadata
-        schema = self._file.schema
+        meta = self._meta
+        schema = self._parquet_schema
         leaves = [i for i in range(len(schema)) if schema.column(i).path == name]
         if len(leaves) != 1 or self.schema.get_field_index(name) < 0:
             return None
@@ -312,7 +348,7 @@ class PageReader:
         """Each row group's and column's offset-index position and length (-1: none),
         read from the footer once."""
         if self._index_locations is None:
-            meta = self._file.metadata
+            meta = self._meta
             size = self.file.size
             footer = meta.serialized_size
             buf = np.frombuffer(self._pread(size - 8 - footer, footer), dtype=np.uint8)
@@ -351,7 +387,7 @@ class PageReader:
         )
 
     def _read_dictionary(self, leaf: int, group: int, first_page_at: int, codec: str) -> _Dictionary:
-        chunk = self._file.metadata.row_group(group).column(leaf)
+        chunk = self._meta.row_group(group).column(leaf)
         at = chunk.dictionary_page_offset
         if not chunk.has_dictionary_page or at is None or not 0 < first_page_at - at:
             raise StorageError(f"damaged data file {self.path}: row group {group} has no dictionary page")
@@ -373,10 +409,10 @@ class PageReader:
             raise StorageError(f"damaged data file {self.path}: the dictionary page of {what} {err.why}") from None
         n = int(head[H_VALUES])
         starts, lens = _NONE, _NONE
-        width = {"INT32": 4, "FLOAT": 4, "INT64": 8, "DOUBLE": 8}.get(self._file.schema.column(leaf).physical_type, 0)
+        width = {"INT32": 4, "FLOAT": 4, "INT64": 8, "DOUBLE": 8}.get(self._parquet_schema.column(leaf).physical_type, 0)
         if n < 0 or len(data) < n * width:
             raise StorageError(f"damaged data file {self.path}: a dictionary page of {what} is truncated")
-        if self._file.schema.column(leaf).physical_type == "BYTE_ARRAY":
+        if self._parquet_schema.column(leaf).physical_type == "BYTE_ARRAY":
             starts, lens, ok = plain_entries(np.frombuffer(data, dtype=np.uint8), 0, len(data), n)
             if not ok:
                 raise StorageError(f"damaged data file {self.path}: a dictionary page of {what} is truncated")
@@ -441,8 +477,8 @@ class PageReader:
 
     def _row_group(self, group: int, names: list[str]) -> pa.Table:
         def read() -> pa.Table:
-            with self._file_lock:
-                return self._file.read_row_group(group, columns=names)
+            with open_parquet(self.file.arrow_source(), self._meta) as parquet:
+                return parquet.read_row_group(group, columns=names)
 
         return self._cache.get((*self._key, "row group", group, tuple(names)), read, lambda t: t.nbytes)
 

@@ -39,6 +39,7 @@ from ..files.manifest import ROWID, SOURCE_LAYOUT, CsvFormat, FragmentMeta, Mani
 from ..parquet.data_files import RemoteFile
 from ..parquet.page_reader import (
     DecodedCache,
+    OpenReaders,
     PageReader,
     fetch_units,
     open_parquet,
@@ -472,8 +473,7 @@ class SourceReaders:
 
     def __init__(self, stores: SourceStores | None = None) -> None:
         self.stores = stores  # (of remote sources)
-        self._readers: dict[str, tuple[int, int, PageReader]] = {}
-        self._remote: dict[str, tuple[tuple, PageReader]] = {}
+        self._readers = OpenReaders()  # (by path or URL and version)
         self._cache = DecodedCache()
 
     @staticmethod
@@ -498,21 +498,11 @@ class SourceReaders:
     def remote(self, file: RemoteFile) -> PageReader:
         """The reader of an object of a remote source, one per key and (size, ETag): no
         check here, each read of the object checks its version."""
-        known = self._remote.get(file.name)
-        if known is not None and known[0] == file.version:
-            return known[1]
-        reader = PageReader(file, self._cache)
-        self._remote[file.name] = (file.version, reader)
-        return reader
+        return self._readers.get((file.name, *file.version), lambda: PageReader(file, self._cache))
 
     def reader(self, path: Path, frag: FragmentMeta) -> PageReader:
         st = self.check(path, frag)
-        known = self._readers.get(str(path))
-        if known is not None and known[:2] == (st.st_size, st.st_mtime_ns):
-            return known[2]
-        reader = PageReader(path, self._cache)
-        self._readers[str(path)] = (st.st_size, st.st_mtime_ns, reader)
-        return reader
+        return self._readers.get((str(path), st.st_size, st.st_mtime_ns), lambda: PageReader(path, self._cache))
 
 
 def _with_partitions(batch: pa.RecordBatch, columns: list[str], values: dict[str, pa.Scalar]) -> pa.RecordBatch:

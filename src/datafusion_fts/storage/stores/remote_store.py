@@ -278,8 +278,7 @@ class RemoteStore(PagedFragments):
             if file_id is not None:
                 self._note_id(meta.key)
             if file_id is not None and file_id not in keep and meta.modified < oldest:
-                with self._lock:
-                    self._readers.pop(file_id, None)
+                self._readers.discard((file_id,))
                 self.objects.delete(meta.key)
 
     # -- the manifest ---------------------------------------------------------------

@@ -46,6 +46,7 @@ from ..files.segment_bundle import BUNDLE, unpack
 from ..parquet.data_files import DataFile
 from ..parquet.page_reader import (
     DecodedCache,
+    OpenReaders,
     PageReader,
     fetch_units,
     open_parquet,
@@ -206,7 +207,7 @@ class PagedFragments:
     the checked files' bookkeeping are these."""
 
     def _init_fragments(self) -> None:
-        self._readers: dict[str, PageReader] = {}  # (opened once: each keeps its offset index)
+        self._readers = OpenReaders()  # (by fragment id: each keeps its offset index)
         self._cache = DecodedCache()
         self._checked: set[str] = set()  # fragments whose whole file matched its crc32
         self._footer_crcs: dict[str, int] = {}  # (see note_footers)
@@ -231,17 +232,16 @@ class PagedFragments:
             self._footer_crcs.update(crcs)
 
     def _pages(self, frag_id: str) -> PageReader:
-        """The fragment's page reader (opened once: it keeps its offset index)."""
-        with self._lock:
-            reader = self._readers.get(frag_id)
-        if reader is None:
+        """The fragment's page reader (kept open while recently used: it keeps its offset
+        index; at most ``OPEN_READERS`` of them)."""
+
+        def opened() -> PageReader:
             try:
-                reader = PageReader(self._fragment_file(frag_id), self._cache, self._footer_crcs.get(frag_id))
+                return PageReader(self._fragment_file(frag_id), self._cache, self._footer_crcs.get(frag_id))
             except FileNotFoundError:
                 raise file_gone(self.root, "data fragment", frag_id) from None  # type: ignore[attr-defined]
-            with self._lock:
-                reader = self._readers.setdefault(frag_id, reader)
-        return reader
+
+        return self._readers.get((frag_id,), opened)
 
     def check_fragments(self, fragments: Iterable[FragmentMeta]) -> None:
         """Check each fragment's whole file against its crc32 (``FragmentMeta.crc``),
@@ -395,19 +395,21 @@ def _write_file(path: Path, data: bytes) -> None:
         os.fsync(f.fileno())
 
 
-def write_array_file(sink: pa.NativeFile, name: str, array: pa.Array) -> None:
+def write_array_file(sink: pa.NativeFile, name: str, array: pa.Array, compression: str | None = None) -> None:
     """``array`` as the Arrow IPC file of one column ``name``: a segment's files (in a
-    directory, or in an object store's bundle, byte for byte the same) and deletion
-    vectors are these."""
+    directory, or in an object store's bundle, byte for byte the same; uncompressed, for
+    they are memory-mapped) and deletion vectors are these."""
     batch = pa.record_batch([array], names=[name])
-    with pa.ipc.new_file(sink, batch.schema) as writer:
+    with pa.ipc.new_file(sink, batch.schema, options=pa.ipc.IpcWriteOptions(compression=compression)) as writer:
         writer.write_batch(batch)
 
 
 def deletes_file(rows: np.ndarray) -> bytes:
-    """The Arrow IPC file of a deletion vector (small: written and read whole)."""
+    """The Arrow IPC file of a deletion vector (small: written and read whole), compressed
+    with ZSTD: its sorted ids take about 1.3 bytes each, not 8 (a table's deletion vectors
+    list every row it ever deleted, compaction only drops the rows)."""
     sink = pa.BufferOutputStream()
-    write_array_file(sink, "_rowid", pa.array(rows, pa.int64()))
+    write_array_file(sink, "_rowid", pa.array(rows, pa.int64()), "zstd")
     return sink.getvalue().to_pybytes()
 
 
@@ -868,8 +870,7 @@ class DirectoryStore(PagedFragments):
         for path in (self.root / "data").iterdir():
             match = _FRAGMENT_FILE.match(path.name)
             if match and match.group(1) not in keep:
-                with self._lock:
-                    self._readers.pop(match.group(1), None)
+                self._readers.discard((match.group(1),))
                 _remove(path)
         for path in (self.root / "index").iterdir():
             match = _SEGMENT_DIR.match(path.name)
