@@ -179,16 +179,16 @@ class SessionSchema(SchemaProvider):
 
     @contextmanager
     def standing_in(self, name: str, table: Any) -> Iterator[None]:
-        """The managed table ``name`` resolving to ``table`` while the block runs (a copy of
-        its rows, for DataFusion to plan a write of it by its own name: sql/managed_dml.py
-        ``explain_write``), then to its version again, unless a write replaced it meanwhile."""
-        before = self._managed[name]
-        self._managed[name] = (table, None)
+        """The managed table ``name`` resolving to ``table`` in this thread while the block
+        runs (a copy of its rows, for DataFusion to plan a write of it by its own name:
+        sql/managed_dml.py ``explain_write``), over whatever the thread's statement pinned;
+        other threads keep resolving it to its version."""
+        pinned = getattr(self.pins, "entries", None)
+        self.pins.entries = {**(pinned or {}), name: (table, None)}
         try:
             yield
         finally:
-            if self._managed.get(name, (None,))[0] is table:
-                self._managed[name] = before
+            self.pins.entries = pinned
 
     def drop_managed(self, name: str) -> None:
         self._managed.pop(name, None)
