@@ -289,7 +289,7 @@ def _ensure_ours(n_rows: int) -> str:
 def _search_bench(n_rows: int, n_queries: int, repeats: int) -> dict:
     import datafusion_fts as fts
     from datafusion_fts.query.parser import parse
-    from datafusion_fts.sql.session_catalog import rows_name
+    from datafusion_fts.session.catalog import rows_name
 
     paths = _paths(n_rows)
     sets = _query_sets(n_queries)

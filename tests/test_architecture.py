@@ -15,7 +15,7 @@ LAYERS = (
     {"cli"},
     {"__init__", "database"},
     {"sql", "udfs"},
-    {"table", "distributed"},
+    {"table", "distributed", "session"},
     {"catalog"},
     {"planner"},
     {"operators"},

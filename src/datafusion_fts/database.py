@@ -3,7 +3,7 @@
 work: the state readers see (catalog/table_state.py), the one writer (catalog/writer.py),
 the fresh tier's logs (index/fresh_logs.py), tables indexed in place (storage/sources/in_place.py),
 segments and tail indexes (planner/segment_sets.py), DataFusion's views
-(sql/table_views.py) and the SQL statement cache (sql/statement_cache.py)."""
+(session/table_views.py) and the SQL statement cache (sql/statement_cache.py)."""
 
 from __future__ import annotations
 
@@ -30,16 +30,15 @@ from .index.segment_set import SegmentSet
 from .operators.hybrid_residual_search import TailInfo
 from .planner.segment_sets import SegmentSets
 from .query.tree import Query
-from .settings import Settings
-from .sql.session_catalog import RESERVED_PREFIX, attach
-from .sql.session_sources import source_of
-from .sql.session_stores import reach_bucket
+from .session.catalog import RESERVED_PREFIX, attach
+from .session.sources import source_of
+from .session.stores import reach_bucket
+from .session.table_views import TableViews
+from .settings import MAX_NAME_CHARS, Settings
 from .sql.statement_cache import StatementCache
 from .sql.statements import run_sql
-from .sql.table_views import TableViews
 from .storage.files.layout import is_remote, local_path
 from .storage.files.manifest import (
-    MAX_NAME_CHARS,
     CsvFormat,
     Manifest,
     SegmentMeta,
@@ -116,7 +115,7 @@ class Database:
         self.segment_sets = SegmentSets(self.store, self.settings, self.counters)
         self.statements = StatementCache()  # SQL search statements by shape
         self.errors = ErrorBridge()  # our errors raised inside DataFusion, for db.sql (udfs/error_bridge.py)
-        # Managed tables resolve through a schema provider of ours (sql/session_catalog.py);
+        # Managed tables resolve through a schema provider of ours (session/catalog.py);
         # the parts their views are made of live in a session of their own.
         self.session = attach(self.ctx)
         views = TableViews(self.session, self.store, self.ctx.copied_config,
@@ -298,7 +297,7 @@ class Database:
     def _reach_buckets(self, tables: Iterable[TableMeta], probe: bool = True) -> None:
         """Make the session reach the bucket of each table on an object store, indexed in
         place there or in a database there (DataFusion scans its view in the session:
-        sql/session_stores.py), once a bucket."""
+        session/stores.py), once a bucket."""
         for meta in tables:
             if not meta.fragments:
                 continue
@@ -341,7 +340,7 @@ class Database:
 
 def check_new_name(name: str) -> None:
     """A name a new table may take (see ``storage/files/manifest.py`` ``TABLE_NAME``), not one of
-    the engine's own on the session (``sql/session_catalog.py`` ``RESERVED_PREFIX``)."""
+    the engine's own on the session (``session/catalog.py`` ``RESERVED_PREFIX``)."""
     if not valid_table_name(name):
         raise InvalidArgument(f"table name must be 1 to {MAX_NAME_CHARS} characters without control characters, got {name!r}")
     if name.lower().startswith(RESERVED_PREFIX):

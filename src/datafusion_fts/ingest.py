@@ -65,7 +65,7 @@ def stored_type(t: pa.DataType) -> pa.DataType:
     dictionary as its values (Arrow's Parquet writer refuses a dictionary holding a null;
     DataFusion reads the values back as the dictionary declared), a run-end-encoded
     column as its values (Parquet has no such type; they are encoded again when read,
-    sql/declared_types.py)."""
+    session/declared_types.py)."""
     if pa.types.is_dictionary(t):
         return stored_type(t.value_type)
     if pa.types.is_run_end_encoded(t):

@@ -12,6 +12,8 @@ from .errors import InvalidArgument
 # The largest count (a setting, a limit, an offset, a slop) accepted: counts are int64 in
 # the compiled kernels and in DataFusion.
 INT64_MAX = (1 << 63) - 1
+# The longest name of a table (the manifest's rule), and of a function SQL may call.
+MAX_NAME_CHARS = 128
 
 
 @dataclass(frozen=True)

@@ -30,7 +30,7 @@ T = TypeVar("T")
 
 
 class Views(Protocol):
-    """DataFusion's views of the tables (``sql/table_views.py`` ``TableViews``), which
+    """DataFusion's views of the tables (``session/table_views.py`` ``TableViews``), which
     the state keeps current as it changes."""
 
     def registered(self, name: str) -> TableMeta | None: ...
@@ -65,7 +65,7 @@ class TableState:
         self.store, self.logs, self.settings, self.where = store, logs, settings, where
         self.in_place = in_place  # (storage/sources/in_place.py)
         self.segment_sets = segment_sets  # (planner/segment_sets.py)
-        self._views = views  # (sql/table_views.py)
+        self._views = views  # (session/table_views.py)
         settings.watch("fts.memory_table_bytes", self.show_all)
         self._state_lock = threading.Lock()  # (manifest, fresh rows) change together
         self._load_lock = threading.Lock()  # one load of the directory's state at a time
@@ -181,7 +181,7 @@ class TableState:
 
     def show_all(self) -> None:
         """Show every managed table again: which are held in memory changes with
-        ``fts.memory_table_bytes``, at once (sql/table_views.py)."""
+        ``fts.memory_table_bytes``, at once (session/table_views.py)."""
         self._views.forget_sizes()
         with self._state_lock:
             tables = [meta for meta in self._manifest.tables.values() if meta.source is None]

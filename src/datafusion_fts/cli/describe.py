@@ -20,7 +20,7 @@ from rich.text import Text
 
 from ..database import Database
 from ..errors import CatalogError
-from ..sql.session_catalog import RESERVED_PREFIX
+from ..session.catalog import RESERVED_PREFIX
 from ..storage.files.manifest import IndexMeta, TableMeta
 from ..storage.snapshot import TableSnapshot
 from ..storage.stores.store import DirectoryStore

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from typing import Any, NamedTuple
 
+import datafusion
 import numpy as np
 
 from ..query.tree import Query
@@ -59,3 +60,16 @@ def foreign_request(table: ForeignTable, query: Query, k: int | None, settings: 
         return SearchRequest(table, query, k)
     return SearchRequest(table, query, k, force_plan=settings.get("fts.force_plan"),
                          residual_row_limit=settings.get("fts.residual_row_limit"))
+
+
+def session_table(ctx: datafusion.SessionContext, name: str) -> ForeignTable:
+    """The table ``name`` of the session, which no database manages: searched by scanning
+    it, its rows numbered by scan position."""
+    return ForeignTable(ctx, name)
+
+
+def described_source(req: SearchRequest) -> str | None:
+    """What EXPLAIN says of the files a search of a table indexed in place reads (None:
+    the search reads another kind of table)."""
+    snap = req.snapshot
+    return snap.describe_source() if isinstance(snap, TableSnapshot) and snap.meta.source else None

@@ -27,7 +27,7 @@ from dataclasses import dataclass, replace
 from typing import Callable, NamedTuple
 
 from ..errors import SqlError
-from .session_catalog import DEFAULT_CATALOG, DEFAULT_SCHEMA
+from ..session.catalog import DEFAULT_CATALOG, DEFAULT_SCHEMA
 
 
 class Kind(enum.Enum):
@@ -155,7 +155,7 @@ def _name_at(tokens: list[Token], i: int) -> tuple[list[str], int]:
 
 def _managed_name(parts: list[str], managed: Callable[[str], bool]) -> str | None:
     """The managed table ``parts`` names: unqualified, or qualified by the session's default
-    schema (and catalog), where managed tables live (sql/session_catalog.py)."""
+    schema (and catalog), where managed tables live (session/catalog.py)."""
     if not parts or len(parts) > 3:
         return None
     if len(parts) >= 2 and parts[-2] != DEFAULT_SCHEMA or len(parts) == 3 and parts[0] != DEFAULT_CATALOG:

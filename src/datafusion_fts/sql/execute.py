@@ -23,14 +23,13 @@ from ..operators.explain import explain_search
 from ..planner.logical import LogicalSearch, RelationSearch, SessionRows
 from ..planner.plan_search import column_analyzer, plan_search
 from ..planner.run_search import run_search
-from ..planner.search_request import SearchRequest, foreign_request
-from ..storage.files.manifest import MAX_NAME_CHARS
-from ..storage.snapshot import TableSnapshot
-from ..storage.sources.foreign import ForeignTable
+from ..planner.search_request import SearchRequest, described_source, foreign_request, session_table
+from ..session.catalog import RESERVED_PREFIX, quote, rows_name
+from ..session.declared_types import as_declared, empty_batch
+from ..session.defined_tables import defined, definition_session, result_definition
+from ..settings import MAX_NAME_CHARS
 from ..udfs.relation_search import relation_plan, relation_search
 from ..udfs.row_marks import row_explanations, row_marks
-from .declared_types import as_declared, empty_batch
-from .defined_tables import defined, definition_session, result_definition
 from .dialect import (
     CreateFulltextIndex,
     Explain,
@@ -46,9 +45,9 @@ from .hosts import SqlHost
 from .lower_select import Lowered, node_start, parse_match
 from .lower_statement import lower_statement
 from .result_frame import ResultFrame, detached_frame
-from .session_catalog import RESERVED_PREFIX, quote, rows_name
 from .splice import Splicer
 from .statement_cache import Shape, Template, direct, shape_of, slot_leaf
+from .tables import TableVersion
 from .text_functions import rewrite_text_functions
 
 # DataFusion plans a statement by recursion on the calling thread, and one nested a few
@@ -294,7 +293,7 @@ class SqlSession:
         search runs as ``Table.search`` runs it (prepared, when it can be). A search that
         marks rows (``join="mark"``) finds every match: ``_rowid`` and ``_score``."""
         if not search.managed:
-            foreign = ForeignTable(self.ctx, search.table)
+            foreign = session_table(self.ctx, search.table)
             if search.k == 0:
                 return foreign.take(np.zeros(0, np.int64), np.zeros(0)), None, None
             request = foreign_request(foreign, search.tree, search.k, self.db.settings)
@@ -341,7 +340,7 @@ class SqlSession:
 
     def _register_result(self, name: str, result: pa.Table, definition: str | None = None) -> None:
         """Show a search result to DataFusion for the rewritten statement to join; with a
-        ``definition`` (:func:`.defined_tables.result_definition`) as the table DataFusion
+        ``definition`` (:func:`..session.defined_tables.result_definition`) as the table DataFusion
         makes of it, holding the searched table's keys, when it reads as the result is."""
         batches = result.to_batches() or [empty_batch(result.schema)]
         if definition is not None:
@@ -446,7 +445,7 @@ class SqlSession:
             self.ctx.register_udwf(relation_search(item.result_table, search, self.db.settings, self.db.errors))
             return None, relation_plan(search, self.db.settings) if planned else None, None
         if isinstance(search, SessionRows):
-            self._register_result(item.result_table, ForeignTable(self.ctx, search.table).rows())
+            self._register_result(item.result_table, session_table(self.ctx, search.table).rows())
             return None, None, None
         search, definition = self._keyed(search, text)
         result, plan, request = self.db.retrying(partial(self._run_search, search, planned=planned))
@@ -496,8 +495,9 @@ class SqlSession:
                 result, plan, request = self._show(item, sql, planned=True)
                 if request is not None and request.query is not item.search.tree:
                     logical.append(f"  simplify_query: tree={request.query!r}")
-                if request is not None and isinstance(request.snapshot, TableSnapshot) and request.snapshot.meta.source:
-                    logical.append(f"  source: {request.snapshot.describe_source()}")
+                source = described_source(request) if request is not None else None
+                if source is not None:
+                    logical.append(f"  source: {source}")
                 if plan is not None:
                     tree = _explain_plan(plan, analyze)
                     if isinstance(item.search, RelationSearch):
@@ -553,7 +553,7 @@ def _one_tree(analyzed: str, searches: list[str]) -> str:
     return "\n".join(lines + [line for tree in searches for line in tree.splitlines()])
 
 
-def _explain_fetch(snapshot: TableSnapshot, result: pa.Table, columns: list[str]) -> str:
+def _explain_fetch(snapshot: TableVersion, result: pa.Table, columns: list[str]) -> str:
     """EXPLAIN ANALYZE's line for the fetch of the found rows' columns: what it read per
     column (pages, row groups; of a source's files, of stored copies, or fresh rows)."""
     units = snapshot.fetch_units(result.column(0).to_numpy(), columns)

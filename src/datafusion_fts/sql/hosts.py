@@ -11,10 +11,9 @@ import datafusion
 import pyarrow as pa
 
 from ..settings import Settings
-from ..storage.files.manifest import Manifest
-from ..storage.snapshot import TableSnapshot
 from ..udfs.error_bridge import ErrorBridge
 from .managed_dml import DmlHost, DmlTable
+from .tables import Tables, TableVersion
 
 if TYPE_CHECKING:  # (it loads sqlglot; plain statements never need it)
     from .statement_cache import StatementCache
@@ -40,7 +39,7 @@ class SqlTable(DmlTable, Protocol):
     def find(
         self, query: Any, limit: int | None = 10, offset: int = 0, include_row_ids: Any = None,
         default_columns: list[str] | None = None,
-    ) -> tuple[pa.Table, TableSnapshot]: ...
+    ) -> tuple[pa.Table, TableVersion]: ...
 
     def plan(
         self, query: Any, limit: int | None = 10, offset: int = 0, include_row_ids: Any = None,
@@ -61,10 +60,10 @@ class SqlHost(DmlHost, Protocol):
 
     def table(self, name: str) -> SqlTable: ...
 
-    def snapshot(self, name: str) -> TableSnapshot: ...
+    def snapshot(self, name: str) -> TableVersion: ...
 
     @property
-    def manifest(self) -> Manifest: ...
+    def manifest(self) -> Tables: ...
 
     def index_in_place(self, name: str, source: Any = None, store: Any = None) -> SqlTable: ...
 

@@ -28,6 +28,7 @@ from sqlglot import exp
 from ..errors import SqlError
 from ..planner.logical import LogicalSearch, RelationSearch, SessionRows
 from ..query.tree import Query
+from ..session.catalog import quote, rows_name
 from .dialect import Fts, FtsMatch, FtsScore, FtsScoreExplain, identifier
 from .lower_select import (
     SCORE,
@@ -40,7 +41,6 @@ from .lower_select import (
 )
 from .search_scores import score_sql, search_formula
 from .select_sources import Schemas, Source, inside, own
-from .session_catalog import quote, rows_name
 from .splice import Splicer
 
 ROWID = "_rowid"

@@ -34,11 +34,11 @@ from ..errors import PlanError, QuerySyntaxError, SqlError
 from ..planner.logical import LogicalSearch, RelationSearch, SessionRows
 from ..query.parser import MAX_QUERY_TERMS, parse
 from ..query.tree import Boolean, Query
+from ..session.catalog import quote
 from ..settings import INT64_MAX
 from .dialect import FtsMatch, FtsScore, FtsScoreExplain, identifier
 from .search_scores import conjuncts, disjuncts
 from .select_sources import Source, own
-from .session_catalog import quote
 from .splice import Splicer
 
 SCORE = "_score"

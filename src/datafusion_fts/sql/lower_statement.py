@@ -12,6 +12,7 @@ from sqlglot import exp
 from ..errors import SqlError
 from ..query.parser import MAX_QUERY_TERMS
 from ..query.tree import Query
+from ..session.catalog import RESERVED_PREFIX, quote, rows_name
 from .dialect import FtsMatch, FtsScore, FtsScoreExplain, identifier
 from .lower_marks import MarkLowering
 from .lower_select import (
@@ -26,7 +27,6 @@ from .lower_select import (
     stars_of,
 )
 from .select_sources import Schemas, match_source, own, select_sources
-from .session_catalog import RESERVED_PREFIX, quote, rows_name
 from .splice import Splicer
 
 
@@ -119,7 +119,7 @@ def _reads_rows(table: exp.Table, managed: Callable[[str], bool]) -> bool:
 
 def read_rows(statement: exp.Expression, managed: Callable[[str], bool]) -> bool:
     """Make each managed table ``statement`` reads resolve to its rows with ``_rowid``
-    (sql/session_catalog.py ``rows_name``), under the name it was referred to by: the
+    (session/catalog.py ``rows_name``), under the name it was referred to by: the
     statement may select or join on the row id, which the table's own name hides. Returns
     whether any did."""
     changed = False

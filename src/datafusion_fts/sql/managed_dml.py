@@ -33,12 +33,12 @@ import numpy as np
 import pyarrow as pa
 
 from ..errors import CatalogError, InvalidArgument
-from ..storage.files.manifest import ROWID, TableMeta
-from .classify import Kind, Statement, Token, is_search, tokenize
-from .declared_types import empty_batch
-from .defined_tables import defined
+from ..session.catalog import RESERVED_PREFIX, SessionSchema, quote, rows_name
+from ..session.declared_types import empty_batch
+from ..session.defined_tables import defined
+from .classify import ROWID, Kind, Statement, Token, is_search, tokenize
 from .result_frame import detached_frame
-from .session_catalog import RESERVED_PREFIX, SessionSchema, quote, rows_name
+from .tables import TableMetadata
 
 # The column of an UPDATE's scratch table holding each row's row id (a name no statement
 # of a user's may write: the prefix is the engine's).
@@ -63,7 +63,7 @@ class DmlHost(Protocol):
 
     def table(self, name: str) -> DmlTable: ...
 
-    def table_meta(self, name: str) -> TableMeta: ...
+    def table_meta(self, name: str) -> TableMetadata: ...
 
     def create_sql_table(self, name: str, rows: pa.Table, declared: pa.Schema, definition: str | None,
                          replacing: bool) -> None: ...
@@ -128,7 +128,7 @@ def create_table(host: DmlHost, statement: Statement, run: Run) -> datafusion.Da
     return result
 
 
-def _scratch(host: DmlHost, meta: TableMeta, extra: list[pa.Field] = (), rows: pa.Table | None = None) -> str:
+def _scratch(host: DmlHost, meta: TableMetadata, extra: list[pa.Field] = (), rows: pa.Table | None = None) -> str:
     """A scratch table of DataFusion's with the table's definition (its DEFAULT values and
     constraints, when it has column definitions and no ``extra`` columns), holding ``rows``;
     its name."""
@@ -197,7 +197,7 @@ def update(host: DmlHost, statement: Statement, run: Run) -> datafusion.DataFram
     """UPDATE: the rows its WHERE selects, updated by DataFusion in a scratch table, replace
     the table's rows in one commit (with new row ids, after every other row, in the order
     of their old ones: not in the order DataFusion's plan found them, which changes with
-    how the table is shown to it, sql/table_views.py, and its partitions)."""
+    how the table is shown to it, session/table_views.py, and its partitions)."""
     name = statement.target_name
     meta = host.table_meta(name)
     tokens, (_, end) = statement.tokens, statement.target

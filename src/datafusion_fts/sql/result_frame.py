@@ -18,8 +18,8 @@ from typing import Any
 import datafusion
 import pyarrow as pa
 
+from ..session.catalog import RESERVED_PREFIX
 from ..udfs.error_bridge import ErrorBridge, TranslatingDataFrame
-from .session_catalog import RESERVED_PREFIX
 
 
 def detached_frame(ctx: datafusion.SessionContext, table: pa.Table) -> datafusion.DataFrame:

@@ -15,7 +15,16 @@ from functools import partial
 import datafusion
 
 from ..errors import EngineError, InvalidArgument, SqlError
-from .classify import Kind, Statement, classify, engine_syntax_error, is_search, refusal, split, tokenize
+from .classify import (
+    Kind,
+    Statement,
+    classify,
+    engine_syntax_error,
+    is_search,
+    refusal,
+    split,
+    tokenize,
+)
 from .execute import SqlSession
 from .hosts import SqlHost
 from .managed_dml import HANDLERS, Handler, Run, drop

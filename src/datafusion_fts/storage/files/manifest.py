@@ -27,6 +27,7 @@ import pyarrow as pa
 
 from ...analysis import AnalyzerConfig
 from ...defaults import K1, POSITIONS, B
+from ...settings import MAX_NAME_CHARS
 from .layout import is_remote
 
 # The manifest's format, and what each one changed (a database of an earlier format
@@ -71,8 +72,8 @@ FORMAT_VERSION = 10
 ROWID = "_rowid"
 # Declared types a table stores as their values' bytes, which Parquet's own type for them
 # cannot hold: an interval of months, days and nanoseconds (Parquet's keeps milliseconds).
-# Written by ingest.py, read back by sql/declared_types.py; DataFusion's Parquet reader
-# cannot read such a file as the table, so the table is held in memory (sql/table_views.py).
+# Written by ingest.py, read back by session/declared_types.py; DataFusion's Parquet reader
+# cannot read such a file as the table, so the table is held in memory (session/table_views.py).
 STORED_AS_BYTES = {pa.month_day_nano_interval(): pa.binary(16)}
 # The manifest's field holding the crc32 of the rest of it (format 3 on).
 CHECKSUM = "checksum"
@@ -82,7 +83,6 @@ CHECKSUM = "checksum"
 # (log_file_name), so no name reaches outside the directory.
 TABLE_NAME = re.compile(r"^[^\x00-\x1f\x7f]+$")
 IDENTIFIER = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
-MAX_NAME_CHARS = 128
 # The ids of the files a manifest names, by kind (file_id makes them): a manifest naming
 # anything else (``../../file``) is refused, so nothing outside the directory is read.
 _FILE_IDS = {"fragment": re.compile(r"^frag-\d{8}$"), "deletion vector": re.compile(r"^dv-\d{8}$"),

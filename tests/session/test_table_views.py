@@ -1,4 +1,4 @@
-"""What a managed table of a database's files is to DataFusion (sql/table_views.py): a
+"""What a managed table of a database's files is to DataFusion (session/table_views.py): a
 small one held in memory as DataFusion's own in-memory table, a larger one a view of its
 files, and both answering every statement alike (issue 31)."""
 

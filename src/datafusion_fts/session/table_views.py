@@ -2,7 +2,7 @@
 the session (docs/design.md: "Managed tables in DataFusion", "Tables indexed in place").
 
 A view is built beforehand, at a write or a listing that changed the table, and swapped
-in with one assignment in the session's schema provider (:class:`.session_catalog.SessionSchema`),
+in with one assignment in the session's schema provider (:class:`.catalog.SessionSchema`),
 so a statement planned at any moment finds the previous or the new version, never none.
 Its parts live in private sessions: a managed table's fragments (each read by DataFusion's
 own Parquet reader), fresh rows and deleted ids; a table indexed in place's files.
@@ -27,9 +27,9 @@ from ..storage.files.manifest import IDENTIFIER, ROWID, STORED_AS_BYTES, TableMe
 from ..storage.snapshot import TableSnapshot
 from ..storage.sources.source_files import files_schema, partition_values, source_paths
 from ..storage.stores.store import Store
+from .catalog import RESERVED_PREFIX, SessionSchema, quote, rows_name
 from .declared_types import as_declared, empty_batch, same_type
 from .defined_tables import defined, definition_session
-from .session_catalog import RESERVED_PREFIX, SessionSchema, quote, rows_name
 
 
 class TableViews:

@@ -12,7 +12,7 @@ import re
 import datafusion
 import pyarrow as pa
 
-from .session_catalog import quote
+from .catalog import quote
 
 # A definition declaring a key (what lets DataFusion see columns depend on others).
 _KEYS = re.compile(r"\b(?:PRIMARY\s+KEY|UNIQUE)\b", re.IGNORECASE)

@@ -32,7 +32,7 @@ from ..storage.sources.source_files import (
     partition_dirs,
     source_file,
 )
-from .session_catalog import quote
+from .catalog import quote
 
 # The file groups of a scan in DataFusion's verbose physical plan, and a file listed in
 # them (a path without its leading "/", and maybe the byte range a partition reads).

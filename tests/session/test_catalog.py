@@ -39,7 +39,7 @@ def test_statements_sqlglot_cannot_parse_print_nothing(db, capfd):
 
 def test_an_in_memory_table_is_the_table_create_table_makes() -> None:
     """In memory, a managed table is DataFusion's own in-memory table made from its column
-    definitions (sql/table_views.py ``_register_in_memory``): a BASE TABLE scanned by name,
+    definitions (session/table_views.py ``_register_in_memory``): a BASE TABLE scanned by name,
     whose primary key lets a GROUP BY select the other columns, and whose default fills a
     later insert; each as plain DataFusion answers, after inserts, a delete and a search."""
     statements = [

@@ -1,7 +1,7 @@
 """DataFusion's own object stores for the buckets of tables indexed in place on S3, GCS or
 Azure (issue 32).
 
-A table's view (sql/table_views.py) is scanned by DataFusion in the user's session, so
+A table's view (session/table_views.py) is scanned by DataFusion in the user's session, so
 that session must reach the table's bucket. A bucket it reaches already (the user
 registered a store for it: their credentials, their endpoint) is left as it is; one it
 does not gets a store of DataFusion's made from the database's storage options, the

@@ -1,0 +1,47 @@
+"""What SQL reads of the database's tables, declared here so that nothing in ``sql/``
+imports the storage under them (docs/design.md: "Import direction"): the catalog's
+``Manifest``, ``TableMeta`` and ``TableSnapshot`` meet these protocols."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any, Protocol
+
+import numpy as np
+import pyarrow as pa
+
+
+class TableMetadata(Protocol):
+    """One version of a table's metadata: its columns as SQL declares them, the
+    definition it was created by, its indexes by column, the files it was made of."""
+
+    @property
+    def sql_schema(self) -> pa.Schema: ...
+
+    @property
+    def definition(self) -> Any: ...
+
+    @property
+    def indexes(self) -> Mapping[str, Any]: ...
+
+    @property
+    def source(self) -> Any: ...
+
+
+class Tables(Protocol):
+    """The tables of one version of the database (a manifest), by name."""
+
+    @property
+    def tables(self) -> Mapping[str, TableMetadata]: ...
+
+
+class TableVersion(Protocol):
+    """One version of a table, as a search read it: its metadata, its rows by row id, and
+    what reading them reads (EXPLAIN ANALYZE)."""
+
+    @property
+    def meta(self) -> TableMetadata: ...
+
+    def take(self, row_ids: np.ndarray, columns: list[str]) -> pa.Table: ...
+
+    def fetch_units(self, row_ids: np.ndarray, columns: list[str]) -> dict[str, dict[str, int]]: ...
