@@ -265,6 +265,7 @@ class RemoteStore(PagedFragments):
         with self._lock:
             mine = [key for key in self._mine if _file_id(key) not in keep]
         for key in mine:
+            self._readers.discard((_file_id(key),))  # (its id is handed out again: a reader of it is of this file)
             self.objects.delete(key)
             with self._lock:
                 self._mine.discard(key)
