@@ -533,6 +533,7 @@ def churn(root: Path, writes: int, seed: int = 45) -> dict[str, Any]:
                                     text=True, check=True)
             figures["most reader descriptors"] = max(figures["most reader descriptors"], int(reader.stdout))
             figures["writer descriptors"] = max(figures["writer descriptors"], len(os.listdir("/proc/self/fd")))
+            print(json.dumps({"writes": n, "live rows": len(rows), **figures}), flush=True)  # (a long run's progress)
     assert _read_rows(db) == rows, "the table is not what its writes made it"
     db.sql("OPTIMIZE docs")
     figures["fragments after OPTIMIZE"] = len(db.manifest.tables["docs"].fragments)
