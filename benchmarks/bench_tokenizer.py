@@ -52,7 +52,7 @@ import corpus
 from datafusion_fts.analysis import analyzer_for, make_analyzer_config
 from datafusion_fts.analysis.analyzer import _pieces, _string_buffers
 from datafusion_fts.kernels.tokenizer import tokenize, tokenize_spans
-from datafusion_fts.analysis.unicode_tables import word_and_lower_tables
+from datafusion_fts.analysis.unicode_tables import script_tables
 
 SECTION = "## Tokenizer spans (issue 8)"
 KERNEL_PATH = "src/datafusion_fts/analysis/tokenizer_kernel.py"  # (numba, before issue 33)
@@ -81,11 +81,11 @@ def _texts(n_rows: int) -> dict[str, pa.Array]:
 
 def _kernel_pass(kernel: Callable, values: pa.Array) -> int:
     """Run ``kernel`` over the analyzer's pieces of ``values``; returns the token count."""
-    is_word, lower = word_and_lower_tables()
+    tables = script_tables()
     tokens = 0
     for start, length in _pieces(values):
         data, offsets, valid = _string_buffers(values.slice(start, length))
-        out = kernel(data, offsets, valid.view(np.uint8), is_word, lower, 40, *_NO_SEED)
+        out = kernel(data, offsets, valid.view(np.uint8), *tables, 40, *_NO_SEED)
         tokens += len(out[0])
     return tokens
 
@@ -145,7 +145,7 @@ def _steady(kernels: dict[str, Callable]) -> list[str]:
     """Each kernel called STEADY_CALLS times, interleaved, on one STEADY_ROWS-row piece; the
     5th percentile of its times against ``tokenize``'s (short calls, so a busy machine
     interrupts few of them)."""
-    is_word, lower = word_and_lower_tables()
+    tables = script_tables()
     lines = [
         "",
         (f"Steady A/B: {STEADY_CALLS} interleaved calls of each kernel on {STEADY_ROWS:,} rows, "
@@ -156,7 +156,7 @@ def _steady(kernels: dict[str, Callable]) -> list[str]:
     ]
     for label, values in _texts(STEADY_ROWS).items():
         data, offsets, valid = _string_buffers(values)
-        args = (data, offsets, valid.view(np.uint8), is_word, lower, 40, *_NO_SEED)
+        args = (data, offsets, valid.view(np.uint8), *tables, 40, *_NO_SEED)
         samples: dict[str, list[int]] = {name: [] for name in kernels}
         order = list(kernels.items())
         for kernel in kernels.values():

@@ -299,12 +299,25 @@ def score_groups(stats: ColumnStats, groups: list[list[str]], operator: str, boo
     return result
 
 
+def lone_char(term: str) -> bool:
+    """Rule 4: a term that is one character of a script written without spaces (a run of
+    one character, as the query gives it)."""
+    return len(term) == 1 and analyze_positions(term + term) == [term + term]
+
+
+def gram_group(char: str, vocabulary: Iterable[str]) -> list[str]:
+    """Rule 4: every vocabulary term holding ``char`` as a gram's character (the
+    character alone, or a bigram with it), ascending: so a query of one character finds
+    every row holding it."""
+    return sorted(v for v in vocabulary if len(v) <= 2 and char in v)
+
+
 def eval_match(stats: ColumnStats, node: Match) -> dict[int, float]:
-    """Rule 4: Match."""
+    """Rule 4: Match. A term is its group of fuzzy expansions (fuzziness > 0), else its
+    gram group when it is a lone character (:func:`lone_char`), else itself."""
     groups = [
-        fuzzy_group(
-            q, stats.vocabulary, node.fuzziness, node.prefix_length, node.max_expansions
-        )
+        fuzzy_group(q, stats.vocabulary, node.fuzziness, node.prefix_length, node.max_expansions)
+        if node.fuzziness or not lone_char(q) else gram_group(q, stats.vocabulary)
         for q in query_terms(node.text, stats.max_token_length)
     ]
     return score_groups(stats, groups, node.operator, node.boost)
@@ -452,6 +465,8 @@ def eval_phrase(stats: ColumnStats, node: Phrase) -> dict[int, float]:
     expansion order, then acc * boost."""
     if not node.prefix:
         terms = analyze(node.text, stats.max_token_length)
+        if len(terms) == 1 and lone_char(terms[0]):  # (a quoted character: its gram group)
+            return score_groups(stats, [gram_group(terms[0], stats.vocabulary)], "or", node.boost)
         scores = one_phrase_scores(stats, terms, node.slop, node.in_order)
         return {row_id: score * node.boost for row_id, score in scores.items()}
     head, word = phrase_prefix_parts(node.text)

@@ -24,19 +24,21 @@ COLUMN_NAMES = ("title", "body", "tags")
 
 # Few distinct terms (after lowercasing) so that scores tie often.
 COMMON_WORDS = ("a", "b", "c", "alpha", "beta", "Alpha", "ALPHA", "alphabet", "bet")
-UNICODE_WORDS = ("café", "naïve", "İstanbul", "straße", "東京", "ΣΊΣΥΦΟΣ", "x²", "٣٤")
+UNICODE_WORDS = ("café", "naïve", "İstanbul", "straße", "東京", "ΣΊΣΥΦΟΣ", "x²", "٣٤",
+                 # scripts written without spaces (bigrams; runs that share characters)
+                 "数据", "数据库", "据库", "库", "数据库数", "ｶﾞｷﾞ", "한국어")
 # Over the 40-byte limit: dropped by the analyzer (positions do not count them).
 LONG_WORDS = ("z" * 41, "é" * 21)
 # At the limit exactly: kept.
 EDGE_WORDS = ("y" * 40, "é" * 20)
-SEPARATORS = (" ", " ", " ", ", ", "-", "... ", "\t", "/", "!?", " — ", "\n", "_")
+SEPARATORS = (" ", " ", " ", ", ", "-", "... ", "\t", "/", "!?", " — ", "\n", "_", "，")
 
 # Words a query draws from: corpus words plus near misses for fuzzy matching and words
 # that occur nowhere.
 QUERY_WORDS = (
     COMMON_WORDS
     + UNICODE_WORDS
-    + ("alpah", "alpa", "bta", "betaa", "cafe", "istanbul", "strasse", "東", "gamma", "zz")
+    + ("alpah", "alpa", "bta", "betaa", "cafe", "istanbul", "strasse", "東", "gamma", "zz", "数", "据", "ガギ", "国")
 )
 
 BOOSTS = (1.0, 0.5, 2.0, 1.7)

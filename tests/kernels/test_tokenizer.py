@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from datafusion_fts.analysis.unicode_tables import word_and_lower_tables
+from datafusion_fts.analysis.unicode_tables import word_tables
 from datafusion_fts.kernels.tokenizer import remap_tokens, tokenize, tokenize_spans
 
 NO_SEED = (np.zeros(0, np.uint8), np.zeros(1, np.int64))
@@ -33,7 +33,7 @@ def test_malformed_utf8_is_read_as_the_kernel_always_has():
         b"\xf4\x90\x80\x80z",  # past U+10FFFF
         b"\xc3",
     ]
-    tables = word_and_lower_tables()
+    tables = word_tables()
     row, term, pos, dl, vb, vo, start, end = tokenize_spans(*buffers(values), *tables, 40, *NO_SEED)
     assert terms(vb, vo) == [b"abacd", b"x9", b"ab", b"q", b"z"]
     assert row.tolist() == term.tolist() == [0, 1, 2, 3, 4] and pos.tolist() == [0] * 5
@@ -48,7 +48,7 @@ def test_ids_follow_first_occurrence_through_table_growth():
     seed_offsets = np.array([0, 2, len(seed_bytes)], np.int64)
     text = " ".join(words + words[::-7]).upper().encode()
     _, term, pos, dl, vb, vo = tokenize(
-        *buffers([text]), *word_and_lower_tables(), 40, seed_bytes, seed_offsets
+        *buffers([text]), *word_tables(), 40, seed_bytes, seed_offsets
     )
     vocab = terms(vb, vo)
     assert vocab[:2] == seed
@@ -60,6 +60,16 @@ def test_ids_follow_first_occurrence_through_table_growth():
 def test_remap_drops_tokens_without_leaving_position_gaps():
     row = np.array([0, 0, 0, 2, 2], np.int32)
     term = np.array([0, 1, 2, 1, 0], np.int32)
-    out_row, out_term, out_pos, dl = remap_tokens(row, term, np.array([5, -1, 7], np.int32), 3)
+    pos = np.array([0, 1, 2, 0, 1], np.int32)
+    out_row, out_term, out_pos, dl = remap_tokens(row, term, pos, np.array([5, -1, 7], np.int32), 3)
     assert out_row.tolist() == [0, 0, 2] and out_term.tolist() == [5, 7, 5]
     assert out_pos.tolist() == [0, 1, 0] and dl.tolist() == [2, 0, 1]
+
+
+def test_remap_keeps_the_gap_between_runs_of_grams():
+    """Row 0: grams at 0 and 2 (a gap between two runs), a dropped token at 3, one at 4."""
+    row = np.zeros(4, np.int32)
+    term = np.array([0, 1, 2, 0], np.int32)
+    pos = np.array([0, 2, 3, 4], np.int32)
+    out_row, out_term, out_pos, dl = remap_tokens(row, term, pos, np.array([0, 1, -1], np.int32), 1)
+    assert out_term.tolist() == [0, 1, 0] and out_pos.tolist() == [0, 2, 3] and dl.tolist() == [3]

@@ -20,7 +20,11 @@ from datafusion_fts.udfs.text_query import BatchMatch, TextQuery
 GOLDEN = [
     # unicode: case per code point (İ), ß, words of other scripts
     ("Straße in İSTANBUL, straße!", "straße istanbul", None, "<b>Straße</b> in <b>İSTANBUL</b>, <b>straße</b>!"),
-    ("東京 大阪 東京大阪", "東京", None, "<b>東京</b> 大阪 東京大阪"),
+    ("東京 大阪 東京大阪", "東京", None, "<b>東京</b> 大阪 <b>東京</b>大阪"),  # (bigrams, issue 42)
+    ("数据库管理系统 数据，据库", "数据库", None, "<b>数据库</b>管理系统 <b>数据</b>，<b>据库</b>"),
+    ("数据库管理系统 数据，据库", '"数据库"', None, "<b>数据库</b>管理系统 数据，据库"),
+    ("ｶﾞｷﾞの数と数据", "数", None, "ｶﾞｷﾞの<b>数</b>と<b>数</b>据"),
+    ("ｶﾞｷﾞの数と数据", "がぎ ガギ", None, "<b>ｶﾞｷﾞ</b>の数と数据"),
     # stemming: the english analyzer's stems match, the original words are kept
     ("The runners were running quickly; a run.", "run", "english",
      "The runners were <b>running</b> quickly; a <b>run</b>."),
@@ -140,7 +144,7 @@ def test_tags_only_wrap_tokens_of_matching_texts(texts, tree):
     zeros = np.zeros(n, dtype=np.bool_)
     tags = [pa.array(["\x01"] * n, pa.string()), pa.array(["\x02"] * n, pa.string())]
     rendered = _render(values_, validity(values_), (np.zeros(n, np.int64), lengths, zeros, zeros),
-                       _marks(match, marked), *tags, tags[0]).to_pylist()
+                       _marks(match, marked, values_), *tags, tags[0]).to_pylist()
     for row, (text, got) in enumerate(zip(texts, rendered)):
         if text is None:
             assert got is None

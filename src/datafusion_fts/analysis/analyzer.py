@@ -33,7 +33,7 @@ from ..defaults import ANALYZER, MAX_TOKEN_LENGTH, NAMED_ANALYZERS
 from ..errors import InvalidArgument
 from ..kernels.tokenizer import remap_tokens, tokenize, tokenize_spans
 from .stopwords import BUILTIN as BUILTIN_STOP_WORDS
-from .unicode_tables import script_tables, simple_lower, word_tables
+from .unicode_tables import BIGRAM, script_tables, simple_lower, word_tables
 
 MAX_TOKEN_LENGTH_LIMIT = 1024
 # How runs of the scripts written without spaces are cut: into bigrams, or not at all (an
@@ -325,6 +325,11 @@ class Analyzer:
         raw, bounds = vbytes.tobytes(), voffsets.tolist()
         vocab = [raw[bounds[i] : bounds[i + 1]].decode("utf-8") for i in range(len(bounds) - 1)]
         return [vocab[t] for t in term.tolist()]
+
+    def lone_char(self, term: str) -> bool:
+        """Whether ``term`` is one character of a script this analyzer cuts into bigrams
+        (a query's run of one character): it stands for every gram holding it."""
+        return len(term) == 1 and self._tables is script_tables and script_tables()[0][ord(term)] == BIGRAM
 
     def normalize(self, text: str) -> str:
         """Lowercase and fold width (and fold to ASCII) without splitting or stemming: how a

@@ -48,6 +48,16 @@ def fuzzy_candidates(
     return found[:max_expansions]
 
 
+def gram_candidates(vocab: pa.Array, char: str) -> list[tuple[int, str]]:
+    """Every term of ``vocab`` holding the character ``char`` of a script written without
+    spaces (``char`` alone, or a bigram with it), at distance 0: a query of one such
+    character finds every row holding it, though the index keeps it inside bigrams."""
+    if len(vocab) == 0:
+        return []
+    matches = vocab.filter(pc.and_(pc.less_equal(pc.utf8_length(vocab), 2), pc.match_substring(vocab, char)))
+    return sorted((0, t) for t in matches.to_pylist())
+
+
 def prefix_candidates(vocab: pa.Array, prefix: str, max_expansions: int) -> list[tuple[int, str]]:
     """The smallest ``max_expansions`` terms of ``vocab`` starting with ``prefix`` (distance 0)."""
     if len(vocab) == 0:

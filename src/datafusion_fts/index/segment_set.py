@@ -17,7 +17,7 @@ import numpy as np
 import pyarrow as pa
 
 from .bm25 import ColumnStats, block_bound_factors, norms
-from .expansion import fuzzy_candidates, prefix_candidates
+from .expansion import fuzzy_candidates, gram_candidates, prefix_candidates
 from .segment import Segment
 from .term_postings import TermPostings
 
@@ -211,6 +211,12 @@ class SegmentSet:
         for vocab in self._vocabularies():
             found.update(fuzzy_candidates(vocab, term, fuzziness, prefix_length, max_expansions))
         return sorted(found)[:max_expansions]
+
+    def gram_candidates(self, char: str) -> list[tuple[int, str]]:
+        found: set[tuple[int, str]] = set()
+        for vocab in self._vocabularies():
+            found.update(gram_candidates(vocab, char))
+        return sorted(found)
 
     def prefix_candidates(self, prefix: str, max_expansions: int) -> list[tuple[int, str]]:
         found: set[tuple[int, str]] = set()

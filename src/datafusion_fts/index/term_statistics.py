@@ -19,7 +19,8 @@ from .segment_set import SegmentSet
 
 @dataclass(frozen=True)
 class Expansion:
-    """A fuzzy (``fuzziness`` > 0) or prefix (``fuzziness`` == -1) leaf's request."""
+    """A fuzzy (``fuzziness`` > 0) or prefix (``fuzziness`` == -1) leaf's request, or a
+    lone character's grams (``fuzziness`` == -2, every one)."""
 
     column: str
     term: str
@@ -49,6 +50,8 @@ class GlobalStats:
 
 
 def _candidates(s: SegmentSet, e: Expansion) -> list[tuple[int, str]]:
+    if e.fuzziness == -2:
+        return s.gram_candidates(e.term)
     if e.fuzziness < 0:
         return s.prefix_candidates(e.term, e.max_expansions)
     return s.fuzzy_candidates(e.term, e.fuzziness, e.prefix_length, e.max_expansions)

@@ -24,7 +24,7 @@ from ..analysis import Analyzer, TokenStream
 from ..errors import FtsNotice
 from ..analysis.analyzer import split_last_word
 from ..index.bm25 import ColumnStats
-from ..index.expansion import fuzzy_candidates, prefix_candidates
+from ..index.expansion import fuzzy_candidates, gram_candidates, prefix_candidates
 from ..index.term_postings import TermPostings
 from ..index.transient import TransientIndex, lookup_terms
 from ..query.bind import bind
@@ -52,8 +52,8 @@ def _present_vocab(stream: TokenStream) -> pa.Array:
     return stream.vocab.filter(pa.array(counts > 0))
 
 
-# An expanding leaf's request: ("fuzzy", term, fuzziness, prefix_length, max_expansions)
-# or ("prefix", normalized prefix, max_expansions).
+# An expanding leaf's request: ("fuzzy", term, fuzziness, prefix_length, max_expansions),
+# ("prefix", normalized prefix, max_expansions) or ("grams", a lone character).
 Expanding = tuple
 
 
@@ -82,8 +82,11 @@ def term_requests(
         if isinstance(leaf, Match) and leaf.fuzziness:
             for t in dict.fromkeys(terms):
                 expanding[leaf.column].append(("fuzzy", t, leaf.fuzziness, leaf.prefix_length, leaf.max_expansions))
-        else:
-            exact[leaf.column].extend(terms)
+            continue
+        for t in terms:
+            if analyzer.lone_char(t):  # (an exact term too, when the phrase holds more)
+                expanding[leaf.column].append(("grams", t))
+        exact[leaf.column].extend(terms)
     return (
         {c: list(dict.fromkeys(ts)) for c, ts in exact.items()},
         {c: list(dict.fromkeys(ks)) for c, ks in expanding.items()},
@@ -96,10 +99,8 @@ def expand(stream: TokenStream, requests: list[Expanding]) -> dict[Expanding, li
     if not requests:
         return {}
     vocab = _present_vocab(stream)
-    return {
-        key: prefix_candidates(vocab, key[1], key[2]) if key[0] == "prefix" else fuzzy_candidates(vocab, *key[1:])
-        for key in requests
-    }
+    kinds = {"prefix": prefix_candidates, "fuzzy": fuzzy_candidates, "grams": gram_candidates}
+    return {key: kinds[key[0]](vocab, *key[1:]) for key in requests}
 
 
 def _count_df(stream: TokenStream, terms: list[str], into: dict[str, int]) -> None:
@@ -136,6 +137,9 @@ class _ScanBindContext:
     def prefix_candidates(self, column: str, prefix: str, max_expansions: int):
         found = self.stats[column].fuzzy.get(("prefix", prefix, max_expansions), set())
         return sorted(found)[:max_expansions]
+
+    def gram_candidates(self, column: str, char: str):
+        return sorted(self.stats[column].fuzzy.get(("grams", char), set()))
 
 
 class _BatchSource:

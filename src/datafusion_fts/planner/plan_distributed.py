@@ -29,6 +29,7 @@ from ..operators.indexed_search import IndexedSearch
 from ..query.bound import query_terms
 from ..storage.snapshot import TableSnapshot
 from ..query.bind import bind
+from ..settings import INT64_MAX
 from .search_request import SearchRequest
 
 
@@ -61,6 +62,9 @@ class _Expansions:
 
     def prefix_candidates(self, column: str, prefix: str, max_expansions: int):
         return self._expand(Expansion(column, prefix, -1, 0, max_expansions))
+
+    def gram_candidates(self, column: str, char: str):
+        return self._expand(Expansion(column, char, -2, 0, INT64_MAX))
 
 
 def _outside(rows: np.ndarray, runs: tuple[tuple[int, int], ...]) -> np.ndarray:

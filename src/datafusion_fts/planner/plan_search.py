@@ -171,6 +171,9 @@ class IndexBindContext:
     def prefix_candidates(self, column: str, prefix: str, max_expansions: int):
         return self.sets[column].prefix_candidates(prefix, max_expansions)
 
+    def gram_candidates(self, column: str, char: str):
+        return self.sets[column].gram_candidates(char)
+
 
 def _index(snapshot: TableSnapshot | ForeignTable, column: str) -> IndexMeta | None:
     return snapshot.meta.indexes.get(column) if isinstance(snapshot, TableSnapshot) else None

@@ -1,4 +1,5 @@
-"""Bind a query tree: check its columns, analyze its text, expand fuzzy and prefix leaves.
+"""Bind a query tree: check its columns, analyze its text, expand fuzzy and prefix leaves
+and lone characters of scripts cut into bigrams.
 
 The result (:mod:`.bound`) is what every operator evaluates, so a query's terms are
 decided once, against the table's global vocabulary, whatever plan runs it.
@@ -26,6 +27,10 @@ class BindContext(Protocol):
 
     def prefix_candidates(self, column: str, prefix: str, max_expansions: int) -> list[tuple[int, str]]: ...
 
+    def gram_candidates(self, column: str, char: str) -> list[tuple[int, str]]:
+        """Every live term holding ``char`` (a lone character of a script cut into bigrams)."""
+        ...
+
 
 def _column(leaf: Match | Prefix | Phrase) -> str:
     if leaf.column is None:
@@ -33,11 +38,16 @@ def _column(leaf: Match | Prefix | Phrase) -> str:
     return leaf.column
 
 
+def _grams(ctx: BindContext, column: str, char: str) -> tuple[str, ...]:
+    return tuple(t for _, t in ctx.gram_candidates(column, char))
+
+
 def bind(query: Query, ctx: BindContext) -> BoundQuery:
     """The bound form of ``query``; every leaf's column is checked first."""
     if isinstance(query, Match):  # (first: most trees are one)
         column = _column(query)
-        terms = dict.fromkeys(ctx.analyzer(column).terms(query.text))  # distinct, in order
+        analyzer = ctx.analyzer(column)
+        terms = dict.fromkeys(analyzer.terms(query.text))  # distinct, in order
         if query.fuzziness:
             groups = tuple(
                 tuple(t for _, t in ctx.fuzzy_candidates(
@@ -45,8 +55,8 @@ def bind(query: Query, ctx: BindContext) -> BoundQuery:
                 ))
                 for term in terms
             )
-        else:
-            groups = tuple(zip(terms))  # one group of one term each
+        else:  # one group of one term each, or of a lone character's grams
+            groups = tuple(_grams(ctx, column, t) if analyzer.lone_char(t) else (t,) for t in terms)
         return BoundTerms(column, groups, query.operator == "and", query.boost)
     if isinstance(query, MultiMatch):
         return bind(query.expand(), ctx)
@@ -60,7 +70,10 @@ def bind(query: Query, ctx: BindContext) -> BoundQuery:
         analyzer = ctx.analyzer(column)
         in_order = query.in_order or query.slop == 0  # (exact either way)
         if not query.prefix:
-            return BoundPhrase(column, tuple(analyzer.terms(query.text)), query.slop, query.boost, in_order)
+            terms = tuple(analyzer.terms(query.text))
+            if len(terms) == 1 and analyzer.lone_char(terms[0]):  # (a quoted character)
+                return BoundTerms(column, (_grams(ctx, column, terms[0]),), False, query.boost)
+            return BoundPhrase(column, terms, query.slop, query.boost, in_order)
         head, last = split_last_word(query.text)
         expansions: tuple[str, ...] = ()
         if last is not None:

@@ -16,10 +16,11 @@ from __future__ import annotations
 
 import numpy as np
 import pyarrow as pa
+import pyarrow.compute as pc
 
 from .arguments import per_group, positive_ints, string_array, string_buffers, take, validity
 from ..kernels.render import best_windows, render
-from .text_query import BatchMatch, TextQuery, candidates, compile_query, resolve_analyzer
+from .text_query import BatchMatch, TextQuery, candidates, compile_query, lone_chars, resolve_analyzer
 
 DEFAULT_PRE = "<b>"
 DEFAULT_POST = "</b>"
@@ -27,14 +28,64 @@ DEFAULT_ELLIPSIS = "…"
 DEFAULT_MAX_TOKENS = 20
 
 
-def _marks(match: BatchMatch, keep: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """(offsets per row, start, end) of the kept tokens' spans, in token order."""
+def _marks(match: BatchMatch, keep: np.ndarray, values: pa.Array) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(offsets per row, start, end) of the spans to mark in ``values`` (the texts
+    ``match`` read): the kept tokens', a bigram that only a lone character of the query
+    matched narrowed to that character, and overlapping spans made one (neighbouring
+    bigrams share a character: "数据库" is marked once)."""
     stream = match.stream
     assert stream.start is not None and stream.end is not None
-    counts = np.bincount(stream.row[keep], minlength=match.n_rows)
+    rows = stream.row[keep].astype(np.int64)
+    starts, ends = stream.start[keep].astype(np.int64), stream.end[keep].astype(np.int64)
+    lone, exact = lone_chars(match.query)
+    if lone and len(rows):
+        starts, ends = _narrowed(stream.vocab, stream.term[keep], rows, starts, ends, values, lone, exact)
+    if len(rows) > 1:
+        order = np.lexsort((starts, rows))
+        rows, starts, ends = rows[order], starts[order], ends[order]
+        reach = np.maximum.accumulate(rows * (1 << 32) + ends) - rows * (1 << 32)  # (per row)
+        first = np.ones(len(rows), dtype=np.bool_)
+        first[1:] = (rows[1:] != rows[:-1]) | (starts[1:] >= reach[:-1])
+        at = np.flatnonzero(first)
+        rows, starts, ends = rows[at], starts[at], np.maximum.reduceat(ends, at)
+    counts = np.bincount(rows, minlength=match.n_rows)
     offsets = np.zeros(match.n_rows + 1, dtype=np.int64)
     np.cumsum(counts, out=offsets[1:])
-    return offsets, stream.start[keep].astype(np.int64), stream.end[keep].astype(np.int64)
+    return offsets, starts, ends
+
+
+# Voicing marks a kana's bytes may carry in a text (the tokenizer composed them into it).
+_VOICING = np.array([0xE38299, 0xE3829A, 0xEFBE9E, 0xEFBE9F], dtype=np.int64)
+
+
+def _narrowed(vocab: pa.Array, terms: np.ndarray, rows: np.ndarray, starts: np.ndarray, ends: np.ndarray,
+              values: pa.Array, lone: frozenset[str], exact: frozenset[str]) -> tuple[np.ndarray, np.ndarray]:
+    """Each bigram token that no other term of the query names cut to the characters of
+    it that are lone characters of the query (the split: its first character's UTF-8
+    bytes, and a voicing mark composed into it)."""
+    pairs = pc.equal(pc.utf8_length(vocab), 2).fill_null(False)
+    lone_set = pa.array(sorted(lone), pa.large_string())
+    firsts = pc.and_(pairs, pc.is_in(pc.utf8_slice_codeunits(vocab, 0, 1), value_set=lone_set))
+    seconds = pc.and_(pairs, pc.is_in(pc.utf8_slice_codeunits(vocab, 1, 2), value_set=lone_set))
+    named = pc.is_in(vocab, value_set=pa.array(sorted(exact), pa.large_string()))
+    first_in = pc.and_not(firsts, named).to_numpy(zero_copy_only=False)[terms]
+    second_in = pc.and_not(seconds, named).to_numpy(zero_copy_only=False)[terms]
+    cut = first_in != second_in
+    if not cut.any():
+        return starts, ends
+    data, offsets, _ = string_buffers(values)
+    at = offsets[rows[cut]] + starts[cut]
+    lead = data[at].astype(np.int64)
+    length = np.where(lead < 0x80, 1, np.where(lead < 0xE0, 2, np.where(lead < 0xF0, 3, 4)))
+    after = at + length
+    padded = np.append(data, np.zeros(3, dtype=np.uint8)).astype(np.int64)
+    mark = (padded[after] << 16) | (padded[after + 1] << 8) | padded[after + 2]
+    split = starts[cut] + length + np.where(np.isin(mark, _VOICING), 3, 0)
+    starts, ends = starts.copy(), ends.copy()
+    keep_first = first_in[cut]
+    ends[cut] = np.where(keep_first, split, ends[cut])
+    starts[cut] = np.where(keep_first, starts[cut], split)
+    return starts, ends
 
 
 def _render(
@@ -72,8 +123,9 @@ def highlighted(query: TextQuery, values: pa.Array, valid: np.ndarray, pre: pa.A
     n = len(values)
     rows = candidates(query, values)
     if rows is not None and len(rows) < n:
-        match = BatchMatch(query, values.take(pa.array(rows)), spans=True)
-        sub_offsets, starts, ends = _marks(match, match.marked())
+        subset = values.take(pa.array(rows))
+        match = BatchMatch(query, subset, spans=True)
+        sub_offsets, starts, ends = _marks(match, match.marked(), subset)
         counts = np.zeros(n, dtype=np.int64)
         counts[rows] = np.diff(sub_offsets)
         offsets = np.zeros(n + 1, dtype=np.int64)
@@ -81,7 +133,7 @@ def highlighted(query: TextQuery, values: pa.Array, valid: np.ndarray, pre: pa.A
         marks = (offsets, starts, ends)
     else:
         match = BatchMatch(query, values, spans=True)
-        marks = _marks(match, match.marked())
+        marks = _marks(match, match.marked(), values)
     lengths = np.diff(string_buffers(values)[1])
     zeros = np.zeros(n, dtype=np.bool_)
     window = (np.zeros(n, dtype=np.int64), lengths, zeros, zeros)
@@ -145,6 +197,6 @@ def snippet(
         local = np.arange(len(stream.row), dtype=np.int64) - tok_offsets[stream.row]
         inside = (local >= first[stream.row]) & (local < stop[stream.row])
         window = (win_lo.astype(np.int64), win_hi.astype(np.int64), lead, trail)
-        return _render(values, valid, window, _marks(match, marked & inside), *tags)
+        return _render(values, valid, window, _marks(match, marked & inside, values), *tags)
 
     return per_group(len(text), [query, analyzer, column], compute)

@@ -32,7 +32,7 @@ from ..analysis.analyzer import split_last_word
 from ..defaults import ANALYZER
 from ..errors import FtsError, InvalidArgument, QuerySyntaxError
 from ..index.bm25 import ColumnStats
-from ..index.expansion import fuzzy_candidates, prefix_candidates
+from ..index.expansion import fuzzy_candidates, gram_candidates, prefix_candidates
 from ..index.transient import TransientIndex, lookup_terms
 from ..kernels.merge import later_occurrences, phrase_tf, sloppy_phrase_tf
 from ..operators.evaluate import Evaluator, QueryStats
@@ -159,6 +159,9 @@ class _BatchBindContext:
     def prefix_candidates(self, column: str, prefix: str, max_expansions: int):
         return prefix_candidates(self.vocab, prefix, self._all)
 
+    def gram_candidates(self, column: str, char: str):
+        return gram_candidates(self.vocab, char)
+
 
 def _expansion_cap(leaf: Query) -> int | None:
     if isinstance(leaf, Prefix) or (isinstance(leaf, Match) and leaf.fuzziness):
@@ -166,6 +169,15 @@ def _expansion_cap(leaf: Query) -> int | None:
     if isinstance(leaf, Phrase) and leaf.prefix:
         return leaf.max_expansions
     return None
+
+
+def lone_chars(query: TextQuery) -> tuple[frozenset[str], frozenset[str]]:
+    """The lone characters of scripts cut into bigrams that the leaves' texts hold (each
+    expands to the grams holding it), and their other terms."""
+    terms = [t for leaf in leaves(query.tree) if isinstance(leaf, (Match, Phrase))
+             for t in query.analyzer.terms(leaf.text)]
+    lone = frozenset(t for t in terms if query.analyzer.lone_char(t))
+    return lone, frozenset(terms) - lone
 
 
 class BatchMatch:
@@ -176,7 +188,7 @@ class BatchMatch:
         self.n_rows = len(values)
         analyzer = query.analyzer
         caps = [_expansion_cap(leaf) for leaf in leaves(query.tree)]
-        if any(cap is not None for cap in caps):
+        if any(cap is not None for cap in caps) or lone_chars(query)[0]:
             # Expansions are chosen from the batch's vocabulary: tokenize first.
             self.stream: TokenStream = analyzer.analyze(values, spans=spans)
             self.bound: BoundQuery = bind(query.tree, _BatchBindContext(analyzer, _present_vocab(self.stream)))
