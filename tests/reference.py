@@ -18,6 +18,7 @@ Rules (numbers referred to below):
 from __future__ import annotations
 
 import math
+import unicodedata
 from collections import Counter
 from dataclasses import dataclass, field
 from typing import Iterable
@@ -69,26 +70,100 @@ def lowercase(text: str) -> str:
     return "".join(lower_code_point(c) for c in text)
 
 
-def analyze(text: str | None, max_token_length: int = DEFAULT_MAX_TOKEN_LENGTH) -> list[str]:
-    """Rule 1: the "simple" analyzer.
+# Rule 1's scripts written without spaces: letters whose Unicode names begin so.
+BIGRAM_NAMES = ("CJK UNIFIED IDEOGRAPH", "CJK COMPATIBILITY IDEOGRAPH", "HIRAGANA", "KATAKANA",
+                "HALFWIDTH KATAKANA", "HANGUL", "HALFWIDTH HANGUL", "IDEOGRAPHIC")
 
-    Tokens are maximal runs of code points with ``c.isalnum()`` (Unicode L* or N*), each
-    lowercased per code point; a token longer than ``max_token_length`` UTF-8 bytes
-    (after lowercasing) is dropped. The list index of a token is its position.
+
+def fold_width(c: str) -> str:
+    """Rule 1: a full-width ASCII character is its ASCII one; a half-width Katakana or
+    Hangul one its NFKC form (when that is one character)."""
+    cp = ord(c)
+    if 0xFF01 <= cp <= 0xFF5E:
+        return chr(cp - 0xFEE0)
+    if 0xFF61 <= cp <= 0xFFDC:
+        folded = unicodedata.normalize("NFKC", c)
+        return folded if len(folded) == 1 else c
+    return c
+
+
+def analyze_positions(text: str | None, max_token_length: int = DEFAULT_MAX_TOKEN_LENGTH,
+                      segmenter: str = "bigrams") -> list[str | None]:
+    """Rule 1: the "simple" analyzer, a token at each position (None: a position no token
+    holds).
+
+    Words are maximal runs of code points with ``c.isalnum()`` (Unicode L* or N*) that are
+    not of a script written without spaces, each lowercased per code point. With
+    ``segmenter="bigrams"`` a maximal run of those (``BIGRAM_NAMES``; each character width
+    folded, a voicing mark U+3099/U+FF9E, U+309A/U+FF9F composed (NFC) into the kana before
+    it, else a separator) gives each pair of neighbours in order, or its one character
+    alone; when a run of two or more follows another with no token between, one position
+    is left empty before it. With ``"none"`` every isalnum code point is a word's, as is a
+    half-width mark. A token longer than ``max_token_length`` UTF-8 bytes (after
+    lowercasing) is dropped and leaves no position.
     """
     if not text:
         return []
-    tokens: list[str] = []
-    current: list[str] = []
-    for c in text + " ":  # a trailing separator flushes the last run
-        if c.isalnum():
-            current.append(lower_code_point(c))
-        elif current:
-            token = "".join(current)
-            current = []
+    out: list[str | None] = []
+    after_grams = False
+
+    def emit(token: str) -> None:
+        if len(token.encode("utf-8")) <= max_token_length:
+            out.append(token)
+
+    def bigram(c: str) -> bool:
+        return (segmenter == "bigrams" and c.isalnum() and c not in "\uff9e\uff9f"
+                and unicodedata.name(c, "").startswith(BIGRAM_NAMES))
+
+    i, n = 0, len(text)
+    while i < n:
+        c = text[i]
+        if bigram(c):
+            run: list[str] = []
+            while i < n:
+                c = text[i]
+                if bigram(c):
+                    run.append(lower_code_point(fold_width(c)))
+                elif c in "\u3099\uff9e\u309a\uff9f" and run:
+                    mark = "\u3099" if c in "\u3099\uff9e" else "\u309a"
+                    composed = unicodedata.normalize("NFC", run[-1] + mark)
+                    if len(composed) != 1 or not 0x3040 <= ord(run[-1]) < 0x3100:
+                        break
+                    run[-1] = composed
+                else:
+                    break
+                i += 1
+            if len(run) == 1:
+                emit(run[0])
+                after_grams = False
+                continue
+            if after_grams:
+                out.append(None)
+            for a, b in zip(run, run[1:]):
+                emit(a + b)
+            after_grams = True
+        elif c.isalnum() and not (segmenter == "bigrams" and c in "\uff9e\uff9f"):
+            word = []
+            while i < n and text[i].isalnum() and not bigram(text[i]) and not (
+                    segmenter == "bigrams" and text[i] in "\uff9e\uff9f"):
+                word.append(lower_code_point(fold_width(text[i]) if segmenter == "bigrams" else text[i]))
+                i += 1
+            token = "".join(word)
             if len(token.encode("utf-8")) <= max_token_length:
-                tokens.append(token)
-    return tokens
+                out.append(token)
+                after_grams = False
+        else:
+            i += 1
+    while out and out[-1] is None:  # (a position left empty before no token)
+        out.pop()
+    return out
+
+
+def analyze(text: str | None, max_token_length: int = DEFAULT_MAX_TOKEN_LENGTH,
+            segmenter: str = "bigrams") -> list[str]:
+    """Rule 1: the tokens of ``text`` in order (a query's terms: positions left empty
+    are not kept)."""
+    return [t for t in analyze_positions(text, max_token_length, segmenter) if t is not None]
 
 
 # ---------------------------------------------------------------------------- rule 2
@@ -105,19 +180,21 @@ class ColumnStats:
     def __init__(self, table: RefTable, column: str) -> None:
         limit = table.max_token_length.get(column, DEFAULT_MAX_TOKEN_LENGTH)
         self.k1, self.b = table.params.get(column, (DEFAULT_K1, DEFAULT_B))
-        self.tokens: dict[int, list[str]] = {}
+        self.tokens: dict[int, list[str | None]] = {}  # (None: a position no token holds)
+        self.lengths: dict[int, int] = {}
         self.tf: dict[int, Counter[str]] = {}
         self.df: Counter[str] = Counter()
         self.N = 0
         self.total = 0
         for row_id in table.live_row_ids():
-            tokens = analyze(table.rows[row_id].get(column), limit)
+            tokens = analyze_positions(table.rows[row_id].get(column), limit)
             self.tokens[row_id] = tokens
-            self.tf[row_id] = Counter(tokens)
-            if tokens:
+            self.tf[row_id] = Counter(t for t in tokens if t is not None)
+            self.lengths[row_id] = dl = sum(self.tf[row_id].values())
+            if dl:
                 self.N += 1
-                self.total += len(tokens)
-                self.df.update(set(tokens))
+                self.total += dl
+                self.df.update(self.tf[row_id].keys())
         self.vocabulary: list[str] = sorted(self.df)
         self.max_token_length = limit
 
@@ -126,7 +203,7 @@ class ColumnStats:
         return self.total / self.N
 
     def dl(self, row_id: int) -> int:
-        return len(self.tokens[row_id])
+        return self.lengths[row_id]
 
     def idf(self, term: str) -> float:
         """Rule 3: idf = ln(1 + (N - df + 0.5) / (df + 0.5))."""
@@ -363,7 +440,7 @@ def one_phrase_scores(stats: ColumnStats, terms: list[str], slop: int, in_order:
         else:
             tf = sloppy_phrase_tf(tokens, terms, slop)
         if tf >= 1:
-            result[row_id] = stats.bm25(idf_phrase, tf, len(tokens))
+            result[row_id] = stats.bm25(idf_phrase, tf, stats.dl(row_id))
     return result
 
 

@@ -1,14 +1,18 @@
 """Analyzers (docs/design.md: "Analysis"): text -> terms with positions, vectorized over Arrow
 arrays.
 
-Pipeline: split on runs of Unicode letters and digits, lowercase (simple per-code-point
-mapping), drop tokens longer than ``max_token_length`` UTF-8 bytes — all in one compiled
-pass (:mod:`datafusion_fts.kernels.tokenizer`) — then the optional per-term filters in
+Pipeline: split on runs of Unicode letters and digits, runs of the scripts written
+without spaces (Han, Hiragana, Katakana, Hangul) into overlapping bigrams after width
+folding (``segmenter="bigrams"``, the default; ``"none"`` keeps such a run one token, as
+indexes built before it do), lowercase (simple per-code-point mapping), drop tokens longer
+than ``max_token_length`` UTF-8 bytes — all in one compiled pass
+(:mod:`datafusion_fts.kernels.tokenizer`) — then the optional per-term filters in
 order: ASCII folding, stop words, Snowball stemming. Every filter maps one token to one
 token (or drops it), so filters run once per *distinct* token of a batch, not per
 occurrence.
-Positions count the kept tokens (a dropped token leaves no gap), so a phrase query that
-goes through the same analyzer lines up with the indexed text.
+Positions count the kept tokens (a dropped token leaves no gap; two runs of grams are
+one position apart), so a phrase query that goes through the same analyzer lines up with
+the indexed text.
 """
 
 from __future__ import annotations
@@ -29,9 +33,12 @@ from ..defaults import ANALYZER, MAX_TOKEN_LENGTH, NAMED_ANALYZERS
 from ..errors import InvalidArgument
 from ..kernels.tokenizer import remap_tokens, tokenize, tokenize_spans
 from .stopwords import BUILTIN as BUILTIN_STOP_WORDS
-from .unicode_tables import simple_lower, word_and_lower_tables
+from .unicode_tables import script_tables, simple_lower, word_tables
 
 MAX_TOKEN_LENGTH_LIMIT = 1024
+# How runs of the scripts written without spaces are cut: into bigrams, or not at all (an
+# index built before bigrams reads its analysis back as "none").
+SEGMENTERS = {"bigrams": script_tables, "none": word_tables}
 _ONE_VALID = np.ones(1, dtype=np.uint8)
 _NO_SEED_BYTES = np.zeros(0, dtype=np.uint8)
 _NO_SEED_OFFSETS = np.zeros(1, dtype=np.int64)
@@ -66,6 +73,7 @@ class AnalyzerConfig:
     ascii_folding: bool = False
     stop_words: tuple[str, ...] = ()
     stemmer: str | None = None
+    segmenter: str = "bigrams"
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -74,6 +82,7 @@ class AnalyzerConfig:
             "ascii_folding": self.ascii_folding,
             "stop_words": list(self.stop_words),
             "stemmer": self.stemmer,
+            "segmenter": self.segmenter,
         }
 
     @classmethod
@@ -84,6 +93,7 @@ class AnalyzerConfig:
             ascii_folding=bool(data["ascii_folding"]),
             stop_words=tuple(data["stop_words"]),
             stemmer=data["stemmer"],
+            segmenter=data.get("segmenter", "none"),
         )
 
     @property
@@ -94,7 +104,7 @@ class AnalyzerConfig:
         return json.dumps(self.to_json(), sort_keys=True)
 
 
-ANALYZER_OPTIONS = ("analyzer", "max_token_length", "ascii_folding", "stop_words", "stemmer")
+ANALYZER_OPTIONS = ("analyzer", "max_token_length", "ascii_folding", "stop_words", "stemmer", "segmenter")
 
 
 def make_analyzer_config(analyzer: str | AnalyzerConfig = ANALYZER, **options: Any) -> AnalyzerConfig:
@@ -145,12 +155,16 @@ def make_analyzer_config(analyzer: str | AnalyzerConfig = ANALYZER, **options: A
         raise InvalidArgument(
             f"unknown stemmer language {stemmer!r}; choose one of {list(stemmer_languages())}"
         )
+    segmenter = settings.get("segmenter", "bigrams")
+    if segmenter not in SEGMENTERS:
+        raise InvalidArgument(f"unknown segmenter {segmenter!r}; choose one of {sorted(SEGMENTERS)}")
     return AnalyzerConfig(
         name=analyzer,
         max_token_length=max_len,
         ascii_folding=folding,
         stop_words=tuple(stop),
         stemmer=stemmer,
+        segmenter=segmenter,
     )
 
 
@@ -219,6 +233,7 @@ class Analyzer:
         self._words = _ascii_words(config.max_token_length)
         self._stemmer: Any = None
         self._stop = pa.array(config.stop_words, pa.large_string()) if config.stop_words else None
+        self._tables = SEGMENTERS[config.segmenter]
 
     def analyze(
         self, values: pa.Array | pa.ChunkedArray, seed: Sequence[str] = (), spans: bool = False
@@ -246,10 +261,10 @@ class Analyzer:
 
     def _tokenize(self, values: pa.Array, seed: tuple[str, ...], spans: bool = False) -> TokenStream:
         data, offsets, valid = _string_buffers(values)
-        is_word, lower = word_and_lower_tables()
+        kind, lower, compose = self._tables()
         seed_bytes, seed_offsets = _encode_seed(seed)
         args = (
-            data, offsets, valid.view(np.uint8), is_word, lower, self.config.max_token_length,
+            data, offsets, valid.view(np.uint8), kind, lower, compose, self.config.max_token_length,
             seed_bytes, seed_offsets,
         )
         start = end = None
@@ -275,7 +290,7 @@ class Analyzer:
         if keep is not None:
             remap = np.where(keep, remap, np.int32(-1)).astype(np.int32)
         vocab = encoded.dictionary
-        row, term, pos, dl = remap_tokens(stream.row, stream.term, remap, stream.n_rows)
+        row, term, pos, dl = remap_tokens(stream.row, stream.term, stream.pos, remap, stream.n_rows)
         start, end = stream.start, stream.end
         if start is not None and end is not None and keep is not None:
             kept = remap[stream.term] >= 0  # the tokens remap_tokens keeps, in order
@@ -303,9 +318,8 @@ class Analyzer:
             # In ASCII the word characters are exactly [A-Za-z0-9] and one byte each.
             return self._words.findall(text.lower())
         data = np.frombuffer(text.encode("utf-8"), dtype=np.uint8)
-        is_word, lower = word_and_lower_tables()
         _, term, _, _, vbytes, voffsets = tokenize(
-            data, np.array([0, len(data)], dtype=np.int64), _ONE_VALID, is_word, lower,
+            data, np.array([0, len(data)], dtype=np.int64), _ONE_VALID, *self._tables(),
             self.config.max_token_length, _NO_SEED_BYTES, _NO_SEED_OFFSETS,
         )
         raw, bounds = vbytes.tobytes(), voffsets.tolist()
@@ -313,8 +327,10 @@ class Analyzer:
         return [vocab[t] for t in term.tolist()]
 
     def normalize(self, text: str) -> str:
-        """Lowercase (and fold) without splitting or stemming: how a prefix is compared."""
-        lowered = simple_lower(text)
+        """Lowercase and fold width (and fold to ASCII) without splitting or stemming: how a
+        prefix is compared."""
+        lower = self._tables()[1]
+        lowered = "".join(chr(lower[ord(c)]) for c in text)
         if self.config.ascii_folding:
             lowered = fold_ascii(pa.array([lowered], pa.large_string()))[0].as_py()
         return lowered

@@ -1,34 +1,71 @@
-"""Code-point tables the tokenizer kernel reads: which code points are word characters,
-and each one's simple lowercase mapping.
+"""Code-point tables the tokenizer kernel reads: each code point's class (a separator, a
+character of words, a character of a script written without spaces, a kana voicing mark),
+its simple lowercase mapping, and how voicing marks compose with kana.
 
 They come from Python's own ``unicodedata`` (``str.isalnum`` is exactly "Unicode letter or
 number", categories L* and N*), so the engine and a plain-Python reading of the rules agree
-code point for code point. Built once per process on first use (~0.4 s), never at import.
+code point for code point. Built once per process on first use (~0.5 s), never at import.
 """
 
 from __future__ import annotations
 
 import functools
+import unicodedata
 
 import numpy as np
 
 MAX_CODE_POINT = 0x110000
+SEPARATOR, WORD, BIGRAM, VOICING = 0, 1, 2, 3
+# Characters of the scripts whose runs become bigrams, by their names' beginnings (Python
+# has no script property): Han, Hiragana, Katakana (the prolonged sound mark among them)
+# and Hangul, in every block and width.
+BIGRAM_NAMES = ("CJK UNIFIED IDEOGRAPH", "CJK COMPATIBILITY IDEOGRAPH", "HIRAGANA", "KATAKANA",
+                "HALFWIDTH KATAKANA", "HANGUL", "HALFWIDTH HANGUL", "IDEOGRAPHIC")
+DAKUTEN, HANDAKUTEN = (0x3099, 0xFF9E), (0x309A, 0xFF9F)
+KANA_LO, KANA_N = 0x3040, 0xC0
 
 
 @functools.lru_cache(maxsize=1)
-def word_and_lower_tables() -> tuple[np.ndarray, np.ndarray]:
-    """``(is_word uint8[0x110000], lower int32[0x110000])``.
+def word_tables() -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """``(kind uint8[0x110000], lower int32[0x110000], compose int32[2 * KANA_N])`` of the
+    analysis that makes no grams: a token is a run of letters and digits.
 
     ``lower`` is the simple (one code point) lowercase mapping: ``c.lower()`` where that is
     one code point, its first code point otherwise (only U+0130 İ, whose simple mapping is i).
     """
     chars = [chr(i) for i in range(MAX_CODE_POINT)]
-    is_word = np.fromiter((c.isalnum() for c in chars), dtype=np.uint8, count=MAX_CODE_POINT)
+    kind = np.fromiter((c.isalnum() for c in chars), dtype=np.uint8, count=MAX_CODE_POINT)
     lower = np.fromiter((ord(c.lower()[0]) for c in chars), dtype=np.int32, count=MAX_CODE_POINT)
     # Surrogates are never word characters and map to themselves.
-    is_word[0xD800:0xE000] = 0
+    kind[0xD800:0xE000] = SEPARATOR
     lower[0xD800:0xE000] = np.arange(0xD800, 0xE000, dtype=np.int32)
-    return is_word, lower
+    return kind, lower, np.zeros(2 * KANA_N, dtype=np.int32)
+
+
+@functools.lru_cache(maxsize=1)
+def script_tables() -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """:func:`word_tables` with the scripts written without spaces: their letters make
+    bigrams; full-width Latin letters and digits fold to ASCII, half-width Katakana and
+    Hangul to their usual width (NFKC), and a voicing mark (combining or half-width)
+    composes with the kana before it (``compose``: NFC of kana + mark, 0 where none)."""
+    kind, lower, _ = (a.copy() for a in word_tables())
+    for cp in np.flatnonzero(kind).tolist():  # (letters and digits: names of ~140,000)
+        if unicodedata.name(chr(cp), "").startswith(BIGRAM_NAMES):
+            kind[cp] = BIGRAM
+    for cp in range(0xFF01, 0xFF5F):  # full-width ASCII
+        lower[cp] = lower[cp - 0xFEE0]
+    for cp in range(0xFF61, 0xFFDD):  # half-width Katakana and Hangul
+        folded = unicodedata.normalize("NFKC", chr(cp))
+        if len(folded) == 1:
+            lower[cp] = ord(folded)
+    kind[list(DAKUTEN + HANDAKUTEN)] = VOICING
+    compose = np.zeros(2 * KANA_N, dtype=np.int32)
+    for half, mark in enumerate(("\u3099", "\u309a")):
+        for cp in range(KANA_LO, KANA_LO + KANA_N):
+            composed = unicodedata.normalize("NFC", chr(cp) + mark)
+            if len(composed) == 1:
+                compose[half * KANA_N + cp - KANA_LO] = ord(composed)
+    return kind, lower, compose
 
 
 def simple_lower(text: str) -> str:

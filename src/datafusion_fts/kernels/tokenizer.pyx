@@ -74,13 +74,79 @@ cdef inline int _add_term(Tokens* t, uint64_t slot, uint64_t h) noexcept nogil:
     return 0
 
 
+# Code point classes (``kind`` table, unicode_tables.script_tables): a separator, a
+# character of words, a character of a script written without spaces (Han, Hiragana,
+# Katakana, Hangul: runs become overlapping bigrams), a kana voicing mark.
+DEF SEPARATOR = 0
+DEF WORD = 1
+DEF BIGRAM = 2
+DEF VOICING = 3
+# Voicing marks compose with the kana U+3040..U+30FF (``compose``: 96 dakuten forms,
+# then 96 handakuten forms, 0 where none).
+DEF KANA_LO = 0x3040
+DEF KANA_N = 0xC0
+
+
+cdef inline int64_t _intern(Tokens* t, int64_t start, int64_t cursor, uint64_t h) noexcept nogil:
+    """The id of the term written at ``vocab[start:cursor]`` with hash ``h``, added when new
+    (then kept in the vocabulary, else overwritten by the next one); -2 when out of memory."""
+    cdef uint64_t mask = t.capacity - 1
+    cdef uint64_t slot = h & mask
+    cdef int64_t cand, a, length = cursor - start
+    while True:
+        cand = t.table[slot] - 1
+        if cand < 0:
+            break
+        if t.hashes[cand] == h:
+            a = t.vocab_offsets[cand]
+            if t.vocab_offsets[cand + 1] - a == length and memcmp(t.vocab + a, t.vocab + start, length) == 0:
+                return cand
+        slot = (slot + 1) & mask
+    cand = t.n_terms
+    t.cursor = cursor
+    if _add_term(t, slot, h):
+        return -2
+    return cand
+
+
+cdef inline void _token(Tokens* t, int64_t row, int64_t term, int64_t pos, int64_t a, int64_t b,
+                        bint spans) noexcept nogil:
+    t.row[t.n_tok] = <int32_t>row
+    t.term[t.n_tok] = <int32_t>term
+    t.pos[t.n_tok] = <int32_t>pos
+    if spans:
+        t.start[t.n_tok] = <int32_t>a
+        t.end[t.n_tok] = <int32_t>b
+    t.n_tok += 1
+
+
+cdef inline int64_t _gram(Tokens* t, int32_t c1, int32_t c2, int64_t max_bytes) noexcept nogil:
+    """Intern the gram ``c1 c2`` (``c1`` < 0: the unigram ``c2``): its id, -1 when longer
+    than ``max_bytes``, -2 when out of memory."""
+    cdef int64_t start = t.cursor, cursor = t.cursor, k
+    cdef uint64_t h = FNV_OFFSET
+    if c1 >= 0:
+        cursor = put_utf8(t.vocab, cursor, c1)
+    cursor = put_utf8(t.vocab, cursor, c2)
+    if cursor - start > max_bytes:
+        return -1
+    for k in range(start, cursor):
+        h = (h ^ t.vocab[k]) * FNV_PRIME
+    cdef int64_t known = t.n_terms
+    cdef int64_t term = _intern(t, start, cursor, h)
+    if 0 <= term < known:
+        t.cursor = start  # (a known term: its bytes are dropped)
+    return term
+
+
 cdef int _run(
     const uint8_t* data,
     const int64_t* offsets,
     int64_t n_rows,
     const uint8_t* valid,
-    const uint8_t* is_word,
+    const uint8_t* kind,
     const int32_t* lower,
+    const int32_t* compose,
     int64_t max_bytes,
     const uint8_t* seed_bytes,
     const int64_t* seed_offsets,
@@ -89,12 +155,19 @@ cdef int _run(
     Tokens* t,
 ) noexcept nogil:
     """The one tokenizer loop; ``spans`` also records each kept token's byte span.
-    Returns -1 when out of memory."""
-    cdef uint64_t h, slot, mask = t.capacity - 1
-    cdef int64_t s, k, row, i, end, pos, token_at, start, length, at, a, nxt
-    cdef int64_t cp, cand, term
-    cdef uint8_t b0
-    cdef int32_t c
+    Returns -1 when out of memory.
+
+    A run of BIGRAM characters yields each pair of neighbours at consecutive positions (one
+    character alone, itself); a gram is written once the character after it is known (a
+    voicing mark may still compose into its last one). After a run of two or more, the
+    first gram of the next such run, when no other token came between, skips a position:
+    a phrase's grams never join two runs ("数据，据库" does not hold "数据库")."""
+    cdef uint64_t h
+    cdef int64_t s, k, row, i, end, pos, count, token_at, start, at, nxt, term, base, folded, known
+    cdef int64_t cp, n_run, s1, s2, e2
+    cdef int32_t c, c1, c2
+    cdef uint8_t b0, cls
+    cdef bint after_grams, first_gram
     cdef uint8_t* vocab = t.vocab
     cdef int64_t cursor = 0
     for s in range(n_seed):
@@ -104,35 +177,88 @@ cdef int _run(
             h = (h ^ seed_bytes[k]) * FNV_PRIME
             cursor += 1
         t.cursor = cursor
-        if _add_term(t, _slot_of(t.table, h, mask), h):
+        if _add_term(t, _slot_of(t.table, h, t.capacity - 1), h):
             return -1
-        mask = t.capacity - 1
 
     for row in range(n_rows):
         if not valid[row]:
             continue
-        i = offsets[row]
+        base = offsets[row]
+        i = base
         end = offsets[row + 1]
-        pos = 0
-        while i < end:
-            b0 = data[i]
-            if b0 < 0x80:
-                if not is_word[b0]:
-                    i += 1
-                    continue
+        pos = count = n_run = 0
+        c1 = c2 = 0
+        s1 = s2 = e2 = 0
+        after_grams = first_gram = False
+        while i <= end:
+            if i < end:
+                b0 = data[i]
+                if b0 < 0x80:
+                    cp = b0
+                    nxt = i + 1
+                else:
+                    cp = decode(data, i, end, &nxt)
+                cls = kind[cp]
             else:
-                cp = decode(data, i, end, &nxt)
-                if not is_word[cp]:
+                cls = SEPARATOR  # (the value's end closes a run)
+                nxt = i + 1
+            if cls == BIGRAM:
+                if n_run >= 2:
+                    if first_gram and after_grams:
+                        pos += 1
+                    first_gram = False
+                    t.cursor = cursor
+                    term = _gram(t, c1, c2, max_bytes)
+                    cursor = t.cursor
+                    if term == -2:
+                        return -1
+                    if term >= 0:
+                        _token(t, row, term, pos, s1 - base, e2 - base, spans)
+                        pos += 1
+                        count += 1
+                elif n_run == 0:
+                    first_gram = True
+                c1 = c2
+                s1 = s2
+                c2 = lower[cp]
+                s2 = i
+                e2 = nxt
+                n_run += 1
+                i = nxt
+                continue
+            if cls == VOICING and n_run and KANA_LO <= c2 < KANA_LO + KANA_N:
+                folded = compose[(c2 - KANA_LO) + (KANA_N if cp == 0x309A or cp == 0xFF9F else 0)]
+                if folded:
+                    c2 = <int32_t>folded
+                    e2 = nxt
                     i = nxt
                     continue
-            # A token starts at i: lowercase it into the vocabulary's free tail and hash it.
+            if n_run:
+                # The run ends: its last gram (or its one character).
+                if n_run >= 2 and first_gram and after_grams:
+                    pos += 1
+                t.cursor = cursor
+                term = _gram(t, c1 if n_run >= 2 else -1, c2, max_bytes)
+                cursor = t.cursor
+                if term == -2:
+                    return -1
+                if term >= 0:
+                    _token(t, row, term, pos, (s1 if n_run >= 2 else s2) - base, e2 - base, spans)
+                    pos += 1
+                    count += 1
+                after_grams = n_run >= 2
+                n_run = 0
+            if cls != WORD:
+                i = nxt
+                continue
+            # A word starts at i: lowercase it into the vocabulary's free tail and hash it.
             token_at = i
             start = cursor
             h = FNV_OFFSET
             while i < end:
                 b0 = data[i]
                 if b0 < 0x80:
-                    if not is_word[b0]:
+                    if kind[b0] != WORD:
                         break
                     c = lower[b0]
                     vocab[cursor] = <uint8_t>c
@@ -141,47 +267,27 @@ cdef int _run(
                     i += 1
                 else:
                     cp = decode(data, i, end, &nxt)
-                    if not is_word[cp]:
+                    if kind[cp] != WORD:
                         break
                     i = nxt
                     at = cursor
                     cursor = put_utf8(vocab, cursor, lower[cp])
                     for k in range(at, cursor):
                         h = (h ^ vocab[k]) * FNV_PRIME
-            length = cursor - start
-            if length > max_bytes:
+            if cursor - start > max_bytes:
                 cursor = start
                 continue
-            slot = h & mask
-            term = -1
-            while True:
-                cand = t.table[slot] - 1
-                if cand < 0:
-                    break
-                if t.hashes[cand] == h:
-                    a = t.vocab_offsets[cand]
-                    if (t.vocab_offsets[cand + 1] - a == length
-                            and memcmp(vocab + a, vocab + start, length) == 0):
-                        term = cand
-                        break
-                slot = (slot + 1) & mask
-            if term >= 0:
-                cursor = start
-            else:
-                term = t.n_terms
-                t.cursor = cursor
-                if _add_term(t, slot, h):
-                    return -1
-                mask = t.capacity - 1
-            t.row[t.n_tok] = <int32_t>row
-            t.term[t.n_tok] = <int32_t>term
-            t.pos[t.n_tok] = <int32_t>pos
-            if spans:
-                t.start[t.n_tok] = <int32_t>(token_at - offsets[row])
-                t.end[t.n_tok] = <int32_t>(i - offsets[row])
-            t.n_tok += 1
+            known = t.n_terms
+            term = _intern(t, start, cursor, h)
+            if term == -2:
+                return -1
+            if term < known:
+                cursor = start  # (a known term: its bytes are dropped)
+            _token(t, row, term, pos, token_at - base, i - base, spans)
             pos += 1
-        t.dl[row] = <int32_t>pos
+            count += 1
+            after_grams = False
+        t.dl[row] = <int32_t>count
     t.cursor = cursor
     return 0
 
@@ -202,8 +308,9 @@ cdef tuple _tokenize(
     const uint8_t[::1] data,
     const int64_t[::1] offsets,
     const uint8_t[::1] valid,
-    const uint8_t[::1] is_word,
+    const uint8_t[::1] kind,
     const int32_t[::1] lower,
+    const int32_t[::1] compose,
     int64_t max_bytes,
     const uint8_t[::1] seed_bytes,
     const int64_t[::1] seed_offsets,
@@ -218,8 +325,9 @@ cdef tuple _tokenize(
     cdef int64_t max_tok = n_bytes // 2 + n_rows + 1
     cdef int64_t max_terms = max_tok + n_seed
     cdef int64_t n_span = max_tok if spans else 0
-    # Lowercasing grows a code point's UTF-8 by at most half (U+023A -> U+2C65).
-    cdef int64_t n_vocab = n_bytes + n_bytes // 2 + seed_bytes.shape[0] + 16
+    # Lowercasing grows a code point's UTF-8 by at most half (U+023A -> U+2C65); a gram
+    # writes at most two characters of 3 bytes or more per character of its run.
+    cdef int64_t n_vocab = 2 * n_bytes + seed_bytes.shape[0] + 16
     # (8-byte arrays first, so every array is aligned)
     cdef char* scratch = <char*>malloc(
         8 * (2 * max_terms + 1) + 4 * (3 * max_tok + 2 * n_span + n_rows) + n_vocab
@@ -249,7 +357,7 @@ cdef tuple _tokenize(
             if t.table != NULL:
                 status = _run(
                     &data[0] if data.shape[0] else NULL, &offsets[0], n_rows,
-                    &valid[0] if n_rows else NULL, &is_word[0], &lower[0], max_bytes,
+                    &valid[0] if n_rows else NULL, &kind[0], &lower[0], &compose[0], max_bytes,
                     &seed_bytes[0] if seed_bytes.shape[0] else NULL, &seed_offsets[0], n_seed,
                     spans, &t,
                 )
@@ -275,16 +383,18 @@ def tokenize(
     const uint8_t[::1] data,
     const int64_t[::1] offsets,
     const uint8_t[::1] valid,
-    const uint8_t[::1] is_word,
+    const uint8_t[::1] kind,
     const int32_t[::1] lower,
+    const int32_t[::1] compose,
     int64_t max_bytes,
     const uint8_t[::1] seed_bytes,
     const int64_t[::1] seed_offsets,
 ):
     """Tokenize the ``len(offsets) - 1`` UTF-8 values ``data[offsets[r]:offsets[r+1]]``.
 
-    ``valid`` is the rows' validity (a bool array viewed as bytes); ``is_word`` and
-    ``lower`` are the code point tables of ``unicode_tables.word_and_lower_tables``.
+    ``valid`` is the rows' validity (a bool array viewed as bytes); ``kind``, ``lower``
+    and ``compose`` are the code point tables of ``unicode_tables.script_tables`` (or
+    ``word_tables``: no character then makes grams).
     ``seed_bytes``/``seed_offsets`` hold distinct terms interned first (ids 0..n_seed-1),
     so a caller can pick out a query's terms by id without a lookup.
 
@@ -293,7 +403,7 @@ def tokenize(
     ``vocab_bytes[vocab_offsets[t]:vocab_offsets[t+1]]``.
     """
     return _tokenize(
-        data, offsets, valid, is_word, lower, max_bytes, seed_bytes, seed_offsets, False
+        data, offsets, valid, kind, lower, compose, max_bytes, seed_bytes, seed_offsets, False
     )
 
 
@@ -301,8 +411,9 @@ def tokenize_spans(
     const uint8_t[::1] data,
     const int64_t[::1] offsets,
     const uint8_t[::1] valid,
-    const uint8_t[::1] is_word,
+    const uint8_t[::1] kind,
     const int32_t[::1] lower,
+    const int32_t[::1] compose,
     int64_t max_bytes,
     const uint8_t[::1] seed_bytes,
     const int64_t[::1] seed_offsets,
@@ -312,33 +423,36 @@ def tokenize_spans(
     token i spanning UTF-8 bytes ``[tok_start[i], tok_end[i])`` of its row's value
     (highlighting rewrites the original text around them)."""
     return _tokenize(
-        data, offsets, valid, is_word, lower, max_bytes, seed_bytes, seed_offsets, True
+        data, offsets, valid, kind, lower, compose, max_bytes, seed_bytes, seed_offsets, True
     )
 
 
-def remap_tokens(const int32_t[::1] tok_row, const int32_t[::1] tok_term, const int32_t[::1] remap,
-                 int64_t n_rows):
-    """Apply a term filter (``remap[term]`` = new id, or -1 to drop the token) and renumber
-    positions so they stay consecutive within each row (dropped tokens leave no gap)."""
+def remap_tokens(const int32_t[::1] tok_row, const int32_t[::1] tok_term, const int32_t[::1] tok_pos,
+                 const int32_t[::1] remap, int64_t n_rows):
+    """Apply a term filter (``remap[term]`` = new id, or -1 to drop the token): a dropped
+    token leaves no gap (each later position of its row moves down by one), a gap the
+    tokenizer left between runs of grams stays."""
     cdef Py_ssize_t n = tok_row.shape[0], i, k = 0
-    cdef int32_t* out_row = <int32_t*>malloc((3 * n + n_rows + 1) * sizeof(int32_t))
+    cdef int32_t* out_row = <int32_t*>malloc((3 * n + 2 * n_rows + 1) * sizeof(int32_t))
     if out_row == NULL:
         raise MemoryError()
     cdef int32_t* out_term = out_row + n
     cdef int32_t* out_pos = out_term + n
     cdef int32_t* dl = out_pos + n
+    cdef int32_t* dropped = dl + n_rows
     cdef int32_t r, new
     try:
         with nogil:
-            memset(dl, 0, n_rows * sizeof(int32_t))
+            memset(dl, 0, 2 * n_rows * sizeof(int32_t))
             for i in range(n):
+                r = tok_row[i]
                 new = remap[tok_term[i]]
                 if new < 0:
+                    dropped[r] += 1
                     continue
-                r = tok_row[i]
                 out_row[k] = r
                 out_term[k] = new
-                out_pos[k] = dl[r]
+                out_pos[k] = tok_pos[i] - dropped[r]
                 dl[r] += 1
                 k += 1
         return (
