@@ -23,10 +23,11 @@ from datafusion_fts.query import Match
 
 DATA = Path(__file__).resolve().parent.parent / "data" / "manpages"
 K = 10
-# MRR@10 of the default analyzer on the sample must reach these (measured a little above).
-FLOOR = {"ja": 0.0, "zh": 0.0}
+# MRR@10 of the default analyzer on the sample must reach these (measured with the bigrams of
+# commit 1a1b936: ja 0.827, zh 0.787; segmenter="none": ja 0.391, zh 0.205, en 0.735 both).
+FLOOR = {"ja": 0.80, "zh": 0.76}
 # ... and beat the old analysis by at least this much.
-MARGIN = 0.2
+MARGIN = 0.3
 
 
 def load_pages(lang: str) -> list[dict[str, object]]:
