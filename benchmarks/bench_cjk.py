@@ -37,6 +37,7 @@ import sqlite3
 import tempfile
 import time
 from collections.abc import Callable
+from importlib import metadata
 from pathlib import Path
 
 os.environ.setdefault("LANCE_LOG", "error")
@@ -229,7 +230,8 @@ def report(results: dict[str, dict[str, object]], versions: dict[str, str], seco
     add = lines.append
     add(f"Run {_dt.date.today().isoformat()} on {platform.node() or 'this machine'} "
         f"({os.cpu_count()} cores, Python {platform.python_version()}, SQLite "
-        f"{sqlite3.sqlite_version}), commit {git_state()}, in {seconds:.0f} s: "
+        f"{sqlite3.sqlite_version}, tantivy {metadata.version('tantivy')}, pylance "
+        f"{metadata.version('pylance')}), commit {git_state()}, in {seconds:.0f} s: "
         "`python benchmarks/bench_cjk.py`.")
     add("")
     add("Collections (`benchmarks/manpages.py`): " + ", ".join(f"{p} {v}" for p, v in versions.items())
