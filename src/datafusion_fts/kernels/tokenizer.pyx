@@ -74,15 +74,14 @@ cdef inline int _add_term(Tokens* t, uint64_t slot, uint64_t h) noexcept nogil:
     return 0
 
 
-# Code point classes (``kind`` table, unicode_tables.script_tables): a separator, a
+# Code point classes (``kind`` table, unicode_tables.script_tables): 0 a separator, a
 # character of words, a character of a script written without spaces (Han, Hiragana,
 # Katakana, Hangul: runs become overlapping bigrams), a kana voicing mark.
-DEF SEPARATOR = 0
 DEF WORD = 1
 DEF BIGRAM = 2
 DEF VOICING = 3
-# Voicing marks compose with the kana U+3040..U+30FF (``compose``: 96 dakuten forms,
-# then 96 handakuten forms, 0 where none).
+# Voicing marks compose with the kana U+3040..U+30FF (``compose``: 192 dakuten forms,
+# then 192 handakuten forms, 0 where none).
 DEF KANA_LO = 0x3040
 DEF KANA_N = 0xC0
 
@@ -139,6 +138,74 @@ cdef inline int64_t _gram(Tokens* t, int32_t c1, int32_t c2, int64_t max_bytes) 
     return term
 
 
+cdef inline int64_t _emit_gram(Tokens* t, int32_t c1, int32_t c2, int64_t max_bytes, int64_t row, int64_t pos,
+                               int64_t a, int64_t b, bint spans) noexcept nogil:
+    """Intern the gram ``c1 c2`` (``c1`` < 0: the unigram ``c2``) and add its token at
+    ``pos``, spanning bytes [a, b) of its value: 1 when added, 0 when too long, -1 when
+    out of memory."""
+    cdef int64_t term = _gram(t, c1, c2, max_bytes)
+    if term < 0:
+        return -1 if term == -2 else 0
+    _token(t, row, term, pos, a, b, spans)
+    return 1
+
+
+cdef int64_t _run_of_grams(
+    Tokens* t, const uint8_t* data, int64_t i, int64_t end, int64_t base, int64_t row, const uint8_t* kind,
+    const int32_t* lower, const int32_t* compose, int64_t max_bytes, bint spans, int64_t* pos, int64_t* gaps,
+    int64_t* grams_end,
+) noexcept nogil:
+    """The tokens of the run of grams at ``data[i]`` (a BIGRAM character), from ``*pos`` on
+    (the vocabulary's free tail at ``t.cursor``): where the run ends, -1 when out of memory.
+    ``c1``, ``c2`` are its last two characters (``s1``, ``s2`` where they start, ``e2``
+    where ``c2`` ends). Out of the words' loop, whose registers it would crowd."""
+    cdef int64_t n_run = 0, s1 = 0, s2 = 0, e2 = 0, nxt, cp, folded
+    cdef int32_t c1 = 0, c2 = 0
+    cdef int added
+    while i < end:
+        if data[i] < 0x80:
+            break
+        cp = decode(data, i, end, &nxt)
+        if kind[cp] == BIGRAM:
+            if n_run >= 2:
+                if n_run == 2 and grams_end[0] == pos[0]:
+                    pos[0] += 1
+                    gaps[0] += 1
+                added = _emit_gram(t, c1, c2, max_bytes, row, pos[0], s1 - base, e2 - base, spans)
+                if added < 0:
+                    return -1
+                pos[0] += added
+            c1 = c2
+            s1 = s2
+            c2 = lower[cp]
+            s2 = i
+            e2 = nxt
+            n_run += 1
+            i = nxt
+            continue
+        if kind[cp] == VOICING and KANA_LO <= c2 < KANA_LO + KANA_N:
+            folded = compose[(c2 - KANA_LO) + (KANA_N if cp == 0x309A or cp == 0xFF9F else 0)]
+            if folded:
+                c2 = <int32_t>folded
+                e2 = nxt
+                i = nxt
+                continue
+        break
+    # The run ends: its last gram, or its one character.
+    if n_run >= 2:
+        if n_run == 2 and grams_end[0] == pos[0]:
+            pos[0] += 1
+            gaps[0] += 1
+        added = _emit_gram(t, c1, c2, max_bytes, row, pos[0], s1 - base, e2 - base, spans)
+    else:
+        added = _emit_gram(t, -1, c2, max_bytes, row, pos[0], s2 - base, e2 - base, spans)
+    if added < 0:
+        return -1
+    pos[0] += added
+    grams_end[0] = pos[0] if n_run >= 2 else -1
+    return i
+
+
 cdef int _run(
     const uint8_t* data,
     const int64_t* offsets,
@@ -157,17 +224,17 @@ cdef int _run(
     """The one tokenizer loop; ``spans`` also records each kept token's byte span.
     Returns -1 when out of memory.
 
-    A run of BIGRAM characters yields each pair of neighbours at consecutive positions (one
-    character alone, itself); a gram is written once the character after it is known (a
-    voicing mark may still compose into its last one). After a run of two or more, the
-    first gram of the next such run, when no other token came between, skips a position:
-    a phrase's grams never join two runs ("数据，据库" does not hold "数据库")."""
-    cdef uint64_t h
-    cdef int64_t s, k, row, i, end, pos, count, token_at, start, at, nxt, term, base, folded, known
-    cdef int64_t cp, n_run, s1, s2, e2
-    cdef int32_t c, c1, c2
-    cdef uint8_t b0, cls
-    cdef bint after_grams, first_gram
+    Words take the loop's hot path. A run of BIGRAM characters is read by
+    ``_run_of_grams`` and yields each pair of neighbours at consecutive positions (one character alone,
+    itself); a gram is written once the character after it is known (a voicing mark may
+    still compose into its last one). After a run of two or more, the first gram of the
+    next such run, when no other token came between, skips a position: a phrase's grams
+    never join two runs ("数据，据库" does not hold "数据库")."""
+    cdef uint64_t h, slot, mask
+    cdef int64_t s, k, row, i, end, pos, gaps, grams_end, token_at, start, at, nxt, term, base, length, cand, a
+    cdef int64_t cp
+    cdef int32_t c
+    cdef uint8_t b0
     cdef uint8_t* vocab = t.vocab
     cdef int64_t cursor = 0
     for s in range(n_seed):
@@ -179,6 +246,7 @@ cdef int _run(
         t.cursor = cursor
         if _add_term(t, _slot_of(t.table, h, t.capacity - 1), h):
             return -1
+    mask = t.capacity - 1
 
     for row in range(n_rows):
         if not valid[row]:
@@ -186,71 +254,28 @@ cdef int _run(
         base = offsets[row]
         i = base
         end = offsets[row + 1]
-        pos = count = n_run = 0
-        c1 = c2 = 0
-        s1 = s2 = e2 = 0
-        after_grams = first_gram = False
-        while i <= end:
-            if i < end:
-                b0 = data[i]
-                if b0 < 0x80:
-                    cp = b0
-                    nxt = i + 1
-                else:
-                    cp = decode(data, i, end, &nxt)
-                cls = kind[cp]
-            else:
-                cls = SEPARATOR  # (the value's end closes a run)
-                nxt = i + 1
-            if cls == BIGRAM:
-                if n_run >= 2:
-                    if first_gram and after_grams:
-                        pos += 1
-                    first_gram = False
-                    t.cursor = cursor
-                    term = _gram(t, c1, c2, max_bytes)
-                    cursor = t.cursor
-                    if term == -2:
-                        return -1
-                    if term >= 0:
-                        _token(t, row, term, pos, s1 - base, e2 - base, spans)
-                        pos += 1
-                        count += 1
-                elif n_run == 0:
-                    first_gram = True
-                c1 = c2
-                s1 = s2
-                c2 = lower[cp]
-                s2 = i
-                e2 = nxt
-                n_run += 1
-                i = nxt
-                continue
-            if cls == VOICING and n_run and KANA_LO <= c2 < KANA_LO + KANA_N:
-                folded = compose[(c2 - KANA_LO) + (KANA_N if cp == 0x309A or cp == 0xFF9F else 0)]
-                if folded:
-                    c2 = <int32_t>folded
-                    e2 = nxt
-                    i = nxt
+        pos = gaps = 0
+        grams_end = -1  # (the position after the last run of grams, while no token followed it)
+        while i < end:
+            b0 = data[i]
+            if b0 < 0x80:
+                if kind[b0] != WORD:
+                    i += 1
                     continue
-            if n_run:
-                # The run ends: its last gram (or its one character).
-                if n_run >= 2 and first_gram and after_grams:
-                    pos += 1
-                t.cursor = cursor
-                term = _gram(t, c1 if n_run >= 2 else -1, c2, max_bytes)
-                cursor = t.cursor
-                if term == -2:
-                    return -1
-                if term >= 0:
-                    _token(t, row, term, pos, (s1 if n_run >= 2 else s2) - base, e2 - base, spans)
-                    pos += 1
-                    count += 1
-                after_grams = n_run >= 2
-                n_run = 0
-            if cls != WORD:
-                i = nxt
-                continue
+            else:
+                cp = decode(data, i, end, &nxt)
+                if kind[cp] != WORD:
+                    if kind[cp] != BIGRAM:
+                        i = nxt
+                        continue
+                    t.cursor = cursor
+                    i = _run_of_grams(t, data, i, end, base, row, kind, lower, compose, max_bytes, spans,
+                                      &pos, &gaps, &grams_end)
+                    if i < 0:
+                        return -1
+                    cursor = t.cursor
+                    mask = t.capacity - 1
+                    continue
             # A word starts at i: lowercase it into the vocabulary's free tail and hash it.
             token_at = i
             start = cursor
@@ -274,20 +299,39 @@ cdef int _run(
                     cursor = put_utf8(vocab, cursor, lower[cp])
                     for k in range(at, cursor):
                         h = (h ^ vocab[k]) * FNV_PRIME
-            if cursor - start > max_bytes:
+            length = cursor - start
+            if length > max_bytes:
                 cursor = start
                 continue
-            known = t.n_terms
-            term = _intern(t, start, cursor, h)
-            if term == -2:
-                return -1
-            if term < known:
+            slot = h & mask
+            term = -1
+            while True:
+                cand = t.table[slot] - 1
+                if cand < 0:
+                    break
+                if t.hashes[cand] == h:
+                    a = t.vocab_offsets[cand]
+                    if t.vocab_offsets[cand + 1] - a == length and memcmp(vocab + a, vocab + start, length) == 0:
+                        term = cand
+                        break
+                slot = (slot + 1) & mask
+            if term >= 0:
                 cursor = start  # (a known term: its bytes are dropped)
-            _token(t, row, term, pos, token_at - base, i - base, spans)
+            else:
+                term = t.n_terms
+                t.cursor = cursor
+                if _add_term(t, slot, h):
+                    return -1
+                mask = t.capacity - 1
+            t.row[t.n_tok] = <int32_t>row
+            t.term[t.n_tok] = <int32_t>term
+            t.pos[t.n_tok] = <int32_t>pos
+            if spans:
+                t.start[t.n_tok] = <int32_t>(token_at - base)
+                t.end[t.n_tok] = <int32_t>(i - base)
+            t.n_tok += 1
             pos += 1
-            count += 1
-            after_grams = False
-        t.dl[row] = <int32_t>count
+        t.dl[row] = <int32_t>(pos - gaps)
     t.cursor = cursor
     return 0
 
