@@ -83,8 +83,8 @@ class Segmenter:
 DICTIONARY_SEGMENTERS: dict[str, Segmenter] = {
     "jieba": Segmenter("rjieba", "chinese", "char", _jieba),
     "icu": Segmenter("icu4py", "icu", "utf16", _icu),
-    "sudachi": Segmenter("sudachipy", "sudachi", "char", _sudachi),
-    "lindera": Segmenter("lindera", "japanese", "utf8", _lindera),
+    "sudachi": Segmenter("sudachipy", "japanese", "char", _sudachi),
+    "lindera": Segmenter("lindera", "lindera", "utf8", _lindera),
 }
 _local = threading.local()
 
