@@ -83,7 +83,7 @@ def test_pieces_and_filters_agree(name: str) -> None:
     """Many rows (cut into pieces on threads) tokenize as each row alone; filters apply."""
     analyzer = segmenter(name)
     values = [v for v in MIXED if v] * 40
-    stream, terms = tokens(analyzer, values)
+    _, terms = tokens(analyzer, values)
     alone = [t for v in values for t in analyzer.terms(v)]
     assert terms == alone
     stopped = analyzer_for(make_analyzer_config("simple", segmenter=name, stop_words=["hello"]))
@@ -127,6 +127,10 @@ def test_chinese_search_through_the_api(tmp_path) -> None:
     assert sorted(grams.search("大学", limit=10).column("id").to_pylist()) == [0, 2]
     reopened = datafusion_fts.connect(tmp_path).table("words")
     assert reopened.search("清华大学", limit=10).column("id").to_pylist() == [0]
+    # A fresh row (scanned beside the index's segments) is analyzed the same way.
+    words.insert(pa.table({"id": [3], "body": ["清华大学在北京"]}))
+    assert sorted(words.search("清华大学", limit=10).column("id").to_pylist()) == [0, 3]
+    assert words.search("京大", limit=10).column("id").to_pylist() == []
 
 
 def test_chinese_through_sql() -> None:

@@ -16,7 +16,7 @@ import itertools
 import threading
 from dataclasses import dataclass
 from operator import attrgetter
-from typing import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 
 import numpy as np
 import pyarrow as pa
