@@ -14,9 +14,9 @@ from __future__ import annotations
 import importlib
 import itertools
 import threading
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from operator import attrgetter
-from collections.abc import Callable, Iterable, Iterator
 
 import numpy as np
 import pyarrow as pa
