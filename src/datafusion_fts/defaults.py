@@ -23,6 +23,10 @@ NAMED_ANALYZERS: dict[str, dict[str, Any]] = {
     "simple": {},
     "folding": {"ascii_folding": True},
     "english": {"ascii_folding": True, "stop_words": "english", "stemmer": "english"},
+    # Dictionary words instead of bigrams, each behind its pip extra (analysis/segmenters.py).
+    "chinese": {"segmenter": "jieba"},
+    "japanese": {"segmenter": "sudachi"},
+    "icu": {"segmenter": "icu"},
 }
 # Tokens longer than this many UTF-8 bytes are dropped.
 MAX_TOKEN_LENGTH = 40

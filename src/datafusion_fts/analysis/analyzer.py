@@ -32,12 +32,14 @@ import pyarrow.compute as pc
 from ..defaults import ANALYZER, MAX_TOKEN_LENGTH, NAMED_ANALYZERS
 from ..errors import InvalidArgument
 from ..kernels.tokenizer import remap_tokens, tokenize, tokenize_spans
+from .segmenters import DICTIONARY_SEGMENTERS, compose_voicing, require, word_spans
 from .stopwords import BUILTIN as BUILTIN_STOP_WORDS
-from .unicode_tables import BIGRAM, script_tables, simple_lower, word_tables
+from .unicode_tables import BIGRAM, script_tables, segment_tables, simple_lower, word_tables
 
 MAX_TOKEN_LENGTH_LIMIT = 1024
 # How runs of the scripts written without spaces are cut: into bigrams, or not at all (an
-# index built before bigrams reads its analysis back as "none").
+# index built before bigrams reads its analysis back as "none"), or into a dictionary's
+# words (segmenters.py: those tokenize each word with segment_tables).
 SEGMENTERS = {"bigrams": script_tables, "none": word_tables}
 _ONE_VALID = np.ones(1, dtype=np.uint8)
 _NO_SEED_BYTES = np.zeros(0, dtype=np.uint8)
@@ -156,8 +158,12 @@ def make_analyzer_config(analyzer: str | AnalyzerConfig = ANALYZER, **options: A
             f"unknown stemmer language {stemmer!r}; choose one of {list(stemmer_languages())}"
         )
     segmenter = settings.get("segmenter", "bigrams")
-    if segmenter not in SEGMENTERS:
-        raise InvalidArgument(f"unknown segmenter {segmenter!r}; choose one of {sorted(SEGMENTERS)}")
+    if segmenter in DICTIONARY_SEGMENTERS:
+        require(segmenter)
+    elif segmenter not in SEGMENTERS:
+        raise InvalidArgument(
+            f"unknown segmenter {segmenter!r}; choose one of {sorted([*SEGMENTERS, *DICTIONARY_SEGMENTERS])}"
+        )
     return AnalyzerConfig(
         name=analyzer,
         max_token_length=max_len,
@@ -229,11 +235,14 @@ class Analyzer:
 
     def __init__(self, config: AnalyzerConfig) -> None:
         self.config = config
-        self._filters = config.has_filters  # (read by every query's terms())
+        self._segmenter = config.segmenter if config.segmenter in DICTIONARY_SEGMENTERS else None
+        # Whether tokens go through _filter (a dictionary's words compose their voicing marks
+        # there); read by every query's terms().
+        self._filters = config.has_filters or self._segmenter is not None
         self._words = _ascii_words(config.max_token_length)
         self._stemmer: Any = None
         self._stop = pa.array(config.stop_words, pa.large_string()) if config.stop_words else None
-        self._tables = SEGMENTERS[config.segmenter]
+        self._tables = SEGMENTERS.get(config.segmenter, segment_tables)
 
     def analyze(
         self, values: pa.Array | pa.ChunkedArray, seed: Sequence[str] = (), spans: bool = False
@@ -247,7 +256,7 @@ class Analyzer:
         """
         if isinstance(values, pa.ChunkedArray):
             values = values.combine_chunks() if values.num_chunks != 1 else values.chunk(0)
-        seed_terms = tuple(seed) if not self.config.has_filters else ()
+        seed_terms = tuple(seed) if not self._filters else ()
         pieces = _pieces(values)
         if len(pieces) == 1:
             streams = [self._tokenize(values, seed_terms, spans)]
@@ -257,9 +266,11 @@ class Analyzer:
                 pool.map(lambda p: self._tokenize(values.slice(*p), seed_terms, spans), pieces)
             )
         stream = _concat_streams(streams, [p[0] for p in pieces], len(values), len(seed_terms))
-        return self._filter(stream) if self.config.has_filters else stream
+        return self._filter(stream) if self._filters else stream
 
     def _tokenize(self, values: pa.Array, seed: tuple[str, ...], spans: bool = False) -> TokenStream:
+        if self._segmenter is not None:
+            return self._tokenize_words(values, spans)
         data, offsets, valid = _string_buffers(values)
         kind, lower, compose = self._tables()
         seed_bytes, seed_offsets = _encode_seed(seed)
@@ -275,14 +286,41 @@ class Analyzer:
         vocab = _vocab_array(vbytes, voffsets, len(voffsets) - 1)
         return TokenStream(len(values), row, term, pos, dl, vocab, n_seed=len(seed), start=start, end=end)
 
+    def _tokenize_words(self, values: pa.Array, spans: bool) -> TokenStream:
+        """The tokens of a dictionary segmenter's words: to the kernel each word is a value of
+        its own (and each gap between two words a null one), so its characters are
+        lowercased and folded as everywhere else; positions count a row's tokens."""
+        data, offsets, _ = _string_buffers(values)
+        word_row, word_start, word_end = word_spans(self.config.segmenter, values, data, offsets)
+        base = offsets[word_row]
+        bounds = np.stack([base + word_start, base + word_end], axis=1).ravel() if len(word_row) else offsets[:1]
+        is_word = (np.arange(max(len(bounds) - 1, 0)) % 2 == 0).astype(np.uint8)
+        out = tokenize_spans(
+            data, bounds, is_word, *self._tables(), self.config.max_token_length, _NO_SEED_BYTES, _NO_SEED_OFFSETS,
+        )
+        word = out[0] // 2
+        row = word_row[word]
+        pos = (np.arange(len(row)) - np.searchsorted(row, row)).astype(np.int32)
+        dl = np.bincount(row, minlength=len(values)).astype(np.int32)
+        vocab = _vocab_array(out[4], out[5], len(out[5]) - 1)
+        start = end = None
+        if spans:
+            start = (word_start[word] + out[6]).astype(np.int32)
+            end = (word_start[word] + out[7]).astype(np.int32)
+        return TokenStream(len(values), row, out[1], pos, dl, vocab, start=start, end=end)
+
     def _filter(self, stream: TokenStream) -> TokenStream:
         """Apply folding, stop words and stemming to the distinct tokens, then remap."""
         mapped: pa.Array = stream.vocab
         keep = None
+        if self._segmenter is not None:
+            mapped = compose_voicing(mapped)
+            keep = pc.greater(pc.binary_length(mapped), 0).to_numpy(zero_copy_only=False)
         if self.config.ascii_folding:
             mapped = fold_ascii(mapped)
         if self._stop is not None:
-            keep = pc.invert(pc.is_in(mapped, value_set=self._stop)).to_numpy(zero_copy_only=False)
+            stop = pc.invert(pc.is_in(mapped, value_set=self._stop)).to_numpy(zero_copy_only=False)
+            keep = stop if keep is None else keep & stop
         if self.config.stemmer is not None:
             mapped = pa.array(self._stem(mapped.to_pylist()), pa.large_string())
         encoded = pc.dictionary_encode(mapped)

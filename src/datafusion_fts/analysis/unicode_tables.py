@@ -71,3 +71,19 @@ def script_tables() -> tuple[np.ndarray, np.ndarray, np.ndarray]:
 def simple_lower(text: str) -> str:
     """Lowercase ``text`` per code point with the same mapping the tokenizer uses."""
     return "".join(c.lower()[0] for c in text)
+
+
+@functools.lru_cache(maxsize=1)
+def segment_tables() -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """:func:`script_tables`' folding with no grams: what the words of a dictionary segmenter
+    (analysis/segmenters.py) are lowercased and width-folded with. Combining marks are word
+    characters here, since the segmenter has found the word: Thai, Lao, Khmer and Myanmar
+    write vowels and tones as marks; a voicing mark is composed into its kana afterwards by
+    the analyzer (the kernel composes marks only inside runs of grams), with ``compose``."""
+    kind, lower, compose = (a.copy() for a in script_tables())
+    kind[kind == BIGRAM] = WORD
+    kind[kind == VOICING] = WORD
+    for cp in np.flatnonzero(kind == SEPARATOR).tolist():
+        if unicodedata.category(chr(cp)).startswith("M"):
+            kind[cp] = WORD
+    return kind, lower, compose
