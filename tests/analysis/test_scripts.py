@@ -133,3 +133,14 @@ def test_text_of_other_scripts_is_analyzed_as_before(sample, name) -> None:
     for field in ("row", "term", "pos", "dl"):
         assert np.array_equal(getattr(a, field), getattr(b, field))
     assert a.vocab.equals(b.vocab)
+
+
+def test_ascii_folding_leaves_the_scripts_written_without_spaces_alone() -> None:
+    """NFKD would strip kana of their voicing (ガ to カ) and take Hangul syllables apart;
+    an index built before segmenters folds as it always did."""
+    for name in ("folding", "english"):
+        a = analyzer_for(make_analyzer_config(name))
+        assert a.terms("ガイド 한국어 Café") == ["ガイ", "イド", "한국", "국어", "cafe"]
+        assert a.normalize("ガイ") == "ガイ" and a.normalize("Café") == "cafe"
+    old = analyzer_for(make_analyzer_config("folding", segmenter="none"))
+    assert old.terms("ガイド Café") == ["カイト", "cafe"]

@@ -317,7 +317,7 @@ class Analyzer:
             mapped = compose_voicing(mapped)
             keep = pc.greater(pc.binary_length(mapped), 0).to_numpy(zero_copy_only=False)
         if self.config.ascii_folding:
-            mapped = fold_ascii(mapped)
+            mapped = self._fold(mapped)
         if self._stop is not None:
             stop = pc.invert(pc.is_in(mapped, value_set=self._stop)).to_numpy(zero_copy_only=False)
             keep = stop if keep is None else keep & stop
@@ -375,8 +375,17 @@ class Analyzer:
         lower = self._tables()[1]
         lowered = "".join(chr(lower[ord(c)]) for c in text)
         if self.config.ascii_folding:
-            lowered = fold_ascii(pa.array([lowered], pa.large_string()))[0].as_py()
+            lowered = self._fold(pa.array([lowered], pa.large_string()))[0].as_py()
         return lowered
+
+    def _fold(self, terms: pa.Array) -> pa.Array:
+        """ASCII folding of ``terms``; with a segmenter, not of those holding a character of
+        the scripts written without spaces (NFKD would strip the voicing of kana, ガ to カ,
+        and take Hangul syllables apart). Indexes built before segmenters fold every term."""
+        folded = fold_ascii(terms)
+        if self.config.segmenter == "none":
+            return folded
+        return pc.if_else(pc.match_substring_regex(terms, _SCRIPTS_WITHOUT_SPACES), terms, folded)
 
 
 def _is_word(c: str) -> bool:
@@ -446,6 +455,10 @@ def _concat_streams(
         start=np.concatenate([s.start for s in streams]) if spans else None,
         end=np.concatenate([s.end for s in streams]) if spans else None,
     )
+
+
+# (RE2's script classes: what ASCII folding leaves alone under a segmenter)
+_SCRIPTS_WITHOUT_SPACES = r"[\p{Han}\p{Hiragana}\p{Katakana}\p{Hangul}]"
 
 
 def fold_ascii(values: pa.Array) -> pa.Array:
