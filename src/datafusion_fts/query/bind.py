@@ -70,16 +70,17 @@ def bind(query: Query, ctx: BindContext) -> BoundQuery:
         analyzer = ctx.analyzer(column)
         in_order = query.in_order or query.slop == 0  # (exact either way)
         if not query.prefix:
-            terms = tuple(analyzer.terms(query.text))
+            terms, offsets = analyzer.placed_terms(query.text)
             if len(terms) == 1 and analyzer.lone_char(terms[0]):  # (a quoted character)
                 return BoundTerms(column, (_grams(ctx, column, terms[0]),), False, query.boost)
-            return BoundPhrase(column, terms, query.slop, query.boost, in_order)
+            return BoundPhrase(column, tuple(terms), query.slop, query.boost, in_order, offsets=offsets)
         head, last = split_last_word(query.text)
         expansions: tuple[str, ...] = ()
         if last is not None:
             found = ctx.prefix_candidates(column, analyzer.normalize(last), query.max_expansions)
             expansions = tuple(t for _, t in found)
-        return BoundPhrase(column, tuple(analyzer.terms(head)), query.slop, query.boost, in_order, expansions)
+        terms, offsets = analyzer.placed_terms(head)
+        return BoundPhrase(column, tuple(terms), query.slop, query.boost, in_order, expansions, offsets)
     if isinstance(query, Boolean):
         return BoundBoolean(
             tuple(bind(q, ctx) for q in query.must),
