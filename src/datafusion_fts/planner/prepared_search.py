@@ -55,13 +55,16 @@ class PreparedSearch:
     def run(self, req: SearchRequest) -> tuple[np.ndarray, np.ndarray] | None:
         """The rows ``[offset, offset + k)`` of ``req`` and their scores, in the total order;
         None when its words make a tree the kernels do not answer (a MUST clause of two
-        words), which the plan's general evaluator then answers."""
+        words, a lone character of a script cut into bigrams), which the plan's general
+        evaluator then answers."""
         analyzer = self.analyzer
         found = []
         for leaf in leaves(req.query):  # (bind keeps each leaf's distinct terms, in order)
             found.append(tuple(dict.fromkeys(analyzer.terms(leaf.text))))
         counts = tuple(map(len, found))
         terms = tuple(chain.from_iterable(found))
+        if any(analyzer.lone_char(t) for t in terms):
+            return None  # (a lone character stands for the grams holding it: bind expands it)
         layout = self.layouts.get(counts, False)
         if layout is False:
             layout = self._layout(req, counts, terms)
