@@ -7,6 +7,7 @@ each in its own language, and indexed without stemming."""
 from __future__ import annotations
 
 import gc
+import random
 
 import pyarrow as pa
 import pytest
@@ -56,7 +57,8 @@ QUERIES = [
     Phrase("body", "la ga", prefix=True),
     Boolean(must=(Match("body", "trains"),), must_not=(Match("body", "gare"),)),
 ]
-FALLBACK = "english"  # (rows with no or an unknown language)
+FALLBACK = "english"
+SUFFIXES = ["", "s", "es", "ing", "ed", "en", "ern", "ait", "aient", "ung", "ly"]  # (rows with no or an unknown language)
 
 
 def language_of(value: str | None) -> str | None:
@@ -109,6 +111,20 @@ def test_a_large_batch_matches_row_by_row():
     stream = analyzer().analyze(pa.chunked_array([pa.array(texts)]), languages=pa.chunked_array([pa.array(langs)]))
     expected = [stemmed_alone(t, language_of(lang)) for t, lang in ROWS]
     assert row_terms(stream) == expected * 3000
+
+
+def test_a_large_vocabulary_in_many_languages_matches_row_by_row():
+    """More (token, language) pairs possible than tokens: the pairs are found by sorting,
+    not by a table of flags (analyzer._distinct), with the same terms."""
+    rng = random.Random(42)
+    every = make_analyzer_config(language_column="lang")
+    langs = [rng.choice([*every.languages, None, "xx"]) for _ in range(400)]
+    texts = [" ".join("".join(rng.choice("aeiounrstlmbcdg") for _ in range(rng.randint(4, 10))) + rng.choice(SUFFIXES)
+                      for _ in range(8)) for _ in range(400)]
+    stream = analyzer_for(every).analyze(pa.array(texts), languages=pa.array(langs, pa.string()))
+    assert len(stream.vocab) * (len(every.languages) + 1) > 4 * len(stream.term) + (1 << 16)  # (the sorting way)
+    assert row_terms(stream) == [analyzer_for(make_analyzer_config(stemmer=lang if lang != "xx" else None)).terms(t)
+                                 for t, lang in zip(texts, langs)]
 
 
 def test_query_text_is_analyzed_in_each_language_or_in_the_one_named():
