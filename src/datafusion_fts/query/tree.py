@@ -8,7 +8,7 @@ the same thing whichever way it was written.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from typing import Union
 
 from ..errors import InvalidArgument
@@ -61,8 +61,19 @@ def _check_count(name: str, value: object, minimum: int, maximum: int = INT64_MA
         raise InvalidArgument(f"{name} must be an integer from {minimum} to {maximum}, got {value!r}")
 
 
-@dataclass(frozen=True)
-class Match:
+class _Leaf:
+    """The repr a dataclass has, but ``language`` only when set: trees without one print
+    as before it existed (EXPLAIN shows them)."""
+
+    language: str | None
+
+    def __repr__(self) -> str:
+        shown = (f for f in fields(self) if f.name != "language" or self.language is not None)  # type: ignore[arg-type]
+        return f"{type(self).__name__}({', '.join(f'{f.name}={getattr(self, f.name)!r}' for f in shown)})"
+
+
+@dataclass(frozen=True, repr=False)
+class Match(_Leaf):
     """Terms of ``text`` (through the column's analyzer) in ``column``.
 
     ``operator="or"`` matches rows with any term, ``"and"`` rows with every term; the score
@@ -116,8 +127,8 @@ class Prefix:
         _check_count("max_expansions", self.max_expansions, 1)
 
 
-@dataclass(frozen=True)
-class Phrase:
+@dataclass(frozen=True, repr=False)
+class Phrase(_Leaf):
     """The terms of ``text`` at consecutive positions, or within ``slop`` moves of them
     (docs/design.md: "Compound queries").
 
