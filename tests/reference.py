@@ -342,34 +342,38 @@ def eval_prefix(stats: ColumnStats, node: Prefix) -> dict[int, float]:
 # ---------------------------------------------------------------------------- rule 6
 
 
-def phrase_tf(tokens: list[str], terms: list[str], slop: int) -> int:
+def phrase_tf(tokens: list[str | None], terms: list[str], slop: int, offsets: list[int] | None = None) -> int:
     """Rule 6 (in order, and every phrase with slop 0): the number of distinct start
-    positions p1 for which positions
-    p1 < p2 < ... < pn exist with tokens[p_i] == terms[i] and pn - p1 - (n - 1) <= slop."""
+    positions p1 for which positions p1 < p2 < ... < pn exist with tokens[p_i] == terms[i],
+    p_i - p_(i-1) >= o_i - o_(i-1) and pn - p1 - (o_n - o_1) <= slop, where o are the
+    terms' ``offsets`` in the phrase (default 0, 1, 2, ...; the query's text leaves a gap
+    where its tokens do)."""
     n = len(terms)
+    o = list(range(n)) if offsets is None else offsets
 
     def completes(i: int, previous: int, last_allowed: int) -> bool:
-        # Can terms[i:] be placed at increasing positions after `previous`, none past
-        # `last_allowed`?
+        # Can terms[i:] be placed at increasing positions at least their gaps after
+        # `previous`, none past `last_allowed`?
         if i == n:
             return True
-        for p in range(previous + 1, min(last_allowed, len(tokens) - 1) + 1):
+        for p in range(previous + o[i] - o[i - 1], min(last_allowed, len(tokens) - 1) + 1):
             if tokens[p] == terms[i] and completes(i + 1, p, last_allowed):
                 return True
         return False
 
     count = 0
     for p1, token in enumerate(tokens):
-        if token == terms[0] and completes(1, p1, p1 + (n - 1) + slop):
+        if token == terms[0] and completes(1, p1, p1 + (o[n - 1] - o[0]) + slop):
             count += 1
     return count
 
 
-def sloppy_phrase_tf(tokens: list[str], terms: list[str], slop: int) -> int:
+def sloppy_phrase_tf(tokens: list[str | None], terms: list[str], slop: int, offsets: list[int] | None = None) -> int:
     """Rule 6: the number of matches Lucene's sloppy phrase scan (SloppyPhraseMatcher
     .nextMatch) counts, the terms in any order.
 
-    Term i of the phrase reads its positions p as p - i (its "shifted" positions). A
+    Term i of the phrase reads its positions p as p - o_i (its "shifted" positions; o its
+    ``offsets``, default i). A
     phrase of one term counts that term's positions. Otherwise each term holds one
     current position: at the start its first one, except that the j-th occurrence of a
     repeated term starts at that term's j-th position (occurrences of one term always
@@ -395,8 +399,10 @@ def sloppy_phrase_tf(tokens: list[str], terms: list[str], slop: int) -> int:
     if any(at[i] >= len(where[terms[i]]) for i in range(n)):
         return 0
 
+    o = list(range(n)) if offsets is None else offsets
+
     def shifted(i: int) -> int:
-        return where[terms[i]][at[i]] - i
+        return where[terms[i]][at[i]] - o[i]
 
     count = 0
     while True:
@@ -405,7 +411,7 @@ def sloppy_phrase_tf(tokens: list[str], terms: list[str], slop: int) -> int:
         end = max(shifted(i) for i in range(n))
         match_length = end - shifted(lead)
         mine = where[terms[lead]]
-        while at[lead] + 1 < len(mine) and mine[at[lead] + 1] - lead <= following:
+        while at[lead] + 1 < len(mine) and mine[at[lead] + 1] - o[lead] <= following:
             at[lead] += 1
             match_length = min(match_length, end - shifted(lead))
         if match_length <= slop:
@@ -437,7 +443,14 @@ def phrase_prefix_parts(text: str) -> tuple[str, str | None]:
     return "".join(chars), "".join(word)
 
 
-def one_phrase_scores(stats: ColumnStats, terms: list[str], slop: int, in_order: bool) -> dict[int, float]:
+def placed(text: str, max_token_length: int) -> tuple[list[str], list[int]]:
+    """Rule 6: a phrase text's terms and their offsets (positions from the first)."""
+    at = [(p, t) for p, t in enumerate(analyze_positions(text, max_token_length)) if t is not None]
+    return [t for _, t in at], [p - at[0][0] for p, _ in at]  # (both empty when it has no term)
+
+
+def one_phrase_scores(stats: ColumnStats, terms: list[str], slop: int, in_order: bool,
+                      offsets: list[int] | None = None) -> dict[int, float]:
     """Rule 6: the unboosted score of one phrase in each row where it matches.
     idf_phrase = 0.0 + idf of each term, one per phrase position; tf as ``phrase_tf``
     when ``in_order`` or ``slop`` is 0, else as ``sloppy_phrase_tf``."""
@@ -449,9 +462,9 @@ def one_phrase_scores(stats: ColumnStats, terms: list[str], slop: int, in_order:
         idf_phrase = idf_phrase + stats.idf(term)
     for row_id, tokens in stats.tokens.items():
         if in_order or slop == 0:
-            tf = phrase_tf(tokens, terms, slop)
+            tf = phrase_tf(tokens, terms, slop, offsets)
         else:
-            tf = sloppy_phrase_tf(tokens, terms, slop)
+            tf = sloppy_phrase_tf(tokens, terms, slop, offsets)
         if tf >= 1:
             result[row_id] = stats.bm25(idf_phrase, tf, stats.dl(row_id))
     return result
@@ -462,20 +475,22 @@ def eval_phrase(stats: ColumnStats, node: Phrase) -> dict[int, float]:
     last word, lowercased, expands as a Prefix does (rule 5, with the leaf's
     max_expansions); the terms of the text before it plus each expansion make one phrase;
     a row matches if any does, and scores acc = 0.0 + each matching phrase's score, in
-    expansion order, then acc * boost."""
+    expansion order, then acc * boost. A phrase's terms keep their places in its text
+    (``placed``), an expansion right after the last."""
     if not node.prefix:
-        terms = analyze(node.text, stats.max_token_length)
+        terms, offsets = placed(node.text, stats.max_token_length)
         if len(terms) == 1 and lone_char(terms[0]):  # (a quoted character: its gram group)
             return score_groups(stats, [gram_group(terms[0], stats.vocabulary)], "or", node.boost)
-        scores = one_phrase_scores(stats, terms, node.slop, node.in_order)
+        scores = one_phrase_scores(stats, terms, node.slop, node.in_order, offsets)
         return {row_id: score * node.boost for row_id, score in scores.items()}
     head, word = phrase_prefix_parts(node.text)
     if word is None:
         return {}
-    fixed = analyze(head, stats.max_token_length)
+    fixed, offsets = placed(head, stats.max_token_length)
     totals: dict[int, float] = {}
     for expansion in prefix_group(word, stats.vocabulary, node.max_expansions):
-        for row_id, score in one_phrase_scores(stats, fixed + [expansion], node.slop, node.in_order).items():
+        places = offsets + [offsets[-1] + 1] if offsets else [0]
+        for row_id, score in one_phrase_scores(stats, fixed + [expansion], node.slop, node.in_order, places).items():
             totals[row_id] = totals.get(row_id, 0.0) + score
     return {row_id: acc * node.boost for row_id, acc in totals.items()}
 

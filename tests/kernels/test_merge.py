@@ -1,15 +1,17 @@
 """The sloppy phrase kernel counts what the reference's independent reading of Lucene's
 scan counts (docs/design.md: "Compound queries"), many rows per call, repeated terms
-included; the positions it records for highlighting are those of counted matches."""
+included, and so does the ordered one, with gaps in the phrase too; the positions the
+sloppy one records for highlighting are those of counted matches."""
 
 from __future__ import annotations
 
 import numpy as np
 from hypothesis import given
 from hypothesis import strategies as st
+from reference import phrase_tf as reference_in_order
 from reference import sloppy_phrase_tf as reference_tf
 
-from datafusion_fts.kernels.merge import NO_MARKS, later_occurrences, sloppy_phrase_tf
+from datafusion_fts.kernels.merge import NO_MARKS, later_occurrences, phrase_tf, sloppy_phrase_tf
 
 ROWS = st.lists(st.lists(st.sampled_from("abc"), max_size=10), min_size=1, max_size=6)
 TERMS = st.lists(st.sampled_from("abc"), min_size=1, max_size=4)
@@ -35,7 +37,7 @@ def kernel_input(rows: list[list[str]], terms: list[str]) -> tuple[np.ndarray, n
 @given(ROWS, TERMS, st.integers(0, 5))
 def test_the_kernel_counts_what_the_reference_counts(rows, terms, slop):
     starts, ends, positions = kernel_input(rows, terms)
-    got = sloppy_phrase_tf(starts, ends, positions, slop, later_occurrences(terms), NO_MARKS)
+    got = sloppy_phrase_tf(starts, ends, positions, slop, later_occurrences(terms), NO_MARKS, np.arange(len(terms)))
     assert got.tolist() == [reference_tf(tokens, terms, slop) for tokens in rows]
 
 
@@ -43,8 +45,8 @@ def test_the_kernel_counts_what_the_reference_counts(rows, terms, slop):
 def test_recorded_positions_belong_to_matching_rows(rows, terms, slop):
     starts, ends, positions = kernel_input(rows, terms)
     marks = np.zeros(len(positions), dtype=np.bool_)
-    tf = sloppy_phrase_tf(starts, ends, positions, slop, later_occurrences(terms), marks.view(np.uint8))
-    assert tf.tolist() == sloppy_phrase_tf(starts, ends, positions, slop, later_occurrences(terms), NO_MARKS).tolist()
+    tf = sloppy_phrase_tf(starts, ends, positions, slop, later_occurrences(terms), marks.view(np.uint8), np.arange(len(terms)))
+    assert tf.tolist() == sloppy_phrase_tf(starts, ends, positions, slop, later_occurrences(terms), NO_MARKS, np.arange(len(terms))).tolist()
     for c, tokens in enumerate(rows):
         marked: dict[str, set[int]] = {}
         for k, term in enumerate(terms):
@@ -62,3 +64,23 @@ def test_recorded_positions_belong_to_matching_rows(rows, terms, slop):
 def test_later_occurrences():
     assert later_occurrences(("a", "b", "a", "a")).tolist() == [2, -1, 3, -1]
     assert later_occurrences(("a",)).tolist() == [-1]
+
+
+GAPS = st.lists(st.integers(1, 3), min_size=3, max_size=3)
+
+
+def _offsets(terms: list[str], gaps: list[int]) -> list[int]:
+    """Offsets of a phrase whose terms lie ``gaps`` apart (a gap over 1: the place the
+    tokenizer leaves between two runs of grams)."""
+    return [0] + np.cumsum(gaps[: len(terms) - 1]).tolist()
+
+
+@given(ROWS, TERMS, st.integers(0, 5), GAPS)
+def test_with_gaps_in_the_phrase_the_kernels_count_what_the_reference_counts(rows, terms, slop, gaps):
+    starts, ends, positions = kernel_input(rows, terms)
+    offsets = _offsets(terms, gaps)
+    places = np.array(offsets, dtype=np.int64)
+    got = sloppy_phrase_tf(starts, ends, positions, slop, later_occurrences(terms), NO_MARKS, places)
+    assert got.tolist() == [reference_tf(tokens, terms, slop, offsets) for tokens in rows]
+    in_order = phrase_tf(starts, ends, positions, slop, places)
+    assert in_order.tolist() == [reference_in_order(tokens, terms, slop, offsets) for tokens in rows]

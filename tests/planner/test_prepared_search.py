@@ -125,3 +125,19 @@ def test_the_hybrid_plan_is_prepared_while_the_tail_cache_holds_the_tail():
     db.settings.set("fts.tail_cache_entries", 0)
     assert prepared(t, query) is None
     assert searched(t, query) == expected(query, limit=10)
+
+
+def test_a_lone_character_after_a_word_of_the_same_shape_is_planned():
+    """A shape prepared with a word, asked again with one character of a script cut into
+    bigrams: that character stands for every gram holding it, which only bind expands (the
+    prepared search looked the character up as a term: no row; SQL's generated statements
+    found it, issue 42)."""
+    bodies = ["数据库 red", "red 据库", "blue 数据", "red"]
+    db = fts.connect()
+    t = db.create_table("docs", pa.table({"body": bodies}))
+    t.create_index("body")
+    ref = RefTable(rows={i: {"body": b} for i, b in enumerate(bodies)})
+    word, char = (Boolean(must=(Match("body", w),), must_not=(Match("body", "blue"),)) for w in ("red", "数"))
+    assert prepared(t, word) is not None and searched(t, word) == [(r, repr(s)) for r, s in ref_search(ref, word)]
+    assert prepared(t, char) is None
+    assert searched(t, char) == [(r, repr(s)) for r, s in ref_search(ref, char)] and len(searched(t, char)) == 1

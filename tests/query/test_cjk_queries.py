@@ -6,6 +6,7 @@ beside segments, fresh rows), with the reference's scores to the bit."""
 from __future__ import annotations
 
 import random
+import re
 
 import pyarrow as pa
 import pytest
@@ -111,3 +112,33 @@ def test_a_query_string_mixes_words_and_runs() -> None:
     assert ids('+数据 -库') == [1]
     assert ids('"数据库"') == [0] and ids('数据库') == [0, 1]
     assert ids('+系统 +database') == [2] and ids('系') == [2, 3]
+
+
+@pytest.mark.parametrize("layout", ["indexed", "flat_scan", "tail"])
+def test_a_quoted_phrase_of_two_runs_finds_them_with_only_separators_between(layout: str) -> None:
+    """Two runs of two or more characters in one quoted phrase ("数据 据库"): the rows
+    holding the first, then the second, with nothing but separators between them, or
+    none (the tokenizer leaves a position between two runs; the phrase keeps it)."""
+    rng = random.Random(11)
+    texts = _texts(rng, 300)
+    t = _table(texts, layout)
+    ref = RefTable(rows={i: {"body": x} for i, x in enumerate(texts)}, columns=["body"])
+    pairs = set()
+    while len(pairs) < 300:
+        text = rng.choice(texts)
+        at = rng.randrange(len(text))
+        a, b = rng.randint(2, 3), rng.randint(2, 3)
+        pairs.add((text[at:at + a], text[at + a:at + a + b]) if rng.random() < 0.5
+                  else ("".join(rng.choices(CHARS, k=a)), "".join(rng.choices(CHARS, k=b))))
+    checked = 0
+    for first, second in sorted(pairs):
+        if not (len(first) >= 2 and len(second) >= 2 and all(c in CHARS for c in first + second)):
+            continue
+        query = Phrase("body", f"{first}，{second}")
+        got = t.search(query, limit=len(texts))
+        pattern = re.compile(re.escape(first) + r"[^\w]*" + re.escape(second))
+        assert set(got.column("_rowid").to_pylist()) == {i for i, x in enumerate(texts) if pattern.search(x)}, query
+        assert list(zip(got.column("_rowid").to_pylist(), got.column("_score").to_pylist())) == ref_search(
+            ref, query, limit=len(texts))
+        checked += 1
+    assert checked >= 150

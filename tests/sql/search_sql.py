@@ -37,7 +37,9 @@ from reference import Evaluator, RefTable
 import datafusion_fts as fts
 from datafusion_fts.query.parser import parse
 
-WORDS = ("alpha", "beta", "gamma", "delta", "red", "fox", "sky", "blue")
+WORDS = ("alpha", "beta", "gamma", "delta", "red", "fox", "sky", "blue", "数据库", "据库")
+# A query may also ask for one character of a script cut into bigrams (every row holding it).
+QUERY_WORDS = WORDS + ("数",)
 CATS = ("news", "blog", "wiki")
 
 
@@ -353,14 +355,14 @@ class Generator:
 
     def query(self) -> str:
         r = self.rnd
-        words = [r.choice(WORDS) for _ in range(r.randint(1, 2))]
+        words = [r.choice(QUERY_WORDS) for _ in range(r.randint(1, 2))]
         kind = r.random()
         if kind < 0.5:
             return " ".join(words)
         if kind < 0.65:
             return f'"{" ".join(words)}"'
         if kind < 0.8:
-            return f"+{words[0]} -{r.choice(WORDS)}"
+            return f"+{words[0]} -{r.choice(QUERY_WORDS)}"
         if kind < 0.9:
             return " OR ".join(words)
         return f"{words[0][:3]}*"

@@ -100,6 +100,19 @@ def _marked_words(match: BatchMatch, texts) -> list[list[str]]:
     return out
 
 
+def _joined(match: BatchMatch, row: int, text: str) -> list[str]:
+    """The text of row ``row``'s marked tokens, overlapping ones (neighbouring bigrams)
+    joined: what the tags wrap."""
+    s, marked = match.stream, match.marked()
+    spans: list[list[int]] = []
+    for i in np.flatnonzero(marked & (s.row == row)):
+        if spans and s.start[i] < spans[-1][1]:
+            spans[-1][1] = max(spans[-1][1], int(s.end[i]))
+        else:
+            spans.append([int(s.start[i]), int(s.end[i])])
+    return [text.encode()[a:b].decode() for a, b in spans]
+
+
 def test_each_text_expands_to_its_own_best_expansions():
     """A prefix/fuzzy leaf marks at most max_expansions of the text's own candidates, the
     smallest by (distance, term): each text is its own one-row collection."""
@@ -132,10 +145,9 @@ def test_boost_negatives_are_not_highlighted():
 @given(st.lists(values(), max_size=8), query_trees(["body"], COMMON_WORDS + ("x", "alph"), max_depth=2))
 def test_tags_only_wrap_tokens_of_matching_texts(texts, tree):
     """Removing the tags gives the text back; a text the query does not match is unchanged;
-    what is wrapped is whole tokens of the query's terms."""
+    what is wrapped is whole tokens of the query's terms (neighbouring bigrams as one)."""
     match = _batch(tree, texts)
     matched = set(match.matched_rows().tolist())
-    words = _marked_words(match, texts)
     s, marked = match.stream, match.marked()
     assert all(s.row[i] in matched for i in np.flatnonzero(marked))
     n = len(texts)
@@ -152,6 +164,6 @@ def test_tags_only_wrap_tokens_of_matching_texts(texts, tree):
         assert got.replace("\x01", "").replace("\x02", "") == text
         if row not in matched:
             assert got == text
-        assert re.findall("\x01(.*?)\x02", got, re.DOTALL) == words[row]
+        assert re.findall("\x01(.*?)\x02", got, re.DOTALL) == _joined(match, row, text)
     # The function answers texts that cannot hold a query term without tokenizing them.
     assert highlighted(match.query, values_, validity(values_), *tags).to_pylist() == rendered

@@ -534,6 +534,16 @@ class Analyzer:
         vocab = [raw[bounds[i] : bounds[i + 1]].decode("utf-8") for i in range(len(bounds) - 1)]
         return [vocab[t] for t in term.tolist()]
 
+    def placed_terms(self, text: str) -> tuple[list[str], tuple[int, ...] | None]:
+        """:meth:`terms` and their positions from the first, None when those follow each
+        other (a phrase's places: two runs of grams are one position apart)."""
+        stream = self.analyze(pa.array([text], pa.large_string()))
+        vocab = stream.vocab.to_pylist()
+        terms = [vocab[t] for t in stream.term.tolist()]
+        if not len(stream.pos) or int(stream.pos[-1]) - int(stream.pos[0]) == len(terms) - 1:
+            return terms, None
+        return terms, tuple((stream.pos - stream.pos[0]).tolist())
+
     def lone_char(self, term: str) -> bool:
         """Whether ``term`` is one character of a script this analyzer cuts into bigrams
         (a query's run of one character): it stands for every gram holding it."""

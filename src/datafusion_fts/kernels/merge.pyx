@@ -123,13 +123,15 @@ def run_sums(const double[::1] values, const int64_t[::1] starts):
 
 
 def phrase_tf(const int64_t[:, ::1] starts, const int64_t[:, ::1] ends, const position[::1] positions,
-              int64_t slop):
+              int64_t slop, const int64_t[::1] offsets):
     """Matching start positions per candidate row.
 
     ``starts[k, c]:ends[k, c]`` is the ascending slice of ``positions`` holding term k's
-    positions in candidate c. A start p1 of term 0 matches if later terms occur at
-    p1 < p2 < ... < pn with pn - p1 - (n - 1) <= slop; taking each next position as early
-    as possible minimises pn, so the greedy walk decides every start exactly.
+    positions in candidate c; ``offsets[k]`` is term k's place in the phrase (0, 1, 2, ...,
+    or with the gap the tokenizer leaves between two runs of grams). A start p1 of term 0
+    matches if later terms occur at p_k >= p_(k-1) + offsets[k] - offsets[k-1] with
+    pn - p1 - (offsets[n-1] - offsets[0]) <= slop; taking each next position as early as
+    possible minimises pn, so the greedy walk decides every start exactly.
     """
     cdef Py_ssize_t n_terms = starts.shape[0], n_cand = starts.shape[1]
     tf_arr = np.zeros(n_cand, dtype=np.int64)
@@ -146,26 +148,26 @@ def phrase_tf(const int64_t[:, ::1] starts, const int64_t[:, ::1] ends, const po
                 cur = p1
                 ok = True
                 for t in range(1, n_terms):
-                    lo = _first_above(pos, starts[t, c], ends[t, c], cur)
+                    lo = _first_above(pos, starts[t, c], ends[t, c], cur + offsets[t] - offsets[t - 1] - 1)
                     if lo >= ends[t, c]:
                         ok = False
                         break
                     cur = pos[lo]
                 if not ok:
                     break  # later starts need even later positions: none match
-                if cur - p1 - (n_terms - 1) <= slop:
+                if cur - p1 - (offsets[n_terms - 1] - offsets[0]) <= slop:
                     count += 1
             tf[c] = count
     return tf_arr
 
 
 def sloppy_phrase_tf(const int64_t[:, ::1] starts, const int64_t[:, ::1] ends, const position[::1] positions,
-                     int64_t slop, const int64_t[::1] later, uint8_t[::1] marks):
+                     int64_t slop, const int64_t[::1] later, uint8_t[::1] marks, const int64_t[::1] offsets):
     """Sloppy matches per candidate row, the terms in any order (Lucene's sloppy scan;
     docs/design.md: "Compound queries").
 
-    ``starts``/``ends``/``positions`` as for :func:`phrase_tf`; term k is read at its
-    positions shifted by its offset (p - k). ``later[k]`` is the next phrase offset holding
+    ``starts``/``ends``/``positions``/``offsets`` as for :func:`phrase_tf`; term k is read
+    at its positions shifted by its offset (p - offsets[k]). ``later[k]`` is the next phrase offset holding
     the same term as k (-1 for none): those occurrences share one slice and take distinct
     positions in phrase order. Each step, the term with the smallest shifted position
     (ties: the smaller offset) leads; it moves to its last shifted position not past the
@@ -205,7 +207,7 @@ def sloppy_phrase_tf(const int64_t[:, ::1] starts, const int64_t[:, ::1] ends, c
                 lead = 0
                 lead_at = pos[cur[0]]
                 for k in range(1, n_terms):
-                    if <int64_t>pos[cur[k]] - k < lead_at - lead:
+                    if <int64_t>pos[cur[k]] - offsets[k] < lead_at - offsets[lead]:
                         lead = k
                         lead_at = pos[cur[k]]
                 following = 0
@@ -213,15 +215,15 @@ def sloppy_phrase_tf(const int64_t[:, ::1] starts, const int64_t[:, ::1] ends, c
                 first = True
                 for k in range(n_terms):
                     if k != lead:
-                        shifted = <int64_t>pos[cur[k]] - k
+                        shifted = <int64_t>pos[cur[k]] - offsets[k]
                         if first or shifted < following:
                             following = shifted
                         if first or shifted > top:
                             top = shifted
                         first = False
                 # the lead's last position whose shifted value is <= following
-                cur[lead] = _first_above(pos, cur[lead] + 1, ends[lead, c], following + lead) - 1
-                if top - (<int64_t>pos[cur[lead]] - lead) <= slop:
+                cur[lead] = _first_above(pos, cur[lead] + 1, ends[lead, c], following + offsets[lead]) - 1
+                if top - (<int64_t>pos[cur[lead]] - offsets[lead]) <= slop:
                     count += 1
                     if record:
                         for k in range(n_terms):

@@ -303,6 +303,7 @@ cdef int _run(
             if length > max_bytes:
                 cursor = start
                 continue
+            # (_intern, in line: called here it costs 2 % more instructions on English text)
             slot = h & mask
             term = -1
             while True:

@@ -316,10 +316,11 @@ class Evaluator:
             starts[k] = tp.pos_offsets[idx] + bases[term]
             ends[k] = tp.pos_offsets[idx + 1] + bases[term]
         positions = np.concatenate(chunks)
+        places = node.places(n)
         if node.in_order:
-            tf = phrase_tf(starts, ends, positions, node.slop)
+            tf = phrase_tf(starts, ends, positions, node.slop, places)
         else:
-            tf = sloppy_phrase_tf(starts, ends, positions, node.slop, later_occurrences(terms), NO_MARKS)
+            tf = sloppy_phrase_tf(starts, ends, positions, node.slop, later_occurrences(terms), NO_MARKS, places)
         hit = tf > 0
         if not hit.any():
             return None

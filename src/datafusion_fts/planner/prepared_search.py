@@ -55,7 +55,8 @@ class PreparedSearch:
     def run(self, req: SearchRequest) -> tuple[np.ndarray, np.ndarray] | None:
         """The rows ``[offset, offset + k)`` of ``req`` and their scores, in the total order;
         None when its words make a tree the kernels do not answer (a MUST clause of two
-        words), which the plan's general evaluator then answers."""
+        words, a lone character of a script cut into bigrams), which the plan's general
+        evaluator then answers."""
         analyzer = self.analyzer
         found = []
         counts: list[int | tuple[int, ...]] = []
@@ -65,6 +66,8 @@ class PreparedSearch:
             # (words of several terms, per row language, make other layouts than one each)
             counts.append(len(words) if all(len(w) == 1 for w in words) else tuple(map(len, words)))
         terms = tuple(chain.from_iterable(found))
+        if any(analyzer.lone_char(t) for t in terms):
+            return None  # (a lone character stands for the grams holding it: bind expands it)
         layout = self.layouts.get(tuple(counts), False)
         if layout is False:
             layout = self._layout(req, tuple(counts), terms)

@@ -42,6 +42,17 @@ def _grams(ctx: BindContext, column: str, char: str) -> tuple[str, ...]:
     return tuple(t for _, t in ctx.gram_candidates(column, char))
 
 
+def _placed_variants(
+    analyzer: Analyzer, text: str, language: str | None
+) -> tuple[list[tuple[str, ...]], tuple[int, ...] | None]:
+    """A phrase's distinct analyses (one but per row language) and its terms' places,
+    the same in every language (only stemming differs, one term for one)."""
+    terms, offsets = analyzer.placed_terms(text)
+    if language is None and analyzer.config.language_column is None:
+        return [tuple(terms)], offsets
+    return analyzer.variants(text, language), offsets
+
+
 def _any(phrases: tuple[BoundPhrase, ...]) -> BoundQuery:
     """A phrase analyzed in each language of its column's rows: a SHOULD of its distinct
     analyses (a row matches in its own language), one phrase as itself."""
@@ -79,21 +90,23 @@ def bind(query: Query, ctx: BindContext) -> BoundQuery:
         analyzer = ctx.analyzer(column)
         in_order = query.in_order or query.slop == 0  # (exact either way)
         if not query.prefix:
-            variants = analyzer.variants(query.text, query.language)  # (one but per row language)
+            variants, offsets = _placed_variants(analyzer, query.text, query.language)
             if len(variants) > 1:
-                return _any(tuple(BoundPhrase(column, terms, query.slop, query.boost, in_order) for terms in variants))
+                return _any(tuple(
+                    BoundPhrase(column, terms, query.slop, query.boost, in_order, offsets=offsets) for terms in variants
+                ))
             terms = variants[0]
             if len(terms) == 1 and analyzer.lone_char(terms[0]):  # (a quoted character)
                 return BoundTerms(column, (_grams(ctx, column, terms[0]),), False, query.boost)
-            return BoundPhrase(column, terms, query.slop, query.boost, in_order)
+            return BoundPhrase(column, terms, query.slop, query.boost, in_order, offsets=offsets)
         head, last = split_last_word(query.text)
         expansions: tuple[str, ...] = ()
         if last is not None:
             found = ctx.prefix_candidates(column, analyzer.normalize(last), query.max_expansions)
             expansions = tuple(t for _, t in found)
+        variants, offsets = _placed_variants(analyzer, head, query.language)
         return _any(tuple(
-            BoundPhrase(column, terms, query.slop, query.boost, in_order, expansions)
-            for terms in analyzer.variants(head, query.language)
+            BoundPhrase(column, terms, query.slop, query.boost, in_order, expansions, offsets) for terms in variants
         ))
     if isinstance(query, Boolean):
         return BoundBoolean(

@@ -11,6 +11,8 @@ from dataclasses import dataclass
 from itertools import chain
 from typing import Iterator, Union
 
+import numpy as np
+
 
 @dataclass(frozen=True)
 class BoundTerms:
@@ -38,6 +40,10 @@ class BoundPhrase:
     A phrase prefix has ``expansions`` (a tuple, maybe empty): it stands for one phrase
     per expansion, ``terms`` then that expansion, each scored as its own phrase; the
     score is the sum of the matching ones in expansion order, times ``boost``.
+
+    ``offsets`` are the terms' places in the phrase when the text leaves a gap between
+    them (two runs of grams are one position apart, as the tokenizer indexes them); None
+    when they follow each other (0, 1, 2, ...). An expansion comes right after the terms.
     """
 
     column: str
@@ -46,6 +52,13 @@ class BoundPhrase:
     boost: float
     in_order: bool = True
     expansions: tuple[str, ...] | None = None
+    offsets: tuple[int, ...] | None = None
+
+    def places(self, n: int) -> np.ndarray:
+        """The offsets of a phrase of :meth:`phrases` with ``n`` terms."""
+        if self.offsets is None:
+            return np.arange(n, dtype=np.int64)
+        return np.array((self.offsets + (self.offsets[-1] + 1,))[:n], dtype=np.int64)
 
     def phrases(self) -> tuple[tuple[str, ...], ...]:
         """The concrete phrases, in scoring order."""

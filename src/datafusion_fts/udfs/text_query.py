@@ -298,13 +298,13 @@ class BatchMatch:
             in_rows = np.zeros(self.n_rows, dtype=np.bool_)
             in_rows[at] = True
             if leaf.in_order:
-                self._mark_in_order(ids, leaf.slop, in_rows, marks)
+                self._mark_in_order(ids, leaf.slop, leaf.places(len(terms)), in_rows, marks)
             else:
-                self._mark_sloppy(terms, ids, leaf.slop, at, in_rows, marks)
+                self._mark_sloppy(terms, ids, leaf.slop, leaf.places(len(terms)), at, in_rows, marks)
 
     def _mark_sloppy(
-        self, terms: tuple[str, ...], ids: np.ndarray, slop: int, rows: np.ndarray, in_rows: np.ndarray,
-        marks: np.ndarray,
+        self, terms: tuple[str, ...], ids: np.ndarray, slop: int, places: np.ndarray, rows: np.ndarray,
+        in_rows: np.ndarray, marks: np.ndarray,
     ) -> None:
         """Every position of every match ``sloppy_phrase_tf`` counts (it records them)."""
         stream = self.stream
@@ -322,11 +322,13 @@ class BatchMatch:
         every = np.concatenate(tokens)
         counted = np.zeros(len(every), dtype=np.bool_)
         sloppy_phrase_tf(
-            starts, ends, stream.pos[every].astype(np.int64), slop, later_occurrences(terms), counted.view(np.uint8)
+            starts, ends, stream.pos[every].astype(np.int64), slop, later_occurrences(terms), counted.view(np.uint8),
+            places,
         )
         marks[every[counted]] = True
 
-    def _mark_in_order(self, ids: np.ndarray, slop: int, in_rows: np.ndarray, marks: np.ndarray) -> None:
+    def _mark_in_order(self, ids: np.ndarray, slop: int, places: np.ndarray, in_rows: np.ndarray,
+                       marks: np.ndarray) -> None:
         """For every start that ``phrase_tf`` (the search's ordered rule) counts, the
         earliest positions completing it."""
         stream = self.stream
@@ -348,7 +350,7 @@ class BatchMatch:
         for k in range(1, n):
             starts[k] = np.searchsorted(rows_of[k], cand_rows, side="left") + bases[k]
             ends[k] = np.searchsorted(rows_of[k], cand_rows, side="right") + bases[k]
-        hit = phrase_tf(starts, ends, positions, slop) > 0
+        hit = phrase_tf(starts, ends, positions, slop, places) > 0
         if not hit.any():
             return
         marks[first[hit]] = True
@@ -357,7 +359,7 @@ class BatchMatch:
         scale = np.int64(int(stream.pos.max()) + 2) if len(stream.pos) else np.int64(1)
         for k in range(1, n):
             keys = rows_of[k] * scale + stream.pos[per_term[k]]
-            nxt = np.searchsorted(keys, rows_hit * scale + current, side="right")
+            nxt = np.searchsorted(keys, rows_hit * scale + current + places[k] - places[k - 1] - 1, side="right")
             marks[per_term[k][nxt]] = True
             current = stream.pos[per_term[k][nxt]].astype(np.int64)
 
