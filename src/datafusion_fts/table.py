@@ -156,6 +156,16 @@ class Table:
             analyzer = existing.analyzer
         else:
             analyzer = make_analyzer_config(**options)
+        language = analyzer.language_column
+        if language is not None:
+            if language == column or language not in snap.schema.names:
+                raise CatalogError(
+                    f"language_column {language!r} must be another column of table {self.name!r}; "
+                    f"columns: {snap.schema.names}"
+                )
+            ltype = snap.schema.field(language).type
+            if not (pa.types.is_string(ltype) or pa.types.is_large_string(ltype)):
+                raise InvalidArgument(f"language_column {language!r} is {ltype}; it must hold language names (text)")
         return IndexMeta(column, analyzer, float(k1), float(b), positions)
 
     def _progress(self, progress: Progress | None) -> Progress | None:

@@ -9,7 +9,9 @@ than ``max_token_length`` UTF-8 bytes — all in one compiled pass
 (:mod:`datafusion_fts.kernels.tokenizer`) — then the optional per-term filters in
 order: ASCII folding, stop words, Snowball stemming. Every filter maps one token to one
 token (or drops it), so filters run once per *distinct* token of a batch, not per
-occurrence.
+occurrence. With ``language_column`` each row is stemmed in the language that column
+names (once per distinct token and language), and query text in every language the
+analyzer knows (:meth:`Analyzer.variants`).
 Positions count the kept tokens (a dropped token leaves no gap; two runs of grams are
 one position apart), so a phrase query that goes through the same analyzer lines up with
 the indexed text.
@@ -66,6 +68,24 @@ def stemmer_languages() -> tuple[str, ...]:
     return tuple(Stemmer.algorithms())
 
 
+# ISO 639-1 codes of the Snowball languages: a row's language may be given either way.
+ISO_639_1 = {
+    "ar": "arabic", "hy": "armenian", "eu": "basque", "ca": "catalan", "cs": "czech", "da": "danish",
+    "nl": "dutch", "en": "english", "eo": "esperanto", "et": "estonian", "fi": "finnish", "fr": "french",
+    "de": "german", "el": "greek", "hi": "hindi", "hu": "hungarian", "id": "indonesian", "ga": "irish",
+    "it": "italian", "lt": "lithuanian", "ne": "nepali", "no": "norwegian", "fa": "persian", "pl": "polish",
+    "pt": "portuguese", "ro": "romanian", "ru": "russian", "sr": "serbian", "st": "sesotho", "es": "spanish",
+    "sv": "swedish", "ta": "tamil", "tr": "turkish", "yi": "yiddish",
+}
+
+
+def language_name(value: str) -> str | None:
+    """The Snowball language ``value`` names (a name or an ISO 639-1 code, any case), or None."""
+    lowered = value.strip().lower()
+    name = ISO_639_1.get(lowered, lowered)
+    return name if name in stemmer_languages() else None
+
+
 @dataclass(frozen=True)
 class AnalyzerConfig:
     """What an analyzer does; two equal configs tokenize identically (the index records it)."""
@@ -76,9 +96,13 @@ class AnalyzerConfig:
     stop_words: tuple[str, ...] = ()
     stemmer: str | None = None
     segmenter: str = "bigrams"
+    # The column naming each row's language; ``stemmer`` then stems the rows whose
+    # language is null or none of ``languages`` (the languages query text is analyzed in).
+    language_column: str | None = None
+    languages: tuple[str, ...] = ()
 
     def to_json(self) -> dict[str, Any]:
-        return {
+        out: dict[str, Any] = {
             "name": self.name,
             "max_token_length": self.max_token_length,
             "ascii_folding": self.ascii_folding,
@@ -86,6 +110,10 @@ class AnalyzerConfig:
             "stemmer": self.stemmer,
             "segmenter": self.segmenter,
         }
+        if self.language_column is not None:  # (configs without one read and print as before)
+            out["language_column"] = self.language_column
+            out["languages"] = list(self.languages)
+        return out
 
     @classmethod
     def from_json(cls, data: Mapping[str, Any]) -> "AnalyzerConfig":
@@ -96,17 +124,31 @@ class AnalyzerConfig:
             stop_words=tuple(data["stop_words"]),
             stemmer=data["stemmer"],
             segmenter=data.get("segmenter", "none"),
+            language_column=data.get("language_column"),
+            languages=tuple(data.get("languages", ())),
         )
 
     @property
     def has_filters(self) -> bool:
-        return self.ascii_folding or bool(self.stop_words) or self.stemmer is not None
+        return self.ascii_folding or bool(self.stop_words) or self.stems
+
+    @property
+    def stems(self) -> bool:
+        """Whether terms may be stems (then not substrings of the text)."""
+        return self.stemmer is not None or self.language_column is not None
+
+    def reads(self, column: str) -> list[str]:
+        """The columns analyzing ``column`` reads: it, and the language column if any."""
+        return [column] if self.language_column is None else [column, self.language_column]
 
     def fingerprint(self) -> str:
         return json.dumps(self.to_json(), sort_keys=True)
 
 
-ANALYZER_OPTIONS = ("analyzer", "max_token_length", "ascii_folding", "stop_words", "stemmer", "segmenter")
+ANALYZER_OPTIONS = (
+    "analyzer", "max_token_length", "ascii_folding", "stop_words", "stemmer", "segmenter", "language_column",
+    "languages",
+)
 
 
 def make_analyzer_config(analyzer: str | AnalyzerConfig = ANALYZER, **options: Any) -> AnalyzerConfig:
@@ -164,6 +206,13 @@ def make_analyzer_config(analyzer: str | AnalyzerConfig = ANALYZER, **options: A
         raise InvalidArgument(
             f"unknown segmenter {segmenter!r}; choose one of {sorted([*SEGMENTERS, *DICTIONARY_SEGMENTERS])}"
         )
+    language_column = settings.get("language_column")
+    languages = settings.get("languages")
+    if language_column is None:
+        if languages is not None:
+            raise InvalidArgument("languages needs a language_column (the column naming each row's language)")
+    elif not isinstance(language_column, str) or not language_column:
+        raise InvalidArgument(f"language_column must be a column name, got {language_column!r}")
     return AnalyzerConfig(
         name=analyzer,
         max_token_length=max_len,
@@ -171,7 +220,31 @@ def make_analyzer_config(analyzer: str | AnalyzerConfig = ANALYZER, **options: A
         stop_words=tuple(stop),
         stemmer=stemmer,
         segmenter=segmenter,
+        language_column=language_column,
+        languages=_languages(languages) if language_column is not None else (),
     )
+
+
+def _languages(value: Any) -> tuple[str, ...]:
+    """The Snowball languages ``value`` names (names or ISO 639-1 codes, in a list or a
+    string separated by commas, as SQL gives them), distinct; None: every one PyStemmer has
+    (recorded, so an index keeps them whatever PyStemmer is installed later)."""
+    if value is None:
+        return stemmer_languages()
+    names = value.split(",") if isinstance(value, str) else value
+    if not isinstance(names, Sequence) or not all(isinstance(n, str) for n in names):
+        raise InvalidArgument(f"languages must be a list of language names, got {value!r}")
+    out = []
+    for name in names:
+        resolved = language_name(name)
+        if resolved is None:
+            raise InvalidArgument(
+                f"unknown language {name!r}; choose among {list(stemmer_languages())} or their ISO 639-1 codes"
+            )
+        out.append(resolved)
+    if not out:
+        raise InvalidArgument("languages must name at least one language")
+    return tuple(dict.fromkeys(out))
 
 
 @dataclass(frozen=True)
@@ -240,19 +313,28 @@ class Analyzer:
         # there); read by every query's terms().
         self._filters = config.has_filters or self._segmenter is not None
         self._words = _ascii_words(config.max_token_length)
-        self._stemmer: Any = None
+        self._stemmers: dict[str, Any] = {}
         self._stop = pa.array(config.stop_words, pa.large_string()) if config.stop_words else None
         self._tables = SEGMENTERS.get(config.segmenter, segment_tables)
+        # A row's language (a name or ISO code, lowercased) -> its place in config.languages.
+        codes = [c for c, name in ISO_639_1.items() if name in config.languages]
+        self._language_keys = pa.array([*config.languages, *codes], pa.string())
+        self._key_language = np.array(
+            [*range(len(config.languages)), *(config.languages.index(ISO_639_1[c]) for c in codes)], dtype=np.int64
+        )
 
     def analyze(
-        self, values: pa.Array | pa.ChunkedArray, seed: Sequence[str] = (), spans: bool = False
+        self, values: pa.Array | pa.ChunkedArray, seed: Sequence[str] = (), spans: bool = False,
+        languages: pa.Array | pa.ChunkedArray | None = None,
     ) -> TokenStream:
         """Tokenize every value; null and empty values have no tokens.
 
         ``seed`` terms (already analyzed, distinct) get term ids 0..len(seed)-1 when the
         analyzer has no filters (where a term is its token), which lets a scan pick out a
         query's terms without a lookup. ``spans`` also records each token's byte span in
-        its value (what highlighting needs; searching does not pay for it).
+        its value (what highlighting needs; searching does not pay for it). ``languages``
+        (with a ``language_column``: its values for the same rows) names each row's
+        language; without it every row is stemmed as one whose language is null.
         """
         if isinstance(values, pa.ChunkedArray):
             values = values.combine_chunks() if values.num_chunks != 1 else values.chunk(0)
@@ -266,7 +348,17 @@ class Analyzer:
                 pool.map(lambda p: self._tokenize(values.slice(*p), seed_terms, spans), pieces)
             )
         stream = _concat_streams(streams, [p[0] for p in pieces], len(values), len(seed_terms))
-        return self._filter(stream) if self._filters else stream
+        return self._filter(stream, languages) if self._filters else stream
+
+    def analyze_rows(
+        self, rows: pa.RecordBatch | pa.Table, column: str, seed: Sequence[str] = (), spans: bool = False
+    ) -> TokenStream:
+        """:meth:`analyze` of ``rows[column]``, each row in the language its language
+        column names (``rows`` holds :meth:`AnalyzerConfig.reads`): how every plan reads
+        rows, so they all index them alike."""
+        language_column = self.config.language_column
+        languages = rows.column(language_column) if language_column is not None else None
+        return self.analyze(rows.column(column), seed=seed, spans=spans, languages=languages)
 
     def _tokenize(self, values: pa.Array, seed: tuple[str, ...], spans: bool = False) -> TokenStream:
         if self._segmenter is not None:
@@ -309,8 +401,9 @@ class Analyzer:
             end = (word_start[word] + out[7]).astype(np.int32)
         return TokenStream(len(values), row, out[1], pos, dl, vocab, start=start, end=end)
 
-    def _filter(self, stream: TokenStream) -> TokenStream:
-        """Apply folding, stop words and stemming to the distinct tokens, then remap."""
+    def _filter(self, stream: TokenStream, languages: pa.Array | pa.ChunkedArray | None) -> TokenStream:
+        """Apply folding, stop words and stemming to the distinct tokens (with a language
+        column: stemming to the distinct pairs of token and row language), then remap."""
         mapped: pa.Array = stream.vocab
         keep = None
         if self._segmenter is not None:
@@ -321,29 +414,106 @@ class Analyzer:
         if self._stop is not None:
             stop = pc.invert(pc.is_in(mapped, value_set=self._stop)).to_numpy(zero_copy_only=False)
             keep = stop if keep is None else keep & stop
-        if self.config.stemmer is not None:
-            mapped = pa.array(self._stem(mapped.to_pylist()), pa.large_string())
+        tokens = stream.term
+        if self.config.language_column is not None:
+            tokens, mapped, keep = self._stem_by_row(stream, mapped, keep, languages)
+        elif self.config.stemmer is not None:
+            mapped = pa.array(self._stem(self.config.stemmer, mapped.to_pylist()), pa.large_string())
         encoded = pc.dictionary_encode(mapped)
         remap = encoded.indices.to_numpy(zero_copy_only=False).astype(np.int32)
         if keep is not None:
             remap = np.where(keep, remap, np.int32(-1)).astype(np.int32)
         vocab = encoded.dictionary
-        row, term, pos, dl = remap_tokens(stream.row, stream.term, stream.pos, remap, stream.n_rows)
+        row, term, pos, dl = remap_tokens(stream.row, tokens, stream.pos, remap, stream.n_rows)
         start, end = stream.start, stream.end
         if start is not None and end is not None and keep is not None:
-            kept = remap[stream.term] >= 0  # the tokens remap_tokens keeps, in order
+            kept = remap[tokens] >= 0  # the tokens remap_tokens keeps, in order
             start, end = start[kept], end[kept]
         return TokenStream(stream.n_rows, row, term, pos, dl, vocab.cast(pa.large_string()), start=start, end=end)
 
-    def _stem(self, words: list[str]) -> list[str]:
-        if self._stemmer is None:
+    def _stem(self, language: str, words: list[str]) -> list[str]:
+        stemmer = self._stemmers.get(language)
+        if stemmer is None:
             import Stemmer
 
-            self._stemmer = Stemmer.Stemmer(self.config.stemmer)
-        return self._stemmer.stemWords(words)
+            stemmer = self._stemmers[language] = Stemmer.Stemmer(language)
+        return stemmer.stemWords(words)
+
+    def _stem_by_row(
+        self, stream: TokenStream, mapped: pa.Array, keep: np.ndarray | None,
+        languages: pa.Array | pa.ChunkedArray | None,
+    ) -> tuple[np.ndarray, pa.Array, np.ndarray | None]:
+        """Each distinct (token, row language) pair stemmed once, in groups of one
+        language: the tokens' ids become pair ids, ``mapped`` (stemmed) and ``keep`` are
+        per pair. A row whose language is null or unknown is stemmed by ``stemmer`` (None:
+        not stemmed)."""
+        n_lang = len(self.config.languages) + 1  # (the last: the fallback)
+        codes = self._language_codes(languages, stream.n_rows)
+        pairs, tokens = _distinct(stream.term.astype(np.int64) * n_lang + codes[stream.row], len(stream.vocab) * n_lang)
+        term, lang = pairs // n_lang, pairs % n_lang
+        order = np.argsort(lang, kind="stable")
+        bounds = np.searchsorted(lang[order], np.arange(n_lang + 1)).tolist()
+        words = mapped.take(pa.array(term[order])).to_pylist()
+        stems: list[str] = []
+        for code in range(n_lang):
+            group = words[bounds[code] : bounds[code + 1]]
+            language = self.config.languages[code] if code < n_lang - 1 else self.config.stemmer
+            stems.extend(self._stem(language, group) if group and language is not None else group)
+        stemmed = pa.array(stems, pa.large_string()).take(pa.array(np.argsort(order)))
+        return tokens.astype(np.int32, copy=False), stemmed, keep[term] if keep is not None else None
+
+    def _language_codes(self, languages: pa.Array | pa.ChunkedArray | None, n_rows: int) -> np.ndarray:
+        """Each row's place in ``config.languages`` (its value a name or ISO 639-1 code,
+        any case); ``len(config.languages)`` for a null or unknown one (the fallback)."""
+        fallback = len(self.config.languages)
+        if languages is None:
+            return np.full(n_rows, fallback, dtype=np.int64)
+        if isinstance(languages, pa.ChunkedArray):
+            languages = languages.combine_chunks() if languages.num_chunks != 1 else languages.chunk(0)
+        if not pa.types.is_string(languages.type):
+            languages = languages.cast(pa.string())
+        keys = pc.utf8_lower(pc.utf8_trim_whitespace(languages))
+        found = pc.fill_null(pc.index_in(keys, value_set=self._language_keys), -1).to_numpy(zero_copy_only=False)
+        return np.where(found >= 0, self._key_language[np.maximum(found, 0)], fallback)
+
+    def variants(self, text: str, language: str | None = None) -> list[tuple[str, ...]]:
+        """The terms of ``text`` (as :meth:`terms`) in each language a row may be in,
+        distinct, in first-seen order: in ``language`` only when given (one of the
+        analyzer's ``languages``, or its ISO 639-1 code), else in each of them and as a row
+        whose language is null. One list when the analyzer has no language column."""
+        if language is None and self.config.language_column is None:
+            return [tuple(self.terms(text))]
+        if language is None:
+            languages: Sequence[str | None] = (*self.config.languages, None)
+        else:
+            name = language_name(language) if isinstance(language, str) else None
+            if self.config.language_column is None or name not in self.config.languages:
+                known = list(self.config.languages) if self.config.language_column else "none (no language_column)"
+                raise InvalidArgument(f"the column's analyzer has no language {language!r}; its languages: {known}")
+            languages = (name,)
+        stream = self.analyze(pa.array([text] * len(languages), pa.large_string()), languages=pa.array(languages, pa.string()))
+        vocab = stream.vocab.to_pylist()
+        terms = [vocab[t] for t in stream.term.tolist()]
+        ends = np.cumsum(stream.dl).tolist()
+        return list(dict.fromkeys(tuple(terms[e - n : e]) for e, n in zip(ends, stream.dl.tolist())))
+
+    def match_groups(self, text: str, language: str | None = None) -> list[tuple[str, ...]]:
+        """A Match's terms, grouped by word: each word's distinct terms over
+        :meth:`variants`, a term only in the first word it comes from (a term counts once),
+        words left with none dropped. A Match requiring every word requires a term of each
+        group; each term is scored once."""
+        seen: set[str] = set()
+        groups = []
+        for alternatives in zip(*self.variants(text, language)):
+            group = tuple(t for t in dict.fromkeys(alternatives) if t not in seen)
+            seen.update(group)
+            if group:
+                groups.append(group)
+        return groups
 
     def terms(self, text: str) -> list[str]:
-        """The terms of one text, in order, repeats kept (how query text is analyzed).
+        """The terms of one text, in order, repeats kept (how query text is analyzed; with
+        a language column, as a row whose language is null: :meth:`variants` has the rest).
 
         Without filters this calls the kernel on the text's bytes directly: query text is
         short, and building Arrow arrays around it would cost more than tokenizing it.
@@ -416,6 +586,19 @@ def split_last_word(text: str) -> tuple[str, str | None]:
     while start and _is_word(text[start - 1]):
         start -= 1
     return text[:start], text[start:end]
+
+
+def _distinct(keys: np.ndarray, bound: int) -> tuple[np.ndarray, np.ndarray]:
+    """``np.unique(keys, return_inverse=True)`` for keys in [0, bound): by a table of
+    ``bound`` flags while that is not much more than the keys (three times faster than
+    sorting them), else by sorting."""
+    if bound > 4 * len(keys) + (1 << 16):
+        distinct, inverse = np.unique(keys, return_inverse=True)
+        return distinct, inverse.ravel()
+    seen = np.zeros(bound, dtype=np.bool_)
+    seen[keys] = True
+    place = np.cumsum(seen, dtype=np.int32) - 1
+    return np.flatnonzero(seen), place[keys]
 
 
 # Tokenizer calls are cut into pieces of at most this many rows / text bytes (see

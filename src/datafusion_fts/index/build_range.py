@@ -100,7 +100,7 @@ def build_range(
             if batches:
                 table = pa.Table.from_batches(batches)
                 row_ids = table.column(0).to_numpy()
-                stream = analyzer.analyze(table.column(1))
+                stream = analyzer.analyze_rows(table, index.column)
             else:
                 row_ids, stream = np.zeros(0, np.int64), None
             return build_segment(seg_id, chunk_lo, chunk_hi, covered, row_ids, stream, index.positions).pack()
@@ -110,9 +110,9 @@ def build_range(
         pending, pending_bytes, pending_rows = [], 0, 0
 
     chunk_lo = lo
-    for batch in snap.scan([index.column], row_range=(lo, hi)):
+    for batch in snap.scan(index.analyzer.reads(index.column), row_range=(lo, hi)):
         pending.append(batch)
-        pending_bytes += batch.column(1).nbytes
+        pending_bytes += batch.column(index.column).nbytes
         pending_rows += batch.num_rows
         if pending_bytes >= BUILD_CHUNK_BYTES:
             last_id = int(batch.column(0)[-1].as_py())
@@ -191,7 +191,7 @@ def start_tail(
     last = snap.row_count - 1
     jobs: list[tuple[str, int, int, pa.Table | None]] = []
     for lo, hi in gaps:
-        batches = list(snap.scan([index.column], row_range=(lo, hi)))
+        batches = list(snap.scan(index.analyzer.reads(index.column), row_range=(lo, hi)))
         rows = pa.Table.from_batches(batches) if batches else None
         n = rows.num_rows if rows is not None else 0
         pieces = max(1, min(TAIL_WORKERS, n // TAIL_PIECE_ROWS))
@@ -208,7 +208,7 @@ def start_tail(
         covered = (p_lo, min(p_hi, last))
         if part is None or not part.num_rows:
             return build_segment(seg_id, p_lo, p_hi, covered, np.zeros(0, np.int64), None, index.positions)
-        stream = analyzer.analyze(part.column(1), seed=seed)
+        stream = analyzer.analyze_rows(part, index.column, seed=seed)
         keep = wanted(stream) if wanted is not None else None
         return build_segment(seg_id, p_lo, p_hi, covered, part.column(0).to_numpy(), stream, index.positions, keep)
 

@@ -54,7 +54,7 @@ def batch_segment(batch: pa.RecordBatch, index: IndexMeta, seg_id: str, tally: C
     tally["fresh_rows_tokenized"] += batch.num_rows
     ids = batch.column(0).to_numpy()
     lo, hi = int(ids[0]), int(ids[-1])
-    stream = analyzer_for(index.analyzer).analyze(batch.column(index.column))
+    stream = analyzer_for(index.analyzer).analyze_rows(batch, index.column)
     return InMemorySegment.of(build_segment(seg_id, lo, hi, (lo, hi), ids, stream, index.positions))
 
 

@@ -277,20 +277,25 @@ def _query_terms(tree: Query, bound: BoundQuery, analyzers: dict[str, Analyzer])
     """Per bound terms leaf, the query term each group stands for (``alpah~1``, ``alph*``);
     per phrase prefix, its prefix (``wo*``)."""
     out: dict[int, tuple[str, ...]] = {}
-    for leaf, b in zip(leaves(tree), bound_leaves(bound)):
-        if leaf.column not in analyzers:
+    bound_iter = iter(bound_leaves(bound))
+    for leaf in leaves(tree):
+        analyzer = analyzers.get(leaf.column) if leaf.column is not None else None
+        count = 1
+        if isinstance(leaf, Phrase) and analyzer is not None:  # (one bound phrase per analysis)
+            text = split_last_word(leaf.text)[0] if leaf.prefix else leaf.text
+            count = len(analyzer.variants(text, leaf.language))
+        bs = [next(bound_iter) for _ in range(count)]
+        if analyzer is None:
             continue
         if isinstance(leaf, Phrase) and leaf.prefix:
             word = split_last_word(leaf.text)[1]
-            out[id(b)] = ((analyzers[leaf.column].normalize(word) + "*") if word is not None else "*",)
-        if not isinstance(b, BoundTerms):
-            continue
-        if isinstance(leaf, Prefix):
-            out[id(b)] = (analyzers[leaf.column].normalize(leaf.prefix) + "*",)
+            label = ((analyzer.normalize(word) + "*") if word is not None else "*",)
+            out.update((id(b), label) for b in bs)
+        elif isinstance(leaf, Prefix):
+            out[id(bs[0])] = (analyzer.normalize(leaf.prefix) + "*",)
         elif isinstance(leaf, Match):
-            terms = list(dict.fromkeys(analyzers[leaf.column].terms(leaf.text)))
             suffix = f"~{leaf.fuzziness}" if leaf.fuzziness else ""
-            out[id(b)] = tuple(t + suffix for t in terms)
+            out[id(bs[0])] = tuple("|".join(word) + suffix for word in analyzer.match_groups(leaf.text, leaf.language))
     return out
 
 
@@ -346,12 +351,13 @@ def explain_rows(
     rows = np.unique(requested)
     terms = query_terms(bound)
     columns = list(terms)
-    values = fetch(rows, columns) if columns else None
+    reads = list(dict.fromkeys(c for column in columns for c in analyzers[column].config.reads(column)))
+    values = fetch(rows, reads) if columns else None
     positions = {leaf.column for leaf in bound_leaves(bound) if isinstance(leaf, BoundPhrase)}
     indexes, dl = {}, {}
     for column in columns:
         assert values is not None
-        stream = analyzers[column].analyze(values.column(column), seed=terms[column])
+        stream = analyzers[column].analyze_rows(values, column, seed=terms[column])
         indexes[column] = TransientIndex(stream, rows, terms[column], column in positions)
         dl[column] = stream.dl
     explainer = _Explainer(Evaluator(_BatchSource(indexes, rows), stats), rows, dl, _query_terms(tree, bound, analyzers))

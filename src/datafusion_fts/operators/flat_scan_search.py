@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import warnings
 from dataclasses import dataclass, field
+from itertools import chain
 from typing import Callable, Iterator
 
 import numpy as np
@@ -74,11 +75,11 @@ def term_requests(
             continue
         if isinstance(leaf, Phrase) and leaf.prefix:
             head, last = split_last_word(leaf.text)
-            exact[leaf.column].extend(analyzer.terms(head))
+            exact[leaf.column].extend(chain.from_iterable(analyzer.variants(head, leaf.language)))
             if last is not None:
                 expanding[leaf.column].append(("prefix", analyzer.normalize(last), leaf.max_expansions))
             continue
-        terms = analyzer.terms(leaf.text)
+        terms = list(chain.from_iterable(analyzer.variants(leaf.text, leaf.language)))
         if isinstance(leaf, Match) and leaf.fuzziness:
             for t in dict.fromkeys(terms):
                 expanding[leaf.column].append(("fuzzy", t, leaf.fuzziness, leaf.prefix_length, leaf.max_expansions))
@@ -197,6 +198,8 @@ class FlatScanSearch(ExecutionPlan):
         self.advice = advice
         self.notice_rows = notice_rows
         self.columns = list(analyzers)
+        # (and the columns naming each row's language, for analyzers that stem by it)
+        self.reads = list(dict.fromkeys(c for column in self.columns for c in analyzers[column].config.reads(column)))
 
     def display(self) -> str:
         limit = "all" if self.k is None else str(self.k)
@@ -208,11 +211,11 @@ class FlatScanSearch(ExecutionPlan):
     def _collect_stats(self) -> dict[str, _ScanStats]:
         exact, expanding = term_requests(self.query, self.analyzers)
         stats = {c: _ScanStats() for c in self.columns}
-        for batch in self.scan(self.columns):
+        for batch in self.scan(self.reads):
             self.metrics.add("rows_scanned", batch.num_rows)
             for column in self.columns:
                 st = stats[column]
-                stream = self.analyzers[column].analyze(batch.column(column))
+                stream = self.analyzers[column].analyze_rows(batch, column)
                 st.n_docs += int(np.count_nonzero(stream.dl))
                 st.total_tokens += int(stream.dl.sum(dtype=np.int64))
                 wanted = list(exact[column])
@@ -242,12 +245,12 @@ class FlatScanSearch(ExecutionPlan):
             best_rows = np.zeros(0, np.int64)
             best_scores = np.zeros(0, np.float64)
             everything: list[Hits] = []  # without k, every match is kept and ordered once
-            for batch in self.scan(self.columns):
+            for batch in self.scan(self.reads):
                 row_ids = batch.column(0).to_numpy()
                 indexes = {}
                 for column in self.columns:
                     col_terms = terms.get(column, [])
-                    stream = self.analyzers[column].analyze(batch.column(column), seed=col_terms)
+                    stream = self.analyzers[column].analyze_rows(batch, column, seed=col_terms)
                     indexes[column] = TransientIndex(stream, row_ids, col_terms, column in positions)
                 evaluator = Evaluator(_BatchSource(indexes, row_ids), stats)
                 hits = evaluator.evaluate(bound)

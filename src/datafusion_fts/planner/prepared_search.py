@@ -50,7 +50,7 @@ class PreparedSearch:
         self.analyzer: Analyzer = ctx.analyzers[column]
         self.segment_set: SegmentSet = ctx.sets[column]
         # per count of distinct terms per leaf (a handful: bounded all the same)
-        self.layouts: dict[tuple[int, ...], Layout] = {}
+        self.layouts: dict[tuple, Layout] = {}
 
     def run(self, req: SearchRequest) -> tuple[np.ndarray, np.ndarray] | None:
         """The rows ``[offset, offset + k)`` of ``req`` and their scores, in the total order;
@@ -59,15 +59,18 @@ class PreparedSearch:
         evaluator then answers."""
         analyzer = self.analyzer
         found = []
+        counts: list[int | tuple[int, ...]] = []
         for leaf in leaves(req.query):  # (bind keeps each leaf's distinct terms, in order)
-            found.append(tuple(dict.fromkeys(analyzer.terms(leaf.text))))
-        counts = tuple(map(len, found))
+            words = analyzer.match_groups(leaf.text, leaf.language)
+            found.extend(words)
+            # (words of several terms, per row language, make other layouts than one each)
+            counts.append(len(words) if all(len(w) == 1 for w in words) else tuple(map(len, words)))
         terms = tuple(chain.from_iterable(found))
         if any(analyzer.lone_char(t) for t in terms):
             return None  # (a lone character stands for the grams holding it: bind expands it)
-        layout = self.layouts.get(counts, False)
+        layout = self.layouts.get(tuple(counts), False)
         if layout is False:
-            layout = self._layout(req, counts, terms)
+            layout = self._layout(req, tuple(counts), terms)
         if layout is None:
             return None
         slots = tuple.__new__(TermSlots, (self.column, terms, *layout))
@@ -82,7 +85,7 @@ class PreparedSearch:
             return rows[req.offset :], scores[req.offset :]
         return rows, scores
 
-    def _layout(self, req: SearchRequest, counts: tuple[int, ...], terms: tuple[str, ...]) -> Layout:
+    def _layout(self, req: SearchRequest, counts: tuple, terms: tuple[str, ...]) -> Layout:
         """The layout of the trees of ``req``'s shape with these term counts, from the
         slots of ``req``'s bound tree (whose terms are the leaves' in order: else none)."""
         slots = term_slots(bind(req.query, self.ctx))

@@ -42,21 +42,41 @@ def _grams(ctx: BindContext, column: str, char: str) -> tuple[str, ...]:
     return tuple(t for _, t in ctx.gram_candidates(column, char))
 
 
+def _placed_variants(
+    analyzer: Analyzer, text: str, language: str | None
+) -> tuple[list[tuple[str, ...]], tuple[int, ...] | None]:
+    """A phrase's distinct analyses (one but per row language) and its terms' places,
+    the same in every language (only stemming differs, one term for one)."""
+    terms, offsets = analyzer.placed_terms(text)
+    if language is None and analyzer.config.language_column is None:
+        return [tuple(terms)], offsets
+    return analyzer.variants(text, language), offsets
+
+
+def _any(phrases: tuple[BoundPhrase, ...]) -> BoundQuery:
+    """A phrase analyzed in each language of its column's rows: a SHOULD of its distinct
+    analyses (a row matches in its own language), one phrase as itself."""
+    return phrases[0] if len(phrases) == 1 else BoundBoolean((), phrases, ())
+
+
 def bind(query: Query, ctx: BindContext) -> BoundQuery:
     """The bound form of ``query``; every leaf's column is checked first."""
     if isinstance(query, Match):  # (first: most trees are one)
         column = _column(query)
         analyzer = ctx.analyzer(column)
-        terms = dict.fromkeys(analyzer.terms(query.text))  # distinct, in order
+        words = analyzer.match_groups(query.text, query.language)  # distinct terms, per word
         if query.fuzziness:
             groups = tuple(
-                tuple(t for _, t in ctx.fuzzy_candidates(
+                tuple(dict.fromkeys(t for term in word for _, t in ctx.fuzzy_candidates(
                     column, term, query.fuzziness, query.prefix_length, query.max_expansions
-                ))
-                for term in terms
+                )))
+                for word in words
             )
-        else:  # one group of one term each, or of a lone character's grams
-            groups = tuple(_grams(ctx, column, t) if analyzer.lone_char(t) else (t,) for t in terms)
+        else:  # a word's terms (one but per row language), a lone character its grams
+            groups = tuple(
+                tuple(g for t in word for g in (_grams(ctx, column, t) if analyzer.lone_char(t) else (t,)))
+                for word in words
+            )
         return BoundTerms(column, groups, query.operator == "and", query.boost)
     if isinstance(query, MultiMatch):
         return bind(query.expand(), ctx)
@@ -70,17 +90,24 @@ def bind(query: Query, ctx: BindContext) -> BoundQuery:
         analyzer = ctx.analyzer(column)
         in_order = query.in_order or query.slop == 0  # (exact either way)
         if not query.prefix:
-            terms, offsets = analyzer.placed_terms(query.text)
+            variants, offsets = _placed_variants(analyzer, query.text, query.language)
+            if len(variants) > 1:
+                return _any(tuple(
+                    BoundPhrase(column, terms, query.slop, query.boost, in_order, offsets=offsets) for terms in variants
+                ))
+            terms = variants[0]
             if len(terms) == 1 and analyzer.lone_char(terms[0]):  # (a quoted character)
                 return BoundTerms(column, (_grams(ctx, column, terms[0]),), False, query.boost)
-            return BoundPhrase(column, tuple(terms), query.slop, query.boost, in_order, offsets=offsets)
+            return BoundPhrase(column, terms, query.slop, query.boost, in_order, offsets=offsets)
         head, last = split_last_word(query.text)
         expansions: tuple[str, ...] = ()
         if last is not None:
             found = ctx.prefix_candidates(column, analyzer.normalize(last), query.max_expansions)
             expansions = tuple(t for _, t in found)
-        terms, offsets = analyzer.placed_terms(head)
-        return BoundPhrase(column, tuple(terms), query.slop, query.boost, in_order, expansions, offsets)
+        variants, offsets = _placed_variants(analyzer, head, query.language)
+        return _any(tuple(
+            BoundPhrase(column, terms, query.slop, query.boost, in_order, expansions, offsets) for terms in variants
+        ))
     if isinstance(query, Boolean):
         return BoundBoolean(
             tuple(bind(q, ctx) for q in query.must),

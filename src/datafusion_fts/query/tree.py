@@ -8,7 +8,7 @@ the same thing whichever way it was written.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from typing import Union
 
 from ..errors import InvalidArgument
@@ -50,19 +50,38 @@ def _check_text(text: object) -> None:
         raise InvalidArgument(f"query text must be a string, got {text!r}")
 
 
+def _check_language(language: object) -> None:
+    """(Whether the column's analyzer has the language is checked when the query is bound.)"""
+    if language is not None and (not isinstance(language, str) or not language.strip()):
+        raise InvalidArgument(f"language must be a language name or None, got {language!r}")
+
+
 def _check_count(name: str, value: object, minimum: int, maximum: int = INT64_MAX) -> None:
     if isinstance(value, bool) or not isinstance(value, int) or not minimum <= value <= maximum:
         raise InvalidArgument(f"{name} must be an integer from {minimum} to {maximum}, got {value!r}")
 
 
-@dataclass(frozen=True)
-class Match:
+class _Leaf:
+    """The repr a dataclass has, but ``language`` only when set: trees without one print
+    as before it existed (EXPLAIN shows them)."""
+
+    language: str | None
+
+    def __repr__(self) -> str:
+        shown = (f for f in fields(self) if f.name != "language" or self.language is not None)  # type: ignore[arg-type]
+        return f"{type(self).__name__}({', '.join(f'{f.name}={getattr(self, f.name)!r}' for f in shown)})"
+
+
+@dataclass(frozen=True, repr=False)
+class Match(_Leaf):
     """Terms of ``text`` (through the column's analyzer) in ``column``.
 
     ``operator="or"`` matches rows with any term, ``"and"`` rows with every term; the score
     is the sum of the term scores times ``boost``. ``fuzziness`` > 0 expands each term to
     vocabulary terms within that Levenshtein distance (the first ``prefix_length``
     characters fixed), at most ``max_expansions`` of them, each scored as its own term.
+    ``language`` (a column analyzed per row's language) analyzes the text in that language
+    only; without it, in each of the column's languages (docs/design.md: "Analysis").
     """
 
     column: str | None
@@ -72,10 +91,12 @@ class Match:
     fuzziness: int = 0
     prefix_length: int = 0
     max_expansions: int = MAX_EXPANSIONS
+    language: str | None = None
 
     def __post_init__(self) -> None:
         _check_column(self.column)
         _check_text(self.text)
+        _check_language(self.language)
         if self.operator not in OPERATORS:
             raise InvalidArgument(f"operator must be one of {OPERATORS}, got {self.operator!r}")
         object.__setattr__(self, "boost", _check_boost("boost", self.boost))
@@ -106,8 +127,8 @@ class Prefix:
         _check_count("max_expansions", self.max_expansions, 1)
 
 
-@dataclass(frozen=True)
-class Phrase:
+@dataclass(frozen=True, repr=False)
+class Phrase(_Leaf):
     """The terms of ``text`` at consecutive positions, or within ``slop`` moves of them
     (docs/design.md: "Compound queries").
 
@@ -122,6 +143,10 @@ class Phrase:
     ``prefix=True`` makes the last word of ``text`` a prefix (``"big bad wo"*``): it
     expands, like :class:`Prefix`, to the smallest ``max_expansions`` vocabulary terms
     starting with it, and each expanded phrase is scored as its own phrase.
+
+    ``language`` as for :class:`Match`: without it, on a column analyzed per row's
+    language, the phrase stands for one phrase per distinct analysis of ``text``, a row
+    scored by the sum of those it matches.
     """
 
     column: str | None
@@ -131,10 +156,12 @@ class Phrase:
     in_order: bool = False
     prefix: bool = False
     max_expansions: int = MAX_EXPANSIONS
+    language: str | None = None
 
     def __post_init__(self) -> None:
         _check_column(self.column)
         _check_text(self.text)
+        _check_language(self.language)
         _check_count("slop", self.slop, 0, MAX_SLOP)
         object.__setattr__(self, "boost", _check_boost("boost", self.boost))
         for name in ("in_order", "prefix"):
@@ -273,7 +300,7 @@ def shape(node: Query) -> tuple:
     kind = type(node)
     if isinstance(node, Match):
         return (kind, node.column, node.operator, node.boost or str(node.boost), node.fuzziness,
-                node.prefix_length, node.max_expansions)
+                node.prefix_length, node.max_expansions, node.language)
     if isinstance(node, Boolean):
         return (kind, tuple(map(shape, node.must)), tuple(map(shape, node.should)), tuple(map(shape, node.must_not)))
     if isinstance(node, Boost):
@@ -282,7 +309,7 @@ def shape(node: Query) -> tuple:
         return (kind, node.column, node.boost or str(node.boost), node.max_expansions)
     if isinstance(node, Phrase):
         return (kind, node.column, node.slop, node.boost or str(node.boost), node.in_order, node.prefix,
-                node.max_expansions)
+                node.max_expansions, node.language)
     if isinstance(node, MultiMatch):
         boosts = node.boosts and tuple(b or str(b) for b in node.boosts)
         return (kind, node.columns, boosts, node.operator)

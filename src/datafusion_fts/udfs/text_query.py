@@ -175,7 +175,7 @@ def lone_chars(query: TextQuery) -> tuple[frozenset[str], frozenset[str]]:
     """The lone characters of scripts cut into bigrams that the leaves' texts hold (each
     expands to the grams holding it), and their other terms."""
     terms = [t for leaf in leaves(query.tree) if isinstance(leaf, (Match, Phrase))
-             for t in query.analyzer.terms(leaf.text)]
+             for variant in query.analyzer.variants(leaf.text, leaf.language) for t in variant]
     lone = frozenset(t for t in terms if query.analyzer.lone_char(t))
     return lone, frozenset(terms) - lone
 
@@ -382,7 +382,7 @@ def _needles(query: TextQuery) -> list[str] | None:
     """Substrings one of which every text holding a query term contains (None: there is
     no such list: stemmed terms need not be substrings of their words, and fuzzy terms
     are not known before tokenizing)."""
-    if query.analyzer.config.stemmer is not None:
+    if query.analyzer.config.stems:
         return None
     needles: list[str] = []
     for leaf in leaves(query.tree):
