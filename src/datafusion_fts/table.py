@@ -10,8 +10,10 @@ from typing import TYPE_CHECKING, Any, Callable, Iterable, Iterator, Protocol, T
 import datafusion
 import numpy as np
 import pyarrow as pa
+import pyarrow.compute as pc
 
 from .analysis import ANALYZER_OPTIONS, make_analyzer_config
+from .analysis.analyzer import language_name, stemmer_languages
 from .defaults import K1, B
 from .errors import CatalogError, EngineError, InvalidArgument
 from .index.build_progress import Progress
@@ -31,6 +33,15 @@ ROW_ID_MAX = INT64_MAX
 # What create_index and CREATE FULLTEXT INDEX ... WITH (...) accept.
 INDEX_OPTIONS = ("positions", "k1", "b", *ANALYZER_OPTIONS)
 T = TypeVar("T")
+
+
+def _named_languages(snap: TableSnapshot, column: str) -> tuple[str, ...]:
+    """The Snowball languages the rows of ``snap`` name in ``column``, in PyStemmer's order."""
+    values: set[str] = set()
+    for batch in snap.scan([column]):
+        values.update(v for v in pc.unique(batch.column(1)).to_pylist() if v is not None)
+    named = {language_name(v) for v in values} - {None}
+    return tuple(name for name in stemmer_languages() if name in named)
 
 
 class TableHost(Catalog, Protocol):
@@ -166,6 +177,10 @@ class Table:
             ltype = snap.schema.field(language).type
             if not (pa.types.is_string(ltype) or pa.types.is_large_string(ltype)):
                 raise InvalidArgument(f"language_column {language!r} is {ltype}; it must hold language names (text)")
+            if "languages" not in options:  # (the languages its rows name now: a query is analyzed in each)
+                named = _named_languages(snap, language)
+                if named:
+                    analyzer = replace(analyzer, languages=named)
         return IndexMeta(column, analyzer, float(k1), float(b), positions)
 
     def _progress(self, progress: Progress | None) -> Progress | None:

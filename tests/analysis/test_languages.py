@@ -271,3 +271,17 @@ def test_sql_creates_the_index_and_its_matches_use_every_language(tmp_path):
     assert [r["_rowid"] for r in got.to_pylist()] == [4, 8, 11]  # (french "cour", german "lief")
     config = db.table("docs").snapshot().meta.indexes["body"].analyzer
     assert config.language_column == "lang" and config.languages == tuple(LANGUAGES)
+
+
+def test_by_default_a_query_is_analyzed_in_the_languages_the_rows_name():
+    """Not in all of Snowball's: German's stemmer would make 'runnings' of nothing here."""
+    db = fts.connect()
+    t = db.create_table("docs", pa.table({"body": ["running fast", "les chats courent", "no language"],
+                                          "lang": ["en", "French", None]}))
+    t.create_index("body", language_column="lang")
+    assert db.manifest.tables["docs"].indexes["body"].analyzer.languages == ("english", "french")
+    t.create_index("body", language_column="lang", languages=["de"])
+    assert db.manifest.tables["docs"].indexes["body"].analyzer.languages == ("german",)
+    empty = db.create_table("empty", pa.table({"body": pa.array([], pa.string()), "lang": pa.array([], pa.string())}))
+    empty.create_index("body", language_column="lang")  # (no row names one: every language)
+    assert len(db.manifest.tables["empty"].indexes["body"].analyzer.languages) > 20
