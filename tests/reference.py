@@ -313,12 +313,14 @@ def gram_group(char: str, vocabulary: Iterable[str]) -> list[str]:
 
 
 def eval_match(stats: ColumnStats, node: Match) -> dict[int, float]:
-    """Rule 4: Match. A term is its group of fuzzy expansions (fuzziness > 0), else its
-    gram group when it is a lone character (:func:`lone_char`), else itself."""
+    """Rule 4: Match. A term is its group of fuzzy expansions (fuzziness > 0), else itself;
+    a text that is one lone character alone (:func:`lone_char`) is its gram group."""
+    terms = query_terms(node.text, stats.max_token_length)
+    if not node.fuzziness and len(terms) == 1 and lone_char(terms[0]):
+        return score_groups(stats, [gram_group(terms[0], stats.vocabulary)], node.operator, node.boost)
     groups = [
         fuzzy_group(q, stats.vocabulary, node.fuzziness, node.prefix_length, node.max_expansions)
-        if node.fuzziness or not lone_char(q) else gram_group(q, stats.vocabulary)
-        for q in query_terms(node.text, stats.max_token_length)
+        for q in terms
     ]
     return score_groups(stats, groups, node.operator, node.boost)
 

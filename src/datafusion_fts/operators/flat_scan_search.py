@@ -84,9 +84,9 @@ def term_requests(
             for t in dict.fromkeys(terms):
                 expanding[leaf.column].append(("fuzzy", t, leaf.fuzziness, leaf.prefix_length, leaf.max_expansions))
             continue
-        for t in terms:
-            if analyzer.lone_char(t):  # (an exact term too, when the phrase holds more)
-                expanding[leaf.column].append(("grams", t))
+        char = analyzer.lone_text(leaf.text)
+        if char is not None:
+            expanding[leaf.column].append(("grams", char))
         exact[leaf.column].extend(terms)
     return (
         {c: list(dict.fromkeys(ts)) for c, ts in exact.items()},

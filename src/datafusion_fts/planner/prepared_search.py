@@ -62,12 +62,12 @@ class PreparedSearch:
         counts: list[int | tuple[int, ...]] = []
         for leaf in leaves(req.query):  # (bind keeps each leaf's distinct terms, in order)
             words = analyzer.match_groups(leaf.text, leaf.language)
+            if len(words) == 1 and len(words[0]) == 1 and analyzer.lone_char(words[0][0]):
+                return None  # (a character alone stands for the grams holding it: bind expands it)
             found.extend(words)
             # (words of several terms, per row language, make other layouts than one each)
             counts.append(len(words) if all(len(w) == 1 for w in words) else tuple(map(len, words)))
         terms = tuple(chain.from_iterable(found))
-        if any(analyzer.lone_char(t) for t in terms):
-            return None  # (a lone character stands for the grams holding it: bind expands it)
         layout = self.layouts.get(tuple(counts), False)
         if layout is False:
             layout = self._layout(req, tuple(counts), terms)

@@ -72,11 +72,10 @@ def bind(query: Query, ctx: BindContext) -> BoundQuery:
                 )))
                 for word in words
             )
-        else:  # a word's terms (one but per row language), a lone character its grams
-            groups = tuple(
-                tuple(g for t in word for g in (_grams(ctx, column, t) if analyzer.lone_char(t) else (t,)))
-                for word in words
-            )
+        elif (char := analyzer.lone_text(query.text)) is not None:
+            groups = (_grams(ctx, column, char),)  # (one character alone: every gram holding it)
+        else:  # a word's terms (one but per row language)
+            groups = tuple(words)
         return BoundTerms(column, groups, query.operator == "and", query.boost)
     if isinstance(query, MultiMatch):
         return bind(query.expand(), ctx)

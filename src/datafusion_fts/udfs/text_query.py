@@ -172,12 +172,13 @@ def _expansion_cap(leaf: Query) -> int | None:
 
 
 def lone_chars(query: TextQuery) -> tuple[frozenset[str], frozenset[str]]:
-    """The lone characters of scripts cut into bigrams that the leaves' texts hold (each
-    expands to the grams holding it), and their other terms."""
-    terms = [t for leaf in leaves(query.tree) if isinstance(leaf, (Match, Phrase))
-             for variant in query.analyzer.variants(leaf.text, leaf.language) for t in variant]
-    lone = frozenset(t for t in terms if query.analyzer.lone_char(t))
-    return lone, frozenset(terms) - lone
+    """The characters of scripts cut into bigrams that leaves' texts are alone (each
+    expands to the grams holding it), and the leaves' other terms."""
+    texts = [leaf for leaf in leaves(query.tree) if isinstance(leaf, (Match, Phrase))]
+    lone = frozenset(c for leaf in texts if (c := query.analyzer.lone_text(leaf.text)) is not None)
+    terms = frozenset(t for leaf in texts for variant in query.analyzer.variants(leaf.text, leaf.language)
+                      for t in variant)
+    return lone, terms - lone
 
 
 class BatchMatch:
