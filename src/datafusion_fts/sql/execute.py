@@ -47,7 +47,7 @@ from .lower_statement import lower_statement
 from .result_frame import ResultFrame, detached_frame
 from .splice import Splicer
 from .statement_cache import Shape, Template, direct, shape_of, slot_leaf
-from .tables import TableVersion
+from .tables import FetchedRows
 from .text_functions import rewrite_text_functions
 
 # DataFusion plans a statement by recursion on the calling thread, and one nested a few
@@ -553,7 +553,7 @@ def _one_tree(analyzed: str, searches: list[str]) -> str:
     return "\n".join(lines + [line for tree in searches for line in tree.splitlines()])
 
 
-def _explain_fetch(snapshot: TableVersion, result: pa.Table, columns: list[str]) -> str:
+def _explain_fetch(snapshot: FetchedRows, result: pa.Table, columns: list[str]) -> str:
     """EXPLAIN ANALYZE's line for the fetch of the found rows' columns: what it read per
     column (pages, row groups; of a source's files, of stored copies, or fresh rows)."""
     units = snapshot.fetch_units(result.column(0).to_numpy(), columns)

@@ -35,13 +35,17 @@ class Tables(Protocol):
     def tables(self) -> Mapping[str, TableMetadata]: ...
 
 
-class TableVersion(Protocol):
-    """One version of a table, as a search read it: its metadata, its rows by row id, and
-    what reading them reads (EXPLAIN ANALYZE)."""
+class FetchedRows(Protocol):
+    """A table whose found rows a search fetches: what fetching them reads (EXPLAIN
+    ANALYZE), a managed table's version or a table of the session alike."""
+
+    def fetch_units(self, row_ids: np.ndarray, columns: list[str]) -> Mapping[str, Mapping[str, int]]: ...
+
+
+class TableVersion(FetchedRows, Protocol):
+    """One version of a table, as a search read it: its metadata and its rows by row id."""
 
     @property
     def meta(self) -> TableMetadata: ...
 
     def take(self, row_ids: np.ndarray, columns: list[str]) -> pa.Table: ...
-
-    def fetch_units(self, row_ids: np.ndarray, columns: list[str]) -> dict[str, dict[str, int]]: ...
