@@ -25,7 +25,7 @@ import os
 import re
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
-from typing import Any, Mapping, Sequence
+from typing import Any, Iterable, Mapping, Sequence
 
 import numpy as np
 import pyarrow as pa
@@ -544,13 +544,15 @@ class Analyzer:
             return terms, None
         return terms, tuple((stream.pos - stream.pos[0]).tolist())
 
-    def lone_text(self, text: str) -> str | None:
-        """The character of a script cut into bigrams that ``text`` is, alone (a query of
-        one character, which stands for every gram holding it), else None. Inside a longer
-        text a lone character is a term like any other: expanding it there cost known-item
-        MRR@10 0.03 on Debian's Chinese pages (docs/benchmarks.md)."""
-        terms = set(self.terms(text))  # (a term repeated counts once)
-        return next(iter(terms)) if len(terms) == 1 and self.lone_char(next(iter(terms))) else None
+    def lone(self, terms: Iterable[str]) -> str | None:
+        """The character of a script cut into bigrams that a text's ``terms`` (already
+        analyzed) are, alone (a query of one character, which stands for every gram
+        holding it), else None. Inside a longer text a lone character is a term like any
+        other: expanding it there cost known-item MRR@10 0.03 on Debian's Chinese pages
+        (docs/design.md: "Analysis")."""
+        distinct = set(terms)  # (a term repeated counts once)
+        char = distinct.pop() if len(distinct) == 1 else None
+        return char if char is not None and self.lone_char(char) else None
 
     def lone_char(self, term: str) -> bool:
         """Whether ``term`` is one character of a script this analyzer cuts into bigrams

@@ -84,7 +84,7 @@ def term_requests(
             for t in dict.fromkeys(terms):
                 expanding[leaf.column].append(("fuzzy", t, leaf.fuzziness, leaf.prefix_length, leaf.max_expansions))
             continue
-        char = analyzer.lone_text(leaf.text)
+        char = analyzer.lone(terms)
         if char is not None:
             expanding[leaf.column].append(("grams", char))
         exact[leaf.column].extend(terms)

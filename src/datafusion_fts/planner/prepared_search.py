@@ -62,7 +62,7 @@ class PreparedSearch:
         counts: list[int | tuple[int, ...]] = []
         for leaf in leaves(req.query):  # (bind keeps each leaf's distinct terms, in order)
             words = analyzer.match_groups(leaf.text, leaf.language)
-            if len(words) == 1 and len(words[0]) == 1 and analyzer.lone_char(words[0][0]):
+            if analyzer.lone(chain.from_iterable(words)) is not None:
                 return None  # (a character alone stands for the grams holding it: bind expands it)
             found.extend(words)
             # (words of several terms, per row language, make other layouts than one each)

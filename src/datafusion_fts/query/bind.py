@@ -7,6 +7,7 @@ decided once, against the table's global vocabulary, whatever plan runs it.
 
 from __future__ import annotations
 
+from itertools import chain
 from typing import Protocol
 
 from ..analysis import Analyzer
@@ -72,7 +73,7 @@ def bind(query: Query, ctx: BindContext) -> BoundQuery:
                 )))
                 for word in words
             )
-        elif (char := analyzer.lone_text(query.text)) is not None:
+        elif (char := analyzer.lone(chain.from_iterable(words))) is not None:
             groups = (_grams(ctx, column, char),)  # (one character alone: every gram holding it)
         else:  # a word's terms (one but per row language)
             groups = tuple(words)

@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass, field
+from itertools import chain
 
 import numpy as np
 import pyarrow as pa
@@ -174,11 +175,11 @@ def _expansion_cap(leaf: Query) -> int | None:
 def lone_chars(query: TextQuery) -> tuple[frozenset[str], frozenset[str]]:
     """The characters of scripts cut into bigrams that leaves' texts are alone (each
     expands to the grams holding it), and the leaves' other terms."""
-    texts = [leaf for leaf in leaves(query.tree) if isinstance(leaf, (Match, Phrase))]
-    lone = frozenset(c for leaf in texts if (c := query.analyzer.lone_text(leaf.text)) is not None)
-    terms = frozenset(t for leaf in texts for variant in query.analyzer.variants(leaf.text, leaf.language)
-                      for t in variant)
-    return lone, terms - lone
+    analyzer = query.analyzer
+    per_leaf = [list(chain.from_iterable(analyzer.variants(leaf.text, leaf.language)))
+                for leaf in leaves(query.tree) if isinstance(leaf, (Match, Phrase))]
+    lone = frozenset(c for terms in per_leaf if (c := analyzer.lone(terms)) is not None)
+    return lone, frozenset(chain.from_iterable(per_leaf)) - lone
 
 
 class BatchMatch:
