@@ -598,6 +598,12 @@ def split_last_word(text: str) -> tuple[str, str | None]:
     return text[:start], text[start:end]
 
 
+def columns_read(analyzers: Mapping[str, "Analyzer"], columns: Iterable[str]) -> list[str]:
+    """The columns analyzing ``columns`` reads (each, and the column naming its rows'
+    languages if any), distinct, in order."""
+    return list(dict.fromkeys(c for column in columns for c in analyzers[column].config.reads(column)))
+
+
 def _distinct(keys: np.ndarray, bound: int) -> tuple[np.ndarray, np.ndarray]:
     """``np.unique(keys, return_inverse=True)`` for keys in [0, bound): by a table of
     ``bound`` flags while that is not much more than the keys (three times faster than

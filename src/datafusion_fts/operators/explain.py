@@ -38,7 +38,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from ..analysis import Analyzer
-from ..analysis.analyzer import split_last_word
+from ..analysis.analyzer import columns_read, split_last_word
 from ..errors import PlanError
 from ..index.bm25 import idf, norms
 from ..index.transient import TransientIndex
@@ -351,8 +351,7 @@ def explain_rows(
     rows = np.unique(requested)
     terms = query_terms(bound)
     columns = list(terms)
-    reads = list(dict.fromkeys(c for column in columns for c in analyzers[column].config.reads(column)))
-    values = fetch(rows, reads) if columns else None
+    values = fetch(rows, columns_read(analyzers, columns)) if columns else None
     positions = {leaf.column for leaf in bound_leaves(bound) if isinstance(leaf, BoundPhrase)}
     indexes, dl = {}, {}
     for column in columns:

@@ -23,7 +23,7 @@ import pyarrow as pa
 
 from ..analysis import Analyzer, TokenStream
 from ..errors import FtsNotice
-from ..analysis.analyzer import split_last_word
+from ..analysis.analyzer import columns_read, split_last_word
 from ..index.bm25 import ColumnStats
 from ..index.expansion import fuzzy_candidates, gram_candidates, prefix_candidates
 from ..index.term_postings import TermPostings
@@ -199,7 +199,7 @@ class FlatScanSearch(ExecutionPlan):
         self.notice_rows = notice_rows
         self.columns = list(analyzers)
         # (and the columns naming each row's language, for analyzers that stem by it)
-        self.reads = list(dict.fromkeys(c for column in self.columns for c in analyzers[column].config.reads(column)))
+        self.reads = columns_read(analyzers, self.columns)
 
     def display(self) -> str:
         limit = "all" if self.k is None else str(self.k)
