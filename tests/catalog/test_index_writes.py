@@ -45,7 +45,7 @@ class InProcessRay:
         metas = []
         for lo, hi in ranges:
             for seg in merge_neighbours(build_range(snap, index, lo, hi, new_id, quiet), new_id, quiet):
-                metas.append(seg.written(self.db.store.write_segment(seg.meta.id, seg.to_arrays())).meta)
+                metas.append(seg.write_to(self.db.store).meta)
                 if self.fail:
                     raise OSError("a build task failed")
         return reserved, metas

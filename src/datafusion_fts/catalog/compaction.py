@@ -123,7 +123,7 @@ def _merged_segments(store: Store, manifest: Manifest, index: IndexMeta, most: i
                 continue
             seg_id, manifest = manifest.file_id("seg")
             new = merge_segments(seg_id, [segment(s) for s in run[i:j]])
-            merged[run[i].id] = new.written(store.write_segment(seg_id, new.to_arrays())).meta
+            merged[run[i].id] = new.write_to(store).meta
             gone.update(s.id for s in run[i:j])
     if not merged:
         return manifest, index

@@ -146,7 +146,7 @@ def _commit_index(
     progress.start(WRITING, sum(seg.meta.count for seg in new))
     written = {}
     for seg in new:
-        written[seg.meta.id] = seg.written(writer.store.write_segment(seg.meta.id, seg.to_arrays())).meta
+        written[seg.meta.id] = seg.write_to(writer.store).meta
         progress.advance(seg.meta.count)
     segments = tuple(written.get(meta.id, meta) for meta in segments)
     index = replace(index, segments=segments)

@@ -378,7 +378,7 @@ class Writer:
             seg = merge_segments(seg_id, parts) if len(parts) > 1 else replace(
                 parts[0], meta=replace(parts[0].meta, id=seg_id)
             )
-            seg = seg.written(self.store.write_segment(seg_id, seg.to_arrays()))
+            seg = seg.write_to(self.store)
             persisted[seg_id] = seg
             new_meta = new_meta.with_index(replace(index, segments=index.segments + (seg.meta,)))
         manifest = manifest.with_table(new_meta)

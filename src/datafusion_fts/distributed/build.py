@@ -52,7 +52,7 @@ def build_task(storage: SharedLocation, meta: TableMeta, index: IndexMeta, lo: i
         out = []
         for seg, seg_id in zip(segments, ids):
             seg = replace(seg, meta=replace(seg.meta, id=seg_id))
-            out.append(seg.written(shared.write_segment(seg_id, seg.to_arrays())).meta)
+            out.append(seg.write_to(shared).meta)
         return out
     except Exception as exc:  # a storage or decoding failure: name the range
         if isinstance(exc, FtsError) and not isinstance(exc, StorageError):

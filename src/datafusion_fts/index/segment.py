@@ -118,10 +118,21 @@ class Segment:
         seg._lazy = lazy
         return seg
 
-    def written(self, checksums: int | None) -> "Segment":
-        """This segment as written to a store that returned ``checksums`` (the crc32 of
-        its checksum file, for the manifest)."""
+    def write_to(self, store: SharedStore) -> "Segment":
+        """Write this segment's files to ``store``; the segment as written (its meta holding
+        the crc32 of its checksum file, for the manifest)."""
+        checksums = store.write_segment(self.meta.id, self.to_arrays(), self.compressed)
         return replace(self, meta=replace(self.meta, checksums=checksums))
+
+    @property
+    def compressed(self) -> frozenset[str]:
+        """The arrays written compressed (ZSTD): the row lengths of a segment whose rows
+        are mostly deleted (built over a long history: ``OPTIMIZE`` after many deletes),
+        which are mostly zeros. A query reads every row length (the norms), so they are
+        decompressed once when the segment opens; uncompressed, the row lengths of a
+        table of 20,000 live rows among 355,000 row ids took 1.4 MB where a fresh build's
+        take 80 KB (compressed: 52 KB). Other arrays stay memory-mapped as they are."""
+        return frozenset({"dl"}) if 2 * self.meta.n_docs < self.meta.count else frozenset()
 
     @classmethod
     def from_arrays(cls, meta: SegmentMeta, arrays: dict[str, pa.Array]) -> "Segment":

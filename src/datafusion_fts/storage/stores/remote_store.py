@@ -225,7 +225,8 @@ class RemoteStore(PagedFragments):
             self._footer_crcs[frag_id] = crcs.footer
         return rows, crcs
 
-    def write_segment(self, seg_id: str, arrays: dict[str, pa.Array]) -> int:
+    def write_segment(self, seg_id: str, arrays: dict[str, pa.Array], compressed: frozenset[str] = frozenset()
+                      ) -> int:
         """A segment's files (a directory's, byte for byte) as one object, its bundle:
         one request, not a dozen (files/segment_bundle.py)."""
         self.refuse_writes()
@@ -233,7 +234,7 @@ class RemoteStore(PagedFragments):
         sums = {}
         for name, array in arrays.items():
             sink = pa.BufferOutputStream()
-            write_array_file(sink, name, array)
+            write_array_file(sink, name, array, "zstd" if name in compressed else None)
             buffer = sink.getvalue()
             sums[name] = checksums.file_sums(buffer)
             files[f"{name}.arrow"] = memoryview(buffer)

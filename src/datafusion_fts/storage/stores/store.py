@@ -178,7 +178,8 @@ class Store(Protocol):
     def fragment_paths(self, frag_ids: list[str]) -> list[str] | None: ...
     def fragment_bytes(self, frag_ids: list[str]) -> int | None:
         """What the fragments' rows take in memory, decoded (None: not known cheaply)."""
-    def write_segment(self, seg_id: str, arrays: dict[str, pa.Array]) -> int | None: ...
+    def write_segment(self, seg_id: str, arrays: dict[str, pa.Array], compressed: frozenset[str] = frozenset()
+                      ) -> int | None: ...
     def read_segment(
         self, seg_id: str, crc: int | None, lazy: frozenset[str] = frozenset()
     ) -> tuple[dict[str, pa.Array], dict[str, checksums.LazyRegions]]: ...
@@ -398,7 +399,8 @@ def _write_file(path: Path, data: bytes) -> None:
 def write_array_file(sink: pa.NativeFile, name: str, array: pa.Array, compression: str | None = None) -> None:
     """``array`` as the Arrow IPC file of one column ``name``: a segment's files (in a
     directory, or in an object store's bundle, byte for byte the same; uncompressed, for
-    they are memory-mapped) and deletion vectors are these."""
+    they are memory-mapped, but those a segment reads whole: ``Segment.compressed``) and
+    deletion vectors are these."""
     batch = pa.record_batch([array], names=[name])
     with pa.ipc.new_file(sink, batch.schema, options=pa.ipc.IpcWriteOptions(compression=compression)) as writer:
         writer.write_batch(batch)
@@ -760,9 +762,10 @@ class DirectoryStore(PagedFragments):
         return [str(p) for p in paths]
 
     # -- segments -------------------------------------------------------------------
-    def write_segment(self, seg_id: str, arrays: dict[str, pa.Array]) -> int:
-        """Write a segment's arrays and their checksum file; the crc32 of that file (for
-        the manifest)."""
+    def write_segment(self, seg_id: str, arrays: dict[str, pa.Array], compressed: frozenset[str] = frozenset()
+                      ) -> int:
+        """Write a segment's arrays (those named in ``compressed`` with ZSTD) and their
+        checksum file; the crc32 of that file (for the manifest)."""
         final = self.root / "index" / seg_id
         tmp = self.root / "index" / (seg_id + ".tmp")
         shutil.rmtree(tmp, ignore_errors=True)
@@ -772,7 +775,7 @@ class DirectoryStore(PagedFragments):
             for name, array in arrays.items():
                 path = tmp / f"{name}.arrow"
                 with pa.OSFile(str(path), "wb") as sink:
-                    write_array_file(sink, name, array)
+                    write_array_file(sink, name, array, "zstd" if name in compressed else None)
                 fsync_path(path)
                 sums[name] = checksums.file_sums(pa.memory_map(str(path), "r").read_buffer())
             data = checksums.encode(sums)
@@ -939,8 +942,9 @@ class MemoryStore:
     def fragment_bytes(self, frag_ids: list[str]) -> int:
         return sum(self._fragments[frag_id].nbytes for frag_id in frag_ids)
 
-    def write_segment(self, seg_id: str, arrays: dict[str, pa.Array]) -> None:
-        """Keep the arrays (no checksums: memory holds no file to damage)."""
+    def write_segment(self, seg_id: str, arrays: dict[str, pa.Array], compressed: frozenset[str] = frozenset()
+                      ) -> None:
+        """Keep the arrays (no checksums: memory holds no file to damage; none compressed)."""
         self._segments[seg_id] = dict(arrays)
 
     def read_segment(
