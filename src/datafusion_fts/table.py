@@ -327,12 +327,14 @@ class Table:
         offset: int = 0,
         include_row_ids: Iterable[int] | np.ndarray | None = None,
         default_columns: list[str] | None = None,
+        by_score: bool = True,
     ) -> tuple[pa.Table, TableSnapshot]:
         """The ranked ``_rowid`` and ``_score`` of a search (``search`` without columns)
         and the snapshot it read: columns fetched for those rows must come from that
         snapshot, the search's visibility cut (docs/design.md: "Fresh tier and visibility"). SQL's
-        searches run this."""
-        request = self._request(query, limit, offset, include_row_ids, default_columns)
+        searches run this; without ``by_score`` every match (``limit`` None) comes in
+        row-id order."""
+        request = self._request(query, limit, offset, include_row_ids, default_columns, by_score)
         return run_search(request, self.db), request.snapshot
 
     def plan(
@@ -342,9 +344,10 @@ class Table:
         offset: int = 0,
         include_row_ids: Iterable[int] | np.ndarray | None = None,
         default_columns: list[str] | None = None,
+        by_score: bool = True,
     ):
-        """The physical plan ``search`` would run, and the planner's decisions."""
-        return plan_search(self._request(query, limit, offset, include_row_ids, default_columns), self.db)
+        """The physical plan ``search`` (``find``) would run, and the planner's decisions."""
+        return plan_search(self._request(query, limit, offset, include_row_ids, default_columns, by_score), self.db)
 
     def _request(
         self,
@@ -353,6 +356,7 @@ class Table:
         offset: int,
         include_row_ids: Iterable[int] | np.ndarray | None,
         default_columns: list[str] | None,
+        by_score: bool = True,
     ) -> SearchRequest:
         """A search's arguments, checked, on the table's current snapshot."""
         if query is None:
@@ -379,7 +383,7 @@ class Table:
                 raise InvalidArgument(f"include_row_ids must be integers, got {array.dtype} values")
             include = np.unique(array.astype(np.int64))
         options = self.db.settings.search_options()
-        return SearchRequest(snap, query, limit, offset, include, *options)
+        return SearchRequest(snap, query, limit, offset, include, *options, by_score)
 
 
 def _with_columns(found: pa.Table, snap: TableSnapshot, wanted: list[str]) -> pa.Table:

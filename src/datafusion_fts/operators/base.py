@@ -40,7 +40,8 @@ class ExecutionPlan(ABC):
 
     schema: pa.Schema = SEARCH_SCHEMA
     # A plan property, as DataFusion's output ordering: the output is already in the total
-    # order of docs/design.md: "Order, top-k and paging" with distinct row ids (lets a merge of one
+    # order of docs/design.md: "Order, top-k and paging" (in row-id order, where a plan of
+    # every match asks for it: ordering.ordered) with distinct row ids (lets a merge of one
     # input pass it through).
     ordered_distinct: bool = False
 
@@ -53,7 +54,7 @@ class ExecutionPlan(ABC):
     @abstractmethod
     def execute(self) -> Iterator[pa.RecordBatch]:
         """Stream ``(_rowid, _score)`` batches in the total order of docs/design.md: "Order, top-k
-        and paging"."""
+        and paging" (or in row-id order: see ``ordered_distinct``)."""
 
     @abstractmethod
     def display(self) -> str:

@@ -33,7 +33,7 @@ from ..query.bound import BoundPhrase, bound_leaves, query_terms
 from ..query.tree import Match, Phrase, Prefix, Query, leaves
 from .base import ExecutionPlan, search_batch
 from .evaluate import Evaluator, Hits, QueryStats
-from .ordering import ordered
+from .ordering import ordered, shown_k
 
 Scan = Callable[[list[str]], Iterator[pa.RecordBatch]]
 
@@ -183,6 +183,7 @@ class FlatScanSearch(ExecutionPlan):
         reason: str = "",
         advice: str = "",
         notice_rows: int | None = None,
+        by_score: bool = True,
     ) -> None:
         """``advice`` (what would let the query use an index) is issued as an
         :class:`FtsNotice` once the scan has passed ``notice_rows`` rows."""
@@ -197,12 +198,13 @@ class FlatScanSearch(ExecutionPlan):
         self.reason = reason
         self.advice = advice
         self.notice_rows = notice_rows
+        self.by_score = by_score  # (False, with k all: in row-id order, see ordering.ordered)
         self.columns = list(analyzers)
         # (and the columns naming each row's language, for analyzers that stem by it)
         self.reads = columns_read(analyzers, self.columns)
 
     def display(self) -> str:
-        limit = "all" if self.k is None else str(self.k)
+        limit = shown_k(self.k, self.by_score)
         reason = f", reason={self.reason}" if self.reason else ""
         advice = f", advice: {self.advice}" if self.advice else ""
         return f"FlatScanSearch: table={self.label}, columns={self.columns}, k={limit}{reason}{advice}"
@@ -270,7 +272,7 @@ class FlatScanSearch(ExecutionPlan):
             if everything:
                 rows = np.concatenate([h.rows for h in everything])
                 scores = np.concatenate([h.scores for h in everything])
-                idx = ordered(rows, scores, None)
+                idx = ordered(rows, scores, None, self.by_score)
                 best_rows, best_scores = rows[idx], scores[idx]
             self.metrics.add("rows_out", len(best_rows))
         yield search_batch(best_rows, best_scores)

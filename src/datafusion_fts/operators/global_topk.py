@@ -15,21 +15,22 @@ import numpy as np
 import pyarrow as pa
 
 from .base import ExecutionPlan, search_batch
-from .ordering import ordered
+from .ordering import ordered, shown_k
 
 
 class GlobalTopK(ExecutionPlan):
-    def __init__(self, inputs: list[ExecutionPlan], k: int | None, offset: int = 0) -> None:
+    def __init__(self, inputs: list[ExecutionPlan], k: int | None, offset: int = 0, by_score: bool = True) -> None:
         super().__init__()
         self.inputs = inputs
         self.k = k
         self.offset = offset
+        self.by_score = by_score  # (False, with k all: in row-id order, see ordering.ordered)
 
     def children(self) -> list[ExecutionPlan]:
         return list(self.inputs)
 
     def display(self) -> str:
-        limit = "all" if self.k is None else str(self.k)
+        limit = shown_k(self.k, self.by_score)
         return f"GlobalTopK: k={limit}, offset={self.offset}, inputs={len(self.inputs)}"
 
     def execute(self) -> Iterator[pa.RecordBatch]:
@@ -65,7 +66,7 @@ class GlobalTopK(ExecutionPlan):
                 first.sort()
                 rows, scores = rows[first], scores[first]
             want = None if self.k is None else self.k + self.offset
-            idx = ordered(rows, scores, want)[self.offset :]
+            idx = ordered(rows, scores, want, self.by_score)[self.offset :]
             self.metrics.add("rows_in", len(rows))
             self.metrics.add("rows_out", len(idx))
         yield search_batch(rows[idx], scores[idx])

@@ -17,7 +17,7 @@ from ..query.bound import BoundQuery, query_terms
 from ..storage.snapshot import TableSnapshot
 from .base import ExecutionPlan, search_batch
 from .evaluate import Evaluator, Hits, QueryStats
-from .ordering import ordered
+from .ordering import ordered, shown_k
 from .term_slots import TermSlots, term_slots
 from .term_topk import term_topk
 
@@ -78,9 +78,11 @@ class IndexedSearch(ExecutionPlan):
         include: np.ndarray | None = None,
         label: str = "",
         pruning: bool = True,
+        by_score: bool = True,
     ) -> None:
         super().__init__()
         self.pruning = pruning
+        self.by_score = by_score  # (False, with k all: in row-id order, see ordering.ordered)
         self.bound = bound
         self.sets = sets
         if stats is not None:  # (else exact over ``sets``, made when first needed)
@@ -105,7 +107,7 @@ class IndexedSearch(ExecutionPlan):
         return QueryStats({c: s.column_stats for c, s in self.sets.items()}, df)
 
     def display(self) -> str:
-        limit = "all" if self.k is None else str(self.k)
+        limit = shown_k(self.k, self.by_score)
         segs = ", ".join(
             f"{column}[" + " ".join(
                 f"{p.segment.meta.id}:{p.segment.meta.base + p.lo}..{p.segment.meta.base + p.hi - 1}"
@@ -151,7 +153,7 @@ class IndexedSearch(ExecutionPlan):
                     keep = np.isin(hits.rows, include)
                     hits = Hits(hits.rows[keep], hits.scores[keep])
             self.metrics.add("postings_read", evaluator.metrics.postings_read)
-            idx = ordered(hits.rows, hits.scores, self.k)
+            idx = ordered(hits.rows, hits.scores, self.k, self.by_score)
             rows, scores = hits.rows[idx], hits.scores[idx]
         self.metrics.add("rows_out", len(rows))
         self.metrics.add("elapsed_ms", (time.perf_counter() - start) * 1e3)

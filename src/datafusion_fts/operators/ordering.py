@@ -19,10 +19,23 @@ def order_keys(scores: np.ndarray) -> np.ndarray:
     return np.where(bits < 0, bits ^ _FLIP, bits)
 
 
-def ordered(rows: np.ndarray, scores: np.ndarray, k: int | None) -> np.ndarray:
-    """Indices of the first ``k`` entries (all if None) in the total order, best first."""
+def ordered(rows: np.ndarray, scores: np.ndarray, k: int | None, by_score: bool = True) -> np.ndarray:
+    """Indices of the first ``k`` entries (all if None) in the total order, best first;
+    all of them in row-id order where ``k`` is None and not ``by_score``: what a SQL
+    statement reads that orders the rows itself (it fetches their columns in row-id
+    order), where sorting 150,000 matches by score took 13 ms of a 23 ms count."""
+    if k is None and not by_score:
+        return np.argsort(rows, kind="stable")  # (linear: matches come in row-id order)
     if k is None or k >= len(rows):
         return np.lexsort((rows, ~order_keys(scores)))
     if k <= 0:
         return np.zeros(0, dtype=np.int64)
     return top_k(rows, scores, k)
+
+
+def shown_k(k: int | None, by_score: bool = True) -> str:
+    """An operator's ``k`` as EXPLAIN shows it: ``all`` for None, and the row-id order of
+    :func:`ordered` when it applies."""
+    if k is not None:
+        return str(k)
+    return "all" if by_score else "all, order=rowid"

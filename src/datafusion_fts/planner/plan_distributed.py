@@ -105,4 +105,4 @@ def plan_distributed(
             bound, split.local, stats, local_rows, k, req.include, label=snap.name, pruning=req.pruning
         )
         inputs.append(HybridResidualSearch(local, tails) if tails else local)
-    return GlobalTopK(inputs, req.k, req.offset)
+    return GlobalTopK(inputs, req.k, req.offset, req.by_score)

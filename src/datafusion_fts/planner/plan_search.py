@@ -254,7 +254,8 @@ def plan_search(req: SearchRequest, catalog: Catalog | None) -> tuple[ExecutionP
             executor = catalog.distributed_executor()
             return plan_distributed(req, executor, sets, tails, ctx.analyzers, k), req
         operator = IndexedSearch(
-            bind(req.query, ctx), sets, None, snap.live_rows, k, req.include, label=snap.name, pruning=req.pruning
+            bind(req.query, ctx), sets, None, snap.live_rows, k, req.include, label=snap.name, pruning=req.pruning,
+            by_score=req.by_score,
         )
         if tails:
             operator = HybridResidualSearch(operator, tails)
@@ -270,5 +271,6 @@ def plan_search(req: SearchRequest, catalog: Catalog | None) -> tuple[ExecutionP
             reason="; ".join(req.reasons),
             advice=req.advice,
             notice_rows=req.residual_row_limit,
+            by_score=req.by_score,
         )
-    return GlobalTopK([operator], req.k, req.offset), req
+    return GlobalTopK([operator], req.k, req.offset, req.by_score), req

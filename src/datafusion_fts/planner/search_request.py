@@ -30,6 +30,9 @@ class SearchRequest(NamedTuple):
     pruning: bool = True
     residual_row_limit: int = 100_000
     executor: str = "local"
+    # With k None: whether the matches come in the total order (else in row-id order, for
+    # a SQL statement that orders rows itself: operators/ordering.py ``ordered``).
+    by_score: bool = True
     columns: tuple[str, ...] = ()
     phrase_columns: frozenset[str] = frozenset()
     choice: str = ""

@@ -321,14 +321,17 @@ class SqlSession:
                 empty = pa.schema([SEARCH_SCHEMA.field(0), *fields, SEARCH_SCHEMA.field(1)]).empty_table()
             return empty, None, None
         plan = request = None
+        # Every match, for a statement that orders rows itself: in row-id order, not sorted
+        # by score first (a fast path: fts.sql_fast_paths off keeps the search's order).
+        by_score = in_order or search.k is not None or not self.db.settings.get("fts.sql_fast_paths")
         if planned:
-            plan, request = table.plan(search.tree, limit=search.k, include_row_ids=include)
+            plan, request = table.plan(search.tree, limit=search.k, include_row_ids=include, by_score=by_score)
             result = pa.Table.from_batches(list(plan.execute()), schema=SEARCH_SCHEMA)
             snap = request.snapshot
         else:
-            result, snap = table.find(search.tree, limit=search.k, include_row_ids=include)
+            result, snap = table.find(search.tree, limit=search.k, include_row_ids=include, by_score=by_score)
         if search.carries_rows and search.columns:  # (else the result is _rowid, _score already)
-            if not in_order:  # (no reordering copy of the fetched rows)
+            if not in_order and by_score:  # (no reordering copy of the fetched rows)
                 result = result.take(pa.array(np.argsort(result.column(0).to_numpy(), kind="stable")))
             fields = [snap.meta.sql_schema.field(c) for c in search.columns]  # (as SQL declared them)
             values = snap.take(result.column(0).to_numpy(), list(search.columns))
