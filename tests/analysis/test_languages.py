@@ -285,3 +285,36 @@ def test_by_default_a_query_is_analyzed_in_the_languages_the_rows_name():
     empty = db.create_table("empty", pa.table({"body": pa.array([], pa.string()), "lang": pa.array([], pa.string())}))
     empty.create_index("body", language_column="lang")  # (no row names one: every language)
     assert len(db.manifest.tables["empty"].indexes["body"].analyzer.languages) > 20
+
+
+def test_the_text_functions_analyze_each_row_as_its_index_does():
+    """highlight, snippet, fts_match and fts_tokenize through db.sql read the row's language
+    column as the index does (issue 42 item 4): every word the search matched by its stem
+    in the row's language is marked, and fts_tokenize gives the index's terms of the row.
+    Before, the functions were passed the index's analyzer without its language column
+    (nor its segmenter): 'Les maisons et la maison' marked 'maison' only."""
+    db = fts.connect()
+    rows = pa.table({"id": [1, 2, 3], "lang": ["en", "de", "fr"],
+                     "body": ["The runners were running fast", "Die Häuser und das Haus", "Les maisons et la maison"]})
+    db.create_table("docs", rows).create_index("body", language_column="lang", stemmer="english")
+    sql = ("SELECT id, highlight(body, '{q}') AS h, snippet(body, '{q}', 3) AS s, fts_match(body, '{q}') AS m "
+           "FROM docs WHERE MATCH(body, '{q}') ORDER BY id")
+    assert db.sql(sql.format(q="maison")).to_pylist() == [
+        {"id": 3, "h": "Les <b>maisons</b> et la <b>maison</b>", "s": "Les <b>maisons</b> et…", "m": True}]
+    assert [r["h"] for r in db.sql(sql.format(q="Haus")).to_pylist()] == ["Die <b>Häuser</b> und das <b>Haus</b>"]
+    assert [r["h"] for r in db.sql(sql.format(q="run")).to_pylist()] == ["The runners were <b>running</b> fast"]
+    tokens = db.sql("SELECT fts_tokenize(body) AS t FROM docs ORDER BY id").to_pylist()
+    analyzer = analyzer_for(db.manifest.tables["docs"].indexes["body"].analyzer)
+    stream = analyzer.analyze(rows.column("body"), languages=rows.column("lang"))
+    vocab = stream.vocab.to_pylist()
+    assert [r["t"] for r in tokens] == [[vocab[t] for t, r in zip(stream.term, stream.row) if r == i] for i in range(3)]
+    assert tokens[2]["t"] == ["le", "maison", "et", "la", "maison"]
+
+
+def test_the_text_functions_keep_the_segmenter_of_an_index():
+    """An index of runs of Han kept whole (``segmenter="none"``, as every index built before
+    issue 42) is highlighted by its own analysis: the run that matched, not its bigrams."""
+    db = fts.connect()
+    db.create_table("docs", pa.table({"body": ["数据库 系统", "分布式数据库"]})).create_index("body", segmenter="none")
+    rows = db.sql("SELECT highlight(body, '数据库') AS h, fts_tokenize(body) AS t FROM docs ORDER BY h").to_pylist()
+    assert rows == [{"h": "<b>数据库</b> 系统", "t": ["数据库", "系统"]}, {"h": "分布式数据库", "t": ["分布式数据库"]}]

@@ -140,7 +140,7 @@ def test_chinese_through_sql() -> None:
     db.sql("CREATE FULLTEXT INDEX ON t (body) WITH (analyzer = 'chinese')")
     assert db.sql("SELECT id FROM t WHERE MATCH(body, '大厦')").to_pylist() == [{"id": 1}]
     rows = db.sql(
-        "SELECT highlight_with(body, '北京', '[', ']', 'chinese', NULL) AS h, "
-        "fts_tokenize_with(body, 'chinese') AS t FROM t WHERE id = 0"
+        "SELECT highlight_with(body, '北京', '[', ']', 'chinese', NULL, NULL) AS h, "
+        "fts_tokenize_with(body, 'chinese', NULL) AS t FROM t WHERE id = 0"
     ).to_pylist()
     assert rows == [{"h": "我来到[北京]清华大学", "t": ["我", "来到", "北京", "清华大学"]}]

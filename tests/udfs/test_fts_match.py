@@ -41,7 +41,7 @@ GOLDEN = [
 
 @pytest.mark.parametrize("text, query, analyzer, expected", GOLDEN)
 def test_golden(session, text, query, analyzer, expected):
-    assert session.one("fts_match_with(t, q, a, NULL)", t=text, q=query, a=analyzer) is expected
+    assert session.one("fts_match_with(t, q, a, NULL, NULL)", t=text, q=query, a=analyzer) is expected
 
 
 def test_nulls(session):

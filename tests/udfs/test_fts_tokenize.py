@@ -19,11 +19,11 @@ def test_simple_tokens_are_the_references(session, texts):
 def test_analyzers(session):
     text = "The Runners were RUNNING to the Café"
     assert session.one("fts_tokenize(t)", t=text) == ["the", "runners", "were", "running", "to", "the", "café"]
-    assert session.one("fts_tokenize_with(t, 'english')", t=text) == ["runner", "were", "run", "cafe"]
-    assert session.one("fts_tokenize_with(t, 'folding')", t=text)[-1] == "cafe"
+    assert session.one("fts_tokenize_with(t, 'english', NULL)", t=text) == ["runner", "were", "run", "cafe"]
+    assert session.one("fts_tokenize_with(t, 'folding', NULL)", t=text)[-1] == "cafe"
     options = '{"analyzer": "english", "stop_words": "none", "max_token_length": 4}'
     # (café is 5 UTF-8 bytes before folding: over the limit)
-    assert session.one(f"fts_tokenize_with(t, '{options}')", t=text) == ["the", "were", "to", "the"]
+    assert session.one(f"fts_tokenize_with(t, '{options}', NULL)", t=text) == ["the", "were", "to", "the"]
 
 
 def test_return_type_and_nulls(session):
@@ -34,6 +34,6 @@ def test_return_type_and_nulls(session):
 
 def test_bad_analyzer_names_the_argument(session):
     with pytest.raises(Exception, match="fts_tokenize: argument 'analyzer': unknown analyzer 'klingon'"):
-        session.one("fts_tokenize_with(t, 'klingon')", t="a")
+        session.one("fts_tokenize_with(t, 'klingon', NULL)", t="a")
     with pytest.raises(Exception, match="argument 'analyzer': not a JSON object"):
-        session.one("fts_tokenize_with(t, '{nope')", t="a")
+        session.one("fts_tokenize_with(t, '{nope', NULL)", t="a")

@@ -64,7 +64,7 @@ GOLDEN = [
 
 @pytest.mark.parametrize("text, query, analyzer, expected", GOLDEN)
 def test_golden(session, text, query, analyzer, expected):
-    got = session.one("highlight_with(t, q, '<b>', '</b>', a, NULL)", t=text, q=query, a=analyzer)
+    got = session.one("highlight_with(t, q, '<b>', '</b>', a, NULL, NULL)", t=text, q=query, a=analyzer)
     assert got == expected
     if analyzer is None:
         assert session.one("highlight(t, q)", t=text, q=query) == expected
@@ -72,18 +72,18 @@ def test_golden(session, text, query, analyzer, expected):
 
 def test_column_scopes_name_the_text(session):
     """With the text's column name, ``body:`` leaves are the text's and ``title:`` ones not."""
-    got = session.one("highlight_with(t, 'body:fox title:quick', '[', ']', NULL, 'body')", t="lazy fox quick")
+    got = session.one("highlight_with(t, 'body:fox title:quick', '[', ']', NULL, 'body', NULL)", t="lazy fox quick")
     assert got == "lazy [fox] quick"
 
 
 def test_tags_and_queries_per_row(session):
-    got = session.rows("highlight_with(t, q, p, s, NULL, NULL)",
+    got = session.rows("highlight_with(t, q, p, s, NULL, NULL, NULL)",
                        t=["a b", "a b", "a b"], q=["a", "b", "a b"], p=["<", "[", "{"], s=[">", "]", "}"])
     assert got == ["<a> b", "a [b]", "{a} {b}"]
 
 
 def test_nulls_in_nulls_out(session):
-    got = session.rows("highlight_with(t, q, p, s, NULL, NULL)",
+    got = session.rows("highlight_with(t, q, p, s, NULL, NULL, NULL)",
                        t=[None, "a", "a", "a"], q=["a", None, "a", "a"], p=["<", "<", None, "<"], s=[">", ">", ">", None])
     assert got == [None, None, None, None]
 

@@ -34,7 +34,7 @@ GOLDEN = [
 
 @pytest.mark.parametrize("text, query, width, analyzer, expected", GOLDEN)
 def test_golden(session, text, query, width, analyzer, expected):
-    got = session.one(f"snippet_with(t, q, {width}, '[', ']', '…', a, NULL)", t=text, q=query, a=analyzer)
+    got = session.one(f"snippet_with(t, q, {width}, '[', ']', '…', a, NULL, NULL)", t=text, q=query, a=analyzer)
     assert got == expected
 
 
@@ -46,16 +46,16 @@ def test_defaults(session):
 
 
 def test_nulls(session):
-    got = session.rows("snippet_with(t, q, n, '[', ']', e, NULL, NULL)",
+    got = session.rows("snippet_with(t, q, n, '[', ']', e, NULL, NULL, NULL)",
                        t=["a", None, "a", "a"], q=["a", "a", None, "a"], e=["…", "…", "…", None],
                        n=pa.array([3, 3, 3, 3]))
     assert got == ["[a]", None, None, None]
-    assert session.one("snippet_with(t, 'a', NULL, '[', ']', '…', NULL, NULL)", t="a") is None
+    assert session.one("snippet_with(t, 'a', NULL, '[', ']', '…', NULL, NULL, NULL)", t="a") is None
 
 
 def test_max_tokens_must_be_positive(session):
     with pytest.raises(Exception, match="snippet: argument 'max_tokens' must be a positive integer, got 0"):
-        session.one("snippet_with(t, 'a', 0, '[', ']', '…', NULL, NULL)", t="a")
+        session.one("snippet_with(t, 'a', 0, '[', ']', '…', NULL, NULL, NULL)", t="a")
 
 
 @given(st.lists(st.lists(st.integers(-1, 3), max_size=15), min_size=1, max_size=6), st.integers(1, 6))

@@ -118,8 +118,8 @@ def test_every_function_in_a_plain_session(tmp_path):
     ctx.register_parquet("p", str(path))  # string_view columns
     rows = ctx.sql(
         "SELECT highlight(t, 'quick') AS h, snippet(t, 'quick') AS s, fts_match(t, 'fox*') AS m, fts_tokenize(t) AS k, "
-        "highlight_with(t, 'fox', '[', ']', 'english', NULL) AS e, fts_match_with(t, 'fox', 'english', NULL) AS me, "
-        "snippet_with(t, 'fox', 1, '[', ']', '~', 'english', NULL) AS se, fts_tokenize_with(t, 'english') AS ke FROM p"
+        "highlight_with(t, 'fox', '[', ']', 'english', NULL, NULL) AS e, fts_match_with(t, 'fox', 'english', NULL, NULL) AS me, "
+        "snippet_with(t, 'fox', 1, '[', ']', '~', 'english', NULL, NULL) AS se, fts_tokenize_with(t, 'english', NULL) AS ke FROM p"
     ).to_pylist()
     assert rows == [
         {"h": "<b>Quick</b> foxes", "s": "<b>Quick</b> foxes", "m": True, "k": ["quick", "foxes"],

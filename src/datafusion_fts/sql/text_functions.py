@@ -53,8 +53,9 @@ class _Rewrite:
         start = node_start(node, self.sql)
         return SqlError(message, self.sql, start if start is not None else 0, len(node.sql()))
 
-    def _column_source(self, column: exp.Column) -> tuple[str, str] | None:
-        """(table, column) of a column reference, when it names one table of its SELECT's FROM."""
+    def _column_source(self, column: exp.Column) -> tuple[str, str, str] | None:
+        """(table, column, the table's name in the SELECT) of a column reference, when it
+        names one table of its SELECT's FROM."""
         select = column.find_ancestor(exp.Select)
         if select is None:
             return None
@@ -72,8 +73,8 @@ class _Rewrite:
                 continue
             found = self.schemas(identifier(table))
             if found is not None and name in found[0].names:
-                owners.append(identifier(table))
-        return (owners[0], name) if len(owners) == 1 else None
+                owners.append((identifier(table), name, alias))
+        return owners[0] if len(owners) == 1 else None
 
     def call(self, node: exp.Anonymous) -> exp.Expression:
         spec = FUNCTIONS[node.name.lower()]
@@ -88,9 +89,12 @@ class _Rewrite:
         source = self._column_source(text) if isinstance(text, exp.Column) else None
         column = source[1] if source else None
         analyzer_node = given.get("analyzer")
+        language: exp.Expression = exp.null()
         if analyzer_node is None:
-            config = self.index_analyzer(*source) if source else None
+            config = self.index_analyzer(*source[:2]) if source else None
             analyzer_node = exp.Literal.string(analyzer_spec(config)) if config else exp.null()
+            if source and config and config.language_column is not None:  # (each row stemmed by it)
+                language = exp.column(config.language_column, table=source[2], quoted=True)
         literal_analyzer = analyzer_node.this if isinstance(analyzer_node, exp.Literal) and analyzer_node.is_string else None
         try:
             analyzer = resolve_analyzer(literal_analyzer, spec.name)
@@ -112,6 +116,8 @@ class _Rewrite:
                 full.append(analyzer_node)
             elif arg.name == "column":
                 full.append(exp.Literal.string(column) if column else exp.null())
+            elif arg.name == "language":
+                full.append(language)
             elif arg.default is None:
                 full.append(exp.null())
             elif isinstance(arg.default, str):

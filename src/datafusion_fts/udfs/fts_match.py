@@ -19,24 +19,27 @@ from .arguments import per_group, take, validity
 from .text_query import BatchMatch, TextQuery, candidates, compile_query, resolve_analyzer
 
 
-def match_mask(query: TextQuery, values: pa.Array) -> np.ndarray:
-    """Whether ``query`` matches each text (False for a null text)."""
+def match_mask(query: TextQuery, values: pa.Array, languages: pa.Array | None = None) -> np.ndarray:
+    """Whether ``query`` matches each text (False for a null text), each in the language
+    ``languages`` names for it (:class:`.text_query.BatchMatch`)."""
     matched = np.zeros(len(values), dtype=np.bool_)
     rows = candidates(query, values)
     if rows is None:
-        matched[BatchMatch(query, values).matched_rows()] = True
+        matched[BatchMatch(query, values, languages=languages).matched_rows()] = True
         return matched & validity(values)
     # Texts with none of the query's terms: as the empty text.
     if len(BatchMatch(query, pa.array([""], pa.string())).matched_rows()):
         matched[:] = True
     matched[rows] = False
     subset = values.take(pa.array(rows)) if len(rows) < len(values) else values
-    matched[rows[BatchMatch(query, subset).matched_rows()]] = True
+    languages = None if languages is None or len(rows) == len(values) else languages.take(pa.array(rows))
+    matched[rows[BatchMatch(query, subset, languages=languages).matched_rows()]] = True
     return matched & validity(values)
 
 
-def fts_match(text: pa.Array, query: pa.Array, analyzer: pa.Array, column: pa.Array) -> pa.Array:
-    """``fts_match_with(text, query, analyzer, column)`` over one batch."""
+def fts_match(text: pa.Array, query: pa.Array, analyzer: pa.Array, column: pa.Array, language: pa.Array
+              ) -> pa.Array:
+    """``fts_match_with(text, query, analyzer, column, language)`` over one batch."""
 
     def compute(args: tuple, rows: np.ndarray | None) -> pa.Array:
         q, an, col = args
@@ -44,6 +47,6 @@ def fts_match(text: pa.Array, query: pa.Array, analyzer: pa.Array, column: pa.Ar
         if q is None:
             return pa.nulls(len(values), pa.bool_())
         compiled = compile_query(q, resolve_analyzer(an, "fts_match"), col, "fts_match", foreign_leaves=False)
-        return pa.array(match_mask(compiled, values), pa.bool_(), mask=~validity(values))
+        return pa.array(match_mask(compiled, values, take(language, rows)), pa.bool_(), mask=~validity(values))
 
     return per_group(len(text), [query, analyzer, column], compute)

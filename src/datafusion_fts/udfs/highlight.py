@@ -111,20 +111,23 @@ def _bytes(mask: np.ndarray) -> np.ndarray:
     return np.ascontiguousarray(mask, dtype=np.bool_).view(np.uint8)
 
 
-def _match(text: pa.Array, query: str, analyzer: str | None, column: str | None, function: str) -> BatchMatch:
+def _match(text: pa.Array, query: str, analyzer: str | None, column: str | None, function: str,
+           languages: pa.Array) -> BatchMatch:
     compiled = compile_query(query, resolve_analyzer(analyzer, function), column, function)
-    return BatchMatch(compiled, text, spans=True)
+    return BatchMatch(compiled, text, spans=True, languages=languages)
 
 
-def highlighted(query: TextQuery, values: pa.Array, valid: np.ndarray, pre: pa.Array, post: pa.Array) -> pa.Array:
+def highlighted(query: TextQuery, values: pa.Array, valid: np.ndarray, pre: pa.Array, post: pa.Array,
+                languages: pa.Array | None = None) -> pa.Array:
     """``values`` with ``query``'s matched tokens wrapped in ``pre``/``post`` (null where not
-    ``valid``). Only texts that may hold a query term can have a token to wrap, so the
-    others are not tokenized."""
+    ``valid``), each text in the language ``languages`` names for it. Only texts that may
+    hold a query term can have a token to wrap, so the others are not tokenized."""
     n = len(values)
     rows = candidates(query, values)
     if rows is not None and len(rows) < n:
         subset = values.take(pa.array(rows))
-        match = BatchMatch(query, subset, spans=True)
+        match = BatchMatch(query, subset, spans=True,
+                           languages=None if languages is None else languages.take(pa.array(rows)))
         sub_offsets, starts, ends = _marks(match, match.marked(), subset)
         counts = np.zeros(n, dtype=np.int64)
         counts[rows] = np.diff(sub_offsets)
@@ -132,7 +135,7 @@ def highlighted(query: TextQuery, values: pa.Array, valid: np.ndarray, pre: pa.A
         np.cumsum(counts, out=offsets[1:])
         marks = (offsets, starts, ends)
     else:
-        match = BatchMatch(query, values, spans=True)
+        match = BatchMatch(query, values, spans=True, languages=languages)
         marks = _marks(match, match.marked(), values)
     lengths = np.diff(string_buffers(values)[1])
     zeros = np.zeros(n, dtype=np.bool_)
@@ -141,9 +144,10 @@ def highlighted(query: TextQuery, values: pa.Array, valid: np.ndarray, pre: pa.A
 
 
 def highlight(
-    text: pa.Array, query: pa.Array, pre: pa.Array, post: pa.Array, analyzer: pa.Array, column: pa.Array
+    text: pa.Array, query: pa.Array, pre: pa.Array, post: pa.Array, analyzer: pa.Array, column: pa.Array,
+    language: pa.Array,
 ) -> pa.Array:
-    """``highlight_with(text, query, pre, post, analyzer, column)`` over one batch."""
+    """``highlight_with(text, query, pre, post, analyzer, column, language)`` over one batch."""
 
     def compute(args: tuple, rows: np.ndarray | None) -> pa.Array:
         q, an, col = args
@@ -153,7 +157,7 @@ def highlight(
         if q is None:
             return pa.nulls(n, pa.string())
         compiled = compile_query(q, resolve_analyzer(an, "highlight"), col, "highlight")
-        return highlighted(compiled, values, valid, *tags)
+        return highlighted(compiled, values, valid, *tags, take(language, rows))
 
     return per_group(len(text), [query, analyzer, column], compute)
 
@@ -167,8 +171,10 @@ def snippet(
     ellipsis: pa.Array,
     analyzer: pa.Array,
     column: pa.Array,
+    language: pa.Array,
 ) -> pa.Array:
-    """``snippet_with(text, query, max_tokens, pre, post, ellipsis, analyzer, column)``."""
+    """``snippet_with(text, query, max_tokens, pre, post, ellipsis, analyzer, column,
+    language)`` over one batch."""
     width = positive_ints(max_tokens, "snippet", "max_tokens")
 
     def compute(args: tuple, rows: np.ndarray | None) -> pa.Array:
@@ -177,7 +183,7 @@ def snippet(
         valid = validity(values, take(max_tokens, rows), *tags)
         if q is None:
             return pa.nulls(len(values), pa.string())
-        match = _match(values, q, an, col, "snippet")
+        match = _match(values, q, an, col, "snippet", take(language, rows))
         stream = match.stream
         assert stream.start is not None and stream.end is not None
         marked = match.marked()

@@ -61,22 +61,26 @@ class TextFunction:
 _TEXT, _QUERY = Arg("text", pa.string()), Arg("query", pa.string())
 _ANALYZER, _COLUMN = Arg("analyzer", pa.string()), Arg("column", pa.string())
 _PRE, _POST = Arg("pre", pa.string(), DEFAULT_PRE), Arg("post", pa.string(), DEFAULT_POST)
+# Each text's language, for an analyzer that stems the rows of a column by their language
+# column (NULL: the analyzer's default stemmer); db.sql passes that column.
+_LANGUAGE = Arg("language", pa.string())
 
 FUNCTIONS: dict[str, TextFunction] = {
     f.name: f
     for f in (
-        TextFunction("highlight", highlight, (_TEXT, _QUERY, _PRE, _POST, _ANALYZER, _COLUMN), 2, (2, 4), pa.string()),
+        TextFunction("highlight", highlight, (_TEXT, _QUERY, _PRE, _POST, _ANALYZER, _COLUMN, _LANGUAGE), 2, (2, 4),
+                     pa.string()),
         TextFunction(
             "snippet",
             snippet,
             (_TEXT, _QUERY, Arg("max_tokens", pa.int64(), DEFAULT_MAX_TOKENS), _PRE, _POST,
-             Arg("ellipsis", pa.string(), DEFAULT_ELLIPSIS), _ANALYZER, _COLUMN),
+             Arg("ellipsis", pa.string(), DEFAULT_ELLIPSIS), _ANALYZER, _COLUMN, _LANGUAGE),
             2,
             (2, 3, 5, 6),
             pa.string(),
         ),
-        TextFunction("fts_match", fts_match, (_TEXT, _QUERY, _ANALYZER, _COLUMN), 2, (2, 3), pa.bool_()),
-        TextFunction("fts_tokenize", fts_tokenize, (_TEXT, _ANALYZER), 1, (1, 2), TOKENS),
+        TextFunction("fts_match", fts_match, (_TEXT, _QUERY, _ANALYZER, _COLUMN, _LANGUAGE), 2, (2, 3), pa.bool_()),
+        TextFunction("fts_tokenize", fts_tokenize, (_TEXT, _ANALYZER, _LANGUAGE), 1, (1, 2), TOKENS),
     )
 }
 

@@ -58,17 +58,20 @@ UNNAMED = "\x00text"
 
 def analyzer_spec(config: AnalyzerConfig) -> str:
     """The ``analyzer`` argument that stands for ``config`` (how ``db.sql`` passes a
-    column's index analyzer to the functions)."""
-    return json.dumps(
-        {
-            "analyzer": config.name,
-            "max_token_length": config.max_token_length,
-            "ascii_folding": config.ascii_folding,
-            "stop_words": list(config.stop_words),
-            "stemmer": config.stemmer,
-        },
-        sort_keys=True,
-    )
+    column's index analyzer to the functions): every option, so a function analyzes
+    text as the index did (its segmenter: an index built before issue 42 keeps runs of
+    Han whole; its language column: a row is stemmed in its own language)."""
+    options = {
+        "analyzer": config.name,
+        "max_token_length": config.max_token_length,
+        "ascii_folding": config.ascii_folding,
+        "stop_words": list(config.stop_words),
+        "stemmer": config.stemmer,
+        "segmenter": config.segmenter,
+    }
+    if config.language_column is not None:
+        options.update(language_column=config.language_column, languages=list(config.languages))
+    return json.dumps(options, sort_keys=True)
 
 
 def resolve_analyzer(spec: str | None, function: str) -> Analyzer:
@@ -183,23 +186,26 @@ def lone_chars(query: TextQuery) -> tuple[frozenset[str], frozenset[str]]:
 
 
 class BatchMatch:
-    """One query evaluated over every text of a batch (row ids are positions in it)."""
+    """One query evaluated over every text of a batch (row ids are positions in it), each
+    text in the language ``languages`` names for it (with an analyzer that stems each row
+    by its language column: that column's values for the same rows)."""
 
-    def __init__(self, query: TextQuery, values: pa.Array, spans: bool = False) -> None:
+    def __init__(self, query: TextQuery, values: pa.Array, spans: bool = False,
+                 languages: pa.Array | None = None) -> None:
         self.query = query
         self.n_rows = len(values)
         analyzer = query.analyzer
         caps = [_expansion_cap(leaf) for leaf in leaves(query.tree)]
         if any(cap is not None for cap in caps) or lone_chars(query)[0]:
             # Expansions are chosen from the batch's vocabulary: tokenize first.
-            self.stream: TokenStream = analyzer.analyze(values, spans=spans)
+            self.stream: TokenStream = analyzer.analyze(values, spans=spans, languages=languages)
             self.bound: BoundQuery = bind(query.tree, _BatchBindContext(analyzer, _present_vocab(self.stream)))
             terms = query_terms(self.bound).get(query.column, [])
         else:
             # The terms are known up front: the tokenizer interns them first (seeds).
             self.bound = bind(query.tree, _BatchBindContext(analyzer, pa.array([], pa.large_string())))
             terms = query_terms(self.bound).get(query.column, [])
-            self.stream = analyzer.analyze(values, seed=terms, spans=spans)
+            self.stream = analyzer.analyze(values, seed=terms, spans=spans, languages=languages)
         # Pair each bound leaf with its leaf's expansion cap (both walks go depth first).
         self._caps = {id(b): cap for cap, b in zip(caps, bound_leaves(self.bound))}
         self._ids = dict(zip(terms, lookup_terms(self.stream, terms).tolist()))
