@@ -94,11 +94,13 @@ def corpora(
     deletes: bool = True,
     params: bool = False,
     token_limits: bool = False,
+    sparse: bool = False,
 ) -> RefTable:
     """A RefTable with row ids 0..n-1 and 1-3 text columns (named from COLUMN_NAMES).
 
-    ``deletes``: mark a random subset of rows deleted. ``params``: sometimes set a column's
-    (k1, b). ``token_limits``: sometimes set a column's max_token_length.
+    ``deletes``: mark a random subset of rows deleted (with ``sparse``, often most of
+    them: a table after a long history). ``params``: sometimes set a column's (k1, b).
+    ``token_limits``: sometimes set a column's max_token_length.
     """
     columns = draw(
         st.lists(
@@ -113,6 +115,8 @@ def corpora(
     deleted: set[int] = set()
     if deletes and n and draw(st.booleans()):
         deleted = set(draw(st.lists(st.integers(0, n - 1), max_size=max(1, n // 3))))
+        if sparse and draw(st.booleans()):
+            deleted = set(range(n)) - set(draw(st.lists(st.integers(0, n - 1), max_size=max(1, n // 3))))
     column_params: dict[str, tuple[float, float]] = {}
     if params:
         for c in columns:

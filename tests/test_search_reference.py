@@ -53,6 +53,18 @@ def test_overlapping_segments_match_reference(case, splits):
     check(engine_table(ref, "segments", splits), ref, query, params)
 
 
+@given(cases(deletes=True, params=True, token_limits=True, sparse=True), st.lists(st.integers(0, 40), max_size=4))
+def test_segments_over_mostly_deleted_rows_match_reference(case, splits):
+    """Segments built after most rows were deleted pack their rows as ordinals among the
+    rows holding text (codec ``bp128-ordinals``); they answer, and merged by OPTIMIZE
+    answer again, as the reference."""
+    ref, query, params = case
+    t = engine_table(ref, "segments", splits)
+    check(t, ref, query, params)
+    t.optimize()
+    check(t, ref, query, params)
+
+
 @given(cases(deletes=True, params=True, token_limits=True))
 def test_forced_flat_scan_over_indexed_table_matches_reference(case):
     ref, query, params = case

@@ -24,8 +24,8 @@ from ..kernels.postings_codec import (
     scatter_postings,
 )
 from ..kernels.sorted_terms import sort_terms
-from ..storage.files.manifest import CODEC_BP128, SegmentMeta
-from .segment import Segment
+from ..storage.files.manifest import SegmentMeta
+from .segment import Segment, codec_for, packed_rows
 from .sorted_terms import term_buffers, union_terms
 
 
@@ -49,10 +49,10 @@ def _finish(
     pos_offsets: np.ndarray, positions: np.ndarray, dl: np.ndarray,
 ) -> Segment:
     block_offsets, impact_tf, impact_dl, last_row = block_metadata(post_offsets, rows, tfs, dl, BLOCK_SIZE)
+    n_docs = int(np.count_nonzero(dl))
     meta = SegmentMeta(
-        id=seg_id, lo=lo, hi=hi, base=base, count=count,
-        n_docs=int(np.count_nonzero(dl)), total_tokens=int(dl.sum(dtype=np.int64)),
-        n_terms=len(terms), n_postings=len(rows), codec=CODEC_BP128,
+        id=seg_id, lo=lo, hi=hi, base=base, count=count, n_docs=n_docs, total_tokens=int(dl.sum(dtype=np.int64)),
+        n_terms=len(terms), n_postings=len(rows), codec=codec_for(count, n_docs),
     )
     return Segment(
         meta=meta, terms=terms, post_offsets=post_offsets, rows=rows, tfs=tfs,
@@ -130,12 +130,12 @@ def merge_segments(
     dl = np.zeros(count, dtype=np.uint32)
     for seg in segments:
         dl[seg.meta.base - base : seg.meta.base - base + seg.meta.count] = seg.dl
-    merge = _MergeInputs(segments, gids, base, post_offsets, dl, with_positions)
+    n_docs = int(np.count_nonzero(dl))
     meta = SegmentMeta(
-        id=seg_id, lo=lo, hi=hi, base=base, count=count,
-        n_docs=int(np.count_nonzero(dl)), total_tokens=int(dl.sum(dtype=np.int64)),
-        n_terms=len(terms), n_postings=int(post_offsets[-1]), codec=CODEC_BP128,
+        id=seg_id, lo=lo, hi=hi, base=base, count=count, n_docs=n_docs, total_tokens=int(dl.sum(dtype=np.int64)),
+        n_terms=len(terms), n_postings=int(post_offsets[-1]), codec=codec_for(count, n_docs),
     )
+    merge = _MergeInputs(segments, gids, base, post_offsets, dl, with_positions, meta.codec)
     if not packed:
         arrays = merge.batch((0, len(terms)), pack=False)
         return Segment(meta=meta, terms=terms, post_offsets=post_offsets, dl=dl, **arrays)
@@ -158,10 +158,10 @@ class _MergeInputs:
 
     def __init__(
         self, segments: list[Segment], gids: list[np.ndarray], base: int, post_offsets: np.ndarray,
-        dl: np.ndarray, with_positions: bool,
+        dl: np.ndarray, with_positions: bool, codec: str,
     ) -> None:
         self.segments, self.gids, self.base = segments, gids, base
-        self.post_offsets, self.dl, self.with_positions = post_offsets, dl, with_positions
+        self.post_offsets, self.dl, self.with_positions, self.codec = post_offsets, dl, with_positions, codec
 
     def batch(self, terms: tuple[int, int], pack: bool = True) -> dict[str, np.ndarray]:
         """The merged postings of terms [t0, t1): their block metadata, and their postings
@@ -202,7 +202,9 @@ class _MergeInputs:
                "block_last_row": last_row}
         if not pack:
             return {**out, "rows": rows, "tfs": tfs, "pos_offsets": pos_offsets, "positions": positions}
-        out["block_bits"], out["block_words"], out["post_words"] = pack_postings(offsets, rows, tfs, block_offsets)
+        out["block_bits"], out["block_words"], out["post_words"] = pack_postings(
+            offsets, packed_rows(rows, self.codec, self.dl), tfs, block_offsets
+        )
         if self.with_positions:
             out["block_pos_words"], out["pos_words"] = pack_positions(offsets, pos_offsets, positions, block_offsets)
         return out

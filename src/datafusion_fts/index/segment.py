@@ -6,7 +6,11 @@ stored relative to ``base``. Postings come in one of two layouts (see
 kernels/postings_codec.pyx): bit-packed blocks (codec ``bp128``, what every segment is
 written as) or one uint32 per row, term frequency and position (codec ``u32``: segments
 written before, and segments built in memory, which are read where they are built).
-Reading either goes through the same compiled loaders.
+Reading either goes through the same compiled loaders. A segment whose row ids are
+mostly deleted (``OPTIMIZE`` after a long history: row ids are stable, so its range spans
+them all) packs its rows as their ordinals among its rows holding text (codec
+``bp128-ordinals``; :func:`codec_for`): its postings then take about what a fresh build's
+do, and read the same rows.
 
 Opening a persisted segment maps its files, verifies their checksums but for the
 postings and positions (:mod:`..storage.checksums`) and checks its offsets (:meth:`Segment.
@@ -40,7 +44,7 @@ from ..kernels.postings_codec import (
 )
 from ..kernels.sorted_terms import find_term
 from ..storage.files.checksums import LazyRegions
-from ..storage.files.manifest import CODEC_BP128, CODEC_U32, SegmentMeta
+from ..storage.files.manifest import CODEC_BP128, CODEC_ORDINALS, CODEC_U32, SegmentMeta
 from ..storage.stores.shared import SharedStore
 from .sorted_terms import term_buffers
 
@@ -56,6 +60,7 @@ _LAYOUTS = {
         "block_pos_words": np.int64, "pos_words": np.uint32,
     },
 }
+_LAYOUTS[CODEC_ORDINALS] = _LAYOUTS[CODEC_BP128]
 # The arrays a query reads a few terms of: their regions are verified when first read.
 _LAZY = frozenset({"post_words", "pos_words"})
 # Terms found (or not) a segment remembers: a query looks each term up for its
@@ -65,6 +70,25 @@ _FOUND_MAX = 4096
 
 def _none(dtype: type) -> np.ndarray:
     return np.zeros(0, dtype=dtype)
+
+
+def sparse(count: int, n_docs: int) -> bool:
+    """Whether fewer than half of a segment's ``count`` row ids hold text: its rows are
+    mostly deleted."""
+    return 2 * n_docs < count
+
+
+def codec_for(count: int, n_docs: int) -> str:
+    """The codec a segment is written in: ``bp128-ordinals`` where its rows are sparse,
+    whose postings would otherwise take about a bit more per posting for each doubling
+    of the row ids per row holding text (20,000 live rows among 355,000 ids: 4 bits)."""
+    return CODEC_ORDINALS if sparse(count, n_docs) else CODEC_BP128
+
+
+def ordinals(dl: np.ndarray) -> np.ndarray:
+    """The local rows holding text (a nonzero length), ascending: the row of each
+    ordinal. Nothing on disk holds them; they follow from the row lengths."""
+    return np.flatnonzero(dl).astype(np.uint32)
 
 
 def _np(array: pa.Array) -> np.ndarray:
@@ -95,12 +119,17 @@ class Segment:
     post_words: np.ndarray = field(default_factory=lambda: _none(np.uint32))
     block_pos_words: np.ndarray = field(default_factory=lambda: _none(np.int64))
     pos_words: np.ndarray = field(default_factory=lambda: _none(np.uint32))
+    # Codec ``bp128-ordinals``, packed: the row of each ordinal (:func:`ordinals`, made
+    # when the segment is); else empty.
+    ords: np.ndarray = field(default_factory=lambda: _none(np.uint32))
     _buffers: tuple[np.ndarray, np.ndarray] | None = field(default=None, repr=False)
     _found: dict[str, int] = field(default_factory=dict, repr=False)
     _lazy: dict[str, LazyRegions] = field(default_factory=dict, repr=False)
     _verified: set[tuple[int, bool]] = field(default_factory=set, repr=False)  # (term id, positions)
 
     def __post_init__(self) -> None:
+        if self.meta.codec == CODEC_ORDINALS and self.packed and not len(self.ords):
+            self.ords = ordinals(self.dl)
         # Read-only whatever their source (memory maps are, arrays built in memory are
         # not): a segment is immutable once made, and a kernel writing into one of its
         # arrays by mistake raises instead of changing what later searches read.
@@ -132,7 +161,7 @@ class Segment:
         decompressed once when the segment opens; uncompressed, the row lengths of a
         table of 20,000 live rows among 355,000 row ids took 1.4 MB where a fresh build's
         take 80 KB (compressed: 52 KB). Other arrays stay memory-mapped as they are."""
-        return frozenset({"dl"}) if 2 * self.meta.n_docs < self.meta.count else frozenset()
+        return frozenset({"dl"}) if sparse(self.meta.count, self.meta.n_docs) else frozenset()
 
     @classmethod
     def from_arrays(cls, meta: SegmentMeta, arrays: dict[str, pa.Array]) -> "Segment":
@@ -165,11 +194,13 @@ class Segment:
         """Raise a StorageError naming the first file whose offsets do not fit."""
         meta = self.meta
         data, offsets = term_buffers(self.terms)
-        packed = meta.codec == CODEC_BP128
+        packed = meta.codec != CODEC_U32
         n_postings = meta.n_postings if packed else len(self.rows)
         problem, name = "", ""
         if len(self.dl) != meta.count:
             problem, name = f"{len(self.dl)} row lengths for {meta.count} rows", "dl"
+        elif meta.codec == CODEC_ORDINALS and len(self.ords) != meta.n_docs:
+            problem, name = f"{len(self.ords)} rows hold text, not {meta.n_docs}", "dl"
         elif not packed and len(self.tfs) != len(self.rows):
             problem, name = "not one term frequency per row", "tfs"
         elif (len(self.block_max_tf) != self.impacts * len(self.block_last_row)
@@ -196,7 +227,8 @@ class Segment:
         if self.packed:
             packed = {name: getattr(self, name) for name in _LAYOUTS[CODEC_BP128] if name not in _COMMON}
         else:
-            bits, words_at, words = pack_postings(self.post_offsets, self.rows, self.tfs, self.block_offsets)
+            rows = packed_rows(self.rows, self.meta.codec, self.dl)
+            bits, words_at, words = pack_postings(self.post_offsets, rows, self.tfs, self.block_offsets)
             packed = {"block_bits": bits, "block_words": words_at, "post_words": words}
             packed["block_pos_words"], packed["pos_words"] = (
                 pack_positions(self.post_offsets, self.pos_offsets, self.positions, self.block_offsets)
@@ -218,7 +250,7 @@ class Segment:
     @property
     def source(self) -> tuple[np.ndarray, ...]:
         """The postings as the compiled readers take them (kernels/postings_codec.pyx)."""
-        return self.post_words, self.block_words, self.block_bits, self.rows, self.tfs, self.block_last_row
+        return self.post_words, self.block_words, self.block_bits, self.rows, self.tfs, self.block_last_row, self.ords
 
     @property
     def position_source(self) -> tuple[np.ndarray, ...]:
@@ -318,6 +350,14 @@ class Segment:
             return live_counts(self.source, self.post_offsets, self.block_offsets, lo, hi, drop)
         except DamagedPostings as exc:
             raise self.damaged(exc) from exc
+
+
+def packed_rows(rows: np.ndarray, codec: str, dl: np.ndarray) -> np.ndarray:
+    """Local ``rows`` (of postings) as a segment of ``codec`` with row lengths ``dl``
+    packs them: their ordinals (:func:`ordinals`) in codec ``bp128-ordinals``."""
+    if codec != CODEC_ORDINALS:
+        return rows
+    return np.searchsorted(ordinals(dl), rows).astype(np.uint32)
 
 
 # A binary-search lookup costs about as much as putting this many terms in a dict.

@@ -38,7 +38,7 @@ cdef enum:
 
 
 def accumulated_or_topk(
-    words, block_words, block_bits, rows, tfs, blk_last, post_offsets, block_offsets, norms, tids, kinds, weights,
+    words, block_words, block_bits, rows, tfs, blk_last, ords, post_offsets, block_offsets, norms, tids, kinds, weights,
     mults, double boost, int64_t k, int64_t row_lo, int64_t row_hi, int64_t base, included, bint use_include,
     deleted, double floor,
 ):
@@ -69,7 +69,7 @@ def accumulated_or_topk(
     held.n = 0
     cs.row_block = NULL
     try:
-        src = source_of(&held, words, block_words, block_bits, rows, tfs, blk_last)
+        src = source_of(&held, words, block_words, block_bits, rows, tfs, blk_last, ords)
         a = slots_of(&held, post_offsets, block_offsets, norms, tids, kinds, weights, mults, included, deleted)
         n = a.n
         slots = <int64_t*>malloc(3 * max(n, 1) * sizeof(int64_t))

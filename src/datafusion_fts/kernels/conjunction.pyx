@@ -56,7 +56,7 @@ cdef enum:
 
 
 def conjunction_topk(
-    words, block_words, block_bits, rows, tfs, blk_last, post_offsets, block_offsets, norms, tids, kinds, weights,
+    words, block_words, block_bits, rows, tfs, blk_last, ords, post_offsets, block_offsets, norms, tids, kinds, weights,
     mults, double boost, int64_t k, int64_t row_lo, int64_t row_hi, int64_t base, included, bint use_include,
     deleted, bint skip, bint prune, double floor, double margin,
 ):
@@ -64,9 +64,9 @@ def conjunction_topk(
     row ids (local row + ``base``), among those scoring above ``floor`` (-inf: all; only
     with ``prune``).
 
-    ``words, block_words, block_bits, rows, tfs, blk_last`` are the segment's postings in
-    either layout (a source of postings_codec.pyx), ``post_offsets/block_offsets`` its
-    per-term offsets (int64); slot t reads term ``tids[t]`` (int64; -1: absent from the
+    ``words, block_words, block_bits, rows, tfs, blk_last, ords`` are the segment's
+    postings in either layout (a source of postings_codec.pyx),
+    ``post_offsets/block_offsets`` its per-term offsets (int64); slot t reads term ``tids[t]`` (int64; -1: absent from the
     segment) as ``kinds[t]`` (int64: REQUIRED / OPTIONAL / EXCLUDED) with weight
     ``weights[t]`` and multiplier ``mults[t]`` (float64); ``norms`` (float64) are the
     rows' length norms. ``included`` (int64, ascending local rows, used when
@@ -95,7 +95,7 @@ def conjunction_topk(
     held.n = 0
     cs.row_block = NULL
     try:
-        src = source_of(&held, words, block_words, block_bits, rows, tfs, blk_last)
+        src = source_of(&held, words, block_words, block_bits, rows, tfs, blk_last, ords)
         a = slots_of(&held, post_offsets, block_offsets, norms, tids, kinds, weights, mults, included, deleted)
         n = a.n
         slots = <int64_t*>malloc(5 * max(n, 1) * sizeof(int64_t))

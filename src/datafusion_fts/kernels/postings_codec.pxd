@@ -15,7 +15,9 @@ cpdef enum:
 cdef struct Source:
     # A segment's postings in either layout, the arrays of the other empty: bit-packed
     # (``n_words > 0``: post_words, block_words, block_bits) or one uint32 a row and
-    # frequency (rows, tfs); and every block's last row.
+    # frequency (rows, tfs); and every block's last row. A bit-packed segment whose rows
+    # are mostly deleted (codec ``bp128-ordinals``) packs its rows as ordinals among the
+    # rows holding text: ``ords[o]`` is the row of ordinal o (``n_ords`` > 0; 0 in others).
     const uint32_t* words
     Py_ssize_t n_words
     const int64_t* block_words
@@ -23,10 +25,12 @@ cdef struct Source:
     const uint32_t* rows
     const uint32_t* tfs
     const uint32_t* blk_last
+    const uint32_t* ords
+    Py_ssize_t n_ords
 
 
 cdef inline Source source_of(Arrays* held, object words, object block_words, object block_bits, object rows,
-                             object tfs, object blk_last) except *:
+                             object tfs, object blk_last, object ords) except *:
     """The source of a segment's arrays (``Segment.source``, in its order), their buffers
     ``held`` while it is read."""
     cdef Source src
@@ -36,13 +40,14 @@ cdef inline Source source_of(Arrays* held, object words, object block_words, obj
     src.rows = u32(held, rows)
     src.tfs = u32(held, tfs)
     src.blk_last = u32(held, blk_last)
+    src.ords = u32(held, ords, &src.n_ords)
     return src
 
 
 cdef inline Source tuple_source(Arrays* held, tuple src) except *:
     """:func:`source_of` a tuple ``(post_words, block_words, block_bits, rows, tfs,
-    block_last_row)``."""
-    return source_of(held, src[0], src[1], src[2], src[3], src[4], src[5])
+    block_last_row, ords)``."""
+    return source_of(held, src[0], src[1], src[2], src[3], src[4], src[5], src[6])
 
 
 cdef inline int64_t _n_words(int64_t n, int64_t width) noexcept nogil:
@@ -96,7 +101,9 @@ cdef inline int64_t load_rows_from(
     else:
         row = 0
     stop = min(upto + 1, n)
-    if src.n_words:
+    if src.n_ords:
+        i = _unpack_ordinals(src, b, n, out, i0, stop, target, row, &got, &ok)
+    elif src.n_words:
         i = _unpack_rows(src, b, n, out, i0, stop, target, row, &got)
     else:
         i = _copy_rows(src, s, n, out, i0, stop, target, row, &got, &ok)
@@ -145,6 +152,61 @@ cdef inline int64_t _unpack_rows(
         i += 1
     last[0] = got
     return i
+
+
+cdef inline int64_t _unpack_ordinals(
+    const Source* src, int64_t b, int64_t n, uint32_t* out, int64_t i0, int64_t stop, int64_t target,
+    uint64_t row, uint64_t* last, bint* inside,
+) noexcept nogil:
+    """:func:`_unpack_rows` for rows packed as ordinals (``src.ords``): the first ordinal
+    is that of ``row`` (the row after the one before), found by binary search; an ordinal
+    past the last is damage (``inside`` False; read as the last)."""
+    cdef const uint32_t* words = src.words
+    cdef const uint32_t* ords = src.ords
+    cdef uint64_t width = src.block_bits[2 * b]
+    cdef uint64_t mask = (<uint64_t>1 << width) - 1
+    cdef int64_t at = src.block_words[b]
+    cdef uint64_t bit = <uint64_t>i0 * width
+    cdef uint64_t top = <uint64_t>src.n_ords - 1
+    cdef uint64_t got = row - 1
+    cdef uint64_t o = _first_at_least(ords, src.n_ords, row)
+    cdef bint ok = True
+    cdef int64_t i, j
+    for j in range(i0, stop):
+        o += _get(words, at, mask, bit)
+        if o > top:
+            ok = False
+            o = top
+        got = ords[o]
+        out[j] = <uint32_t>got
+        o += 1
+        bit += width
+    i = max(stop, i0)
+    while i < n and got < <uint64_t>target:
+        o += _get(words, at, mask, bit)
+        if o > top:
+            ok = False
+            o = top
+        got = ords[o]
+        out[i] = <uint32_t>got
+        o += 1
+        bit += width
+        i += 1
+    last[0] = got
+    inside[0] = ok
+    return i
+
+
+cdef inline uint64_t _first_at_least(const uint32_t* values, Py_ssize_t n, uint64_t x) noexcept nogil:
+    """The index of the first of ascending ``values[:n]`` >= ``x`` (``n`` if none)."""
+    cdef Py_ssize_t lo = 0, hi = n, mid
+    while lo < hi:
+        mid = (lo + hi) >> 1
+        if <uint64_t>values[mid] < x:
+            lo = mid + 1
+        else:
+            hi = mid
+    return <uint64_t>lo
 
 
 cdef inline int64_t _copy_rows(

@@ -49,7 +49,7 @@ from datafusion_fts.kernels.postings_codec import BAD_ROWS, DamagedPostings
 
 
 def pruned_or_topk(
-    words, block_words, block_bits, rows, tfs, blk_last, post_offsets, block_offsets, blk_bound, norms, tids,
+    words, block_words, block_bits, rows, tfs, blk_last, ords, post_offsets, block_offsets, blk_bound, norms, tids,
     kinds, weights, mults, double boost, int64_t k, int64_t row_lo, int64_t row_hi, int64_t base, included,
     bint use_include, deleted, bint prune, double floor,
 ):
@@ -85,7 +85,7 @@ def pruned_or_topk(
     held.n = 0
     cs.row_block = NULL
     try:
-        src = source_of(&held, words, block_words, block_bits, rows, tfs, blk_last)
+        src = source_of(&held, words, block_words, block_bits, rows, tfs, blk_last, ords)
         a = slots_of(&held, post_offsets, block_offsets, norms, tids, kinds, weights, mults, included, deleted)
         blk_bound_, n = f64(&held, blk_bound, &n_bounds), a.n
         slots = <int64_t*>malloc(5 * max(n, 1) * sizeof(int64_t))

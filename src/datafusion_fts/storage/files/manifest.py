@@ -68,7 +68,12 @@ from .layout import is_remote
 #     the file; ranges no fragment holds (TableMeta.holes) are rows dropped whole. An older
 #     version would read a row's place as its offset from row_lo. Deletion vectors are
 #     written compressed (ZSTD buffers of the Arrow IPC file).
-FORMAT_VERSION = 10
+# 11 - an index segment whose row ids are mostly deleted (OPTIMIZE after a long history)
+#     packs its postings' rows as ordinals among its rows holding text (codec
+#     "bp128-ordinals"): gaps of the live rows, not of row ids. An older version would
+#     refuse the codec. Deletion vectors hold the steps between their ids (uint32), which
+#     an older version would read as ids.
+FORMAT_VERSION = 11
 ROWID = "_rowid"
 # Declared types a table stores as their values' bytes, which Parquet's own type for them
 # cannot hold: an interval of months, days and nanoseconds (Parquet's keeps milliseconds).
@@ -153,10 +158,13 @@ class FragmentMeta:
 
 
 # How a segment's postings are laid out in its files: "u32", one uint32 per row id, term
-# frequency and position (the first layout; a manifest without a codec means it), or
-# "bp128", blocks of 128 postings bit-packed (see kernels/postings_codec.pyx).
+# frequency and position (the first layout; a manifest without a codec means it),
+# "bp128", blocks of 128 postings bit-packed (see kernels/postings_codec.pyx), or
+# "bp128-ordinals" (format 11), as "bp128" but the rows packed as their ordinals among the
+# segment's rows holding text: a segment whose row ids are mostly deleted.
 CODEC_U32 = "u32"
 CODEC_BP128 = "bp128"
+CODEC_ORDINALS = "bp128-ordinals"
 
 
 @dataclass(frozen=True)

@@ -406,12 +406,22 @@ def write_array_file(sink: pa.NativeFile, name: str, array: pa.Array, compressio
         writer.write_batch(batch)
 
 
+# The column of a deletion vector file: its sorted row ids, or (format 11) the
+# differences between them, the first from 0.
+DELETED_IDS, DELETED_ID_STEPS = "_rowid", "_rowid_steps"
+
+
 def deletes_file(rows: np.ndarray) -> bytes:
-    """The Arrow IPC file of a deletion vector (small: written and read whole), compressed
-    with ZSTD: its sorted ids take about 1.3 bytes each, not 8 (a table's deletion vectors
-    list every row it ever deleted, compaction only drops the rows)."""
+    """The Arrow IPC file of a deletion vector (small: written and read whole): the steps
+    between its sorted ids as uint32, compressed with ZSTD (the ids themselves where a
+    step does not fit). A table's deletion vectors list every row it ever deleted
+    (compaction only drops the rows), mostly in runs: 335,000 ids of 355,000 take 37 KB
+    so, 342 KB as ids."""
+    steps = np.diff(rows, prepend=0)
+    name, array = ((DELETED_ID_STEPS, pa.array(steps.astype(np.uint32))) if len(rows) and 0 <= int(steps.min()) and int(steps.max()) < 2**32
+                   else (DELETED_IDS, pa.array(rows, pa.int64())))
     sink = pa.BufferOutputStream()
-    write_array_file(sink, "_rowid", pa.array(rows, pa.int64()), "zstd")
+    write_array_file(sink, name, array, "zstd")
     return sink.getvalue().to_pybytes()
 
 
@@ -421,9 +431,14 @@ def deletes_of(data: bytes, crc: int | None, where: str) -> np.ndarray:
         raise StorageError(f"deletion vector {where} is damaged: its crc32 is {zlib.crc32(data)}, "
                            f"the manifest says {crc}")
     try:
-        column = pa.ipc.open_file(pa.py_buffer(data)).read_all().column(0)
+        table = pa.ipc.open_file(pa.py_buffer(data)).read_all()
+        name, column = table.column_names[0], table.column(0)
     except (OSError, pa.ArrowInvalid, IndexError) as exc:
         raise StorageError(f"cannot read deletion vector {where}: {exc}") from exc
+    if name == DELETED_ID_STEPS:
+        return np.cumsum(column.to_numpy(), dtype=np.int64)
+    if name != DELETED_IDS:
+        raise StorageError(f"cannot read deletion vector {where}: it holds a column {name!r}")
     return column.to_numpy()
 
 
