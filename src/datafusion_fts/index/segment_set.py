@@ -66,7 +66,11 @@ def clip_part(part: RankedPart, lo_id: int, hi_id: int) -> RankedPart | None:
 
 def ranked_parts(segments: list[Segment], deleted: np.ndarray = _NONE) -> list[RankedPart]:
     """Each segment's effective range under the first-segment-ranks rule (§5.4), with the
-    deleted rows (global ids, ascending) that fall in it."""
+    deleted rows (global ids, ascending) that fall in it and that it holds text of: a row
+    it holds no text of (deleted before the segment was built, or empty) has no postings
+    and no length to mask. After OPTIMIZE over a long history that is nearly every
+    deleted row, which every read of a term would otherwise step through (20,000 live rows
+    among 355,000 ids: 335,000 ids a term)."""
     parts = []
     last_ranked = -1  # the last row id ranked by an earlier segment (never last + 1: no overflow)
     for seg in sorted(segments, key=lambda s: (s.meta.lo, s.meta.hi)):
@@ -75,8 +79,8 @@ def ranked_parts(segments: list[Segment], deleted: np.ndarray = _NONE) -> list[R
         first = max(seg.meta.base, last_ranked + 1) - seg.meta.base
         if first < seg.meta.count:
             lo_id, hi_id = seg.meta.base + first, seg.meta.base + seg.meta.count
-            gone = deleted[np.searchsorted(deleted, lo_id) : np.searchsorted(deleted, hi_id)]
-            parts.append(RankedPart(seg, first, seg.meta.count, gone - seg.meta.base))
+            gone = deleted[np.searchsorted(deleted, lo_id) : np.searchsorted(deleted, hi_id)] - seg.meta.base
+            parts.append(RankedPart(seg, first, seg.meta.count, gone[seg.dl[gone] > 0]))
         last_ranked = max(last_ranked, seg.meta.base + seg.meta.count - 1)
     return sorted(parts, key=lambda p: p.segment.meta.base + p.lo)
 

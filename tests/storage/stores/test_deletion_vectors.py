@@ -11,7 +11,12 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from datafusion_fts.errors import StorageError
-from datafusion_fts.storage.stores.store import DELETED_IDS, deletes_file, deletes_of, write_array_file
+from datafusion_fts.storage.stores.store import (
+    DELETED_IDS,
+    deletes_file,
+    deletes_of,
+    write_array_file,
+)
 
 
 @given(st.lists(st.integers(0, 2**63 - 1) | st.integers(0, 2000), unique=True))
