@@ -188,7 +188,7 @@ class TableViews:
         else:
             before = known[1] if known is not None else {}
             held = {frag.id: self._held_fragment(frag, before.get(frag.id), file_schema) for frag in meta.fragments}
-            ids = TableSnapshot(meta, self._store).deleted
+            ids = TableSnapshot(meta, self._store).deleted_from(meta.next_rowid)  # (what fresh ids may be)
             deleted = pa.array(ids, pa.int64()) if len(ids) else None
             if limit is not None and sum(b.nbytes for h in held.values() for b in h.batches) > limit:
                 self._too_big[meta.name] = meta  # (not read again for this version)

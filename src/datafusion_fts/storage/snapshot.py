@@ -182,11 +182,20 @@ class TableSnapshot:
     def deleted(self) -> np.ndarray:
         """Every deleted committed row id, ascending: those of the deletion vectors, and
         the holes of a table indexed in place (``TableMeta.holes``)."""
-        parts = [self.store.read_deletes(f.deletes, f.deletes_crc) for f in self.meta.fragments if f.deletes]
-        parts += [np.arange(lo, hi + 1, dtype=np.int64) for lo, hi in self.meta.holes]
+        return self.deleted_from(0)
+
+    def deleted_from(self, first: int) -> np.ndarray:
+        """The deleted committed row ids from ``first`` on, ascending, reading only the
+        deletion vectors of fragments that reach ``first``: a table held in memory filters
+        its fresh rows (ids from ``next_rowid`` on) by them at each commit, where reading
+        every vector took 2 ms for each 335,000 ids deleted over a table's history."""
+        parts = [self.store.read_deletes(f.deletes, f.deletes_crc) for f in self.meta.fragments
+                 if f.deletes and f.row_hi >= first]
+        parts += [np.arange(max(lo, first), hi + 1, dtype=np.int64) for lo, hi in self.meta.holes if hi >= first]
         if not parts:
             return np.zeros(0, dtype=np.int64)
-        return np.sort(np.concatenate(parts)) if len(parts) > 1 else parts[0]
+        ids = np.sort(np.concatenate(parts)) if len(parts) > 1 else parts[0]
+        return ids[np.searchsorted(ids, first):] if first else ids
 
     def live_rows(self) -> np.ndarray:
         """Every live committed row id, ascending."""
