@@ -697,6 +697,35 @@ def test_order_by_another_column_with_limit_is_not_cut_by_the_search(library):
     assert [i for (i,) in got] == ids[:3]
 
 
+@pytest.mark.parametrize("sql", [
+    "SELECT id, score() AS s, count(*) OVER () AS total FROM docs WHERE MATCH(body, 'beta gamma') ORDER BY s DESC LIMIT 4",
+    "SELECT *, COUNT(*) over() * 10 AS n FROM docs WHERE MATCH(body, 'beta') AND year > 2000 "
+    "ORDER BY score() DESC LIMIT 3 OFFSET 2",
+    "SELECT id, count(*) OVER () AS total FROM docs WHERE MATCH(body, 'beta') ORDER BY score() DESC LIMIT 0",
+    "SELECT id, count(*) OVER () AS total FROM docs WHERE MATCH(body, 'nothing') ORDER BY score() DESC LIMIT 2",
+])
+def test_a_count_over_the_matches_beside_a_top_k_is_the_search_s_count(library, sql):
+    """``count(*) OVER ()`` beside ``ORDER BY score() DESC LIMIT k``: the top k is pushed
+    into the search, which counts every match once (EXPLAIN: ``total``); every row, name,
+    type and nullability as the general plan (fts.sql_fast_paths off) gives them."""
+    fast = library.sql(sql).to_arrow_table()
+    assert re.search(r"k=\d+, total", explain(library, sql)["logical_plan"])
+    library.settings.set("fts.sql_fast_paths", False)
+    general = library.sql(sql).to_arrow_table()
+    assert fast.schema == general.schema and fast.equals(general)
+    library.settings.set("fts.sql_fast_paths", True)
+    assert library.sql(sql).to_arrow_table().equals(general)  # (the statement's shape remembered)
+
+
+def test_a_count_over_the_matches_without_a_name_of_its_own_is_not_pushed_down(library):
+    """Its column would be named by DataFusion's text of the window: the statement takes
+    the general plan, every match found."""
+    sql = "SELECT id, count(*) OVER () FROM docs WHERE MATCH(body, 'beta') ORDER BY score() DESC LIMIT 2"
+    assert "k=all" in explain(library, sql)["logical_plan"]
+    matches = len(reference_hits(LIBRARY_REF, Match("body", "beta")))
+    assert library.sql(sql).to_arrow_table().column(1).to_pylist() == [matches] * 2
+
+
 def test_in_subquery_next_to_match(library):
     got = sql_hits(
         library,

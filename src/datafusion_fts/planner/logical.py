@@ -19,7 +19,9 @@ class LogicalSearch:
     bounded top-k pushed down from ORDER BY score() DESC LIMIT/OFFSET (None: every match). ``join``
     is "inner" when the search's result stands in for the table (the fast path: only matching
     rows qualify), "mark" when it marks the table's rows where the MATCH stands (the general
-    plan: each row's truth and score looked up by its ``_rowid``).
+    plan: each row's truth and score looked up by its ``_rowid``). ``total``: the statement
+    reads the number of matches beside the pushed-down top k (``count(*) OVER ()``), which
+    the result carries as a column.
     """
 
     table: str
@@ -30,6 +32,7 @@ class LogicalSearch:
     join: str = "inner"
     managed: bool = True  # (False: a table of the session, searched by scanning)
     columns: tuple[str, ...] = ()  # the table's columns the statement reads
+    total: bool = False
 
     def __post_init__(self) -> None:
         if not isinstance(self.tree, QUERY_TYPES):
@@ -40,6 +43,8 @@ class LogicalSearch:
             raise PlanError(f"LogicalSearch.k must be >= 0 or None, got {self.k}")
         if self.join == "mark" and (self.prefilter or self.k is not None or self.columns):
             raise PlanError("a search marking rows finds every match of its table: no prefilter, k or columns")
+        if self.total and (self.k is None or self.join != "inner"):
+            raise PlanError("a search counting its matches beside a top k needs a k and stands in for its table")
         if not self.managed and self.prefilter:
             raise PlanError(f"{self.table} is not a managed table: it is searched by a plain scan, without prefilters")
 
@@ -56,6 +61,8 @@ class LogicalSearch:
         if self.prefilter:
             parts.append(f"prefilter=[{self.prefilter}]")
         parts.append(f"k={'all' if self.k is None else self.k}")
+        if self.total:
+            parts.append("total")
         if self.join != "inner":
             parts.append(f"join={self.join}")
         if not self.managed:

@@ -20,6 +20,7 @@ from ..analysis import AnalyzerConfig
 from ..errors import CatalogError, InvalidArgument, SqlError
 from ..operators.base import SEARCH_SCHEMA
 from ..operators.explain import explain_search
+from ..operators.ordering import ordered
 from ..planner.logical import LogicalSearch, RelationSearch, SessionRows
 from ..planner.plan_search import column_analyzer, plan_search
 from ..planner.run_search import run_search
@@ -42,7 +43,7 @@ from .dialect import (
     parse_sql,
 )
 from .hosts import SqlHost
-from .lower_select import Lowered, node_start, parse_match
+from .lower_select import TOTAL, Lowered, node_start, parse_match
 from .lower_statement import lower_statement
 from .result_frame import ResultFrame, detached_frame
 from .splice import Splicer
@@ -315,21 +316,27 @@ class SqlSession:
             ).to_arrow_table()
             include = ids.column(0).to_numpy()
         if search.k == 0:
-            empty = SEARCH_SCHEMA.empty_table()
-            if search.carries_rows:
-                fields = [self.db.table_meta(search.table).sql_schema.field(c) for c in search.columns]
-                empty = pa.schema([SEARCH_SCHEMA.field(0), *fields, SEARCH_SCHEMA.field(1)]).empty_table()
-            return empty, None, None
+            fields = [self.db.table_meta(search.table).sql_schema.field(c) for c in search.columns]
+            total_field = [pa.field(TOTAL, pa.int64(), False)] if search.total else []
+            return pa.schema([SEARCH_SCHEMA.field(0), *fields, SEARCH_SCHEMA.field(1), *total_field]).empty_table(), \
+                None, None
         plan = request = None
         # Every match, for a statement that orders rows itself: in row-id order, not sorted
         # by score first (a fast path: fts.sql_fast_paths off keeps the search's order).
-        by_score = in_order or search.k is not None or not self.db.settings.get("fts.sql_fast_paths")
+        # Counted beside a top k (``total``): every match in row-id order, then its top k.
+        by_score = (in_order or search.k is not None or not self.db.settings.get("fts.sql_fast_paths")) \
+            and not search.total
+        limit = None if search.total else search.k
         if planned:
-            plan, request = table.plan(search.tree, limit=search.k, include_row_ids=include, by_score=by_score)
+            plan, request = table.plan(search.tree, limit=limit, include_row_ids=include, by_score=by_score)
             result = pa.Table.from_batches(list(plan.execute()), schema=SEARCH_SCHEMA)
             snap = request.snapshot
         else:
-            result, snap = table.find(search.tree, limit=search.k, include_row_ids=include, by_score=by_score)
+            result, snap = table.find(search.tree, limit=limit, include_row_ids=include, by_score=by_score)
+        total = result.num_rows
+        if search.total:
+            result = result.take(ordered(result.column(0).to_numpy(), result.column(1).to_numpy(), search.k))
+            by_score = True
         if search.carries_rows and search.columns:  # (else the result is _rowid, _score already)
             if not in_order and by_score:  # (no reordering copy of the fetched rows)
                 result = result.take(pa.array(np.argsort(result.column(0).to_numpy(), kind="stable")))
@@ -339,6 +346,8 @@ class SqlSession:
             for field in fields:
                 rows = rows.append_column(field, as_declared(values.column(field.name), field.type))
             result = rows.append_column("_score", result.column(1))
+        if search.total:  # (non-null, as DataFusion's count)
+            result = result.append_column(pa.field(TOTAL, pa.int64(), False), pa.array([total] * result.num_rows, pa.int64()))
         return result, plan, request
 
     def _register_result(self, name: str, result: pa.Table, definition: str | None = None) -> None:

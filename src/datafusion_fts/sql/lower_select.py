@@ -43,6 +43,7 @@ from .splice import Splicer
 
 SCORE = "_score"
 ROWID = "_rowid"
+TOTAL = "_total"  # (the number of matches, beside a top k: LogicalSearch.total)
 EXPLAIN = "_explain"
 
 
@@ -226,7 +227,13 @@ class FastLowering:
                                                source.managed, self.outermost, self.error, self.splicer)
         expand_stars(select, self.schemas, searched=True)
         added = self._tie_break(keys, alias)
-        k = self._pushdown(self._in_score_order(keys, alias), residual_ok)
+        totals = self._totals() if source.managed else []
+        k = self._pushdown(self._in_score_order(keys, alias), residual_ok, totals)
+        totals = totals if k is not None else []
+        for w in totals:
+            if self.splicer is not None:
+                self.splicer.replace_window(w, f"{quote(alias)}.{quote(TOTAL)}")
+            w.replace(exp.column(TOTAL, table=alias))
         prefilter_sql = " AND ".join(
             written_prefilter if written is not None else (p.sql(dialect="postgres", normalize_functions=False)
                                                            for p in prefilter)) or None
@@ -234,7 +241,8 @@ class FastLowering:
         # The table's columns the statement still reads once MATCH is gone.
         used = {identifier(c) for c in select.find_all(exp.Column) if c.table in (alias, "")} | excluded
         read = tuple(name for name in schema.names if name in used)
-        search = LogicalSearch(source.table, alias, tree, prefilter_sql, k, managed=source.managed, columns=read)
+        search = LogicalSearch(source.table, alias, tree, prefilter_sql, k, managed=source.managed, columns=read,
+                               total=bool(totals))
 
         # The search result carries the rows themselves: a bounded top-k is fetched by row
         # id (or a scan found them), so DataFusion never rescans the table.
@@ -242,12 +250,13 @@ class FastLowering:
             exp.Table(this=exp.to_identifier(result_table), alias=exp.TableAlias(this=exp.to_identifier(alias)))
         )
         if self.splicer is not None:
-            self._splice(matches, negated, outer, scores, stars, added, order_end, alias, table, result_table)
+            self._splice(matches, negated, outer, scores, stars, added, order_end, alias, table, result_table,
+                         bool(totals))
         return Lowered(search, result_table, positions, explaining)
 
     def _splice(self, matches: list[FtsMatch], negated: set[int], outer: bool, scores: list[FtsScore],
                 stars: list[exp.Expression], added: exp.Ordered | None, order_end: int | None, alias: str,
-                table: exp.Expression, result_table: str) -> None:
+                table: exp.Expression, result_table: str, total: bool) -> None:
         """The edits of the statement's own text this lowering makes (sql/splice.py): each
         MATCH a truth value that makes its literal hold for every row of the search's result
         (TRUE, or FALSE under an odd number of NOTs: ``negated``; beside an ``outer`` join,
@@ -267,7 +276,7 @@ class FastLowering:
         sp.replace_table(table, f"{quote(result_table)} AS {quote(alias)}")
         if added is not None:
             sp.insert(order_end, f", {rowid} {'DESC' if added.args.get('desc') else 'ASC'}")
-        splice_stars(sp, self.select, stars, {alias: [ROWID, SCORE]}, self.schemas)
+        splice_stars(sp, self.select, stars, {alias: [ROWID, SCORE, *([TOTAL] if total else [])]}, self.schemas)
 
     def _local(self, node: exp.Expression, alias: str, schema: pa.Schema) -> bool:
         """A predicate DataFusion can evaluate on the searched table alone (a prefilter);
@@ -305,14 +314,27 @@ class FastLowering:
         return (bool(first.args.get("desc")) and not second.args.get("desc")
                 and isinstance(rowid, exp.Column) and rowid.name == ROWID and rowid.table in ("", alias))
 
-    def _pushdown(self, order_by_score: bool, prefilter_complete: bool) -> int | None:
-        """The top-k to push into the search when it cannot change the answer."""
+    def _totals(self) -> list[exp.Window]:
+        """The ``count(*) OVER ()`` of the SELECT list, each inside an item with a name of
+        its own (``AS n``): the number of rows the statement finds, which the search can
+        count beside a top k (its name would otherwise be DataFusion's text of the window)."""
+        out = []
+        for item in self.select.expressions:
+            if isinstance(item, exp.Alias):
+                out += [w for w in item.find_all(exp.Window) if own(w, self.select) and _whole_count(w)]
+        return out
+
+    def _pushdown(self, order_by_score: bool, prefilter_complete: bool, totals: list[exp.Window]) -> int | None:
+        """The top-k to push into the search when it cannot change the answer: with
+        ``totals``, which the search then counts, as the only windows and aggregates."""
         s = self.select
         limit = s.args.get("limit")
         if limit is None or not prefilter_complete:
             return None
         blockers = ("joins", "group", "having", "distinct", "qualify", "windows")
-        if any(s.args.get(b) for b in blockers) or any(e.find(exp.AggFunc, exp.Window) for e in s.expressions):
+        counted = {id(n) for w in totals for n in w.walk()}
+        if any(s.args.get(b) for b in blockers) or any(
+                id(n) not in counted for e in s.expressions for n in e.find_all(exp.AggFunc, exp.Window)):
             return None
         if s.args.get("order") is not None and not order_by_score:
             return None
@@ -325,6 +347,13 @@ class FastLowering:
             node = limit.expression if count > INT64_MAX or offset is None else offset.expression
             raise self.error(f"LIMIT plus OFFSET must be at most 2^63-1, got {count} + {skip}", node)
         return count + skip
+
+
+def _whole_count(window: exp.Window) -> bool:
+    """Whether ``window`` is ``count(*) OVER ()``: the rows of the whole result."""
+    count = window.this
+    return (isinstance(count, exp.Count) and isinstance(count.this, exp.Star) and not count.args.get("expressions")
+            and not any(window.args.get(k) for k in ("partition_by", "order", "spec", "alias")))
 
 
 def lower_explains(select: exp.Select, explains: list[FtsScoreExplain], rowid: str, result: str, managed: bool,

@@ -86,6 +86,21 @@ class Splicer:
         if close is not None:
             self.edits.append((self.tokens[name].start, self.tokens[close].end, replacement))
 
+    def replace_window(self, window: exp.Window, replacement: str) -> None:
+        """Replace a window function, from its name to the ``)`` of its ``OVER (...)``."""
+        name = self._index(window.this)
+        if name is None:
+            return
+        call = self._closing(name + 1) if name + 1 < len(self.tokens) and self.tokens[name + 1].value == "(" else None
+        over = None if call is None else call + 1
+        if over is None or over + 1 >= len(self.tokens) or self.tokens[over].value != "over" \
+                or self.tokens[over + 1].value != "(":
+            self.broken = True
+            return
+        close = self._closing(over + 1)
+        if close is not None:
+            self.edits.append((self.tokens[name].start, self.tokens[close].end, replacement))
+
     def replace_table(self, table: exp.Table, replacement: str) -> None:
         """Replace a table reference, from its name to its alias (if any)."""
         name = self._index(table.this)
