@@ -476,7 +476,7 @@ class Generator:
         select.items = [(Raw(f"{source.alias}.{self.key(source)}"), "k"), (score, "s")]
         if r.random() < 0.3:
             select.items.append((Raw(f"{source.alias}.{TEXT_COLUMNS[source.table][0]}"), "t"))
-        if r.random() < 0.3:  # (the number of matches beside the page: counted by the search)
+        if r.random() < 0.5:  # (the number of matches beside the page: counted by the search)
             select.items.append((Raw(r.choice(["count(*) OVER ()", "COUNT(*) over() * 2", "count(1) OVER ()"])), "n"))
         self._paging(select, source, score)
         select.limit = r.randint(0, 7)
