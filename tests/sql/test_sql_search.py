@@ -717,6 +717,14 @@ def test_a_count_over_the_matches_beside_a_top_k_is_the_search_s_count(library, 
     assert library.sql(sql).to_arrow_table().equals(general)  # (the statement's shape remembered)
 
 
+def test_a_count_over_the_matches_of_a_table_with_a_column_named_total_is_not_pushed_down():
+    db = fts.connect()
+    db.create_table("docs", pa.table({"_total": [5, 6, 7], "body": ["a b", "a", "b"]})).create_index("body")
+    sql = "SELECT _total, count(*) OVER () AS n FROM docs WHERE MATCH(body, 'a') ORDER BY score() DESC LIMIT 1"
+    assert "k=all" in explain(db, sql)["logical_plan"]
+    assert db.sql(sql).to_pylist() == [{"_total": 6, "n": 2}]
+
+
 def test_a_count_over_the_matches_without_a_name_of_its_own_is_not_pushed_down(library):
     """Its column would be named by DataFusion's text of the window: the statement takes
     the general plan, every match found."""

@@ -227,7 +227,7 @@ class FastLowering:
                                                source.managed, self.outermost, self.error, self.splicer)
         expand_stars(select, self.schemas, searched=True)
         added = self._tie_break(keys, alias)
-        totals = self._totals() if source.managed else []
+        totals = self._totals() if source.managed and TOTAL not in schema.names else []  # (a column of the user's)
         k = self._pushdown(self._in_score_order(keys, alias), residual_ok, totals)
         totals = totals if k is not None else []
         for w in totals:
