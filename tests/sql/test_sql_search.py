@@ -717,6 +717,22 @@ def test_a_count_over_the_matches_beside_a_top_k_is_the_search_s_count(library, 
     assert library.sql(sql).to_arrow_table().equals(general)  # (the statement's shape remembered)
 
 
+@pytest.mark.parametrize("sql", [
+    "SELECT _rowid, title, score() FROM docs WHERE MATCH(body, 'beta') ORDER BY score() DESC LIMIT 3 OFFSET 1",
+    "SELECT _rowid, score() AS s FROM docs WHERE MATCH(body, 'beta') ORDER BY score() DESC LIMIT 3 OFFSET 1",
+    "SELECT score() AS s FROM docs WHERE MATCH(body, 'beta gamma') ORDER BY s DESC",
+    "SELECT count(*) AS n, max(score()) AS m FROM docs WHERE MATCH(body, 'beta')",
+])
+def test_the_fast_paths_answer_with_the_general_plan_s_schema(library, sql):
+    """Names, types and nullability: ``_rowid`` NOT NULL as the table's (a result carrying
+    columns made it nullable), ``score()`` nullable (a result of ``_rowid`` and ``_score``
+    alone made it NOT NULL); twice, the second from the statement's remembered shape."""
+    fast = [library.sql(sql).to_arrow_table() for _ in range(2)]
+    library.settings.set("fts.sql_fast_paths", False)
+    general = library.sql(sql).to_arrow_table()
+    assert all(f.schema == general.schema and f.equals(general) for f in fast)
+
+
 def test_a_count_over_the_matches_of_a_table_with_a_column_named_total_is_not_pushed_down():
     db = fts.connect()
     db.create_table("docs", pa.table({"_total": [5, 6, 7], "body": ["a b", "a", "b"]})).create_index("body")

@@ -342,10 +342,12 @@ class SqlSession:
                 result = result.take(pa.array(np.argsort(result.column(0).to_numpy(), kind="stable")))
             fields = [snap.meta.sql_schema.field(c) for c in search.columns]  # (as SQL declared them)
             values = snap.take(result.column(0).to_numpy(), list(search.columns))
-            rows = pa.table({"_rowid": result.column(0)})
+            rows = pa.Table.from_arrays([result.column(0)], schema=pa.schema([SEARCH_SCHEMA.field(0)]))  # (not null)
             for field in fields:
                 rows = rows.append_column(field, as_declared(values.column(field.name), field.type))
             result = rows.append_column("_score", result.column(1))
+        elif search.carries_rows:  # (its _score nullable, as the general plan's and a carrying result's)
+            result = result.cast(pa.schema([SEARCH_SCHEMA.field(0), SEARCH_SCHEMA.field(1).with_nullable(True)]))
         if search.total:  # (non-null, as DataFusion's count)
             result = result.append_column(pa.field(TOTAL, pa.int64(), False), pa.array([total] * result.num_rows, pa.int64()))
         return result, plan, request

@@ -29,7 +29,7 @@ from sqlglot import exp
 from ..planner.logical import LogicalSearch, SessionRows
 from ..query.tree import Boolean, Match, Query
 from .dialect import identifier
-from .lower_select import ROWID, SCORE, Lowered, int_literal
+from .lower_select import ROWID, SCORE, TOTAL, Lowered, int_literal
 
 _LITERAL = re.compile(r"'(?:[^']|'')*'")
 # Text that makes a statement's shape unsafe to take from its masked text: comments,
@@ -98,7 +98,8 @@ class Direct:
 
     def apply(self, result: pa.Table) -> pa.Table:
         rows = result.slice(self.offset, self.limit)
-        return pa.table([rows.column(c) for c, _ in self.columns], names=[n for _, n in self.columns])
+        schema = pa.schema([rows.schema.field(c).with_name(n) for c, n in self.columns])  # (non-null stays)
+        return pa.table([rows.column(c) for c, _ in self.columns], schema=schema)
 
 
 def direct(statement: exp.Expression, lowered: list[Lowered]) -> Direct | None:
@@ -120,7 +121,7 @@ def direct(statement: exp.Expression, lowered: list[Lowered]) -> Direct | None:
         inner = item.this if isinstance(item, exp.Alias) else item
         if not isinstance(inner, exp.Column) or inner.table not in ("", alias) or isinstance(inner.this, exp.Star):
             return None
-        if identifier(inner) not in (ROWID, SCORE, *search.columns):
+        if identifier(inner) not in (ROWID, SCORE, *search.columns, *((TOTAL,) if search.total else ())):
             return None  # (not a column of the result: DataFusion says which)
         name = identifier(item.args["alias"]) if isinstance(item, exp.Alias) else identifier(inner)
         columns.append((identifier(inner), name))
