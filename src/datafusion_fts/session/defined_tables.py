@@ -53,8 +53,8 @@ def defined(session: datafusion.SessionContext, name: str, definition: str | Non
 
 def result_definition(definition: str | None) -> str | None:
     """The definition of a search result carrying every column of a table defined by
-    ``definition`` (``_rowid`` first and ``_score`` last around the table's own columns
-    and constraints), or None where the definition declares no key."""
+    ``definition`` (``_rowid``, NOT NULL, first and ``_score`` last around the table's own
+    columns and constraints), or None where the definition declares no key."""
     if definition is None or not _KEYS.search(definition):
         return None
-    return f"(_rowid BIGINT, {definition.strip()[1:-1]}, _score DOUBLE)"
+    return f"(_rowid BIGINT NOT NULL, {definition.strip()[1:-1]}, _score DOUBLE)"
