@@ -722,6 +722,8 @@ def test_a_count_over_the_matches_beside_a_top_k_is_the_search_s_count(library, 
     "SELECT _rowid, score() AS s FROM docs WHERE MATCH(body, 'beta') ORDER BY score() DESC LIMIT 3 OFFSET 1",
     "SELECT score() AS s FROM docs WHERE MATCH(body, 'beta gamma') ORDER BY s DESC",
     "SELECT count(*) AS n, max(score()) AS m FROM docs WHERE MATCH(body, 'beta')",
+    "SELECT _rowid, score() AS s FROM docs WHERE MATCH(body, 'beta') ORDER BY s DESC LIMIT 0",
+    "SELECT id, title, score() AS s FROM docs WHERE MATCH(body, 'beta') ORDER BY s DESC LIMIT 0",
 ])
 def test_the_fast_paths_answer_with_the_general_plan_s_schema(library, sql):
     """Names, types and nullability: ``_rowid`` NOT NULL as the table's (a result carrying

@@ -317,9 +317,9 @@ class SqlSession:
             include = ids.column(0).to_numpy()
         if search.k == 0:
             fields = [self.db.table_meta(search.table).sql_schema.field(c) for c in search.columns]
+            score = SEARCH_SCHEMA.field(1).with_nullable(search.carries_rows)  # (as below)
             total_field = [pa.field(TOTAL, pa.int64(), False)] if search.total else []
-            return pa.schema([SEARCH_SCHEMA.field(0), *fields, SEARCH_SCHEMA.field(1), *total_field]).empty_table(), \
-                None, None
+            return pa.schema([SEARCH_SCHEMA.field(0), *fields, score, *total_field]).empty_table(), None, None
         plan = request = None
         # Every match, for a statement that orders rows itself: in row-id order, not sorted
         # by score first (a fast path: fts.sql_fast_paths off keeps the search's order).
