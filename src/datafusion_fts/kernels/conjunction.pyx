@@ -66,14 +66,14 @@ def conjunction_topk(
 
     ``words, block_words, block_bits, rows, tfs, blk_last, ords`` are the segment's
     postings in either layout (a source of postings_codec.pyx),
-    ``post_offsets/block_offsets`` its per-term offsets (int64); slot t reads term ``tids[t]`` (int64; -1: absent from the
-    segment) as ``kinds[t]`` (int64: REQUIRED / OPTIONAL / EXCLUDED) with weight
-    ``weights[t]`` and multiplier ``mults[t]`` (float64); ``norms`` (float64) are the
-    rows' length norms. ``included`` (int64, ascending local rows, used when
-    ``use_include``) must contain a row; ``deleted`` (int64, ascending local rows) must
-    not. ``skip``: pass blocks by their last row; ``prune``: pass candidates by their
-    score bound (above, ``margin`` its relative slack). Returns (row ids, scores,
-    postings_scored, blocks_skipped, postings of the slots' terms).
+    ``post_offsets/block_offsets`` its per-term offsets (int64); slot t reads term
+    ``tids[t]`` (int64; -1: absent from the segment) as ``kinds[t]`` (int64: REQUIRED /
+    OPTIONAL / EXCLUDED) with weight ``weights[t]`` and multiplier ``mults[t]`` (float64);
+    ``norms`` (float64) are the rows' length norms. ``included`` (int64, ascending local
+    rows, used when ``use_include``) must contain a row; ``deleted`` (int64, ascending
+    local rows) must not. ``skip``: pass blocks by their last row; ``prune``: pass
+    candidates by their score bound (above, ``margin`` its relative slack). Returns (row
+    ids, scores, postings_scored, blocks_skipped, postings of the slots' terms).
     """
     cdef Arrays held
     cdef Source src

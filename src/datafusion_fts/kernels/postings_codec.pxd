@@ -173,28 +173,30 @@ cdef inline int64_t _unpack_ordinals(
     cdef bint ok = True
     cdef int64_t i, j
     for j in range(i0, stop):
-        o += _get(words, at, mask, bit)
-        if o > top:
-            ok = False
-            o = top
-        got = ords[o]
+        got = _ordinal_row(ords, &o, _get(words, at, mask, bit), top, &ok)
         out[j] = <uint32_t>got
-        o += 1
         bit += width
     i = max(stop, i0)
     while i < n and got < <uint64_t>target:
-        o += _get(words, at, mask, bit)
-        if o > top:
-            ok = False
-            o = top
-        got = ords[o]
+        got = _ordinal_row(ords, &o, _get(words, at, mask, bit), top, &ok)
         out[i] = <uint32_t>got
-        o += 1
         bit += width
         i += 1
     last[0] = got
     inside[0] = ok
     return i
+
+
+cdef inline uint64_t _ordinal_row(const uint32_t* ords, uint64_t* o, uint64_t gap, uint64_t top,
+                                  bint* ok) noexcept nogil:
+    """The row of the ordinal ``gap`` past ``o[0]`` (then ``o[0]`` the ordinal after it);
+    an ordinal past ``top`` is damage (``ok`` False; read as ``top``)."""
+    cdef uint64_t at = o[0] + gap
+    if at > top:
+        ok[0] = False
+        at = top
+    o[0] = at + 1
+    return ords[at]
 
 
 cdef inline uint64_t _first_at_least(const uint32_t* values, Py_ssize_t n, uint64_t x) noexcept nogil:
