@@ -25,7 +25,7 @@ from ..kernels.postings_codec import (
 )
 from ..kernels.sorted_terms import sort_terms
 from ..storage.files.manifest import SegmentMeta
-from .segment import Segment, codec_for, packed_rows
+from .segment import Segment, codec_for, ordinals, packed_rows
 from .sorted_terms import term_buffers, union_terms
 
 
@@ -135,12 +135,13 @@ def merge_segments(
         id=seg_id, lo=lo, hi=hi, base=base, count=count, n_docs=n_docs, total_tokens=int(dl.sum(dtype=np.int64)),
         n_terms=len(terms), n_postings=int(post_offsets[-1]), codec=codec_for(count, n_docs),
     )
-    merge = _MergeInputs(segments, gids, base, post_offsets, dl, with_positions, meta.codec)
+    merge = _MergeInputs(segments, gids, base, post_offsets, dl, with_positions, ordinals(meta.codec, dl))
     if not packed:
         arrays = merge.batch((0, len(terms)), pack=False)
         return Segment(meta=meta, terms=terms, post_offsets=post_offsets, dl=dl, **arrays)
     pieces = list(map_(merge.batch, _term_batches(post_offsets, MERGE_BATCH_POSTINGS)))
-    return Segment(meta=meta, terms=terms, post_offsets=post_offsets, dl=dl, **_concat_packed(pieces, with_positions))
+    return Segment(meta=meta, terms=terms, post_offsets=post_offsets, dl=dl, ords=merge.ords,
+                   **_concat_packed(pieces, with_positions))
 
 
 def _term_batches(post_offsets: np.ndarray, size: int) -> list[tuple[int, int]]:
@@ -158,10 +159,11 @@ class _MergeInputs:
 
     def __init__(
         self, segments: list[Segment], gids: list[np.ndarray], base: int, post_offsets: np.ndarray,
-        dl: np.ndarray, with_positions: bool, codec: str,
+        dl: np.ndarray, with_positions: bool, ords: np.ndarray,
     ) -> None:
         self.segments, self.gids, self.base = segments, gids, base
-        self.post_offsets, self.dl, self.with_positions, self.codec = post_offsets, dl, with_positions, codec
+        self.post_offsets, self.dl, self.with_positions = post_offsets, dl, with_positions
+        self.ords = ords  # (the merged segment's ordinals: made once, not per batch)
 
     def batch(self, terms: tuple[int, int], pack: bool = True) -> dict[str, np.ndarray]:
         """The merged postings of terms [t0, t1): their block metadata, and their postings
@@ -203,7 +205,7 @@ class _MergeInputs:
         if not pack:
             return {**out, "rows": rows, "tfs": tfs, "pos_offsets": pos_offsets, "positions": positions}
         out["block_bits"], out["block_words"], out["post_words"] = pack_postings(
-            offsets, packed_rows(rows, self.codec, self.dl), tfs, block_offsets
+            offsets, packed_rows(rows, self.ords), tfs, block_offsets
         )
         if self.with_positions:
             out["block_pos_words"], out["pos_words"] = pack_positions(offsets, pos_offsets, positions, block_offsets)

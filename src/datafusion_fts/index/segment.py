@@ -85,10 +85,11 @@ def codec_for(count: int, n_docs: int) -> str:
     return CODEC_ORDINALS if sparse(count, n_docs) else CODEC_BP128
 
 
-def ordinals(dl: np.ndarray) -> np.ndarray:
-    """The local rows holding text (a nonzero length), ascending: the row of each
-    ordinal. Nothing on disk holds them; they follow from the row lengths."""
-    return np.flatnonzero(dl).astype(np.uint32)
+def ordinals(codec: str, dl: np.ndarray) -> np.ndarray:
+    """In a segment of codec ``bp128-ordinals``, the local rows holding text (a nonzero
+    length), ascending: the row of each ordinal; empty in other codecs, which pack rows as
+    they are. Nothing on disk holds them; they follow from the row lengths."""
+    return np.flatnonzero(dl).astype(np.uint32) if codec == CODEC_ORDINALS else _none(np.uint32)
 
 
 def _np(array: pa.Array) -> np.ndarray:
@@ -128,8 +129,8 @@ class Segment:
     _verified: set[tuple[int, bool]] = field(default_factory=set, repr=False)  # (term id, positions)
 
     def __post_init__(self) -> None:
-        if self.meta.codec == CODEC_ORDINALS and self.packed and not len(self.ords):
-            self.ords = ordinals(self.dl)
+        if self.packed and not len(self.ords):
+            self.ords = ordinals(self.meta.codec, self.dl)
         # Read-only whatever their source (memory maps are, arrays built in memory are
         # not): a segment is immutable once made, and a kernel writing into one of its
         # arrays by mistake raises instead of changing what later searches read.
@@ -227,7 +228,7 @@ class Segment:
         if self.packed:
             packed = {name: getattr(self, name) for name in _LAYOUTS[CODEC_BP128] if name not in _COMMON}
         else:
-            rows = packed_rows(self.rows, self.meta.codec, self.dl)
+            rows = packed_rows(self.rows, ordinals(self.meta.codec, self.dl))
             bits, words_at, words = pack_postings(self.post_offsets, rows, self.tfs, self.block_offsets)
             packed = {"block_bits": bits, "block_words": words_at, "post_words": words}
             packed["block_pos_words"], packed["pos_words"] = (
@@ -352,12 +353,10 @@ class Segment:
             raise self.damaged(exc) from exc
 
 
-def packed_rows(rows: np.ndarray, codec: str, dl: np.ndarray) -> np.ndarray:
-    """Local ``rows`` (of postings) as a segment of ``codec`` with row lengths ``dl``
-    packs them: their ordinals (:func:`ordinals`) in codec ``bp128-ordinals``."""
-    if codec != CODEC_ORDINALS:
-        return rows
-    return np.searchsorted(ordinals(dl), rows).astype(np.uint32)
+def packed_rows(rows: np.ndarray, ords: np.ndarray) -> np.ndarray:
+    """Local ``rows`` (of postings) as a segment whose :func:`ordinals` are ``ords`` packs
+    them: their ordinals, or themselves where ``ords`` is empty."""
+    return np.searchsorted(ords, rows).astype(np.uint32) if len(ords) else rows
 
 
 # A binary-search lookup costs about as much as putting this many terms in a dict.
