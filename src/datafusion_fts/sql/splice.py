@@ -77,29 +77,30 @@ class Splicer:
     def replace_call(self, call: exp.Expression, replacement: str) -> None:
         """Replace a call (``MATCH(...)``, ``score()``), from its name to its ``)``."""
         name = self._index(call)
-        if name is None:
-            return
-        if name + 1 >= len(self.tokens) or self.tokens[name + 1].value != "(":
-            self.broken = True
-            return
-        close = self._closing(name + 1)
+        close = None if name is None else self._parenthesized(name + 1)
         if close is not None:
             self.edits.append((self.tokens[name].start, self.tokens[close].end, replacement))
 
     def replace_window(self, window: exp.Window, replacement: str) -> None:
         """Replace a window function, from its name to the ``)`` of its ``OVER (...)``."""
         name = self._index(window.this)
-        if name is None:
+        call = None if name is None else self._parenthesized(name + 1)
+        if call is None:
             return
-        call = self._closing(name + 1) if name + 1 < len(self.tokens) and self.tokens[name + 1].value == "(" else None
-        over = None if call is None else call + 1
-        if over is None or over + 1 >= len(self.tokens) or self.tokens[over].value != "over" \
-                or self.tokens[over + 1].value != "(":
+        if call + 1 >= len(self.tokens) or self.tokens[call + 1].value != "over":
             self.broken = True
             return
-        close = self._closing(over + 1)
+        close = self._parenthesized(call + 2)
         if close is not None:
             self.edits.append((self.tokens[name].start, self.tokens[close].end, replacement))
+
+    def _parenthesized(self, index: int) -> int | None:
+        """The index of the ``)`` closing the ``(`` that must be token ``index``; None (and
+        broken) if there is none."""
+        if index >= len(self.tokens) or self.tokens[index].value != "(":
+            self.broken = True
+            return None
+        return self._closing(index)
 
     def replace_table(self, table: exp.Table, replacement: str) -> None:
         """Replace a table reference, from its name to its alias (if any)."""
