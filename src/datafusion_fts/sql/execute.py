@@ -131,6 +131,12 @@ def _literal(node: exp.Expression) -> Any:
     raise InvalidArgument(f"expected a literal value, got {node.sql()}")
 
 
+# A result standing in for its table: its score nullable, as the general plan's (looked up
+# by row id) is; the number of matches beside a top k non-null, as DataFusion's count.
+_CARRIED_SCORE = SEARCH_SCHEMA.field(1).with_nullable(True)
+_TOTAL_FIELD = pa.field(TOTAL, pa.int64(), False)
+
+
 class SqlSession:
     """Runs statements against one database."""
 
@@ -317,8 +323,8 @@ class SqlSession:
             include = ids.column(0).to_numpy()
         if search.k == 0:
             fields = [self.db.table_meta(search.table).sql_schema.field(c) for c in search.columns]
-            score = SEARCH_SCHEMA.field(1).with_nullable(search.carries_rows)  # (as below)
-            total_field = [pa.field(TOTAL, pa.int64(), False)] if search.total else []
+            score = _CARRIED_SCORE if search.carries_rows else SEARCH_SCHEMA.field(1)
+            total_field = [_TOTAL_FIELD] if search.total else []
             return pa.schema([SEARCH_SCHEMA.field(0), *fields, score, *total_field]).empty_table(), None, None
         plan = request = None
         # Every match, for a statement that orders rows itself: in row-id order, not sorted
@@ -345,11 +351,11 @@ class SqlSession:
             rows = pa.Table.from_arrays([result.column(0)], schema=pa.schema([SEARCH_SCHEMA.field(0)]))  # (not null)
             for field in fields:
                 rows = rows.append_column(field, as_declared(values.column(field.name), field.type))
-            result = rows.append_column("_score", result.column(1))
-        elif search.carries_rows:  # (its _score nullable, as the general plan's and a carrying result's)
-            result = result.cast(pa.schema([SEARCH_SCHEMA.field(0), SEARCH_SCHEMA.field(1).with_nullable(True)]))
-        if search.total:  # (non-null, as DataFusion's count)
-            result = result.append_column(pa.field(TOTAL, pa.int64(), False), pa.array([total] * result.num_rows, pa.int64()))
+            result = rows.append_column(_CARRIED_SCORE, result.column(1))
+        elif search.carries_rows:
+            result = result.cast(pa.schema([SEARCH_SCHEMA.field(0), _CARRIED_SCORE]))
+        if search.total:
+            result = result.append_column(_TOTAL_FIELD, pa.array([total] * result.num_rows, pa.int64()))
         return result, plan, request
 
     def _register_result(self, name: str, result: pa.Table, definition: str | None = None) -> None:
