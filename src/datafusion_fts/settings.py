@@ -67,6 +67,18 @@ def _non_negative_seconds(value: Any) -> float:
     return seconds
 
 
+def _share(value: Any) -> float:
+    if isinstance(value, bool) or not isinstance(value, (int, float, str)):
+        raise ValueError("a number from 0 to 1")
+    try:
+        share = float(value)
+    except ValueError:
+        raise ValueError("a number from 0 to 1") from None
+    if not 0 <= share <= 1:
+        raise ValueError("a number from 0 to 1")
+    return share
+
+
 def _positive_int(value: Any) -> int:
     if _non_negative_int(value) == 0:
         raise ValueError("a positive integer")
@@ -123,6 +135,14 @@ REGISTRY: dict[str, Setting] = {
                 "SQL's fast paths: a search's result standing in for its table, with prefilters, a pushed-down "
                 "top k and direct answers, where they give the general plan's answer (changes speed only, never "
                 "results); off, every SELECT that searches takes the general plan, for tests comparing both."),
+        Setting("fts.substring_index", True, _bool,
+                "Whether LIKE, ILIKE, regular expressions, strpos, starts_with and ends_with over a column with an "
+                "n-gram index read a table's candidate rows from the index (changes speed only, never results); "
+                "off, DataFusion scans every row, for tests comparing both."),
+        Setting("fts.substring_candidate_share", 0.1, _share,
+                "The n-gram index is read while the rows it estimates may match (and its unindexed tail) are at most "
+                "this share of a table's live rows; past it DataFusion scans (fetching more rows by id costs more). "
+                "1 reads it whenever a predicate asks for some trigram."),
         Setting("fts.executor", "local", _choice("local", "ray"),
                 "Where searches and index builds run: this process, or a Ray cluster (the ray extra)."),
         Setting("fts.ray_actors", 2, _positive_int, "Search actors (each holds a share of the segments)."),

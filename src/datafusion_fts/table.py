@@ -13,17 +13,19 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from .analysis import ANALYZER_OPTIONS, make_analyzer_config
-from .analysis.analyzer import language_name, stemmer_languages
+from .analysis.analyzer import NGRAM_ANALYZER, language_name, stemmer_languages
 from .defaults import K1, B
 from .errors import CatalogError, EngineError, InvalidArgument
 from .index.build_progress import Progress
 from .operators.base import SEARCH_SCHEMA
 from .planner.plan_search import Catalog, plan_search
+from .planner.plan_substring import SubstringPlan, plan_substring
 from .planner.run_search import run_search
 from .planner.search_request import SearchRequest
+from .query.substring import Need
 from .query.tree import QUERY_TYPES, Query
 from .settings import INT64_MAX, Settings
-from .storage.files.manifest import ROWID, IndexMeta, Manifest, SegmentMeta
+from .storage.files.manifest import FULLTEXT, NGRAM, ROWID, IndexMeta, Manifest, SegmentMeta, ngram_key
 from .storage.snapshot import TableSnapshot
 
 if TYPE_CHECKING:
@@ -31,7 +33,8 @@ if TYPE_CHECKING:
 
 ROW_ID_MAX = INT64_MAX
 # What create_index and CREATE FULLTEXT INDEX ... WITH (...) accept.
-INDEX_OPTIONS = ("positions", "k1", "b", *ANALYZER_OPTIONS)
+INDEX_OPTIONS = ("kind", "positions", "k1", "b", *ANALYZER_OPTIONS)
+INDEX_KINDS = (FULLTEXT, NGRAM)
 T = TypeVar("T")
 
 
@@ -155,6 +158,13 @@ class Table:
         if unknown:
             raise InvalidArgument(f"unknown index option(s) {unknown}; valid: {list(INDEX_OPTIONS)}")
         options = dict(options)
+        kind = options.pop("kind", existing.kind if existing else FULLTEXT)
+        if kind not in INDEX_KINDS:
+            raise InvalidArgument(f"kind must be one of {list(INDEX_KINDS)}, got {kind!r}")
+        if kind == NGRAM:  # (one analysis: what LIKE and regular expressions are read through)
+            if options:
+                raise InvalidArgument(f"an n-gram index takes no options, got {sorted(options)}")
+            return IndexMeta(column, NGRAM_ANALYZER, kind=NGRAM)
         positions = options.pop("positions", existing.positions if existing else False)
         k1 = options.pop("k1", existing.k1 if existing else K1)
         b = options.pop("b", existing.b if existing else B)
@@ -204,7 +214,10 @@ class Table:
     def create_index(self, column: str, progress: Progress | None = None, **options: Any) -> None:
         """(Re)build ``column``'s inverted index over every committed row.
 
-        Options: ``positions`` (for phrase queries), ``k1``, ``b``, ``analyzer`` and the
+        ``kind="ngram"`` builds its n-gram index instead (trigrams of its case-folded
+        characters, no other option), which SQL's LIKE, ILIKE and regular expressions over
+        the column read (docs/guide/sql.md: "Substring search"); a column may have both.
+        Options of a full-text index: ``positions`` (for phrase queries), ``k1``, ``b``, ``analyzer`` and the
         analyzer options of :func:`datafusion_fts.analysis.make_analyzer_config`. Fresh rows
         are flushed first (every index change does that: fresh segments are always built
         with the current options). ``progress`` follows the build's phases
@@ -230,7 +243,8 @@ class Table:
             raise InvalidArgument(f"row_range must have from <= to, got {row_range!r}")
         with self.db.writer.writing():
             self.flush()
-            existing = self.snapshot().meta.indexes.get(column)
+            key = ngram_key(column) if options.get("kind") == NGRAM else column
+            existing = self.snapshot().meta.indexes.get(key)
             if existing is not None and options:
                 wanted = self.index_meta(column, options, None)
                 if replace(wanted, segments=existing.segments) != existing:
@@ -248,6 +262,15 @@ class Table:
         database made by an earlier version) are rewritten in the current one.
         ``progress`` follows each index's build phases."""
         self.db.writer.optimize(self.name, self._progress(progress), self._built_on_ray)
+
+    def substring_plan(self, needs: Iterable[tuple[str, Need, str]]) -> tuple[list[SubstringPlan], TableSnapshot]:
+        """For each (column, requirement, predicates) of ``needs``, how to find the rows whose
+        column may meet the requirement of those substring predicates (query/substring.py)
+        by its n-gram index, or why a scan instead; and the one snapshot they read (fetch
+        the candidates' columns from it)."""
+        snap = self.snapshot()
+        share = self.db.settings.get("fts.substring_candidate_share")
+        return [plan_substring(snap, self.db, column, need, shown, share) for column, need, shown in needs], snap
 
     # -- search -------------------------------------------------------------------------
     def search(
@@ -365,7 +388,7 @@ class Table:
         if isinstance(query, str):
             from .query.parser import parse
 
-            columns = default_columns or list(snap.meta.indexes) or [
+            columns = default_columns or list(snap.meta.fulltext) or [
                 f.name for f in snap.schema if pa.types.is_string(f.type) or pa.types.is_large_string(f.type)
             ]
             query = parse(query, columns, max_terms=self.db.settings.get("fts.max_query_terms"))

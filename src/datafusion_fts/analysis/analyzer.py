@@ -33,16 +33,20 @@ import pyarrow.compute as pc
 
 from ..defaults import ANALYZER, MAX_TOKEN_LENGTH, NAMED_ANALYZERS
 from ..errors import InvalidArgument
-from ..kernels.tokenizer import remap_tokens, tokenize, tokenize_spans
+from ..kernels.tokenizer import char_grams, remap_tokens, tokenize, tokenize_spans
 from .segmenters import DICTIONARY_SEGMENTERS, compose_voicing, require, word_spans
 from .stopwords import BUILTIN as BUILTIN_STOP_WORDS
-from .unicode_tables import BIGRAM, script_tables, segment_tables, simple_lower, word_tables
+from .unicode_tables import BIGRAM, fold_tables, script_tables, segment_tables, simple_lower, word_tables
 
 MAX_TOKEN_LENGTH_LIMIT = 1024
 # How runs of the scripts written without spaces are cut: into bigrams, or not at all (an
 # index built before bigrams reads its analysis back as "none"), or into a dictionary's
 # words (segmenters.py: those tokenize each word with segment_tables).
 SEGMENTERS = {"bigrams": script_tables, "none": word_tables}
+# The analysis of an n-gram index (``IndexMeta.kind == "ngram"``), never a full-text one's:
+# every character, case-folded (``unicode_tables.fold_tables``), in overlapping trigrams.
+NGRAM_SEGMENTER = "trigrams"
+GRAM_LENGTH = 3
 _ONE_VALID = np.ones(1, dtype=np.uint8)
 _NO_SEED_BYTES = np.zeros(0, dtype=np.uint8)
 _NO_SEED_OFFSETS = np.zeros(1, dtype=np.int64)
@@ -144,6 +148,8 @@ class AnalyzerConfig:
     def fingerprint(self) -> str:
         return json.dumps(self.to_json(), sort_keys=True)
 
+
+NGRAM_ANALYZER = AnalyzerConfig(name="ngram", max_token_length=MAX_TOKEN_LENGTH_LIMIT, segmenter=NGRAM_SEGMENTER)
 
 ANALYZER_OPTIONS = (
     "analyzer", "max_token_length", "ascii_folding", "stop_words", "stemmer", "segmenter", "language_column",
@@ -312,6 +318,7 @@ class Analyzer:
         # Whether tokens go through _filter (a dictionary's words compose their voicing marks
         # there); read by every query's terms().
         self._filters = config.has_filters or self._segmenter is not None
+        self._grams = config.segmenter == NGRAM_SEGMENTER
         self._words = _ascii_words(config.max_token_length)
         self._stemmers: dict[str, Any] = {}
         self._stop = pa.array(config.stop_words, pa.large_string()) if config.stop_words else None
@@ -339,7 +346,7 @@ class Analyzer:
         if isinstance(values, pa.ChunkedArray):
             values = values.combine_chunks() if values.num_chunks != 1 else values.chunk(0)
         seed_terms = tuple(seed) if not self._filters else ()
-        pieces = _pieces(values)
+        pieces = _pieces(values, GRAM_PIECE_BYTES if self._grams else PIECE_BYTES)
         if len(pieces) == 1:
             streams = [self._tokenize(values, seed_terms, spans)]
         else:
@@ -364,6 +371,12 @@ class Analyzer:
         if self._segmenter is not None:
             return self._tokenize_words(values, spans)
         data, offsets, valid = _string_buffers(values)
+        if self._grams:
+            if seed or spans:
+                raise InvalidArgument("an n-gram index's analysis takes no seed terms and gives no spans")
+            row, term, pos, dl, vbytes, voffsets = char_grams(data, offsets, valid.view(np.uint8), *fold_tables(),
+                                                              GRAM_LENGTH)
+            return TokenStream(len(values), row, term, pos, dl, _vocab_array(vbytes, voffsets, len(voffsets) - 1))
         kind, lower, compose = self._tables()
         seed_bytes, seed_offsets = _encode_seed(seed)
         args = (
@@ -621,15 +634,17 @@ def _distinct(keys: np.ndarray, bound: int) -> tuple[np.ndarray, np.ndarray]:
 # kernels/tokenizer.pyx) and run on a small thread pool (the kernel releases the GIL).
 PIECE_ROWS = 65_536
 PIECE_BYTES = 16 << 20
+# (the n-gram kernel's scratch is 40 bytes and more per byte of text: smaller pieces)
+GRAM_PIECE_BYTES = 2 << 20
 
 
-def _pieces(values: pa.Array) -> list[tuple[int, int]]:
-    """(start, length) row slices of about PIECE_ROWS rows / PIECE_BYTES bytes each."""
+def _pieces(values: pa.Array, piece_bytes: int = PIECE_BYTES) -> list[tuple[int, int]]:
+    """(start, length) row slices of about PIECE_ROWS rows / ``piece_bytes`` bytes each."""
     n = len(values)
     if n <= 1:
         return [(0, n)]
     nbytes = values.nbytes
-    rows = max(1, min(PIECE_ROWS, int(n * PIECE_BYTES / max(nbytes, 1))))
+    rows = max(1, min(PIECE_ROWS, int(n * piece_bytes / max(nbytes, 1))))
     return [(start, min(rows, n - start)) for start in range(0, n, rows)]
 
 

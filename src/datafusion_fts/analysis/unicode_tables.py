@@ -87,3 +87,26 @@ def segment_tables() -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         if unicodedata.category(chr(cp)).startswith("M"):
             kind[cp] = WORD
     return kind, lower, compose
+
+
+@functools.lru_cache(maxsize=1)
+def fold_tables() -> tuple[np.ndarray, np.ndarray]:
+    """``(fold int32[0x110000], expansions int32[m, 3])``: each code point's full case
+    folding (``str.casefold``, which has no context), what an n-gram index reads text
+    through (analysis/analyzer.py, ``segmenter="trigrams"``). ``fold[cp]`` is the one code
+    point it folds to, or ``-1 - j`` when it folds to several: row j of ``expansions``
+    (zero-padded). Folding is per code point, so a text holding a string holds its
+    folded form after folding; and characters ILIKE or ``~*`` take as equal fold alike
+    (checked against DataFusion by tests/analysis/test_ngrams.py)."""
+    fold = np.arange(MAX_CODE_POINT, dtype=np.int32)
+    expansions: list[list[int]] = []
+    for cp in range(MAX_CODE_POINT):
+        if 0xD800 <= cp < 0xE000:
+            continue
+        folded = chr(cp).casefold()
+        if len(folded) == 1:
+            fold[cp] = ord(folded)
+        else:
+            fold[cp] = -1 - len(expansions)
+            expansions.append([ord(c) for c in folded] + [0] * (3 - len(folded)))
+    return fold, np.array(expansions, dtype=np.int32).reshape(-1, 3)

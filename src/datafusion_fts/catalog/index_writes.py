@@ -68,12 +68,12 @@ def add_segment(
     return _commit_index(writer, name, manifest, index, (*index.segments, segment.meta), [segment], progress)[-1]
 
 
-def optimize_index(writer: IndexWriter, name: str, column: str, progress: BuildReporter, ray: RayBuild) -> None:
-    """Bring the index of ``column`` up to date in one commit, or none when it is: segments
+def optimize_index(writer: IndexWriter, name: str, key: str, progress: BuildReporter, ray: RayBuild) -> None:
+    """Bring the index ``key`` names (``IndexMeta.key``) up to date in one commit, or none when it is: segments
     holding deleted rows rebuilt over the same range without them, rows no segment holds
     indexed, then neighbouring segments, old and new, merged under the merge budget."""
     snap = writer.state.snapshot(name)
-    index = snap.meta.indexes[column]
+    index = snap.meta.indexes[key]
     deleted = snap.deleted
     kept: list[Segment] = []
     ranges = []
@@ -85,7 +85,7 @@ def optimize_index(writer: IndexWriter, name: str, column: str, progress: BuildR
             ranges.append((meta.lo, meta.hi))  # rebuilt without its deleted rows
         else:
             kept.append(segment)
-    ranges.extend(snap.uncovered(column))  # rows no segment holds (a tail, gaps)
+    ranges.extend(snap.uncovered(key))  # rows no segment holds (a tail, gaps)
     manifest, built, written = _build_ranges(writer, writer.state.manifest, snap, index, ranges, progress, ray)
     manifest, merged = _merged(manifest, kept + built, progress)
     metas = tuple(s.meta for s in merged)

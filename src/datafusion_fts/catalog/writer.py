@@ -275,8 +275,8 @@ class Writer:
             manifest = self._compacted(self.state.manifest, name, full=True)
             if manifest is not self.state.manifest:
                 self.commit(manifest)
-            for column in list(self.state.snapshot(name).meta.indexes):
-                index_writes.optimize_index(self, name, column, BuildReporter(progress, column), ray)
+            for key, index in self.state.snapshot(name).meta.indexes.items():
+                index_writes.optimize_index(self, name, key, BuildReporter(progress, index.column), ray)
 
     # -- the fresh tier -----------------------------------------------------------------
     def append_fresh(self, name: str, data: Any) -> int:

@@ -21,7 +21,7 @@ from rich.text import Text
 from ..database import Database
 from ..errors import CatalogError
 from ..session.catalog import RESERVED_PREFIX
-from ..storage.files.manifest import IndexMeta, TableMeta
+from ..storage.files.manifest import FULLTEXT, IndexMeta, TableMeta
 from ..storage.snapshot import TableSnapshot
 from ..storage.stores.store import DirectoryStore
 from .common import plural
@@ -75,6 +75,11 @@ def _indexed_rows(snap: TableSnapshot, index: IndexMeta) -> int:
     return int((bounds[:, 1] - bounds[:, 0] + 1).sum() - gone.sum())
 
 
+def index_label(index: IndexMeta) -> str:
+    """How listings name an index: its column, and "(ngram)" after an n-gram index's."""
+    return index.column if index.kind == FULLTEXT else f"{index.column} (ngram)"
+
+
 def table_tiers(db: Database, name: str) -> TableTiers:
     """Rows per tier and sizes on disk of table ``name``, from one snapshot."""
     snap = db.snapshot(name)
@@ -87,7 +92,7 @@ def table_tiers(db: Database, name: str) -> TableTiers:
             committed - indexed,
             sum(_file_bytes(db, s.id) for s in index.segments),
         )
-        for index in (meta.indexes[c] for c in sorted(meta.indexes))
+        for index in sorted(meta.indexes.values(), key=lambda ix: (ix.column, ix.kind))
     )
     # (a table indexed in place holds its stored columns' copies, not its files)
     data_bytes = sum(_file_bytes(db, f.id if f.file is None else f.copy) for f in meta.fragments
@@ -128,7 +133,7 @@ def tables_overview(db: Database) -> RichTable:
             f"{tiers.deleted:,}",
             str(len(meta.fragments)),
             decimal(tiers.data_bytes),
-            ", ".join(sorted(meta.indexes)) or "-",
+            ", ".join(index_label(ix) for ix in sorted(meta.indexes.values(), key=lambda ix: (ix.column, ix.kind))) or "-",
         )
     for name in _other_tables(db):
         table.add_row(Text(name, style="dim"), "-", "-", "-", "-", "-",
@@ -149,7 +154,10 @@ def _analyzer_text(index: IndexMeta) -> str:
 
 
 def index_title(table: str, index: IndexMeta) -> str:
-    """``table.column · analyzer ... · positions ... · k1 b``: how the index analyzes and scores."""
+    """``table.column · analyzer ... · positions ... · k1 b``: how the index analyzes and scores
+    (an n-gram index: ``table.column · n-gram index (trigrams of case-folded characters)``)."""
+    if index.kind != FULLTEXT:
+        return f"{table}.{index.column}  ·  n-gram index (trigrams of case-folded characters)"
     return (
         f"{table}.{index.column}  ·  analyzer {_analyzer_text(index)}  ·  "
         f"positions {'yes' if index.positions else 'no'}  ·  k1={index.k1:g} b={index.b:g}"
@@ -219,17 +227,18 @@ def describe_view(db: Database, name: str) -> list[RenderableType]:
     tiers = table_tiers(db, name)
     meta = tiers.meta
     columns = RichTable(box=box.SIMPLE_HEAD)
-    for label in ("column", "type", "nullable", "full-text index"):
+    for label in ("column", "type", "nullable", "full-text index", "n-gram index"):
         columns.add_column(label)
     columns.add_row(Text("_rowid", style="dim"), Text("int64", style="dim"),
-                    Text("no", style="dim"), Text("(hidden row id)", style="dim"))
+                    Text("no", style="dim"), Text("(hidden row id)", style="dim"), Text("-", style="dim"))
     for field in meta.schema:
         index = meta.indexes.get(field.name)
         described = "-"
         if index is not None:
             described = (f"{_analyzer_text(index)}{', positions' if index.positions else ''}, "
                          f"k1={index.k1:g} b={index.b:g}")
-        columns.add_row(field.name, str(field.type), "yes" if field.nullable else "no", described)
+        ngram = "trigrams" if meta.ngram(field.name) is not None else "-"
+        columns.add_row(field.name, str(field.type), "yes" if field.nullable else "no", described, ngram)
     out: list[RenderableType] = [Text(name, style="bold"), columns]
     summary = Text("  ")
     for label, value in (("rows", tiers.rows), ("committed", tiers.committed),
@@ -243,6 +252,6 @@ def describe_view(db: Database, name: str) -> list[RenderableType]:
         summary.append(f" · indexed in place: the {kind} files under {meta.source}{stored}")
     out.append(summary)
     for index in tiers.indexes:
-        out.append(Text(f"  index on {index.index.column}:", style="bold"))
+        out.append(Text(f"  {index_label(index.index)} index:", style="bold"))
         out.append(tiers_line(tiers, index))
     return out

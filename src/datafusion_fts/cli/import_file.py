@@ -190,7 +190,7 @@ def run_import(
     the new ones asked for."""
     db = open_database(db_path, create=True)
     console, enabled = stderr_console(show_progress)
-    existing_indexes = sorted(db.table(table).snapshot().meta.indexes) if table in db.table_names() else []
+    existing_indexes = sorted(db.table(table).snapshot().meta.fulltext) if table in db.table_names() else []
     new = [c for c in column_list(index_columns) or [] if c not in existing_indexes]
     source_size = sum(p.stat().st_size for p in file.rglob("*") if p.is_file()) if file.is_dir() else file.stat().st_size
     with progress(console, "bytes" if fmt != "parquet" else "rows", enabled) as bars:

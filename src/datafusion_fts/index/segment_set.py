@@ -196,6 +196,27 @@ class SegmentSet:
             np.concatenate([t.positions for t in pieces]) if positions else None,
         )
 
+    def rows_of(self, term: str, within: np.ndarray | None = None) -> np.ndarray:
+        """The live rows holding ``term`` (global ids, ascending), only those of ``within``
+        (ascending) when given: what an n-gram index's candidates are made of, which need
+        neither frequencies nor norms."""
+        pieces = []
+        for p in self.parts:
+            tid = p.segment.term_id(term)
+            if tid < 0:
+                continue
+            a, b = p.posting_range(tid)
+            local = _local(p, within)
+            if a >= b or local is not None and not len(local):
+                continue
+            rows = p.segment.read(tid, a, b, local, p.deleted, False)[0]
+            if len(rows):
+                pieces.append(rows.astype(np.int64) + p.segment.meta.base)
+        if not pieces:
+            return _NONE
+        rows = np.concatenate(pieces) if len(pieces) > 1 else pieces[0]
+        return rows if len(pieces) == 1 or bool(np.all(rows[1:] > rows[:-1])) else np.sort(rows)
+
     def _vocabularies(self) -> list[pa.Array]:
         """Each part's terms that occur in the live rows it ranks."""
         if self._vocab is None:
@@ -236,13 +257,9 @@ def _piece(
     0), without deleted rows, and only at rows of ``within`` when given (read in one
     compiled call, which decodes only the blocks holding those rows)."""
     seg = p.segment
-    local = None
-    if within is not None:
-        base = seg.meta.base
-        lo, hi = np.searchsorted(within, [base + p.lo, base + p.hi])
-        local = within[lo:hi] - base
-        if not len(local):
-            return None
+    local = _local(p, within)
+    if local is not None and not len(local):
+        return None
     rows, tfs, po, pos = seg.read(tid, a, b, local, p.deleted, positions)
     if not len(rows):
         return None
@@ -251,6 +268,15 @@ def _piece(
     if not positions:
         return TermPostings(ids, tfs, norm[rows])
     return TermPostings(ids, tfs, norm[rows], po, pos)
+
+
+def _local(p: RankedPart, within: np.ndarray | None) -> np.ndarray | None:
+    """The rows of ``within`` (global ids, ascending) the part ranks, local to its segment."""
+    if within is None:
+        return None
+    base = p.segment.meta.base
+    lo, hi = np.searchsorted(within, [base + p.lo, base + p.hi])
+    return within[lo:hi] - base
 
 
 def _concat_offsets(parts: list[np.ndarray | None]) -> np.ndarray:

@@ -508,3 +508,120 @@ def remap_tokens(const int32_t[::1] tok_row, const int32_t[::1] tok_term, const 
         )
     finally:
         free(out_row)
+
+
+# The longest gram an n-gram index makes (``char_grams``'s ``n``).
+DEF MAX_GRAM = 8
+
+
+cdef inline int _push_gram(Tokens* t, int32_t* window, int64_t n, int64_t* filled, int32_t c, int64_t row,
+                           int64_t* pos) noexcept nogil:
+    """Add the folded character ``c`` to the row's ``window`` of its last ``n``; once it
+    holds ``n``, intern them as a gram and add its token: 0, or -1 when out of memory."""
+    cdef int64_t k, start = t.cursor, cursor = t.cursor, term
+    cdef uint64_t h = FNV_OFFSET
+    for k in range(n - 1):
+        window[k] = window[k + 1]
+    window[n - 1] = c
+    filled[0] += 1
+    if filled[0] < n:
+        return 0
+    for k in range(n):
+        cursor = put_utf8(t.vocab, cursor, window[k])
+    for k in range(start, cursor):
+        h = (h ^ t.vocab[k]) * FNV_PRIME
+    cdef int64_t known = t.n_terms
+    term = _intern(t, start, cursor, h)
+    if term == -2:
+        return -1
+    if term < known:
+        t.cursor = start  # (a known term: its bytes are dropped)
+    _token(t, row, term, pos[0], 0, 0, False)
+    pos[0] += 1
+    return 0
+
+
+def char_grams(
+    const uint8_t[::1] data,
+    const int64_t[::1] offsets,
+    const uint8_t[::1] valid,
+    const int32_t[::1] fold,
+    const int32_t[:, ::1] expansions,
+    int64_t n,
+):
+    """The overlapping ``n``-grams of characters of each value after folding each code
+    point (``fold``, ``expansions``: ``unicode_tables.fold_tables``), every character
+    counted (spaces and punctuation too): an n-gram index's tokens. A value of fewer
+    than ``n`` folded characters has none. Returns what :func:`tokenize` returns, a
+    token's position being its gram's place in the row.
+
+    Scratch is sized for the worst case, 1.5 folded characters per UTF-8 byte (a 2-byte
+    character folding to three), so callers pass pieces of a few MB."""
+    if not 1 <= n <= MAX_GRAM:
+        raise ValueError(f"n must be in [1, {MAX_GRAM}], got {n}")
+    cdef int64_t n_rows = offsets.shape[0] - 1
+    cdef int64_t n_bytes = offsets[n_rows] - offsets[0]
+    cdef int64_t max_tok = n_bytes + n_bytes // 2 + 1
+    cdef int64_t n_vocab = max_tok * n * 4 + 16
+    cdef char* scratch = <char*>malloc(8 * (2 * max_tok + 1) + 4 * (3 * max_tok + n_rows) + n_vocab)
+    if scratch == NULL:
+        raise MemoryError()
+    cdef Tokens t
+    t.vocab_offsets = <int64_t*>scratch
+    t.hashes = <uint64_t*>(t.vocab_offsets + max_tok + 1)
+    t.row = <int32_t*>(t.hashes + max_tok)
+    t.term = t.row + max_tok
+    t.pos = t.term + max_tok
+    t.start = t.end = NULL
+    t.dl = t.pos + max_tok
+    t.vocab = <uint8_t*>(t.dl + n_rows)
+    t.vocab_offsets[0] = 0
+    t.n_tok = t.n_terms = t.cursor = 0
+    t.capacity = 1 << 12
+    cdef int32_t window[MAX_GRAM]
+    cdef int64_t row, i, end, nxt, cp, filled, pos, j
+    cdef int32_t f, e
+    cdef int status = -1
+    try:
+        with nogil:
+            memset(t.dl, 0, n_rows * sizeof(int32_t))
+            t.table = <int32_t*>calloc(t.capacity, sizeof(int32_t))
+            if t.table != NULL:
+                status = 0
+                for row in range(n_rows):
+                    if not valid[row]:
+                        continue
+                    i = offsets[row]
+                    end = offsets[row + 1]
+                    filled = pos = 0
+                    while i < end and status == 0:
+                        if data[i] < 0x80:
+                            cp = data[i]
+                            i += 1
+                        else:
+                            cp = decode(&data[0], i, end, &nxt)
+                            i = nxt
+                        f = fold[cp]
+                        if f >= 0:
+                            status = _push_gram(&t, window, n, &filled, f, row, &pos)
+                            continue
+                        for j in range(3):
+                            e = expansions[-1 - f, j]
+                            if e and status == 0:
+                                status = _push_gram(&t, window, n, &filled, e, row, &pos)
+                    t.dl[row] = <int32_t>pos
+                    if status:
+                        break
+                free(t.table)
+        if status:
+            raise MemoryError()
+        return (
+            _array_from(t.row, t.n_tok, _INT32),
+            _array_from(t.term, t.n_tok, _INT32),
+            _array_from(t.pos, t.n_tok, _INT32),
+            _array_from(t.dl, n_rows, _INT32),
+            _array_from(t.vocab, t.cursor, _UINT8),
+            _array_from(t.vocab_offsets, t.n_terms + 1, _INT64),
+        )
+    finally:
+        free(scratch)

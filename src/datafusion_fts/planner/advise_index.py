@@ -22,7 +22,7 @@ def advise_index(req: SearchRequest) -> SearchRequest:
             f"{table} is not a managed table, so MATCH scans every row; CREATE TABLE {table}_fts AS "
             f"SELECT * FROM {table}, then CREATE FULLTEXT INDEX ON {table}_fts ({columns}), searches an index"
         ))
-    indexes = req.snapshot.meta.indexes
+    indexes = req.snapshot.meta.fulltext
     missing = [c for c in req.columns if c not in indexes]
     no_positions = [c for c in req.columns if c in indexes and c in req.phrase_columns and not indexes[c].positions]
     statements = []

@@ -13,6 +13,7 @@ import datafusion
 import pyarrow as pa
 
 from .catalog import quote
+from .declared_types import empty_batch
 
 # A definition declaring a key (what lets DataFusion see columns depend on others).
 _KEYS = re.compile(r"\b(?:PRIMARY\s+KEY|UNIQUE)\b", re.IGNORECASE)
@@ -58,3 +59,16 @@ def result_definition(definition: str | None) -> str | None:
     if definition is None or not _KEYS.search(definition):
         return None
     return f"(_rowid BIGINT NOT NULL, {definition.strip()[1:-1]}, _score DOUBLE)"
+
+
+def register_rows(ctx: datafusion.SessionContext, name: str, rows: pa.Table, definition: str | None = None) -> None:
+    """Show ``rows`` to DataFusion as table ``name`` (a search's result, a table's candidate
+    rows); with a ``definition`` as the table DataFusion makes of it, holding the keys it
+    declares, when it reads as the rows are."""
+    batches = rows.to_batches() or [empty_batch(rows.schema)]
+    if definition is not None:
+        session = definition_session(ctx.copied_config())
+        if defined(session, "result", definition, batches, rows.schema):
+            ctx.register_table(name, session.catalog().schema().table("result"))
+            return
+    ctx.register_record_batches(name, [batches])

@@ -40,6 +40,7 @@ class Kind(enum.Enum):
     DELETE = "delete"
     DROP = "drop"
     EXPLAIN_WRITE = "explain write"  # (EXPLAIN of INSERT, UPDATE or DELETE of a managed table)
+    SUBSTRING = "substring"  # (DataFusion's, naming a table with an n-gram index beside LIKE, ~, ...)
 
 
 # Calls that make a statement a search: MATCH, score(), score_explain() and the short
@@ -181,6 +182,22 @@ def is_search(tokens: list[Token] | tuple[Token, ...], managed: Callable[[str], 
             rowid = rowid or token.value == ROWID
             named = named or managed(token.value)
     return rowid and named
+
+
+# The words of the predicates an n-gram index answers (sql/lower_substring.py).
+_SUBSTRING_WORDS = re.compile(r"like|~|regexp_like|strpos|position|starts_with|ends_with", re.IGNORECASE)
+
+
+def reads_substrings(statement: Statement, ngram_tables: Callable[[], frozenset[str]]) -> Statement:
+    """``statement`` as one of kind ``SUBSTRING`` where it is DataFusion's but may read a
+    table of ``ngram_tables()`` (those with an n-gram index) by a substring predicate:
+    a few substring searches for the others, as :func:`split` spends."""
+    if statement.kind is not Kind.DATAFUSION or not _SUBSTRING_WORDS.search(statement.text):
+        return statement
+    tables = ngram_tables()
+    if not tables or not any(w in tables or w.lower() in tables for w in _WORD.findall(statement.text)):
+        return statement
+    return replace(statement, kind=Kind.SUBSTRING)
 
 
 def _explained(tokens: list[Token]) -> int:

@@ -27,7 +27,7 @@ from ..planner.run_search import run_search
 from ..planner.search_request import SearchRequest, described_source, foreign_request, session_table
 from ..session.catalog import RESERVED_PREFIX, quote, rows_name
 from ..session.declared_types import as_declared, empty_batch
-from ..session.defined_tables import defined, definition_session, result_definition
+from ..session.defined_tables import register_rows, result_definition
 from ..settings import MAX_NAME_CHARS
 from ..udfs.relation_search import relation_plan, relation_search
 from ..udfs.row_marks import row_explanations, row_marks
@@ -81,7 +81,7 @@ def _refusal(statement: exp.Expression) -> tuple[str, exp.Expression] | None:
     return None
 
 
-def _fresh_name() -> str:
+def fresh_name() -> str:
     """A name no other search result has (results are registered while a statement runs,
     on a session other threads may share): random, so no counter is shared."""
     return f"{RESERVED_PREFIX}result_{uuid.uuid4().hex[:16]}"
@@ -202,7 +202,7 @@ class SqlSession:
         """The SQL of a statement that does not search: the managed tables it reads with
         their ``_rowid``, ``*`` over them without it (:func:`.lower_select.lower_statement`)."""
         rewritten = statement.copy()
-        _, text = lower_statement(self._text, rewritten, self._schema_of, _fresh_name, splicer=splicer,
+        _, text = lower_statement(self._text, rewritten, self._schema_of, fresh_name, splicer=splicer,
                                   fast_paths=self.db.settings.get("fts.sql_fast_paths"))
         if text is not None:
             return text
@@ -285,7 +285,7 @@ class SqlSession:
         """The statement lowered: its tree, its searches and the SQL DataFusion runs."""
         statement = statement.copy()
         lowered, text = lower_statement(
-            self._text, statement, self._schema_of, _fresh_name, max_terms=self.db.settings.get("fts.max_query_terms"),
+            self._text, statement, self._schema_of, fresh_name, max_terms=self.db.settings.get("fts.max_query_terms"),
             splicer=splicer, fast_paths=self.db.settings.get("fts.sql_fast_paths"),
         )
         return statement, lowered, text if text is not None else generated(statement)
@@ -362,13 +362,7 @@ class SqlSession:
         """Show a search result to DataFusion for the rewritten statement to join; with a
         ``definition`` (:func:`..session.defined_tables.result_definition`) as the table DataFusion
         makes of it, holding the searched table's keys, when it reads as the result is."""
-        batches = result.to_batches() or [empty_batch(result.schema)]
-        if definition is not None:
-            session = definition_session(self.ctx.copied_config())
-            if defined(session, "result", definition, batches, result.schema):
-                self.ctx.register_table(name, session.catalog().schema().table("result"))
-                return
-        self.ctx.register_record_batches(name, [batches])
+        register_rows(self.ctx, name, result, definition)
 
     def _keyed(self, search: LogicalSearch, text: str) -> tuple[LogicalSearch, str | None]:
         """``search``, carrying every column of its table with the definition of its result
@@ -415,7 +409,7 @@ class SqlSession:
             return found
 
         lowered, text = lower_statement(
-            self._text, rewritten, schema_of, _fresh_name, leaf=lambda m: slot_leaf(slot_of[id(m)]), splicer=splicer
+            self._text, rewritten, schema_of, fresh_name, leaf=lambda m: slot_leaf(slot_of[id(m)]), splicer=splicer
         )
         fixed = tuple((i, shape.literal(self._text, i)) for i in range(len(shape.spans)) if i not in set(slots))
         return Template(tuple(slots), tuple(columns), fixed, tuple(seen.items()),
@@ -427,7 +421,7 @@ class SqlSession:
             search = template.bind_search(self._text, shape, parse_leaf)
             result, _, _ = self.db.retrying(partial(self._run_search, search, in_order=True, planned=False))
             return ResultFrame(self.ctx, template.direct.apply(result), self.db.errors)
-        text, lowered = template.bind(self._text, shape, parse_leaf, _fresh_name)
+        text, lowered = template.bind(self._text, shape, parse_leaf, fresh_name)
         return self._run_lowered(text, lowered)
 
     def _run_lowered(self, text: str, lowered: list[Lowered]) -> datafusion.DataFrame:

@@ -15,12 +15,14 @@ from functools import partial
 import datafusion
 
 from ..errors import EngineError, InvalidArgument, SqlError
+from ..storage.files.manifest import NGRAM
 from .classify import (
     Kind,
     Statement,
     classify,
     engine_syntax_error,
     is_search,
+    reads_substrings,
     refusal,
     split,
     tokenize,
@@ -28,6 +30,7 @@ from .classify import (
 from .execute import SqlSession
 from .hosts import SqlHost
 from .managed_dml import HANDLERS, Handler, Run, drop
+from .run_substring import run_substring
 
 
 def run_sql(db: SqlHost, text: str) -> datafusion.DataFrame:
@@ -43,7 +46,7 @@ def run_sql(db: SqlHost, text: str) -> datafusion.DataFrame:
         result = None
         for part in split(text):
             # (classified as the statements before it left the tables)
-            statement = classify(part, db.manifest.tables.__contains__)
+            statement = reads_substrings(classify(part, db.manifest.tables.__contains__), partial(_ngram_tables, db))
             with db.pinned(statement.text):  # (every part of it reads one version of each table)
                 result = _statement(db, text, statement)
     except RecursionError:
@@ -77,6 +80,19 @@ def _datafusion(db: SqlHost, text: str, part: Statement) -> datafusion.DataFrame
             del located
 
 
+def _substring(db: SqlHost, text: str, part: Statement) -> datafusion.DataFrame:
+    """A statement of DataFusion's that may read a table's candidate rows by its n-gram
+    index (sql/run_substring.py), else as written."""
+    db.list_sources(part.text)
+    found = db.errors.call(run_substring, db, part.text)
+    return found if found is not None else _datafusion(db, text, part)
+
+
+def _ngram_tables(db: SqlHost) -> frozenset[str]:
+    return frozenset(name for name, meta in db.manifest.tables.items()
+                     if any(ix.kind == NGRAM for ix in meta.indexes.values()))
+
+
 def _write(handler: Handler) -> Callable[[SqlHost, str, Statement], datafusion.DataFrame]:
     """DDL or DML that writes a managed table (sql/managed_dml.py), its query run by
     :func:`_query`."""
@@ -94,6 +110,7 @@ RUNS: dict[Kind, Callable[[SqlHost, str, Statement], datafusion.DataFrame]] = {
     Kind.DATAFUSION: _datafusion,
     Kind.SEARCH: _ours,
     Kind.FTS: _ours,
+    Kind.SUBSTRING: _substring,
     Kind.DROP: lambda db, text, part: drop(db, part),
     **{kind: _write(handler) for kind, handler in HANDLERS.items()},
 }

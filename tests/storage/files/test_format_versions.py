@@ -81,5 +81,5 @@ def test_a_format_2_database_answers_as_it_did_and_after_optimize(format2_db: Pa
     docs.optimize()
     new = [db.segment(s) for s in docs.snapshot().meta.indexes["title"].segments]
     assert {s.impacts for s in new} == {4}
-    assert json.loads((format2_db / "manifest.json").read_text())["format"] == FORMAT_VERSION == 11
+    assert json.loads((format2_db / "manifest.json").read_text())["format"] == FORMAT_VERSION == 12
     assert results(docs) == expected

@@ -73,7 +73,10 @@ from .layout import is_remote
 #     "bp128-ordinals"): gaps of the live rows, not of row ids. An older version would
 #     refuse the codec. Deletion vectors hold the steps between their ids (uint32), which
 #     an older version would read as ids.
-FORMAT_VERSION = 11
+# 12 - a table may hold n-gram indexes (IndexMeta.kind "ngram", keyed by ngram_key of
+#     their column beside the column's full-text index): an older version would read one
+#     as a full-text index of a column the table lacks.
+FORMAT_VERSION = 12
 ROWID = "_rowid"
 # Declared types a table stores as their values' bytes, which Parquet's own type for them
 # cannot hold: an interval of months, days and nanoseconds (Parquet's keeps milliseconds).
@@ -190,9 +193,22 @@ class SegmentMeta:
     checksums: int | None = None
 
 
+# IndexMeta.kind: a full-text index (MATCH), or an n-gram index (LIKE, regular expressions).
+FULLTEXT, NGRAM = "fulltext", "ngram"
+
+
+def ngram_key(column: str) -> str:
+    """The key of ``column``'s n-gram index among a table's indexes, which key its
+    full-text index by the column's name: no column name holds a NUL."""
+    return f"\x00ngram {column}"
+
+
 @dataclass(frozen=True)
 class IndexMeta:
-    """A column's inverted index: how it analyzes and scores, and its segments."""
+    """A column's inverted index: how it analyzes and scores, and its segments. A table
+    keys its indexes by :attr:`key`: the column of a full-text index, :func:`ngram_key` of
+    an n-gram index's, so a column may have one of each; everything that maintains
+    indexes (fresh runs, flushes, OPTIMIZE, compaction) reads ``column`` and keeps both."""
 
     column: str
     analyzer: AnalyzerConfig
@@ -200,6 +216,11 @@ class IndexMeta:
     b: float = B
     positions: bool = POSITIONS
     segments: tuple[SegmentMeta, ...] = ()
+    kind: str = FULLTEXT
+
+    @property
+    def key(self) -> str:
+        return self.column if self.kind == FULLTEXT else ngram_key(self.column)
 
     @cached_property
     def covered_until(self) -> int:
@@ -287,7 +308,15 @@ class TableMeta:
         return crcs
 
     def with_index(self, index: IndexMeta) -> "TableMeta":
-        return replace(self, indexes={**self.indexes, index.column: index})
+        return replace(self, indexes={**self.indexes, index.key: index})
+
+    @property
+    def fulltext(self) -> dict[str, "IndexMeta"]:
+        """The full-text indexes, by column: what MATCH searches."""
+        return {k: ix for k, ix in self.indexes.items() if ix.kind == FULLTEXT}
+
+    def ngram(self, column: str) -> "IndexMeta | None":
+        return self.indexes.get(ngram_key(column))
 
 
 @dataclass(frozen=True)
@@ -451,14 +480,15 @@ def _table_to_json(t: TableMeta) -> dict[str, Any]:
         "fragments": [{k: v for k, v in vars(f).items() if k not in _OPTIONAL_FIELDS or v != _OPTIONAL_FIELDS[k]}
                       for f in t.fragments],
         "indexes": {
-            col: {
+            key: {
                 "analyzer": ix.analyzer.to_json(),
                 "k1": ix.k1,
                 "b": ix.b,
                 "positions": ix.positions,
                 "segments": [vars(s) for s in ix.segments],
+                **({"column": ix.column, "kind": ix.kind} if ix.kind != FULLTEXT else {}),
             }
-            for col, ix in t.indexes.items()
+            for key, ix in t.indexes.items()
         },
     }
 
@@ -493,15 +523,22 @@ def _table_from_json(name: str, d: dict[str, Any]) -> TableMeta:
         schema=_schema_from_b64(d["schema"]),
         next_rowid=int(d["next_rowid"]),
         fragments=tuple(FragmentMeta(**f) for f in d["fragments"]),
-        indexes={
-            col: IndexMeta(
-                column=col,
-                analyzer=AnalyzerConfig.from_json(ix["analyzer"]),
-                k1=float(ix["k1"]),
-                b=float(ix["b"]),
-                positions=bool(ix["positions"]),
-                segments=tuple(SegmentMeta(**s) for s in ix["segments"]),
-            )
-            for col, ix in d["indexes"].items()
-        },
+        indexes={index.key: index for index in map(_index_from_json, d["indexes"].items())},
     )
+
+
+def _index_from_json(item: tuple[str, dict[str, Any]]) -> IndexMeta:
+    key, ix = item
+    kind = str(ix.get("kind", FULLTEXT))
+    index = IndexMeta(
+        column=str(ix.get("column", key)),
+        analyzer=AnalyzerConfig.from_json(ix["analyzer"]),
+        k1=float(ix["k1"]),
+        b=float(ix["b"]),
+        positions=bool(ix["positions"]),
+        segments=tuple(SegmentMeta(**s) for s in ix["segments"]),
+        kind=kind,
+    )
+    if kind not in (FULLTEXT, NGRAM) or index.key != key:
+        raise ValueError(f"index {key!r} of kind {kind!r} over column {index.column!r} is not one this system makes")
+    return index
