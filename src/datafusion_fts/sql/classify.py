@@ -12,7 +12,7 @@ words, as sqlglot's own ``STATEMENT_PARSERS`` dispatch on them:
 
 - ``SEARCH``: MATCH(, score(, score_explain(, a text function's short form, or ``_rowid``
   beside a managed table's name: parsed and lowered (sql/lower_select.py);
-- ``FTS``: CREATE FULLTEXT INDEX, OPTIMIZE, SET fts.*, and EXPLAIN of a statement of ours;
+- ``FTS``: CREATE FULLTEXT INDEX, CREATE NGRAM INDEX, OPTIMIZE, SET fts.*, and EXPLAIN of a statement of ours;
 - ``CREATE_TABLE``, ``INSERT``, ``UPDATE``, ``DELETE``, ``DROP``: DDL and DML that create
   or change a managed table (sql/managed_dml.py), with where the table's name is, and
   ``EXPLAIN_WRITE``, the EXPLAIN of such an INSERT, UPDATE or DELETE;
@@ -234,7 +234,7 @@ def _kind(tokens: list[Token], managed: Callable[[str], bool]) -> tuple[Kind, tu
         if kind in (Kind.INSERT, Kind.UPDATE, Kind.DELETE) and target is not None:
             return Kind.EXPLAIN_WRITE, (inner + target[0], inner + target[1]), name
         return (Kind.DATAFUSION if kind is Kind.DATAFUSION else Kind.FTS), None, None
-    if first == "optimize" or (first == "create" and _words(tokens, 1, "fulltext")):
+    if first == "optimize" or (first == "create" and (_words(tokens, 1, "fulltext") or _words(tokens, 1, "ngram"))):
         return Kind.FTS, None, None
     if first == "set" and len(tokens) > 2:
         second = tokens[1]

@@ -7,6 +7,7 @@ Added syntax, each parsed into its own expression node (no string surgery on SQL
 - ``score()``                                                -> :class:`FtsScore`
 - ``score_explain()``                                        -> :class:`FtsScoreExplain`
 - ``CREATE FULLTEXT INDEX [name] ON t (c1, ...) [WITH (k = v, ...)]`` -> :class:`CreateFulltextIndex`
+- ``CREATE NGRAM INDEX [name] ON t (c1, ...)``               -> :class:`CreateFulltextIndex`, kind "ngram"
 - ``OPTIMIZE t``                                             -> :class:`Optimize`
 - ``EXPLAIN [ANALYZE] <statement>``                          -> :class:`Explain`
 """
@@ -52,7 +53,7 @@ class FtsScoreExplain(exp.Expression, exp.Func):
 
 
 class CreateFulltextIndex(exp.Expression):
-    arg_types = {"this": True, "expressions": True, "options": False, "name": False}
+    arg_types = {"this": True, "expressions": True, "options": False, "name": False, "kind": False}
 
 
 class Optimize(exp.Expression):
@@ -125,9 +126,11 @@ class FtsParser(Postgres.Parser):
             return self.expression(Optimize(this=table))
         if self._match_text_seq("CREATE", "FULLTEXT", "INDEX"):
             return self._parse_fulltext_index()
+        if self._match_text_seq("CREATE", "NGRAM", "INDEX"):
+            return self._parse_fulltext_index(kind="ngram")
         return super()._parse_statement()
 
-    def _parse_fulltext_index(self) -> CreateFulltextIndex:
+    def _parse_fulltext_index(self, kind: str | None = None) -> CreateFulltextIndex:
         name = None if self._match(TokenType.ON) else self._parse_id_var()
         if name is not None and not self._match(TokenType.ON):
             self.raise_error("expected ON after the index name")
@@ -139,7 +142,7 @@ class FtsParser(Postgres.Parser):
         if self._match(TokenType.WITH):
             options = self._parse_wrapped_csv(self._parse_assignment)
         return self.expression(
-            CreateFulltextIndex(this=table, expressions=columns, options=options, name=name)
+            CreateFulltextIndex(this=table, expressions=columns, options=options, name=name, kind=kind)
         )
 
 
@@ -157,7 +160,8 @@ class FtsGenerator(Postgres.Generator):
         ),
         Optimize: lambda self, e: f"OPTIMIZE {self.sql(e, 'this')}",
         Explain: lambda self, e: "EXPLAIN " + ("ANALYZE " if e.args.get("analyze") else "") + self.sql(e, "this"),
-        CreateFulltextIndex: lambda self, e: "CREATE FULLTEXT INDEX {}ON {} ({}){}".format(
+        CreateFulltextIndex: lambda self, e: "CREATE {} INDEX {}ON {} ({}){}".format(
+            "NGRAM" if e.args.get("kind") else "FULLTEXT",
             self.sql(e, "name") + " " if e.args.get("name") else "",
             self.sql(e, "this"),
             ", ".join(self.sql(c) for c in e.expressions),

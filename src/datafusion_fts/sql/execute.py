@@ -230,8 +230,9 @@ class SqlSession:
 
     def _create_index(self, statement: CreateFulltextIndex, source: str, splicer: Splicer | None
                       ) -> datafusion.DataFrame:
-        """``CREATE FULLTEXT INDEX ON t (columns)``: on a managed table, or on a Parquet
-        table of the session, indexed in place (``Database.index_in_place``)."""
+        """``CREATE FULLTEXT INDEX ON t (columns)`` (or ``CREATE NGRAM INDEX``: each column's
+        n-gram index): on a managed table, or on a Parquet table of the session, indexed in
+        place (``Database.index_in_place``)."""
         name = identifier(statement.this)
         options = {}
         for option in statement.args.get("options") or []:
@@ -240,6 +241,10 @@ class SqlSession:
             options[option.this.name.lower()] = _literal(option.expression)
         columns = [identifier(c) for c in statement.expressions]
         store = options.pop("store", None)
+        if statement.args.get("kind"):
+            if "kind" in options:
+                raise InvalidArgument("CREATE NGRAM INDEX makes n-gram indexes: no kind option")
+            options["kind"] = statement.args["kind"]
         if store is not None and not isinstance(store, str):
             raise InvalidArgument(f"store is a list of column names in a string ('title, url'), got {store!r}")
         stored = [c.strip() for c in store.split(",") if c.strip()] if store is not None else None

@@ -61,7 +61,7 @@ def substring_reads(statement: exp.Expression, schemas: Schemas,
             if source is None or identifier(column) not in ngram_columns(source.table or ""):
                 continue
             entry = found.setdefault(id(source.node), (source, {}))
-            entry[1].setdefault(identifier(column), []).append((need, conj.sql(dialect="postgres")))
+            entry[1].setdefault(identifier(column), []).append((need, conj.sql()))  # (for EXPLAIN)
         for source, columns in found.values():
             needs = tuple((column, all_of([n for n, _ in items]), "; ".join(t for _, t in items))
                           for column, items in columns.items())

@@ -15,7 +15,7 @@ from ..session.declared_types import as_declared
 from ..session.defined_tables import register_rows
 from ..storage.files.manifest import NGRAM
 from .dialect import identifier, parse_sql
-from .execute import fresh_name, generated
+from .execute import fresh_name
 from .hosts import SqlHost
 from .lower_substring import SubstringRead, substring_reads
 from .splice import Splicer
@@ -59,12 +59,10 @@ def run_substring(db: SqlHost, text: str) -> datafusion.DataFrame | None:
             node = read.node
             alias = node.alias if node.args.get("alias") is not None else identifier(node)
             splicer.replace_table(node, f"{quote(name)} AS {quote(alias)}")
-            node.replace(exp.Table(this=exp.to_identifier(name, quoted=True),
-                                   alias=exp.TableAlias(this=exp.to_identifier(alias, quoted=True))))
-        if not shown:
-            return None
         edited = splicer.result()
-        return db.ctx.sql(edited if edited is not None else generated(statement))
+        if not shown or edited is None:  # (an edit not placed: the text as written, not one sqlglot writes)
+            return None
+        return db.ctx.sql(edited)
     finally:  # (a statement planned holds the tables it reads)
         for name in shown:
             db.ctx.deregister_table(name)

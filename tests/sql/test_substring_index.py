@@ -1,0 +1,71 @@
+"""SQL over a column with an n-gram index (issue 43): the user's LIKE, ILIKE, regular
+expressions, strpos, starts_with and ends_with answer exactly as DataFusion's scan does,
+on every tier, managed and in place (tests/sql/substring_predicates.py), and read the
+table's candidate rows where the rule chooses the index."""
+
+from __future__ import annotations
+
+import random
+from pathlib import Path
+
+import pyarrow as pa
+import pytest
+from substring_predicates import run
+
+import datafusion_fts as fts
+from datafusion_fts.errors import InvalidArgument
+from datafusion_fts.sql import run_substring
+
+
+def test_generated_predicates_answer_as_datafusion_s_scan(tmp_path: Path) -> None:
+    messages: list[str] = []
+    total, wrong, used = run(700, seed=43, root=tmp_path, log=messages.append)
+    assert wrong == 0, "\n".join(messages[:5])
+    assert used > total // 4  # (the index was read, not only the scan)
+
+
+@pytest.fixture
+def docs() -> fts.Database:
+    db = fts.connect()
+    rnd = random.Random(5)
+    words = ["alpha", "beta", "gamma", "delta", "epsilon", "zeta"]
+    body = [" ".join(rnd.choice(words) for _ in range(6)) for _ in range(3000)] + ["a rare needle here"]
+    db.create_table("docs", pa.table({"id": list(range(len(body))), "body": body}))
+    db.sql("CREATE NGRAM INDEX ON docs (body)")
+    return db
+
+
+def candidate_reads(db: fts.Database, sql: str, monkeypatch: pytest.MonkeyPatch) -> tuple[list, int]:
+    reads = []
+    real = run_substring._candidate_rows
+    monkeypatch.setattr(run_substring, "_candidate_rows", lambda d, r: reads.append(found := real(d, r)) or found)
+    return db.sql(sql).to_arrow_table().to_pylist(), sum(r is not None for r in reads)
+
+
+def test_a_selective_pattern_reads_candidates_and_a_common_one_scans(docs: fts.Database,
+                                                                      monkeypatch: pytest.MonkeyPatch) -> None:
+    rows, reads = candidate_reads(docs, "SELECT id FROM docs WHERE body LIKE '%NEEDLE%' OR id < 0", monkeypatch)
+    assert reads == 0  # (an OR: not a conjunct)
+    rows, reads = candidate_reads(docs, "SELECT id FROM docs WHERE body ILIKE '%NEEDLE%'", monkeypatch)
+    assert rows == [{"id": 3000}] and reads == 1
+    rows, reads = candidate_reads(docs, "SELECT count(*) AS n FROM docs WHERE body LIKE '%alpha%'", monkeypatch)
+    assert reads == 0 and rows[0]["n"] > 1000  # (most rows hold it: DataFusion scans)
+    rows, reads = candidate_reads(docs, "SELECT id FROM docs WHERE body LIKE '%ne%'", monkeypatch)
+    assert reads == 0 and rows == [{"id": 3000}]  # (no trigram in it)
+
+
+def test_the_setting_turns_the_index_off(docs: fts.Database, monkeypatch: pytest.MonkeyPatch) -> None:
+    docs.sql("SET fts.substring_index = false")
+    rows, reads = candidate_reads(docs, "SELECT id FROM docs WHERE body ~ 'need(le|ful)'", monkeypatch)
+    assert rows == [{"id": 3000}] and reads == 0
+
+
+def test_an_ngram_index_sits_beside_a_full_text_index_and_takes_no_options(docs: fts.Database) -> None:
+    docs.sql("CREATE FULLTEXT INDEX ON docs (body)")
+    meta = docs.table("docs").snapshot().meta
+    assert sorted(ix.kind for ix in meta.indexes.values()) == ["fulltext", "ngram"]
+    assert docs.sql("SELECT id FROM docs WHERE MATCH(body, 'needle')").to_pylist() == [{"id": 3000}]
+    with pytest.raises(InvalidArgument, match="takes no options"):
+        docs.table("docs").create_index("body", kind="ngram", stemmer="english")
+    with pytest.raises(InvalidArgument, match="kind must be one of"):
+        docs.table("docs").create_index("body", kind="trigram")
