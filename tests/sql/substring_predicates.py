@@ -204,7 +204,7 @@ def run(statements: int, seed: int, root: Path, log=print) -> tuple[int, int, in
     def counted(db_, read):
         nonlocal used
         found = real(db_, read)
-        used += found is not None
+        used += found[1] is not None
         return found
 
     run_substring._candidate_rows = counted

@@ -39,7 +39,7 @@ def candidate_reads(db: fts.Database, sql: str, monkeypatch: pytest.MonkeyPatch)
     reads = []
     real = run_substring._candidate_rows
     monkeypatch.setattr(run_substring, "_candidate_rows", lambda d, r: reads.append(found := real(d, r)) or found)
-    return db.sql(sql).to_arrow_table().to_pylist(), sum(r is not None for r in reads)
+    return db.sql(sql).to_arrow_table().to_pylist(), sum(r[1] is not None for r in reads)
 
 
 def test_a_selective_pattern_reads_candidates_and_a_common_one_scans(docs: fts.Database,
@@ -69,3 +69,15 @@ def test_an_ngram_index_sits_beside_a_full_text_index_and_takes_no_options(docs:
         docs.table("docs").create_index("body", kind="ngram", stemmer="english")
     with pytest.raises(InvalidArgument, match="kind must be one of"):
         docs.table("docs").create_index("body", kind="trigram")
+
+
+def test_explain_says_which_plan_and_why(docs: fts.Database) -> None:
+    plan = docs.sql("EXPLAIN SELECT id FROM docs WHERE body LIKE '%needle%'").to_arrow_table().to_pylist()
+    assert plan[0]["plan_type"] == "substring_plan"
+    assert plan[0]["plan"].startswith("docs.body: n-gram index: about 1 of 3,001 rows")
+    assert "NgramCandidates: table=docs, column=body, grams=('dle' AND 'edl' AND 'eed' AND 'nee')" in plan[0]["plan"]
+    assert "candidates=1" in plan[0]["plan"]
+    assert "__fts_result_" in plan[1]["plan"]  # (DataFusion's plan reads the candidates)
+    plan = docs.sql("EXPLAIN SELECT id FROM docs WHERE body LIKE '%al%'").to_arrow_table().to_pylist()
+    assert plan[0]["plan"] == "docs.body: scan: no literal of 3 characters in [body LIKE '%al%']"
+    assert "TableScan: docs" in plan[1]["plan"]

@@ -10,30 +10,36 @@ import pyarrow as pa
 from sqlglot import exp
 
 from ..errors import SqlError
+from ..planner.plan_substring import SubstringPlan
 from ..session.catalog import quote
 from ..session.declared_types import as_declared
 from ..session.defined_tables import register_rows
 from ..storage.files.manifest import NGRAM
-from .dialect import identifier, parse_sql
+from .dialect import Explain, identifier, parse_sql
 from .execute import fresh_name
 from .hosts import SqlHost
 from .lower_substring import SubstringRead, substring_reads
+from .result_frame import detached_frame
 from .splice import Splicer
 
 
 def run_substring(db: SqlHost, text: str) -> datafusion.DataFrame | None:
     """``text`` (one statement) run over the candidates of the tables it reads by substring
     predicates; None where it reads none so, or sqlglot cannot parse it: DataFusion runs it
-    as written then."""
+    as written then. ``EXPLAIN [ANALYZE]`` of such a statement shows, before DataFusion's
+    plan of what it runs, each table's plan and why (``substring_plan``)."""
     if not db.settings.get("fts.substring_index"):
         return None
     try:
         statements = parse_sql(text)
     except SqlError:
         return None
-    if len(statements) != 1 or not isinstance(statements[0], exp.Query):
+    if len(statements) != 1:
         return None
-    statement = statements[0]
+    explain = isinstance(statements[0], Explain)
+    query = statements[0].this if explain else statements[0]
+    if not isinstance(query, exp.Query):
+        return None
     tables = db.manifest.tables
 
     def schema_of(name: str) -> tuple[pa.Schema, bool] | None:
@@ -44,33 +50,40 @@ def run_substring(db: SqlHost, text: str) -> datafusion.DataFrame | None:
         meta = tables.get(name)
         return frozenset(ix.column for ix in meta.indexes.values() if ix.kind == NGRAM) if meta else frozenset()
 
-    reads = substring_reads(statement, schema_of, ngram_columns)
+    reads = substring_reads(query, schema_of, ngram_columns)
+    if not reads:
+        return None
     splicer = Splicer(text)
     shown: list[str] = []
+    lines: list[str] = []
     try:
         for read in reads:
-            rows = db.retrying(lambda: _candidate_rows(db, read))
+            plans, rows = db.retrying(lambda: _candidate_rows(db, read))
+            lines += _explained(read, plans)
             if rows is None:
                 continue
             name = fresh_name()
-            meta = tables[read.table]
-            register_rows(db.ctx, name, rows, meta.definition)
+            register_rows(db.ctx, name, rows, tables[read.table].definition)
             shown.append(name)
             node = read.node
             alias = node.alias if node.args.get("alias") is not None else identifier(node)
             splicer.replace_table(node, f"{quote(name)} AS {quote(alias)}")
         edited = splicer.result()
-        if not shown or edited is None:  # (an edit not placed: the text as written, not one sqlglot writes)
+        if edited is None or not (shown or explain):  # (an edit not placed: the text as written)
             return None
-        return db.ctx.sql(edited)
+        if not explain:
+            return db.ctx.sql(edited)
+        plan = db.ctx.sql(edited).to_arrow_table()
+        return detached_frame(db.ctx, pa.table({"plan_type": ["substring_plan", *plan.column(0).to_pylist()],
+                                                "plan": ["\n".join(lines), *plan.column(1).to_pylist()]}))
     finally:  # (a statement planned holds the tables it reads)
         for name in shown:
             db.ctx.deregister_table(name)
 
 
-def _candidate_rows(db: SqlHost, read: SubstringRead) -> pa.Table | None:
-    """The candidate rows of ``read``'s table, every column as SQL declares it, from one
-    snapshot; None when the plan for every column is a scan."""
+def _candidate_rows(db: SqlHost, read: SubstringRead) -> tuple[list[SubstringPlan], pa.Table | None]:
+    """The plans of ``read``'s columns and the candidate rows of its table, every column as
+    SQL declares it, from one snapshot (None when every plan is a scan)."""
     plans, snap = db.table(read.table).substring_plan(read.needs)
     ids = None
     for plan in plans:
@@ -78,8 +91,21 @@ def _candidate_rows(db: SqlHost, read: SubstringRead) -> pa.Table | None:
             found = pa.Table.from_batches(list(plan.operator.execute())).column(0).to_numpy()
             ids = found if ids is None else np.intersect1d(ids, found, assume_unique=True)
     if ids is None:
-        return None
+        return plans, None
     fields = list(snap.meta.sql_schema)
     values = snap.take(ids, [f.name for f in fields])
-    return pa.Table.from_arrays([as_declared(values.column(f.name), f.type) for f in fields],
-                                schema=pa.schema(fields))
+    return plans, pa.Table.from_arrays([as_declared(values.column(f.name), f.type) for f in fields],
+                                       schema=pa.schema(fields))
+
+
+def _explained(read: SubstringRead, plans: list[SubstringPlan]) -> list[str]:
+    """EXPLAIN's lines of one table's plans: per column, the choice and why, the operator
+    with what it did."""
+    lines = []
+    for (column, _, _), plan in zip(read.needs, plans):
+        lines.append(f"{read.table}.{column}: {plan.reason}")
+        if plan.operator is not None:
+            metrics = ", ".join(f"{k}={v:.2f}" if isinstance(v, float) else f"{k}={v}"
+                                for k, v in plan.operator.metrics.values.items())
+            lines.append(f"  {plan.operator.display()}, metrics=[{metrics}]")
+    return lines
