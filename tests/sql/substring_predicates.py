@@ -8,7 +8,9 @@ Tables hold text made of pieces chosen to break readings of patterns: wildcards 
 escapes, regex metacharacters, case pairs whose folds differ in length (ß, ẞ, İ, ﬃ), the
 three sigmas, title-case digraphs, combining marks, CJK and emoji. Two tables: a managed
 one with every tier (indexed segments, an unindexed tail, fresh rows, deleted rows) and
-one indexed in place over Parquet files (a file added after the index: its tail).
+one indexed in place over Parquet files (a file added after the index: its tail), each
+with a full-text index beside: a statement that searches evaluates the substring
+predicates beside its MATCH as its prefilter, on the candidate rows.
 
 Usage (the full run of the issue's 10,000 predicates)::
 
@@ -60,6 +62,7 @@ def managed_table(db: fts.Database, rnd: random.Random) -> None:
     first = rows(rnd, N_ROWS // 2, 0)
     t = db.create_table("docs", first)
     t.create_index("body", kind="ngram")
+    t.create_index("body")
     t.bulk_insert(rows(rnd, N_ROWS // 4, N_ROWS // 2))  # (committed, no segment: the tail)
     t.delete("id % 7 = 3")
     t.insert(rows(rnd, N_ROWS // 4, 3 * N_ROWS // 4))  # (fresh, indexed in memory)
@@ -72,7 +75,9 @@ def in_place_table(db: fts.Database, rnd: random.Random, root: Path) -> None:
     source = root / "placed"
     source.mkdir()
     pq.write_table(rows(rnd, N_ROWS // 2, 0), source / "part-0.parquet")
-    db.index_in_place("placed", source).create_index("body", kind="ngram")
+    placed = db.index_in_place("placed", source)
+    placed.create_index("body", kind="ngram")
+    placed.create_index("body")
     pq.write_table(rows(rnd, N_ROWS // 2, N_ROWS // 2), source / "part-1.parquet")
 
 
@@ -165,7 +170,7 @@ class Predicates:
             where += f" AND id > {rnd.randint(0, N_ROWS)}"
         if rnd.random() < 0.05:
             where = f"{where} OR {self.one('body')}"
-        shape = rnd.randrange(8)
+        shape = rnd.randrange(10)
         if shape <= 3:
             return f"SELECT id, body FROM {table} WHERE {where} ORDER BY id"
         if shape == 4:
@@ -177,8 +182,13 @@ class Predicates:
         if shape == 6:
             return (f"SELECT id FROM {table} WHERE grp IN (SELECT grp FROM {table} WHERE {where}) "
                     f"ORDER BY id LIMIT 20")
-        return (f"SELECT id, row_number() OVER (PARTITION BY grp ORDER BY id DESC) AS r FROM {table} "
-                f"WHERE {where} ORDER BY id")
+        if shape == 7:
+            return (f"SELECT id, row_number() OVER (PARTITION BY grp ORDER BY id DESC) AS r FROM {table} "
+                    f"WHERE {where} ORDER BY id")
+        words = " ".join(rnd.choice(["a", "abc", "x", "xyz", "ss", "ß", "中文", "b"]) for _ in range(2))
+        if shape == 8:  # (beside a search: the substring predicates are its prefilter)
+            return f"SELECT id, score() AS s FROM {table} WHERE MATCH(body, '{words}') AND {where} ORDER BY s DESC, id LIMIT 10"
+        return f"SELECT id FROM {table} WHERE MATCH(body, '{words}') AND {where} ORDER BY id"
 
 
 def answer(db: fts.Database, sql: str, indexed: bool) -> object:
@@ -201,9 +211,9 @@ def run(statements: int, seed: int, root: Path, log=print) -> tuple[int, int, in
     used = 0
     real = run_substring._candidate_rows
 
-    def counted(db_, read):
+    def counted(db_, read, **options):
         nonlocal used
-        found = real(db_, read)
+        found = real(db_, read, **options)
         used += found[1] is not None
         return found
 

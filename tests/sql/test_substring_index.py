@@ -38,7 +38,7 @@ def docs() -> fts.Database:
 def candidate_reads(db: fts.Database, sql: str, monkeypatch: pytest.MonkeyPatch) -> tuple[list, int]:
     reads = []
     real = run_substring._candidate_rows
-    monkeypatch.setattr(run_substring, "_candidate_rows", lambda d, r: reads.append(found := real(d, r)) or found)
+    monkeypatch.setattr(run_substring, "_candidate_rows", lambda d, r, **o: reads.append(found := real(d, r, **o)) or found)
     return db.sql(sql).to_arrow_table().to_pylist(), sum(r[1] is not None for r in reads)
 
 

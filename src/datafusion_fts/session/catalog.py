@@ -16,6 +16,7 @@ the write.
 from __future__ import annotations
 
 import threading
+import uuid
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -38,6 +39,13 @@ def rows_name(table: str) -> str:
     engine's own statements (prefilters, joins back to a search, deletes, updates): the
     table's own name resolves to them without it (DESIGN §3.1: ``_rowid`` is hidden)."""
     return f"{RESERVED_PREFIX}rows_{table}"
+
+
+def fresh_name() -> str:
+    """A name no other result the engine registers has (a search's, a table's candidate
+    rows: registered while a statement runs, on a session other threads may share):
+    random, so no counter is shared."""
+    return f"{RESERVED_PREFIX}result_{uuid.uuid4().hex[:16]}"
 
 
 def quote(name: str) -> str:

@@ -4,7 +4,6 @@
 from __future__ import annotations
 
 import re
-import uuid
 from collections.abc import Callable
 from dataclasses import replace
 from functools import partial
@@ -25,7 +24,7 @@ from ..planner.logical import LogicalSearch, RelationSearch, SessionRows
 from ..planner.plan_search import column_analyzer, plan_search
 from ..planner.run_search import run_search
 from ..planner.search_request import SearchRequest, described_source, foreign_request, session_table
-from ..session.catalog import RESERVED_PREFIX, quote, rows_name
+from ..session.catalog import RESERVED_PREFIX, fresh_name, quote
 from ..session.declared_types import as_declared, empty_batch
 from ..session.defined_tables import register_rows, result_definition
 from ..settings import MAX_NAME_CHARS
@@ -46,6 +45,7 @@ from .hosts import SqlHost
 from .lower_select import TOTAL, Lowered, node_start, parse_match
 from .lower_statement import lower_statement
 from .result_frame import ResultFrame, detached_frame
+from .run_substring import prefiltered_ids
 from .splice import Splicer
 from .statement_cache import Shape, Template, direct, shape_of, slot_leaf
 from .tables import FetchedRows
@@ -79,12 +79,6 @@ def _refusal(statement: exp.Expression) -> tuple[str, exp.Expression] | None:
             return f"no function has a name longer than {MAX_FUNCTION_NAME} characters", node
         stack.extend((child, depth + 1) for child in node.iter_expressions())
     return None
-
-
-def fresh_name() -> str:
-    """A name no other search result has (results are registered while a statement runs,
-    on a session other threads may share): random, so no counter is shared."""
-    return f"{RESERVED_PREFIX}result_{uuid.uuid4().hex[:16]}"
 
 
 def _statement_texts(sql: str, count: int) -> list[str]:
@@ -321,11 +315,7 @@ class SqlSession:
         table = self.db.table(search.table)
         include = None
         if search.prefilter:
-            ids = self.ctx.sql(
-                f"SELECT {quote(search.alias)}._rowid FROM {quote(rows_name(search.table))} AS {quote(search.alias)} "
-                f"WHERE {search.prefilter}"
-            ).to_arrow_table()
-            include = ids.column(0).to_numpy()
+            include = prefiltered_ids(self.db, search.table, search.alias, search.prefilter)
         if search.k == 0:
             fields = [self.db.table_meta(search.table).sql_schema.field(c) for c in search.columns]
             score = _CARRIED_SCORE if search.carries_rows else SEARCH_SCHEMA.field(1)

@@ -35,6 +35,9 @@ class SubstringRead:
     node: exp.Table
     table: str
     needs: tuple[tuple[str, Need, str], ...]  # (column, requirement, the conjuncts as SQL)
+    # Its regular expressions evaluated on '' (SQL): DataFusion refuses a malformed pattern or
+    # flag only when it evaluates the predicate on some row, and the candidates may be none.
+    checks: tuple[str, ...] = ()
 
 
 def substring_reads(statement: exp.Expression, schemas: Schemas,
@@ -51,22 +54,23 @@ def substring_reads(statement: exp.Expression, schemas: Schemas,
         sources, missing = select_sources(select, schemas)
         if missing:
             continue
-        found: dict[int, tuple[Source, dict[str, list[tuple[Need, str]]]]] = {}
+        found: dict[int, tuple[Source, dict[str, list[tuple[Need, str, str | None]]]]] = {}
         for conj in conjuncts(where.this):
             read = _substring_predicate(conj)
             if read is None:
                 continue
-            column, need = read
+            column, need, check = read
             source = _column_source(column, sources)
             if source is None or identifier(column) not in ngram_columns(source.table or ""):
                 continue
             entry = found.setdefault(id(source.node), (source, {}))
-            entry[1].setdefault(identifier(column), []).append((need, conj.sql()))  # (for EXPLAIN)
+            entry[1].setdefault(identifier(column), []).append((need, conj.sql(), check))  # (text for EXPLAIN)
         for source, columns in found.values():
-            needs = tuple((column, all_of([n for n, _ in items]), "; ".join(t for _, t in items))
+            needs = tuple((column, all_of([n for n, _, _ in items]), "; ".join(t for _, t, _ in items))
                           for column, items in columns.items())
+            checks = tuple(c for items in columns.values() for _, _, c in items if c is not None)
             assert isinstance(source.node, exp.Table) and source.table is not None
-            out.append(SubstringRead(source.node, source.table, needs))
+            out.append(SubstringRead(source.node, source.table, needs, checks))
     return out
 
 
@@ -91,9 +95,9 @@ def _column_source(column: exp.Column, sources: list[Source]) -> Source | None:
     return source if name in (source.columns or ()) else None
 
 
-def _substring_predicate(node: exp.Expression) -> tuple[exp.Column, Need] | None:
-    """(the column, what it must hold) of a substring predicate of a column and a string
-    literal; None for any other predicate."""
+def _substring_predicate(node: exp.Expression) -> tuple[exp.Column, Need, str | None] | None:
+    """(the column, what it must hold, its check: a regular expression's call on '') of a
+    substring predicate of a column and a string literal; None for any other predicate."""
     node = node.unnest()
     if isinstance(node, exp.Escape):
         escape = _string(node.expression)
@@ -103,10 +107,17 @@ def _substring_predicate(node: exp.Expression) -> tuple[exp.Column, Need] | None
     if isinstance(node, (exp.Like, exp.ILike)) and not node.args.get("negate"):
         return _read(node.this, node.expression, like_need)
     if isinstance(node, (exp.RegexpLike, exp.RegexpILike)):
-        flags = node.args.get("flag")
-        if flags is not None and (_string(flags) is None or "x" in (_string(flags) or "")):
+        flags = _string(node.args.get("flag")) if node.args.get("flag") is not None else ""
+        if flags is None or "x" in flags:
             return None  # (flags of a column, or x: spaces and # are then not literal)
-        return _read(node.this, node.expression, regex_need)
+        if isinstance(node, exp.RegexpILike):
+            flags += "i"
+        read = _read(node.this, node.expression, regex_need)
+        pattern = _string(node.expression)
+        if read is None or pattern is None:
+            return None
+        check = f"regexp_like('', {_sql_string(pattern)}{', ' + _sql_string(flags) if flags else ''})"
+        return read[0], read[1], check
     if isinstance(node, (exp.StartsWith, exp.EndsWith)):
         return _read(node.this, node.expression, lambda s: s or None)
     if isinstance(node, (exp.GT, exp.LT, exp.GTE, exp.LTE)):
@@ -121,11 +132,15 @@ def _substring_predicate(node: exp.Expression) -> tuple[exp.Column, Need] | None
 
 
 def _read(column: exp.Expression, literal: exp.Expression | None,
-          need: Callable[[str], Need]) -> tuple[exp.Column, Need] | None:
+          need: Callable[[str], Need]) -> tuple[exp.Column, Need, None] | None:
     text = _string(literal)
     if not isinstance(column, exp.Column) or not isinstance(column.this, exp.Identifier) or text is None:
         return None
-    return column, need(text)
+    return column, need(text), None
+
+
+def _sql_string(text: str) -> str:
+    return "'" + text.replace("'", "''") + "'"
 
 
 def _string(node: exp.Expression | None) -> str | None:

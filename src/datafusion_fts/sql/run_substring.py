@@ -11,12 +11,11 @@ from sqlglot import exp
 
 from ..errors import SqlError
 from ..planner.plan_substring import SubstringPlan
-from ..session.catalog import quote
+from ..session.catalog import fresh_name, quote, rows_name
 from ..session.declared_types import as_declared
 from ..session.defined_tables import register_rows
-from ..storage.files.manifest import NGRAM
+from ..storage.files.manifest import NGRAM, ROWID
 from .dialect import Explain, identifier, parse_sql
-from .execute import fresh_name
 from .hosts import SqlHost
 from .lower_substring import SubstringRead, substring_reads
 from .result_frame import detached_frame
@@ -41,17 +40,8 @@ def run_substring(db: SqlHost, text: str) -> datafusion.DataFrame | None:
     if not isinstance(query, exp.Query):
         return None
     tables = db.manifest.tables
-
-    def schema_of(name: str) -> tuple[pa.Schema, bool] | None:
-        meta = tables.get(name)
-        return (meta.sql_schema, True) if meta is not None else None  # (other tables: not read so)
-
-    def ngram_columns(name: str) -> frozenset[str]:
-        meta = tables.get(name)
-        return frozenset(ix.column for ix in meta.indexes.values() if ix.kind == NGRAM) if meta else frozenset()
-
-    reads = substring_reads(query, schema_of, ngram_columns)
-    if not reads:
+    reads = _reads(db, query)
+    if not reads or not _valid(db, reads):
         return None
     splicer = Splicer(text)
     shown: list[str] = []
@@ -81,9 +71,65 @@ def run_substring(db: SqlHost, text: str) -> datafusion.DataFrame | None:
             db.ctx.deregister_table(name)
 
 
-def _candidate_rows(db: SqlHost, read: SubstringRead) -> tuple[list[SubstringPlan], pa.Table | None]:
+def prefiltered_ids(db: SqlHost, table: str, alias: str, prefilter: str) -> np.ndarray:
+    """The ascending ids of the rows of managed ``table`` (read as ``alias``) that the
+    prefilter of a search keeps (docs/design.md: "Prefilters"): DataFusion evaluates it
+    on the table's candidate rows where its substring predicates read an n-gram index,
+    else on every row."""
+    rows = None
+    if db.settings.get("fts.substring_index"):
+        try:
+            (query,) = parse_sql(f"SELECT 1 FROM {quote(table)} AS {quote(alias)} WHERE {prefilter}")
+        except (SqlError, ValueError):
+            query = None
+        reads = _reads(db, query) if isinstance(query, exp.Query) else []
+        if reads and _valid(db, reads):
+            rows = db.retrying(lambda: _candidate_rows(db, reads[0], rowid=True))[1]
+    source = rows_name(table)
+    if rows is not None:
+        source = fresh_name()
+        register_rows(db.ctx, source, rows)
+    try:
+        found = db.ctx.sql(f"SELECT {quote(alias)}._rowid FROM {quote(source)} AS {quote(alias)} WHERE {prefilter}")
+        return found.to_arrow_table().column(0).to_numpy()
+    finally:
+        if rows is not None:
+            db.ctx.deregister_table(source)
+
+
+def _valid(db: SqlHost, reads: list[SubstringRead]) -> bool:
+    """Whether DataFusion takes every regular expression of ``reads`` (else the statement
+    runs as written, for DataFusion to refuse it as it does)."""
+    checks = [c for read in reads for c in read.checks]
+    if not checks:
+        return True
+    try:
+        db.ctx.sql(f"SELECT {', '.join(checks)}").collect()
+    except Exception:  # (DataFusion's errors have no class of their own in Python)
+        return False
+    return True
+
+
+def _reads(db: SqlHost, query: exp.Query) -> list[SubstringRead]:
+    """The tables ``query`` reads by substring predicates over n-gram indexes."""
+    tables = db.manifest.tables
+
+    def schema_of(name: str) -> tuple[pa.Schema, bool] | None:
+        meta = tables.get(name)
+        return (meta.sql_schema, True) if meta is not None else None  # (other tables: not read so)
+
+    def ngram_columns(name: str) -> frozenset[str]:
+        meta = tables.get(name)
+        return frozenset(ix.column for ix in meta.indexes.values() if ix.kind == NGRAM) if meta else frozenset()
+
+    return substring_reads(query, schema_of, ngram_columns)
+
+
+def _candidate_rows(db: SqlHost, read: SubstringRead, rowid: bool = False
+                    ) -> tuple[list[SubstringPlan], pa.Table | None]:
     """The plans of ``read``'s columns and the candidate rows of its table, every column as
-    SQL declares it, from one snapshot (None when every plan is a scan)."""
+    SQL declares it (after ``_rowid`` with ``rowid``), from one snapshot (None when every
+    plan is a scan)."""
     plans, snap = db.table(read.table).substring_plan(read.needs)
     ids = None
     for plan in plans:
@@ -94,8 +140,11 @@ def _candidate_rows(db: SqlHost, read: SubstringRead) -> tuple[list[SubstringPla
         return plans, None
     fields = list(snap.meta.sql_schema)
     values = snap.take(ids, [f.name for f in fields])
-    return plans, pa.Table.from_arrays([as_declared(values.column(f.name), f.type) for f in fields],
-                                       schema=pa.schema(fields))
+    columns = [as_declared(values.column(f.name), f.type) for f in fields]
+    if rowid:
+        fields.insert(0, pa.field(ROWID, pa.int64(), False))
+        columns.insert(0, pa.array(ids, pa.int64()))
+    return plans, pa.Table.from_arrays(columns, schema=pa.schema(fields))
 
 
 def _explained(read: SubstringRead, plans: list[SubstringPlan]) -> list[str]:
