@@ -139,9 +139,10 @@ REGISTRY: dict[str, Setting] = {
                 "Whether LIKE, ILIKE, regular expressions, strpos, starts_with and ends_with over a column with an "
                 "n-gram index read a table's candidate rows from the index (changes speed only, never results); "
                 "off, DataFusion scans every row, for tests comparing both."),
-        Setting("fts.substring_candidate_share", 0.1, _share,
+        Setting("fts.substring_candidate_share", 0.02, _share,
                 "The n-gram index is read while the rows it estimates may match (and its unindexed tail) are at most "
-                "this share of a table's live rows; past it DataFusion scans (fetching more rows by id costs more). "
+                "this share of a table's live rows; past it DataFusion scans (fetching more rows by id costs more: at 1M "
+                "rows of 500-character texts, 0.8 % of the rows fetched cost 0.3x the scan, 7 % 1.8x). "
                 "1 reads it whenever a predicate asks for some trigram."),
         Setting("fts.executor", "local", _choice("local", "ray"),
                 "Where searches and index builds run: this process, or a Ray cluster (the ray extra)."),
