@@ -72,8 +72,8 @@ def run_substring(db: SqlHost, text: str) -> datafusion.DataFrame | None:
 
 
 def prefiltered_ids(db: SqlHost, table: str, alias: str, prefilter: str) -> np.ndarray:
-    """The ascending ids of the rows of managed ``table`` (read as ``alias``) that the
-    prefilter of a search keeps (docs/design.md: "Prefilters"): DataFusion evaluates it
+    """The ids of the rows of managed ``table`` (read as ``alias``) that the prefilter of a
+    search keeps (docs/design.md: "Prefilters"): DataFusion evaluates it
     on the table's candidate rows where its substring predicates read an n-gram index,
     else on every row."""
     rows = None
