@@ -55,28 +55,25 @@ def _non_negative_int(value: Any) -> int:
     return whole
 
 
-def _non_negative_seconds(value: Any) -> float:
-    if isinstance(value, bool) or not isinstance(value, (int, float, str)):
-        raise ValueError("a non-negative number of seconds")
-    try:
-        seconds = float(value)
-    except ValueError:
-        raise ValueError("a non-negative number of seconds") from None
-    if not seconds >= 0 or seconds == float("inf"):
-        raise ValueError("a non-negative number of seconds")
-    return seconds
+def _number(low: float, high: float, what: str) -> Callable[[Any], float]:
+    """A finite number in [low, high] (a string of one too, as SET gives it)."""
+
+    def parse(value: Any) -> float:
+        if isinstance(value, bool) or not isinstance(value, (int, float, str)):
+            raise ValueError(what)
+        try:
+            number = float(value)
+        except ValueError:
+            raise ValueError(what) from None
+        if not low <= number <= high or number == float("inf"):
+            raise ValueError(what)
+        return number
+
+    return parse
 
 
-def _share(value: Any) -> float:
-    if isinstance(value, bool) or not isinstance(value, (int, float, str)):
-        raise ValueError("a number from 0 to 1")
-    try:
-        share = float(value)
-    except ValueError:
-        raise ValueError("a number from 0 to 1") from None
-    if not 0 <= share <= 1:
-        raise ValueError("a number from 0 to 1")
-    return share
+_non_negative_seconds = _number(0.0, float("inf"), "a non-negative number of seconds")
+_share = _number(0.0, 1.0, "a number from 0 to 1")
 
 
 def _positive_int(value: Any) -> int:

@@ -81,3 +81,12 @@ def test_explain_says_which_plan_and_why(docs: fts.Database) -> None:
     plan = docs.sql("EXPLAIN SELECT id FROM docs WHERE body LIKE '%al%'").to_arrow_table().to_pylist()
     assert plan[0]["plan"] == "docs.body: scan: no literal of 3 characters in [body LIKE '%al%']"
     assert "TableScan: docs" in plan[1]["plan"]
+
+
+def test_the_candidate_share_is_a_number_from_0_to_1(docs: fts.Database, monkeypatch: pytest.MonkeyPatch) -> None:
+    for bad in ("2", "-0.1", "x", "true"):
+        with pytest.raises(InvalidArgument, match="must be a number from 0 to 1"):
+            docs.sql(f"SET fts.substring_candidate_share = '{bad}'")
+    docs.sql("SET fts.substring_candidate_share = 0")  # (never the index)
+    rows, reads = candidate_reads(docs, "SELECT id FROM docs WHERE body LIKE '%needle%'", monkeypatch)
+    assert rows == [{"id": 3000}] and reads == 0

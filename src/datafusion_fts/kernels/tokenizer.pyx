@@ -349,6 +349,42 @@ cdef object _array_from(const void* src, Py_ssize_t n, object dtype):
     return out
 
 
+cdef char* _laid_out(Tokens* t, int64_t max_tok, int64_t max_terms, int64_t n_span, int64_t n_rows,
+                     int64_t n_vocab):
+    """One allocation of scratch for a call, ``t``'s arrays laid out in it (8-byte arrays
+    first, so every array is aligned) and its counts zeroed; NULL when out of memory."""
+    cdef char* scratch = <char*>malloc(
+        8 * (2 * max_terms + 1) + 4 * (3 * max_tok + 2 * n_span + n_rows) + n_vocab
+    )
+    if scratch == NULL:
+        return NULL
+    t.vocab_offsets = <int64_t*>scratch
+    t.hashes = <uint64_t*>(t.vocab_offsets + max_terms + 1)
+    t.row = <int32_t*>(t.hashes + max_terms)
+    t.term = t.row + max_tok
+    t.pos = t.term + max_tok
+    t.start = t.pos + max_tok
+    t.end = t.start + n_span
+    t.dl = t.end + n_span
+    t.vocab = <uint8_t*>(t.dl + n_rows)
+    t.vocab_offsets[0] = 0
+    t.n_tok = t.n_terms = t.cursor = 0
+    t.capacity = 1 << 12
+    return scratch
+
+
+cdef tuple _copied(Tokens* t, int64_t n_rows):
+    """The tokens, lengths and vocabulary in ``t``, copied out at their sizes."""
+    return (
+        _array_from(t.row, t.n_tok, _INT32),
+        _array_from(t.term, t.n_tok, _INT32),
+        _array_from(t.pos, t.n_tok, _INT32),
+        _array_from(t.dl, n_rows, _INT32),
+        _array_from(t.vocab, t.cursor, _UINT8),
+        _array_from(t.vocab_offsets, t.n_terms + 1, _INT64),
+    )
+
+
 cdef tuple _tokenize(
     const uint8_t[::1] data,
     const int64_t[::1] offsets,
@@ -373,25 +409,10 @@ cdef tuple _tokenize(
     # Lowercasing grows a code point's UTF-8 by at most half (U+023A -> U+2C65); a gram
     # writes at most two characters of 3 bytes or more per character of its run.
     cdef int64_t n_vocab = 2 * n_bytes + seed_bytes.shape[0] + 16
-    # (8-byte arrays first, so every array is aligned)
-    cdef char* scratch = <char*>malloc(
-        8 * (2 * max_terms + 1) + 4 * (3 * max_tok + 2 * n_span + n_rows) + n_vocab
-    )
+    cdef Tokens t
+    cdef char* scratch = _laid_out(&t, max_tok, max_terms, n_span, n_rows, n_vocab)
     if scratch == NULL:
         raise MemoryError()
-    cdef Tokens t
-    t.vocab_offsets = <int64_t*>scratch
-    t.hashes = <uint64_t*>(t.vocab_offsets + max_terms + 1)
-    t.row = <int32_t*>(t.hashes + max_terms)
-    t.term = t.row + max_tok
-    t.pos = t.term + max_tok
-    t.start = t.pos + max_tok
-    t.end = t.start + n_span
-    t.dl = t.end + n_span
-    t.vocab = <uint8_t*>(t.dl + n_rows)
-    t.vocab_offsets[0] = 0
-    t.n_tok = t.n_terms = t.cursor = 0
-    t.capacity = 1 << 12
     while t.capacity < <uint64_t>(2 * n_seed + 2):
         t.capacity *= 2
     cdef int status = -1
@@ -409,14 +430,7 @@ cdef tuple _tokenize(
                 free(t.table)
         if status:
             raise MemoryError()
-        out = (
-            _array_from(t.row, t.n_tok, _INT32),
-            _array_from(t.term, t.n_tok, _INT32),
-            _array_from(t.pos, t.n_tok, _INT32),
-            _array_from(t.dl, n_rows, _INT32),
-            _array_from(t.vocab, t.cursor, _UINT8),
-            _array_from(t.vocab_offsets, t.n_terms + 1, _INT64),
-        )
+        out = _copied(&t, n_rows)
         if spans:
             out += (_array_from(t.start, t.n_tok, _INT32), _array_from(t.end, t.n_tok, _INT32))
         return out
@@ -563,21 +577,10 @@ def char_grams(
     cdef int64_t n_bytes = offsets[n_rows] - offsets[0]
     cdef int64_t max_tok = n_bytes + n_bytes // 2 + 1
     cdef int64_t n_vocab = max_tok * n * 4 + 16
-    cdef char* scratch = <char*>malloc(8 * (2 * max_tok + 1) + 4 * (3 * max_tok + n_rows) + n_vocab)
+    cdef Tokens t
+    cdef char* scratch = _laid_out(&t, max_tok, max_tok, 0, n_rows, n_vocab)
     if scratch == NULL:
         raise MemoryError()
-    cdef Tokens t
-    t.vocab_offsets = <int64_t*>scratch
-    t.hashes = <uint64_t*>(t.vocab_offsets + max_tok + 1)
-    t.row = <int32_t*>(t.hashes + max_tok)
-    t.term = t.row + max_tok
-    t.pos = t.term + max_tok
-    t.start = t.end = NULL
-    t.dl = t.pos + max_tok
-    t.vocab = <uint8_t*>(t.dl + n_rows)
-    t.vocab_offsets[0] = 0
-    t.n_tok = t.n_terms = t.cursor = 0
-    t.capacity = 1 << 12
     cdef int32_t window[MAX_GRAM]
     cdef int64_t row, i, end, nxt, cp, filled, pos, j
     cdef int32_t f, e
@@ -615,13 +618,6 @@ def char_grams(
                 free(t.table)
         if status:
             raise MemoryError()
-        return (
-            _array_from(t.row, t.n_tok, _INT32),
-            _array_from(t.term, t.n_tok, _INT32),
-            _array_from(t.pos, t.n_tok, _INT32),
-            _array_from(t.dl, n_rows, _INT32),
-            _array_from(t.vocab, t.cursor, _UINT8),
-            _array_from(t.vocab_offsets, t.n_terms + 1, _INT64),
-        )
+        return _copied(&t, n_rows)
     finally:
         free(scratch)
