@@ -4,7 +4,9 @@ one run with DataFusion's scan of the same rows (its own session over the corpus
 file), Lance's NGRAM index (pylance: ``contains(body, 'x')``, the form it accelerates) and
 SQLite FTS5's trigram tokenizer (``body LIKE '%x%'``, which FTS5 answers from its index).
 
-Every statement returns the matching rows' ``id`` and ``title``. Needles are words of the
+Every statement returns the matching rows' ``id`` and ``title``. "index off" is the same
+statement on the same managed table with ``fts.substring_index = false``: DataFusion scans
+the table's own files. Needles are words of the
 seeded corpus (``benchmarks/corpus.py``) of known Zipf ranks, so each matches a known share
 of rows (counted by DataFusion's scan, checked equal across systems). Each statement runs
 once to warm up, then ``--repeats`` times, interleaved across systems; medians.
@@ -111,8 +113,11 @@ def run(n_rows: int, repeats: int, sqlite: bool, work: Path) -> str:
         builds["SQLite FTS5 trigram"] = (time.perf_counter() - start, os.path.getsize(work / "fts5.db") - before)
 
     cases = _cases(corpus.vocabulary())
+    plain = fts.connect(work / "ours", config={"fts.substring_index": False})  # (the same table, index off)
     systems = {
         "ours": lambda p, lf, sp: db.sql(f"SELECT id, title FROM docs WHERE {p}").to_arrow_table().num_rows,
+        "ours, index off": lambda p, lf, sp: plain.sql(
+            f"SELECT id, title FROM docs WHERE {p}").to_arrow_table().num_rows,
         "DataFusion scan": lambda p, lf, sp: ctx.sql(f"SELECT id, title FROM docs WHERE {p}").to_arrow_table().num_rows,
         "Lance NGRAM": lambda p, lf, sp: None if lf is None else ds.to_table(columns=["id", "title"], filter=lf).num_rows,
     }
@@ -139,9 +144,10 @@ def run(n_rows: int, repeats: int, sqlite: bool, work: Path) -> str:
         f"median of {repeats} interleaved runs, ms. pylance {lance.__version__}, SQLite {sqlite3.sqlite_version}, "
         f"DataFusion {datafusion.__version__}. Ratios: ours / peer, lower is better.",
         "",
-        "| predicate | rows | ours | DataFusion scan | ours / scan | Lance NGRAM | ours / Lance |"
+        "| predicate | rows | ours | index off | ours / index off | DataFusion scan | ours / scan | Lance NGRAM "
+        "| ours / Lance |"
         + (" SQLite FTS5 trigram | ours / SQLite |" if con is not None else ""),
-        "| --- | ---: | ---: | ---: | ---: | ---: | ---: |" + (" ---: | ---: |" if con is not None else ""),
+        "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |" + (" ---: | ---: |" if con is not None else ""),
     ]
     for label, *_ in cases:
         ours = statistics.median(times[(label, "ours")])
@@ -150,7 +156,9 @@ def run(n_rows: int, repeats: int, sqlite: bool, work: Path) -> str:
         for name in systems:
             if counts.get((label, name)) not in (None, n):
                 raise AssertionError(f"{name} found {counts[(label, name)]} rows for {label}, the scan {n}")
-        row = f"| `{label}` | {n:,} ({n / n_rows:.3%}) | {ours:.1f} | {scan:.1f} | {ours / scan:.3f} |"
+        off = statistics.median(times[(label, "ours, index off")])
+        row = (f"| `{label}` | {n:,} ({n / n_rows:.3%}) | {ours:.1f} | {off:.1f} | {ours / off:.3f} | {scan:.1f} "
+               f"| {ours / scan:.3f} |")
         for peer in ["Lance NGRAM"] + (["SQLite FTS5 trigram"] if con is not None else []):
             if (label, peer) in times:
                 other = statistics.median(times[(label, peer)])
