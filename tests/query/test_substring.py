@@ -44,6 +44,7 @@ def test_like(pattern: str, need: object) -> None:
     ("[[:alpha:]]xyz", "xyz"),
     ("[a-z&&[^aeiou]]xyz", "xyz"),
     ("[\\]]xyz", "xyz"),
+    ("ab\\\\cd", AllOf(("ab", "cd"))),  # (an escaped backslash asks nothing: see the next test)
     # unsure: no requirement, the column is scanned
     ("(?x)a b c", None),
     ("a\\x41bc", None),

@@ -153,6 +153,11 @@ class _Regex:
         if c == "\\":
             e = self.p[self.i]
             self.i += 1
+            if e == "\\":
+                # (DataFusion's optimizer rewrites a regular expression of one literal into
+                # LIKE '%literal%' without escaping its backslashes, which LIKE then reads as
+                # escapes: 'a\\\\b' finds "ab", not "a\\b". Asking nothing holds either way.)
+                return None, None
             if e.isascii() and not e.isalnum():
                 return e, e  # (an escaped punctuation character is itself)
             if e in _CLASS_ESCAPES:
