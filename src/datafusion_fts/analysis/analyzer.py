@@ -44,7 +44,8 @@ MAX_TOKEN_LENGTH_LIMIT = 1024
 # words (segmenters.py: those tokenize each word with segment_tables).
 SEGMENTERS = {"bigrams": script_tables, "none": word_tables}
 # The analysis of an n-gram index (``IndexMeta.kind == "ngram"``), never a full-text one's:
-# every character, case-folded (``unicode_tables.fold_tables``), in overlapping trigrams.
+# every character, case-folded (``unicode_tables.fold_tables``), in overlapping trigrams,
+# each distinct one of a row once.
 NGRAM_SEGMENTER = "trigrams"
 GRAM_LENGTH = 3
 _ONE_VALID = np.ones(1, dtype=np.uint8)

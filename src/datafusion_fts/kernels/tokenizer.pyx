@@ -529,9 +529,10 @@ DEF MAX_GRAM = 8
 
 
 cdef inline int _push_gram(Tokens* t, int32_t* window, int64_t n, int64_t* filled, int32_t c, int64_t row,
-                           int64_t* pos) noexcept nogil:
+                           int64_t* pos, int32_t* last_row) noexcept nogil:
     """Add the folded character ``c`` to the row's ``window`` of its last ``n``; once it
-    holds ``n``, intern them as a gram and add its token: 0, or -1 when out of memory."""
+    holds ``n``, intern them as a gram and add its token unless the row has it already
+    (``last_row[term]``: the last row that had it): 0, or -1 when out of memory."""
     cdef int64_t k, start = t.cursor, cursor = t.cursor, term
     cdef uint64_t h = FNV_OFFSET
     for k in range(n - 1):
@@ -550,6 +551,9 @@ cdef inline int _push_gram(Tokens* t, int32_t* window, int64_t n, int64_t* fille
         return -1
     if term < known:
         t.cursor = start  # (a known term: its bytes are dropped)
+    if last_row[term] == row:
+        return 0
+    last_row[term] = <int32_t>row
     _token(t, row, term, pos[0], 0, 0, False)
     pos[0] += 1
     return 0
@@ -563,11 +567,13 @@ def char_grams(
     const int32_t[:, ::1] expansions,
     int64_t n,
 ):
-    """The overlapping ``n``-grams of characters of each value after folding each code
-    point (``fold``, ``expansions``: ``unicode_tables.fold_tables``), every character
-    counted (spaces and punctuation too): an n-gram index's tokens. A value of fewer
-    than ``n`` folded characters has none. Returns what :func:`tokenize` returns, a
-    token's position being its gram's place in the row.
+    """The distinct overlapping ``n``-grams of characters of each value after folding each
+    code point (``fold``, ``expansions``: ``unicode_tables.fold_tables``), every character
+    counted (spaces and punctuation too), each once, where it first stands: an n-gram
+    index's tokens (whose candidates need only whether a row holds a gram: its postings'
+    frequencies are then all 1, which pack in no bits). A value of fewer than ``n``
+    folded characters has none. Returns what :func:`tokenize` returns, a token's
+    position being its gram's place among the row's distinct grams.
 
     Scratch is sized for the worst case, 1.5 folded characters per UTF-8 byte (a 2-byte
     character folding to three), so callers pass pieces of a few MB."""
@@ -581,6 +587,10 @@ def char_grams(
     cdef char* scratch = _laid_out(&t, max_tok, max_tok, 0, n_rows, n_vocab)
     if scratch == NULL:
         raise MemoryError()
+    cdef int32_t* last_row = <int32_t*>malloc(max_tok * sizeof(int32_t))
+    if last_row == NULL:
+        free(scratch)
+        raise MemoryError()
     cdef int32_t window[MAX_GRAM]
     cdef int64_t row, i, end, nxt, cp, filled, pos, j
     cdef int32_t f, e
@@ -588,6 +598,7 @@ def char_grams(
     try:
         with nogil:
             memset(t.dl, 0, n_rows * sizeof(int32_t))
+            memset(last_row, 0xFF, max_tok * sizeof(int32_t))  # (-1: no row)
             t.table = <int32_t*>calloc(t.capacity, sizeof(int32_t))
             if t.table != NULL:
                 status = 0
@@ -606,12 +617,12 @@ def char_grams(
                             i = nxt
                         f = fold[cp]
                         if f >= 0:
-                            status = _push_gram(&t, window, n, &filled, f, row, &pos)
+                            status = _push_gram(&t, window, n, &filled, f, row, &pos, last_row)
                             continue
                         for j in range(3):
                             e = expansions[-1 - f, j]
                             if e and status == 0:
-                                status = _push_gram(&t, window, n, &filled, e, row, &pos)
+                                status = _push_gram(&t, window, n, &filled, e, row, &pos, last_row)
                     t.dl[row] = <int32_t>pos
                     if status:
                         break
@@ -621,3 +632,4 @@ def char_grams(
         return _copied(&t, n_rows)
     finally:
         free(scratch)
+        free(last_row)
