@@ -14,9 +14,9 @@ from ..planner.plan_substring import SubstringPlan
 from ..session.catalog import fresh_name, quote, rows_name
 from ..session.declared_types import as_declared
 from ..session.defined_tables import register_rows
-from ..storage.files.manifest import NGRAM, ROWID
 from .dialect import Explain, identifier, parse_sql
 from .hosts import SqlHost
+from .lower_select import ROWID
 from .lower_substring import SubstringRead, substring_reads
 from .result_frame import detached_frame
 from .splice import Splicer
@@ -120,7 +120,7 @@ def _reads(db: SqlHost, query: exp.Query) -> list[SubstringRead]:
 
     def ngram_columns(name: str) -> frozenset[str]:
         meta = tables.get(name)
-        return frozenset(ix.column for ix in meta.indexes.values() if ix.kind == NGRAM) if meta else frozenset()
+        return meta.ngram_columns if meta is not None else frozenset()
 
     return substring_reads(query, schema_of, ngram_columns)
 

@@ -15,7 +15,6 @@ from functools import partial
 import datafusion
 
 from ..errors import EngineError, InvalidArgument, SqlError
-from ..storage.files.manifest import NGRAM
 from .classify import (
     Kind,
     Statement,
@@ -89,8 +88,7 @@ def _substring(db: SqlHost, text: str, part: Statement) -> datafusion.DataFrame:
 
 
 def _ngram_tables(db: SqlHost) -> frozenset[str]:
-    return frozenset(name for name, meta in db.manifest.tables.items()
-                     if any(ix.kind == NGRAM for ix in meta.indexes.values()))
+    return frozenset(name for name, meta in db.manifest.tables.items() if meta.ngram_columns)
 
 
 def _write(handler: Handler) -> Callable[[SqlHost, str, Statement], datafusion.DataFrame]:

@@ -13,7 +13,8 @@ import pyarrow as pa
 
 class TableMetadata(Protocol):
     """One version of a table's metadata: its columns as SQL declares them, the
-    definition it was created by, its indexes by column, the files it was made of."""
+    definition it was created by, its indexes by column (and the columns with an n-gram
+    index), the files it was made of."""
 
     @property
     def sql_schema(self) -> pa.Schema: ...
@@ -23,6 +24,9 @@ class TableMetadata(Protocol):
 
     @property
     def indexes(self) -> Mapping[str, Any]: ...
+
+    @property
+    def ngram_columns(self) -> frozenset[str]: ...
 
     @property
     def source(self) -> Any: ...

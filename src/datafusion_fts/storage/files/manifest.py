@@ -318,6 +318,11 @@ class TableMeta:
     def ngram(self, column: str) -> "IndexMeta | None":
         return self.indexes.get(ngram_key(column))
 
+    @property
+    def ngram_columns(self) -> frozenset[str]:
+        """The columns with an n-gram index: what SQL's substring predicates may read."""
+        return frozenset(ix.column for ix in self.indexes.values() if ix.kind == NGRAM)
+
 
 @dataclass(frozen=True)
 class RetiredFile:
