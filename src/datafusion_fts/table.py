@@ -25,7 +25,15 @@ from .planner.search_request import SearchRequest
 from .query.substring import Need
 from .query.tree import QUERY_TYPES, Query
 from .settings import INT64_MAX, Settings
-from .storage.files.manifest import FULLTEXT, NGRAM, ROWID, IndexMeta, Manifest, SegmentMeta, ngram_key
+from .storage.files.manifest import (
+    FULLTEXT,
+    NGRAM,
+    ROWID,
+    IndexMeta,
+    Manifest,
+    SegmentMeta,
+    ngram_key,
+)
 from .storage.snapshot import TableSnapshot
 
 if TYPE_CHECKING:

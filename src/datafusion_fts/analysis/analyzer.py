@@ -36,7 +36,14 @@ from ..errors import InvalidArgument
 from ..kernels.tokenizer import char_grams, remap_tokens, tokenize, tokenize_spans
 from .segmenters import DICTIONARY_SEGMENTERS, compose_voicing, require, word_spans
 from .stopwords import BUILTIN as BUILTIN_STOP_WORDS
-from .unicode_tables import BIGRAM, fold_tables, script_tables, segment_tables, simple_lower, word_tables
+from .unicode_tables import (
+    BIGRAM,
+    fold_tables,
+    script_tables,
+    segment_tables,
+    simple_lower,
+    word_tables,
+)
 
 MAX_TOKEN_LENGTH_LIMIT = 1024
 # How runs of the scripts written without spaces are cut: into bigrams, or not at all (an

@@ -133,7 +133,7 @@ def tables_overview(db: Database) -> RichTable:
             f"{tiers.deleted:,}",
             str(len(meta.fragments)),
             decimal(tiers.data_bytes),
-            ", ".join(index_label(ix) for ix in sorted(meta.indexes.values(), key=lambda ix: (ix.column, ix.kind))) or "-",
+            ", ".join(index_label(ix.index) for ix in tiers.indexes) or "-",
         )
     for name in _other_tables(db):
         table.add_row(Text(name, style="dim"), "-", "-", "-", "-", "-",

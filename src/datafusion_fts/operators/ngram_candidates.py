@@ -69,16 +69,12 @@ def rows_holding(grams: Grams, rows_of: Callable[[str, np.ndarray | None], np.nd
         if any(p is None for p in parts):
             return within
         return np.unique(np.concatenate(parts))
-    parts = grams.parts if isinstance(grams, AllOf) else [(g,) for g in grams]
-    for part in parts:
-        within = rows_holding(part, rows_of, within) if not _one_gram(part) else rows_of(part[0], within)
+    # (each part read only at the rows the ones before left)
+    for part in grams.parts if isinstance(grams, AllOf) else grams:
+        within = rows_of(part, within) if isinstance(part, str) else rows_holding(part, rows_of, within)
         if within is not None and not len(within):
             break
     return within
-
-
-def _one_gram(part: object) -> bool:
-    return isinstance(part, tuple) and len(part) == 1
 
 
 def gram_text(grams: Grams) -> str:

@@ -18,6 +18,7 @@ from ..storage.files.manifest import ngram_key
 from ..storage.snapshot import TableSnapshot
 from .plan_search import Catalog
 
+
 @dataclass(frozen=True)
 class SubstringPlan:
     """The index's operator, or None (scan), and why."""

@@ -53,6 +53,11 @@ def quote(name: str) -> str:
     return '"' + name.replace('"', '""') + '"'
 
 
+def string_literal(text: str) -> str:
+    """``text`` as a SQL string literal."""
+    return "'" + text.replace("'", "''") + "'"
+
+
 @dataclass
 class Recorded:
     """What DataFusion did to the schema under the name ``name`` while one statement that

@@ -28,7 +28,7 @@ from ..storage.files.manifest import IDENTIFIER, ROWID, STORED_AS_BYTES, Fragmen
 from ..storage.snapshot import TableSnapshot
 from ..storage.sources.source_files import files_schema, partition_values, source_paths
 from ..storage.stores.store import Store
-from .catalog import RESERVED_PREFIX, SessionSchema, quote, rows_name
+from .catalog import RESERVED_PREFIX, SessionSchema, quote, rows_name, string_literal
 from .declared_types import as_declared, empty_batch, same_type
 from .defined_tables import defined, definition_session
 
@@ -378,6 +378,6 @@ def _columns(meta: TableMeta, file: str) -> str:
             out.append(quote(field.name))
             continue
         value = values[field.name].cast(pa.string()).as_py()
-        literal = "NULL" if value is None else "'" + value.replace("'", "''") + "'"
+        literal = "NULL" if value is None else string_literal(value)
         out.append(f"arrow_cast({literal}, '{_CAST_NAMES[field.type]}') AS {quote(field.name)}")
     return ", ".join(out)

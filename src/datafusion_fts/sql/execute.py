@@ -24,8 +24,7 @@ from ..planner.logical import LogicalSearch, RelationSearch, SessionRows
 from ..planner.plan_search import column_analyzer, plan_search
 from ..planner.run_search import run_search
 from ..planner.search_request import SearchRequest, described_source, foreign_request, session_table
-from ..session.catalog import RESERVED_PREFIX, fresh_name, quote
-from ..session.declared_types import as_declared, empty_batch
+from ..session.catalog import RESERVED_PREFIX, fresh_name
 from ..session.defined_tables import register_rows, result_definition
 from ..settings import MAX_NAME_CHARS
 from ..udfs.relation_search import relation_plan, relation_search
@@ -48,7 +47,7 @@ from .result_frame import ResultFrame, detached_frame
 from .run_substring import prefiltered_ids
 from .splice import Splicer
 from .statement_cache import Shape, Template, direct, shape_of, slot_leaf
-from .tables import FetchedRows
+from .tables import FetchedRows, carried_rows
 from .text_functions import rewrite_text_functions
 
 # DataFusion plans a statement by recursion on the calling thread, and one nested a few
@@ -341,11 +340,7 @@ class SqlSession:
         if search.carries_rows and search.columns:  # (else the result is _rowid, _score already)
             if not in_order and by_score:  # (no reordering copy of the fetched rows)
                 result = result.take(pa.array(np.argsort(result.column(0).to_numpy(), kind="stable")))
-            fields = [snap.meta.sql_schema.field(c) for c in search.columns]  # (as SQL declared them)
-            values = snap.take(result.column(0).to_numpy(), list(search.columns))
-            rows = pa.Table.from_arrays([result.column(0)], schema=pa.schema([SEARCH_SCHEMA.field(0)]))  # (not null)
-            for field in fields:
-                rows = rows.append_column(field, as_declared(values.column(field.name), field.type))
+            rows = carried_rows(snap, result.column(0).to_numpy(), search.columns)
             result = rows.append_column(_CARRIED_SCORE, result.column(1))
         elif search.carries_rows:
             result = result.cast(pa.schema([SEARCH_SCHEMA.field(0), _CARRIED_SCORE]))

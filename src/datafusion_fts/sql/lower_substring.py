@@ -21,6 +21,7 @@ from dataclasses import dataclass
 from sqlglot import exp
 
 from ..query.substring import Need, all_of, like_need, regex_need
+from ..session.catalog import string_literal
 from .dialect import FtsMatch, identifier
 from .lower_select import ROWID
 from .search_scores import conjuncts
@@ -116,7 +117,7 @@ def _substring_predicate(node: exp.Expression) -> tuple[exp.Column, Need, str | 
         pattern = _string(node.expression)
         if read is None or pattern is None:
             return None
-        check = f"regexp_like('', {_sql_string(pattern)}{', ' + _sql_string(flags) if flags else ''})"
+        check = f"regexp_like('', {string_literal(pattern)}{', ' + string_literal(flags) if flags else ''})"
         return read[0], read[1], check
     if isinstance(node, (exp.StartsWith, exp.EndsWith)):
         return _read(node.this, node.expression, lambda s: s or None)
@@ -137,10 +138,6 @@ def _read(column: exp.Expression, literal: exp.Expression | None,
     if not isinstance(column, exp.Column) or not isinstance(column.this, exp.Identifier) or text is None:
         return None
     return column, need(text), None
-
-
-def _sql_string(text: str) -> str:
-    return "'" + text.replace("'", "''") + "'"
 
 
 def _string(node: exp.Expression | None) -> str | None:

@@ -4,6 +4,8 @@ candidate rows, fetched by row id, under the name the statement reads it by."""
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+
 import datafusion
 import numpy as np
 import pyarrow as pa
@@ -12,7 +14,6 @@ from sqlglot import exp
 from ..errors import SqlError
 from ..planner.plan_substring import SubstringPlan
 from ..session.catalog import fresh_name, quote, rows_name
-from ..session.declared_types import as_declared
 from ..session.defined_tables import register_rows
 from .dialect import Explain, identifier, parse_sql
 from .hosts import SqlHost
@@ -20,6 +21,7 @@ from .lower_select import ROWID
 from .lower_substring import SubstringRead, substring_reads
 from .result_frame import detached_frame
 from .splice import Splicer
+from .tables import TableMetadata, carried_rows
 
 
 def run_substring(db: SqlHost, text: str) -> datafusion.DataFrame | None:
@@ -40,7 +42,7 @@ def run_substring(db: SqlHost, text: str) -> datafusion.DataFrame | None:
     if not isinstance(query, exp.Query):
         return None
     tables = db.manifest.tables
-    reads = _reads(db, query)
+    reads = _reads(tables, query)
     if not reads or not _valid(db, reads):
         return None
     splicer = Splicer(text)
@@ -82,7 +84,7 @@ def prefiltered_ids(db: SqlHost, table: str, alias: str, prefilter: str) -> np.n
             (query,) = parse_sql(f"SELECT 1 FROM {quote(table)} AS {quote(alias)} WHERE {prefilter}")
         except (SqlError, ValueError):
             query = None
-        reads = _reads(db, query) if isinstance(query, exp.Query) else []
+        reads = _reads(db.manifest.tables, query) if isinstance(query, exp.Query) else []
         if reads and _valid(db, reads):
             rows = db.retrying(lambda: _candidate_rows(db, reads[0], rowid=True))[1]
     source = rows_name(table)
@@ -110,9 +112,9 @@ def _valid(db: SqlHost, reads: list[SubstringRead]) -> bool:
     return True
 
 
-def _reads(db: SqlHost, query: exp.Query) -> list[SubstringRead]:
-    """The tables ``query`` reads by substring predicates over n-gram indexes."""
-    tables = db.manifest.tables
+def _reads(tables: Mapping[str, TableMetadata], query: exp.Query) -> list[SubstringRead]:
+    """The tables of ``tables`` (a version of the database's) that ``query`` reads by
+    substring predicates over n-gram indexes."""
 
     def schema_of(name: str) -> tuple[pa.Schema, bool] | None:
         meta = tables.get(name)
@@ -138,13 +140,8 @@ def _candidate_rows(db: SqlHost, read: SubstringRead, rowid: bool = False
             ids = found if ids is None else np.intersect1d(ids, found, assume_unique=True)
     if ids is None:
         return plans, None
-    fields = list(snap.meta.sql_schema)
-    values = snap.take(ids, [f.name for f in fields])
-    columns = [as_declared(values.column(f.name), f.type) for f in fields]
-    if rowid:
-        fields.insert(0, pa.field(ROWID, pa.int64(), False))
-        columns.insert(0, pa.array(ids, pa.int64()))
-    return plans, pa.Table.from_arrays(columns, schema=pa.schema(fields))
+    rows = carried_rows(snap, ids, snap.meta.sql_schema.names)
+    return plans, rows if rowid else rows.drop_columns([ROWID])
 
 
 def _explained(read: SubstringRead, plans: list[SubstringPlan]) -> list[str]:

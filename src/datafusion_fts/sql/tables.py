@@ -4,11 +4,14 @@ imports the storage under them (docs/design.md: "Import direction"): the catalog
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any, Protocol
 
 import numpy as np
 import pyarrow as pa
+
+from ..operators.base import SEARCH_SCHEMA
+from ..session.declared_types import as_declared
 
 
 class TableMetadata(Protocol):
@@ -53,3 +56,13 @@ class TableVersion(FetchedRows, Protocol):
     def meta(self) -> TableMetadata: ...
 
     def take(self, row_ids: np.ndarray, columns: list[str]) -> pa.Table: ...
+
+
+def carried_rows(version: TableVersion, ids: np.ndarray, columns: Sequence[str]) -> pa.Table:
+    """``_rowid`` (not null) and the ``columns`` of the rows ``ids`` of ``version``, each as
+    SQL declares it: rows that stand in for their table in a statement (a search's result,
+    a table's candidate rows)."""
+    fields = [version.meta.sql_schema.field(c) for c in columns]
+    values = version.take(ids, list(columns))
+    arrays = [pa.array(ids, pa.int64()), *(as_declared(values.column(f.name), f.type) for f in fields)]
+    return pa.Table.from_arrays(arrays, schema=pa.schema([SEARCH_SCHEMA.field(0), *fields]))
