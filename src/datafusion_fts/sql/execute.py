@@ -340,7 +340,7 @@ class SqlSession:
         if search.carries_rows and search.columns:  # (else the result is _rowid, _score already)
             if not in_order and by_score:  # (no reordering copy of the fetched rows)
                 result = result.take(pa.array(np.argsort(result.column(0).to_numpy(), kind="stable")))
-            rows = carried_rows(snap, result.column(0).to_numpy(), search.columns)
+            rows = carried_rows(snap, result.column(0), search.columns)
             result = rows.append_column(_CARRIED_SCORE, result.column(1))
         elif search.carries_rows:
             result = result.cast(pa.schema([SEARCH_SCHEMA.field(0), _CARRIED_SCORE]))

@@ -136,8 +136,8 @@ def _candidate_rows(db: SqlHost, read: SubstringRead, rowid: bool = False
     ids = None
     for plan in plans:
         if plan.operator is not None:
-            found = pa.Table.from_batches(list(plan.operator.execute())).column(0).to_numpy()
-            ids = found if ids is None else np.intersect1d(ids, found, assume_unique=True)
+            found = pa.Table.from_batches(list(plan.operator.execute())).column(0)
+            ids = found if ids is None else pa.array(np.intersect1d(ids.to_numpy(), found.to_numpy(), assume_unique=True))
     if ids is None:
         return plans, None
     rows = carried_rows(snap, ids, snap.meta.sql_schema.names)

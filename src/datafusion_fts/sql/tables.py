@@ -58,11 +58,12 @@ class TableVersion(FetchedRows, Protocol):
     def take(self, row_ids: np.ndarray, columns: list[str]) -> pa.Table: ...
 
 
-def carried_rows(version: TableVersion, ids: np.ndarray, columns: Sequence[str]) -> pa.Table:
-    """``_rowid`` (not null) and the ``columns`` of the rows ``ids`` of ``version``, each as
-    SQL declares it: rows that stand in for their table in a statement (a search's result,
-    a table's candidate rows)."""
+def carried_rows(version: TableVersion, ids: pa.Array | pa.ChunkedArray, columns: Sequence[str]) -> pa.Table:
+    """``_rowid`` (``ids``, int64, not null) and the ``columns`` of those rows of ``version``,
+    each as SQL declares it: rows that stand in for their table in a statement (a search's
+    result, a table's candidate rows). The ids come as Arrow: ``pa.array`` of an ndarray
+    imports ``numpy.ma``, which a search never needs (tests/test_start_imports.py)."""
     fields = [version.meta.sql_schema.field(c) for c in columns]
-    values = version.take(ids, list(columns))
-    arrays = [pa.array(ids, pa.int64()), *(as_declared(values.column(f.name), f.type) for f in fields)]
+    values = version.take(ids.to_numpy(), list(columns))
+    arrays = [ids, *(as_declared(values.column(f.name), f.type) for f in fields)]
     return pa.Table.from_arrays(arrays, schema=pa.schema([SEARCH_SCHEMA.field(0), *fields]))
