@@ -82,10 +82,12 @@ from ..files import checksums
 from . import c_page_codecs
 from .data_files import DataFile, LocalFile, read_file_ranges
 from .parquet_values import bytes_array, validity
+from .side_by_side import one_part
 
-# Pages of one column a fetch decodes at once (a few hundred KiB of small pages), and a
-# scan (a few MiB: batches of about 16k rows of the benchmark corpus).
-CHUNK_PAGES = 64
+# Pages of one column a fetch decodes at once (a few MiB of small pages: enough for its
+# loops to be worth cutting in parts, see side_by_side), and a scan (batches of about 16k
+# rows of the benchmark corpus).
+CHUNK_PAGES = 512
 SCAN_CHUNK_PAGES = 1024
 
 _DECODABLE = frozenset({"PLAIN", "RLE", "RLE_DICTIONARY", "PLAIN_DICTIONARY"})
@@ -430,7 +432,11 @@ class PageReader:
         decompression and the compiled loops release the GIL. Only scans pass a pool: on
         scattered rows a page is ~10 us of work, and handing the GIL between threads that
         often cost more than the second core gave (100 random rows of the benchmark's
-        three columns: 4.0 ms on one thread, 6.0 ms on two; 4,000 rows: 134 vs 170 ms)."""
+        three columns: 4.0 ms on one thread, 6.0 ms on two; 4,000 rows: 134 vs 170 ms).
+        A fetch's loops over a piece's pages (reads, CRCs, ZSTD) are cut in parts run side
+        by side instead (:mod:`.side_by_side`; 1,000 rows of those columns: 26 ms before,
+        ~14 ms with that and the pages decompressed in place); a scan's, whose pieces
+        already share the cores, run whole."""
         if len(rows) and not 0 <= rows[0] <= rows[-1] < self.num_rows:
             raise StorageError(f"rows {rows[0]}..{rows[-1]} asked of data file {self.path} of {self.num_rows} rows")
         pieces: dict[str, list] = {}
@@ -445,7 +451,7 @@ class PageReader:
             for chunk in self._chunks(column, rows, chunk_pages):
                 tasks.append((name, column, chunk))
         if pool is not None and len(tasks) > 1:
-            arrays = list(pool.map(lambda task: _take_pieces([_Piece(self, task[1], task[2])], keep), tasks))
+            arrays = list(pool.map(lambda task: _alone(_take_pieces, [_Piece(self, task[1], task[2])], keep), tasks))
         else:
             arrays = [_take_pieces([_Piece(self, column, chunk)], keep) for _, column, chunk in tasks]
         for (name, _, _), array in zip(tasks, arrays):
@@ -524,7 +530,7 @@ def take_rows(parts: list[tuple[PageReader, np.ndarray]], names: list[str]) -> p
     together. Per file and column, a separate fetch paid ~100 us of its own besides its
     pages (top-10 rows of three columns at 10M documents touch ten files: 30 fetches)."""
     parts = [(reader, rows) for reader, rows in parts if len(rows)]
-    if len(parts) == 1 or any(len(rows) > CHUNK_PAGES for _, rows in parts):
+    if len(parts) == 1 or sum(len(rows) for _, rows in parts) > CHUNK_PAGES:
         # (one file, or a large fetch: file by file, each in pieces of bounded size)
         tables = [reader.take(rows, names) for reader, rows in parts]
         return pa.concat_tables([t if t.schema == tables[0].schema else t.cast(tables[0].schema) for t in tables])
@@ -587,6 +593,12 @@ def _decodes_alike(a: _Column, b: _Column) -> bool:
     return (a.kind, a.width, a.max_def, a.arrow_type, a.physical) == (b.kind, b.width, b.max_def, b.arrow_type, b.physical)
 
 
+def _alone(run: Callable[..., T], *args: Any) -> T:
+    """``run(*args)`` with this thread's page loops whole (:func:`.side_by_side.one_part`)."""
+    with one_part():
+        return run(*args)
+
+
 def _take_pieces(pieces: list[_Piece], keep: bool = True) -> pa.Array:
     """The column's values at each piece's rows, piece after piece, from the pages they
     sit in (the pieces' columns decode alike); an object store's pages read are kept in
@@ -612,9 +624,9 @@ def _take_pieces(pieces: list[_Piece], keep: bool = True) -> pa.Array:
         if bad >= 0:
             raise _BadPage(bad, _WHY[why])
         _check_crcs(raw, spans)
-        # Decompressed values go after the raw pages, where their spans then point.
-        parts: list[Any] = [raw]
-        filled = len(raw)
+        # Decompressed values go after the raw pages (decompressed there: not copied
+        # again), where their spans then point.
+        buf = raw
         packed = np.flatnonzero(spans[:, S_PACKED])
         if len(packed):
             if len(pieces) == 1 and not column.mixed:
@@ -622,12 +634,12 @@ def _take_pieces(pieces: list[_Piece], keep: bool = True) -> pa.Array:
             else:
                 codecs = np.concatenate([c.codecs[g] for c, g in mine])[packed]
             done = spans[packed, S_USIZE]
-            values = _decompress(pieces[0].reader, raw, codecs, packed, spans[packed, S_VAL_LO], spans[packed, S_VAL_HI],
-                                 done)
-            spans[packed, S_VAL_LO] = filled + np.cumsum(done) - done
+            buf = np.empty(len(raw) + int(done.sum()), dtype=np.uint8)
+            buf[: len(raw)] = raw
+            _decompress(pieces[0].reader, raw, codecs, packed, spans[packed, S_VAL_LO], spans[packed, S_VAL_HI],
+                        done, buf[len(raw) :])
+            spans[packed, S_VAL_LO] = len(raw) + np.cumsum(done) - done
             spans[packed, S_VAL_HI] = spans[packed, S_VAL_LO] + done
-            parts.append(values)
-            filled += len(values)
         encodings = spans[:, S_ENCODING]
         dict_n = np.zeros(len(sizes), np.int64)
         dictionaries = {}
@@ -636,7 +648,6 @@ def _take_pieces(pieces: list[_Piece], keep: bool = True) -> pa.Array:
             dictionaries = _dictionaries(pieces, [pages for pages, _, _, _ in located], which, groups, on_dictionary)
             for (i, group), d in dictionaries.items():
                 dict_n[on_dictionary & (which == i) & (groups == group)] = d.n
-        buf = np.frombuffer(b"".join(parts), dtype=np.uint8) if len(parts) > 1 else raw
         page_of = np.concatenate([page_of + base for (_, _, page_of, _), base in zip(located, bases.tolist())])
         wanted = np.concatenate([wanted for _, _, _, wanted in located])
         n = len(wanted)
@@ -722,15 +733,16 @@ def _look_up(
 
 def _decompress(
     reader: PageReader, raw: np.ndarray, codecs: np.ndarray, pages: np.ndarray, lo: np.ndarray, hi: np.ndarray,
-    sizes: np.ndarray,
+    sizes: np.ndarray, out: np.ndarray | None = None,
 ) -> np.ndarray:
     """``raw[lo[i]:hi[i]]`` decompressed to ``sizes[i]`` bytes each, end to end in one
-    array, with ``reader``'s decompressors for this thread (``codecs``: each span's, or
-    one for all); ``pages[i]``: which page span i is, for errors. ZSTD pages go through
-    one compiled call where libzstd loads (:mod:`.c_page_codecs`)."""
+    array (``out`` if given, of their total size), with ``reader``'s decompressors for
+    this thread (``codecs``: each span's, or one for all); ``pages[i]``: which page span i
+    is, for errors. ZSTD pages go through one compiled call where libzstd loads
+    (:mod:`.c_page_codecs`)."""
     one = len(codecs) == 1 or len(set(codecs.tolist())) == 1
     if one and str(codecs[0]) == "ZSTD" and c_page_codecs.AVAILABLE:
-        out, bad = c_page_codecs.decompress_frames(raw, lo, hi, sizes)
+        out, bad = c_page_codecs.decompress_frames(raw, lo, hi, sizes, out)
         if bad >= 0:
             raise _BadPage(int(pages[bad]), "does not decompress to its size")
         return out
@@ -752,7 +764,11 @@ def _decompress(
     for i, (v, (_, _, z)) in enumerate(zip(parts, spans)):
         if len(v) != z:
             raise _BadPage(int(pages[i]), "decompresses to the wrong size")
-    return np.frombuffer(b"".join(parts), dtype=np.uint8)
+    joined = np.frombuffer(b"".join(parts), dtype=np.uint8)
+    if out is None:
+        return joined
+    out[:] = joined
+    return out
 
 
 def _lz4(view: memoryview, spans: list[tuple[int, int, int]]) -> list:
