@@ -141,6 +141,10 @@ REGISTRY: dict[str, Setting] = {
                 "this share of a table's live rows; past it DataFusion scans (fetching more rows by id costs more: at 1M "
                 "rows of 500-character texts, 0.8 % of the rows fetched cost 0.3x the scan, 7 % 1.8x). "
                 "1 reads it whenever a predicate asks for some trigram."),
+        Setting("fts.substring_recheck_rows", 256, _non_negative_int,
+                "From this many candidate rows up, a table read by an n-gram index fetches the predicates' columns "
+                "first, DataFusion evaluates the substring predicates on them, and the table's other columns are fetched "
+                "for the rows they keep only (changes what is fetched, never results; 0: always)."),
         Setting("fts.executor", "local", _choice("local", "ray"),
                 "Where searches and index builds run: this process, or a Ray cluster (the ray extra)."),
         Setting("fts.ray_actors", 2, _positive_int, "Search actors (each holds a share of the segments)."),

@@ -2,7 +2,9 @@
 statement runs twice on the same database, reading the n-gram index
 (``fts.substring_candidate_share = 1``: whenever a predicate asks for a trigram) and not
 (``fts.substring_index = false``: DataFusion scans, the statement as written), and the
-two answers must be the same rows, or both an error.
+two answers must be the same rows, or both an error. Half the statements read the
+candidates' predicate columns first and the other columns for the rows the predicates
+keep (``fts.substring_recheck_rows = 0``), half every column at once.
 
 Tables hold text made of pieces chosen to break readings of patterns: wildcards and
 escapes, regex metacharacters, case pairs whose folds differ in length (ß, ẞ, İ, ﬃ), the
@@ -191,16 +193,18 @@ class Predicates:
         return f"SELECT id FROM {table} WHERE MATCH(body, '{words}') AND {where} ORDER BY id"
 
 
-def answer(db: fts.Database, sql: str, indexed: bool) -> object:
+def answer(db: fts.Database, sql: str, indexed: bool, recheck: bool = False) -> object:
     db.sql(f"SET fts.substring_index = {'true' if indexed else 'false'}")
+    db.sql(f"SET fts.substring_recheck_rows = {0 if recheck else 1 << 40}")
     try:
         return db.sql(sql).to_arrow_table().to_pylist()
     except (FtsError, Exception) as err:  # (DataFusion's errors have no class of their own)
         return ("error", type(err).__name__)
 
 
-def run(statements: int, seed: int, root: Path, log=print) -> tuple[int, int, int]:
-    """(statements run, differing, using the index): ``statements`` per table."""
+def run(statements: int, seed: int, root: Path, log=print) -> tuple[int, int, int, int]:
+    """(statements run, differing, reads of candidates, of which predicate columns first):
+    ``statements`` per table."""
     rnd = random.Random(seed)
     db = fts.connect(root / "db")
     managed_table(db, rnd)
@@ -208,8 +212,8 @@ def run(statements: int, seed: int, root: Path, log=print) -> tuple[int, int, in
     db.sql("SET fts.substring_candidate_share = 1")
     from datafusion_fts.sql import run_substring  # (counts the statements that read candidates)
 
-    used = 0
-    real = run_substring._candidate_rows
+    used = rechecked = 0
+    real, real_rechecked = run_substring._candidate_rows, run_substring._rechecked
 
     def counted(db_, read, **options):
         nonlocal used
@@ -217,7 +221,13 @@ def run(statements: int, seed: int, root: Path, log=print) -> tuple[int, int, in
         used += found[1] is not None
         return found
 
+    def counted_rechecked(*args):
+        nonlocal rechecked
+        rechecked += 1
+        return real_rechecked(*args)
+
     run_substring._candidate_rows = counted
+    run_substring._rechecked = counted_rechecked
     wrong = total = 0
     try:
         for table in ("docs", "placed"):
@@ -227,13 +237,13 @@ def run(statements: int, seed: int, root: Path, log=print) -> tuple[int, int, in
                 sql = gen.statement(table)
                 total += 1
                 expected = answer(db, sql, indexed=False)
-                got = answer(db, sql, indexed=True)
+                got = answer(db, sql, indexed=True, recheck=rnd.random() < 0.5)
                 if got != expected:
                     wrong += 1
                     log(f"DIFFERENT: {sql}\n  index: {str(got)[:300]}\n  scan:  {str(expected)[:300]}")
     finally:
-        run_substring._candidate_rows = real
-    return total, wrong, used
+        run_substring._candidate_rows, run_substring._rechecked = real, real_rechecked
+    return total, wrong, used, rechecked
 
 
 def main() -> None:
@@ -242,8 +252,9 @@ def main() -> None:
     parser.add_argument("--seed", type=int, default=1)
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as tmp:
-        total, wrong, used = run(args.statements, args.seed, Path(tmp))
-    print(f"{total} statements, {wrong} different, {used} reads of candidate rows")
+        total, wrong, used, rechecked = run(args.statements, args.seed, Path(tmp))
+    print(f"{total} statements, {wrong} different, {used} reads of candidate rows "
+          f"({rechecked} by the predicates' columns first)")
     sys.exit(1 if wrong else 0)
 
 

@@ -19,9 +19,10 @@ from datafusion_fts.sql import run_substring
 
 def test_generated_predicates_answer_as_datafusion_s_scan(tmp_path: Path) -> None:
     messages: list[str] = []
-    total, wrong, used = run(700, seed=43, root=tmp_path, log=messages.append)
+    total, wrong, used, rechecked = run(700, seed=43, root=tmp_path, log=messages.append)
     assert wrong == 0, "\n".join(messages[:5])
     assert used > total // 4  # (the index was read, not only the scan)
+    assert used // 4 < rechecked < used  # (both ways of fetching the candidates)
 
 
 @pytest.fixture
@@ -104,3 +105,27 @@ def test_a_regular_expression_of_an_escaped_backslash_answers_as_datafusion_does
     found = db.sql(statement).to_pylist()
     db.sql("SET fts.substring_index = false")
     assert found == db.sql(statement).to_pylist() == [{"id": 1}]
+
+
+def test_many_candidates_fetch_the_other_columns_of_the_rows_their_predicates_keep(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """A pattern whose grams many rows hold but few match (a gap between two words): the
+    predicates' column is fetched for every candidate, the others for the matches only;
+    the answer is the one of every column fetched at once."""
+    db = fts.connect()
+    body = [f"needle {'x' if i % 50 else 'ab'} hay {i}" for i in range(2000)]
+    db.create_table("t", pa.table({"id": list(range(2000)), "body": body, "extra": [str(i) for i in range(2000)]}))
+    db.sql("CREATE NGRAM INDEX ON t (body)")
+    db.sql("SET fts.substring_candidate_share = 1")
+    fetched: list[tuple[int, tuple[str, ...]]] = []
+    real = run_substring.carried_rows
+    monkeypatch.setattr(run_substring, "carried_rows",
+                        lambda v, ids, columns: fetched.append((len(ids), tuple(columns))) or real(v, ids, columns))
+    statement = "SELECT t.id, extra FROM t WHERE t.body ~ 'needle [ab]{2} hay' ORDER BY id"
+    db.sql("SET fts.substring_recheck_rows = 2000")  # (the candidates: 2,000)
+    both = db.sql(statement).to_pylist()
+    assert fetched == [(2000, ("body",)), (40, ("id", "extra"))]
+    fetched.clear()
+    db.sql("SET fts.substring_recheck_rows = 2001")
+    assert db.sql(statement).to_pylist() == both == [{"id": i, "extra": str(i)} for i in range(0, 2000, 50)]
+    assert fetched == [(2000, ("id", "body", "extra"))]

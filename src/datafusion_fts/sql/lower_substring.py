@@ -26,6 +26,7 @@ from .dialect import FtsMatch, identifier
 from .lower_select import ROWID
 from .search_scores import conjuncts
 from .select_sources import Schemas, Source, select_sources
+from .splice import Splicer
 
 
 @dataclass(frozen=True)
@@ -39,12 +40,17 @@ class SubstringRead:
     # Its regular expressions evaluated on '' (SQL): DataFusion refuses a malformed pattern or
     # flag only when it evaluates the predicate on some row, and the candidates may be none.
     checks: tuple[str, ...] = ()
+    # Its substring conjuncts as the statement writes them (None: their text could not be
+    # placed), which DataFusion may evaluate on the candidates' own columns first.
+    predicates: tuple[str, ...] | None = None
 
 
 def substring_reads(statement: exp.Expression, schemas: Schemas,
-                    ngram_columns: Callable[[str], frozenset[str]]) -> list[SubstringRead]:
+                    ngram_columns: Callable[[str], frozenset[str]], splicer: Splicer | None = None
+                    ) -> list[SubstringRead]:
     """Each table of ``statement`` that may be read as its candidates (see the module's
-    docstring); ``ngram_columns(table)`` names a managed table's columns with an n-gram index."""
+    docstring); ``ngram_columns(table)`` names a managed table's columns with an n-gram index;
+    ``splicer``, over the statement's text, finds its conjuncts' text."""
     if statement.find(FtsMatch) is not None or any(c.name == ROWID for c in statement.find_all(exp.Column)):
         return []
     out = []
@@ -55,8 +61,10 @@ def substring_reads(statement: exp.Expression, schemas: Schemas,
         sources, missing = select_sources(select, schemas)
         if missing:
             continue
-        found: dict[int, tuple[Source, dict[str, list[tuple[Need, str, str | None]]]]] = {}
-        for conj in conjuncts(where.this):
+        found: dict[int, tuple[Source, dict[str, list[tuple[Need, str, str | None, str | None]]]]] = {}
+        parts = conjuncts(where.this)
+        written = splicer.conjunct_texts(parts) if splicer is not None else None
+        for i, conj in enumerate(parts):
             read = _substring_predicate(conj)
             if read is None:
                 continue
@@ -65,13 +73,17 @@ def substring_reads(statement: exp.Expression, schemas: Schemas,
             if source is None or identifier(column) not in ngram_columns(source.table or ""):
                 continue
             entry = found.setdefault(id(source.node), (source, {}))
-            entry[1].setdefault(identifier(column), []).append((need, conj.sql(), check))  # (text for EXPLAIN)
+            entry[1].setdefault(identifier(column), []).append(
+                (need, conj.sql(), check, written[i] if written is not None else None))  # (sql(): for EXPLAIN)
         for source, columns in found.values():
-            needs = tuple((column, all_of([n for n, _, _ in items]), "; ".join(t for _, t, _ in items))
-                          for column, items in columns.items())
-            checks = tuple(c for items in columns.values() for _, _, c in items if c is not None)
+            items = [item for column_items in columns.values() for item in column_items]
+            needs = tuple((column, all_of([n for n, _, _, _ in column_items]), "; ".join(t for _, t, _, _ in column_items))
+                          for column, column_items in columns.items())
+            checks = tuple(c for _, _, c, _ in items if c is not None)
+            texts = tuple(w for _, _, _, w in items if w is not None)
             assert isinstance(source.node, exp.Table) and source.table is not None
-            out.append(SubstringRead(source.node, source.table, needs, checks))
+            out.append(SubstringRead(source.node, source.table, needs, checks,
+                                     texts if len(texts) == len(items) else None))
     return out
 
 

@@ -21,7 +21,7 @@ from .lower_select import ROWID
 from .lower_substring import SubstringRead, substring_reads
 from .result_frame import detached_frame
 from .splice import Splicer
-from .tables import TableMetadata, carried_rows
+from .tables import TableMetadata, TableVersion, carried_rows
 
 
 def run_substring(db: SqlHost, text: str) -> datafusion.DataFrame | None:
@@ -42,10 +42,10 @@ def run_substring(db: SqlHost, text: str) -> datafusion.DataFrame | None:
     if not isinstance(query, exp.Query):
         return None
     tables = db.manifest.tables
-    reads = _reads(tables, query)
+    splicer = Splicer(text)
+    reads = _reads(tables, query, splicer)
     if not reads or not _valid(db, reads):
         return None
-    splicer = Splicer(text)
     shown: list[str] = []
     lines: list[str] = []
     try:
@@ -57,9 +57,7 @@ def run_substring(db: SqlHost, text: str) -> datafusion.DataFrame | None:
             name = fresh_name()
             register_rows(db.ctx, name, rows, tables[read.table].definition)
             shown.append(name)
-            node = read.node
-            alias = node.alias if node.args.get("alias") is not None else identifier(node)
-            splicer.replace_table(node, f"{quote(name)} AS {quote(alias)}")
+            splicer.replace_table(read.node, f"{quote(name)} AS {quote(_alias(read))}")
         edited = splicer.result()
         if edited is None or not (shown or explain):  # (an edit not placed: the text as written)
             return None
@@ -80,11 +78,12 @@ def prefiltered_ids(db: SqlHost, table: str, alias: str, prefilter: str) -> np.n
     else on every row."""
     rows = None
     if db.settings.get("fts.substring_index"):
+        text = f"SELECT 1 FROM {quote(table)} AS {quote(alias)} WHERE {prefilter}"
         try:
-            (query,) = parse_sql(f"SELECT 1 FROM {quote(table)} AS {quote(alias)} WHERE {prefilter}")
+            (query,) = parse_sql(text)
         except (SqlError, ValueError):
             query = None
-        reads = _reads(db.manifest.tables, query) if isinstance(query, exp.Query) else []
+        reads = _reads(db.manifest.tables, query, Splicer(text)) if isinstance(query, exp.Query) else []
         if reads and _valid(db, reads):
             rows = db.retrying(lambda: _candidate_rows(db, reads[0], rowid=True))[1]
     source = rows_name(table)
@@ -112,9 +111,9 @@ def _valid(db: SqlHost, reads: list[SubstringRead]) -> bool:
     return True
 
 
-def _reads(tables: Mapping[str, TableMetadata], query: exp.Query) -> list[SubstringRead]:
-    """The tables of ``tables`` (a version of the database's) that ``query`` reads by
-    substring predicates over n-gram indexes."""
+def _reads(tables: Mapping[str, TableMetadata], query: exp.Query, splicer: Splicer) -> list[SubstringRead]:
+    """The tables of ``tables`` (a version of the database's) that ``query`` (whose text
+    ``splicer`` holds) reads by substring predicates over n-gram indexes."""
 
     def schema_of(name: str) -> tuple[pa.Schema, bool] | None:
         meta = tables.get(name)
@@ -124,7 +123,13 @@ def _reads(tables: Mapping[str, TableMetadata], query: exp.Query) -> list[Substr
         meta = tables.get(name)
         return meta.ngram_columns if meta is not None else frozenset()
 
-    return substring_reads(query, schema_of, ngram_columns)
+    return substring_reads(query, schema_of, ngram_columns, splicer)
+
+
+def _alias(read: SubstringRead) -> str:
+    """The name the statement reads ``read``'s table by."""
+    node = read.node
+    return node.alias if node.args.get("alias") is not None else identifier(node)
 
 
 def _candidate_rows(db: SqlHost, read: SubstringRead, rowid: bool = False
@@ -140,8 +145,38 @@ def _candidate_rows(db: SqlHost, read: SubstringRead, rowid: bool = False
             ids = found if ids is None else pa.array(np.intersect1d(ids.to_numpy(), found.to_numpy(), assume_unique=True))
     if ids is None:
         return plans, None
-    rows = carried_rows(snap, ids, snap.meta.sql_schema.names)
+    names = snap.meta.sql_schema.names
+    columns = [column for column, _, _ in read.needs]
+    if read.predicates is None or len(ids) < db.settings.get("fts.substring_recheck_rows") or set(names) <= set(columns):
+        rows = carried_rows(snap, ids, names)
+    else:
+        rows = _rechecked(db, read, snap, ids, columns)
     return plans, rows if rowid else rows.drop_columns([ROWID])
+
+
+def _rechecked(db: SqlHost, read: SubstringRead, version: TableVersion, ids: pa.Array | pa.ChunkedArray,
+               columns: list[str]) -> pa.Table:
+    """The candidates ``ids`` of ``read``'s table that its substring predicates keep, with
+    ``_rowid`` and every column as SQL declares it: the predicates' ``columns`` are fetched
+    for every candidate and DataFusion evaluates the predicates (as the statement writes
+    them) on them; the other columns are fetched for the rows kept only. The statement
+    evaluates them again over these rows: a row they drop was dropped by its WHERE anyway
+    (see sql/lower_substring.py), so this changes what is fetched, never the answer."""
+    first = carried_rows(version, ids, columns)
+    name = fresh_name()
+    register_rows(db.ctx, name, first)
+    try:
+        where = " AND ".join(f"({text})" for text in read.predicates or ())
+        kept = db.ctx.sql(f"SELECT {ROWID} FROM {quote(name)} AS {quote(_alias(read))} WHERE {where}")
+        kept_ids = kept.to_arrow_table().column(0).to_numpy()
+    finally:
+        db.ctx.deregister_table(name)
+    keep = np.isin(first.column(ROWID).to_numpy(), kept_ids)
+    first = first.filter(pa.array(keep))
+    rest = carried_rows(version, first.column(ROWID), [n for n in version.meta.sql_schema.names if n not in columns])
+    for column in columns:
+        rest = rest.append_column(first.schema.field(column), first.column(column))
+    return rest.select([ROWID, *version.meta.sql_schema.names])
 
 
 def _explained(read: SubstringRead, plans: list[SubstringPlan]) -> list[str]:
