@@ -144,7 +144,8 @@ REGISTRY: dict[str, Setting] = {
         Setting("fts.substring_recheck_rows", 256, _non_negative_int,
                 "From this many candidate rows up, a table read by an n-gram index fetches the predicates' columns "
                 "first, DataFusion evaluates the substring predicates on them, and the table's other columns are fetched "
-                "for the rows they keep only (changes what is fetched, never results; 0: always)."),
+                "for the rows they keep only (changes what is fetched, never results; 0: always). Not where every predicate "
+                "asks for one run of text (LIKE '%run%', strpos > 0): its candidates nearly all match."),
         Setting("fts.executor", "local", _choice("local", "ray"),
                 "Where searches and index builds run: this process, or a Ray cluster (the ray extra)."),
         Setting("fts.ray_actors", 2, _positive_int, "Search actors (each holds a share of the segments)."),

@@ -111,7 +111,8 @@ def test_many_candidates_fetch_the_other_columns_of_the_rows_their_predicates_ke
         monkeypatch: pytest.MonkeyPatch) -> None:
     """A pattern whose grams many rows hold but few match (a gap between two words): the
     predicates' column is fetched for every candidate, the others for the matches only;
-    the answer is the one of every column fetched at once."""
+    the answer is the one of every column fetched at once. Patterns of one run of text
+    are fetched in one step."""
     db = fts.connect()
     body = [f"needle {'x' if i % 50 else 'ab'} hay {i}" for i in range(2000)]
     db.create_table("t", pa.table({"id": list(range(2000)), "body": body, "extra": [str(i) for i in range(2000)]}))
@@ -129,3 +130,7 @@ def test_many_candidates_fetch_the_other_columns_of_the_rows_their_predicates_ke
     db.sql("SET fts.substring_recheck_rows = 2001")
     assert db.sql(statement).to_pylist() == both == [{"id": i, "extra": str(i)} for i in range(0, 2000, 50)]
     assert fetched == [(2000, ("id", "body", "extra"))]
+    fetched.clear()
+    db.sql("SET fts.substring_recheck_rows = 0")  # (one run of text asked: one step, whatever the count)
+    assert len(db.sql("SELECT id FROM t WHERE body LIKE '%needle x%' AND strpos(body, 'hay') > 0").to_pylist()) == 1960
+    assert fetched == [(1960, ("id", "body", "extra"))]  # (the candidates: 1,960)

@@ -43,6 +43,10 @@ class SubstringRead:
     # Its substring conjuncts as the statement writes them (None: their text could not be
     # placed), which DataFusion may evaluate on the candidates' own columns first.
     predicates: tuple[str, ...] | None = None
+    # Whether each conjunct asks for one run of text anywhere (LIKE or ILIKE '%run%' with no
+    # wildcard or escape inside, strpos > 0): a candidate holding the run's grams nearly
+    # always holds the run, so evaluating the conjuncts first would not pay.
+    runs_only: bool = False
 
 
 def substring_reads(statement: exp.Expression, schemas: Schemas,
@@ -62,6 +66,7 @@ def substring_reads(statement: exp.Expression, schemas: Schemas,
         if missing:
             continue
         found: dict[int, tuple[Source, dict[str, list[tuple[Need, str, str | None, str | None]]]]] = {}
+        scattered: set[int] = set()  # (sources with a conjunct that asks more than one run)
         parts = conjuncts(where.this)
         written = splicer.conjunct_texts(parts) if splicer is not None else None
         for i, conj in enumerate(parts):
@@ -75,6 +80,8 @@ def substring_reads(statement: exp.Expression, schemas: Schemas,
             entry = found.setdefault(id(source.node), (source, {}))
             entry[1].setdefault(identifier(column), []).append(
                 (need, conj.sql(), check, written[i] if written is not None else None))  # (sql(): for EXPLAIN)
+            if not _one_run(conj):
+                scattered.add(id(source.node))
         for source, columns in found.values():
             items = [item for column_items in columns.values() for item in column_items]
             needs = tuple((column, all_of([n for n, _, _, _ in column_items]), "; ".join(t for _, t, _, _ in column_items))
@@ -83,7 +90,7 @@ def substring_reads(statement: exp.Expression, schemas: Schemas,
             texts = tuple(w for _, _, _, w in items if w is not None)
             assert isinstance(source.node, exp.Table) and source.table is not None
             out.append(SubstringRead(source.node, source.table, needs, checks,
-                                     texts if len(texts) == len(items) else None))
+                                     texts if len(texts) == len(items) else None, id(source.node) not in scattered))
     return out
 
 
@@ -142,6 +149,19 @@ def _substring_predicate(node: exp.Expression) -> tuple[exp.Column, Need, str | 
                 and bound.this.isdigit() and int(bound.this) + least >= 1):
             return _read(position.this, position.args.get("substr"), lambda s: s or None)
     return None
+
+
+def _one_run(node: exp.Expression) -> bool:
+    """Whether substring predicate ``node`` asks for one run of text anywhere in its column
+    (``LIKE``/``ILIKE '%run%'``, no wildcard or backslash in the run; ``strpos(c, s) > 0``)."""
+    node = node.unnest()
+    if isinstance(node, exp.Escape):
+        node = node.this
+    if isinstance(node, (exp.Like, exp.ILike)):
+        pattern = _string(node.expression) or ""
+        inner = pattern[1:-1]
+        return len(pattern) > 2 and pattern[0] == pattern[-1] == "%" and not any(c in inner for c in "%_\\")
+    return isinstance(node, (exp.GT, exp.LT, exp.GTE, exp.LTE))  # (strpos: see _substring_predicate)
 
 
 def _read(column: exp.Expression, literal: exp.Expression | None,

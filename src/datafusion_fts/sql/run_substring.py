@@ -147,7 +147,8 @@ def _candidate_rows(db: SqlHost, read: SubstringRead, rowid: bool = False
         return plans, None
     names = snap.meta.sql_schema.names
     columns = [column for column, _, _ in read.needs]
-    if read.predicates is None or len(ids) < db.settings.get("fts.substring_recheck_rows") or set(names) <= set(columns):
+    if (read.predicates is None or read.runs_only or len(ids) < db.settings.get("fts.substring_recheck_rows")
+            or set(names) <= set(columns)):
         rows = carried_rows(snap, ids, names)
     else:
         rows = _rechecked(db, read, snap, ids, columns)
