@@ -3,8 +3,10 @@ reading of the same rows; damaged pages are StorageErrors."""
 
 from __future__ import annotations
 
+import contextlib
 import datetime as dt
 import decimal
+from collections.abc import Iterator
 from pathlib import Path
 
 import numpy as np
@@ -15,6 +17,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from datafusion_fts.errors import StorageError
+from datafusion_fts.storage.parquet import page_reader
 from datafusion_fts.storage.parquet.page_reader import (
     CHUNK_PAGES,
     DecodedCache,
@@ -100,9 +103,48 @@ def test_take_equals_pyarrow(tmp_path_factory, seed, n, options, group_rows, dat
     pq.write_table(table, path, row_group_size=group_rows, write_page_index=True, **options)
     rows = np.array(sorted(data.draw(st.sets(st.integers(0, n - 1), min_size=0, max_size=n))), dtype=np.int64)
     names = data.draw(st.lists(st.sampled_from(table.column_names), min_size=1, max_size=5, unique=True))
-    got = _reader(path).take(rows, names)
+    with whole_groups(data.draw(st.booleans())):  # (every column read by whole row groups, or as it comes)
+        got = _reader(path).take(rows, names)
     expected = pq.read_table(path).select(names).take(pa.array(rows))  # (date64 reads back as date32)
     assert _decoded(got).equals(_decoded(expected))
+
+
+@contextlib.contextmanager
+def whole_groups(on: bool) -> Iterator[None]:
+    """Every fetch of a column read page by page reads it by whole row groups instead
+    (``PageReader._whole_groups``), if ``on``."""
+    saved = page_reader.NARROW_BYTES, page_reader.GROUP_MIN_ROWS, page_reader.GROUP_DENSITY
+    if on:
+        page_reader.NARROW_BYTES, page_reader.GROUP_MIN_ROWS, page_reader.GROUP_DENSITY = 1 << 40, 1, 1 << 40
+    try:
+        yield
+    finally:
+        page_reader.NARROW_BYTES, page_reader.GROUP_MIN_ROWS, page_reader.GROUP_DENSITY = saved
+
+
+def test_a_narrow_column_fetched_for_many_rows_is_decoded_once_by_row_group(tmp_path: Path) -> None:
+    """A GROUP BY over many matches fetches its key for every match: a narrow column's row
+    groups are decoded once and kept; wide columns, and few rows, go page by page."""
+    path = tmp_path / "t.parquet"
+    n = 50_000
+    rng = np.random.default_rng(3)
+    table = pa.table({"cat": pa.array([f"cat{i}" for i in rng.integers(0, 20, n)]).dictionary_encode().cast(pa.string()),
+                      "year": pa.array(rng.integers(1990, 2026, n), pa.int32()),
+                      "body": pa.array(["word " * 20 + str(i) for i in range(n)])})
+    pq.write_table(table, path, row_group_size=8192, write_page_index=True, data_page_size=4096)
+    reader = _reader(path)
+    many = np.sort(rng.choice(n, 6000, replace=False))
+    got = reader.take(many, ["cat", "year", "body"])
+    assert got.equals(table.take(pa.array(many)))
+    kept = [key for key in reader._cache._items if "group column" in key]
+    assert sorted({key[-1] for key in kept}) == ["cat", "year"]  # (not body: 100 bytes a row)
+    assert len(kept) == 2 * 7  # (every row group of both)
+    again = np.sort(rng.choice(n, 5000, replace=False))
+    assert reader.take(again, ["cat"]).column(0).equals(table.column("cat").take(pa.array(again)))
+    assert len([key for key in reader._cache._items if "group column" in key]) == 2 * 7  # (read again: none)
+    few = many[:100]
+    assert reader.take(few, ["cat"]).column(0).equals(table.column("cat").take(pa.array(few)))
+    assert not reader._whole_groups(reader._column("cat"), few)
 
 
 MULTI = {"i64": pa.int64(), "i32": pa.int32(), "f64": pa.float64(), "bool": pa.bool_(), "str": pa.string(),

@@ -89,6 +89,12 @@ from .side_by_side import one_part
 # rows of the benchmark corpus).
 CHUNK_PAGES = 512
 SCAN_CHUNK_PAGES = 1024
+# When a fetch reads a narrow column by whole row groups (PageReader._whole_groups): at
+# most this many stored bytes a row, from this many rows, one row in this many of the
+# row groups' rows.
+NARROW_BYTES = 16
+GROUP_MIN_ROWS = 4096
+GROUP_DENSITY = 64
 
 _DECODABLE = frozenset({"PLAIN", "RLE", "RLE_DICTIONARY", "PLAIN_DICTIONARY"})
 _DECODABLE_INTEGERS = _DECODABLE | {"DELTA_BINARY_PACKED"}
@@ -447,6 +453,9 @@ class PageReader:
             if column is None:
                 slow.append(name)
                 continue
+            if keep and self._whole_groups(column, rows):
+                pieces[name] = self._take_from_groups(rows, name)
+                continue
             pieces[name] = []
             for chunk in self._chunks(column, rows, chunk_pages):
                 tasks.append((name, column, chunk))
@@ -470,6 +479,47 @@ class PageReader:
         page_of = np.searchsorted(pages.first_rows, rows, side="right")
         starts = np.flatnonzero(np.diff(page_of, prepend=-1))
         return np.split(rows, starts[chunk_pages::chunk_pages])
+
+    def _whole_groups(self, column: _Column, rows: np.ndarray) -> bool:
+        """Whether a fetch of ``rows`` (ascending) reads ``column`` as whole row groups,
+        kept decoded (:meth:`_take_from_groups`): a narrow column (at most ``NARROW_BYTES`` a
+        row as stored: codes, numbers, dates) and at least one row in ``GROUP_DENSITY`` of
+        the row groups from the first row's to the last's (pages of narrow columns hold
+        hundreds of rows: nearly every page is read anyway). A GROUP BY or aggregate over
+        many matches fetches such a column for every match, statement after statement; page
+        by page, every page was decoded again each time. The same values either way."""
+        if len(rows) < GROUP_MIN_ROWS or not self._narrow(column.leaf):
+            return False
+        first, last = np.searchsorted(self.group_starts, [rows[0], rows[-1]], side="right") - 1
+        return len(rows) * GROUP_DENSITY >= self.group_starts[last + 1] - self.group_starts[first]
+
+    def _narrow(self, leaf: int) -> bool:
+        meta = self._meta
+        return all(meta.row_group(g).column(leaf).total_uncompressed_size <= NARROW_BYTES * meta.row_group(g).num_rows
+                   for g in range(meta.num_row_groups))
+
+    def _take_from_groups(self, rows: np.ndarray, name: str) -> list[pa.Array]:
+        """Column ``name`` at ``rows``, from its row groups decoded whole and kept in the
+        cache (byte arrays as dictionaries where the file stores them so: only the rows
+        taken become strings)."""
+        field = self.schema.field(name)
+        groups = np.searchsorted(self.group_starts, rows, side="right") - 1
+        bounds = np.flatnonzero(np.diff(groups, prepend=-1)).tolist() + [len(rows)]
+        out = []
+        for lo, hi in zip(bounds[:-1], bounds[1:]):
+            group = int(groups[lo])
+            values = self._group_column(group, name)
+            taken = values.take(pa.array(rows[lo:hi] - self.group_starts[group]))
+            out.extend(taken.cast(field.type).chunks)
+        return out
+
+    def _group_column(self, group: int, name: str) -> pa.ChunkedArray:
+        def read() -> pa.ChunkedArray:
+            with pq.ParquetFile(self.file.arrow_source(), metadata=self._meta, pre_buffer=False,
+                                read_dictionary=[name]) as parquet:
+                return parquet.read_row_group(group, columns=[name]).column(0)
+
+        return self._cache.get((*self._key, "group column", group, name), read, lambda c: c.nbytes)
 
     def _take_by_group(self, rows: np.ndarray, names: list[str]) -> pa.Table:
         groups = np.searchsorted(self.group_starts, rows, side="right") - 1
