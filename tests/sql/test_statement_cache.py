@@ -175,12 +175,19 @@ DIRECT = [
     "SELECT id FROM docs WHERE MATCH(body, {q}) ORDER BY score() DESC LIMIT 0",
     "SELECT id, lang FROM docs WHERE MATCH(body, {q}) LIMIT 3",
     "SELECT id FROM docs WHERE MATCH(body, {q})",
+    "SELECT count(*) FROM docs WHERE MATCH(body, {q})",
+    "SELECT COUNT(*) AS N FROM docs AS d WHERE MATCH(d.body, {q})",
 ]
 NOT_DIRECT = [
     "SELECT id FROM docs WHERE MATCH(body, {q}) AND lang = 'en' ORDER BY score() DESC LIMIT 3",
     "SELECT id, score() + 1 AS t FROM docs WHERE MATCH(body, {q}) ORDER BY score() DESC LIMIT 3",
     "SELECT id FROM docs WHERE MATCH(body, {q}) ORDER BY id LIMIT 3",
-    "SELECT count(*) FROM docs WHERE MATCH(body, {q})",
+    "SELECT count(*) FROM docs WHERE MATCH(body, {q}) LIMIT 0",
+    "SELECT count(*) AS matches FROM docs WHERE MATCH(body, {q}) AND lang = 'en'",
+    "SELECT count(*), count(*) AS again FROM docs WHERE MATCH(body, {q})",
+    "SELECT count(id) FROM docs WHERE MATCH(body, {q})",
+    "SELECT count(DISTINCT lang) FROM docs WHERE MATCH(body, {q})",
+    "SELECT count(*) FROM docs WHERE MATCH(body, {q}) GROUP BY lang",
     "SELECT id FROM docs WHERE MATCH(body, {q}) ORDER BY score() ASC LIMIT 3",
 ]
 

@@ -409,7 +409,8 @@ class SqlSession:
         parse_leaf = partial(parse_match, max_terms=self.db.settings.get("fts.max_query_terms"))
         if template.direct is not None:  # the search's result is the answer: no SQL text, no table
             search = template.bind_search(self._text, shape, parse_leaf)
-            result, _, _ = self.db.retrying(partial(self._run_search, search, in_order=True, planned=False))
+            result, _, _ = self.db.retrying(partial(self._run_search, search, in_order=template.direct.counted is None,
+                                                    planned=False))
             return ResultFrame(self.ctx, template.direct.apply(result), self.db.errors)
         text, lowered = template.bind(self._text, shape, parse_leaf, fresh_name)
         return self._run_lowered(text, lowered)

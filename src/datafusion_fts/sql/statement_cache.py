@@ -95,8 +95,12 @@ class Direct:
     columns: tuple[tuple[str, str], ...]  # (result column, output name)
     offset: int
     limit: int | None
+    counted: str | None = None  # (``SELECT count(*) [AS name]``: the output name; the matches in any order)
 
     def apply(self, result: pa.Table) -> pa.Table:
+        if self.counted is not None:  # (as DataFusion's count(*): int64, not null)
+            return pa.table([pa.array([result.num_rows], pa.int64())],
+                            schema=pa.schema([pa.field(self.counted, pa.int64(), nullable=False)]))
         rows = result.slice(self.offset, self.limit)
         schema = pa.schema([rows.schema.field(c).with_name(n) for c, n in self.columns])  # (non-null stays)
         return pa.table([rows.column(c) for c, _ in self.columns], schema=schema)
@@ -115,6 +119,9 @@ def direct(statement: exp.Expression, lowered: list[Lowered]) -> Direct | None:
     source = statement.args.get("from_")
     if source is None or not isinstance(source.this, exp.Table) or source.this.name != lowered[0].result_table:
         return None
+    counted = _counted(statement)
+    if counted is not None:
+        return Direct((), 0, None, counted)
     columns = []
     named = {}
     for item in statement.expressions:
@@ -139,6 +146,18 @@ def direct(statement: exp.Expression, lowered: list[Lowered]) -> Direct | None:
     if (limit is not None and count is None) or skip is None:
         return None
     return Direct(tuple(columns), skip, count)
+
+
+def _counted(statement: exp.Select) -> str | None:
+    """The output name of a statement that is ``SELECT count(*) [AS name]`` of its source
+    and nothing more (no ORDER BY, LIMIT or OFFSET), as DataFusion names it; else None."""
+    if len(statement.expressions) != 1 or any(statement.args.get(k) for k in ("order", "limit", "offset")):
+        return None
+    item = statement.expressions[0]
+    inner = item.this if isinstance(item, exp.Alias) else item
+    if not (isinstance(inner, exp.Count) and isinstance(inner.this, exp.Star)):
+        return None
+    return identifier(item.args["alias"]) if isinstance(item, exp.Alias) else "count(*)"
 
 
 @dataclass(frozen=True)
