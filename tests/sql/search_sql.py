@@ -412,7 +412,7 @@ class Generator:
 
     def statement(self) -> Statement:
         shape = self.rnd.choice(["page", "page", "page", "single", "single", "join", "join", "two", "group",
-                                 "window", "subquery", "relation", "setop", "distinct", "on", "inner_cte"])
+                                 "window", "subquery", "relation", "setop", "distinct", "on", "inner_cte", "count"])
         return getattr(self, f"_{shape}")()
 
     def _wrap(self, select: Select, ordered: bool, with_cte: Source | None = None) -> Statement:
@@ -543,6 +543,18 @@ class Generator:
         select.order = [("sd", True), (f"{d.alias}.id", False), (f"{n.alias}.nid", False)]
         if r.random() < 0.5:
             select.limit = r.randint(1, 6)
+        return self._wrap(select, True)
+
+    def _count(self) -> Statement:
+        """The number of matches: ``count(*)`` of a search alone (answered without DataFusion
+        where nothing else is asked) or beside other predicates."""
+        r = self.rnd
+        source = self.source(r.choice(["docs", "docs", "notes", "people"]))
+        select = Select([source])
+        select.where = self.match(source) if r.random() < 0.6 else self.predicate([source], r.randint(0, 2), [source])
+        if not source.matches:
+            select.where = Op("AND", [select.where, self.match(source)])
+        select.items = [(Raw("count(*)"), "n")]
         return self._wrap(select, True)
 
     def _group(self) -> Statement:
