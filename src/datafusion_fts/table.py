@@ -18,6 +18,7 @@ from .defaults import K1, B
 from .errors import CatalogError, EngineError, InvalidArgument
 from .index.build_progress import Progress
 from .operators.base import SEARCH_SCHEMA
+from .planner.count_matches import count_matches
 from .planner.plan_search import Catalog, plan_search
 from .planner.plan_substring import SubstringPlan, plan_substring
 from .planner.run_search import run_search
@@ -367,6 +368,20 @@ class Table:
         row-id order."""
         request = self._request(query, limit, offset, include_row_ids, default_columns, by_score)
         return run_search(request, self.db), request.snapshot
+
+    def count(
+        self,
+        query: Query | str,
+        include_row_ids: Iterable[int] | np.ndarray | None = None,
+        default_columns: list[str] | None = None,
+    ) -> int:
+        """How many live rows match ``query`` (a search's total, without ranking them).
+        A query of one term on a fully indexed table is counted from the index's document
+        frequencies, without reading postings (planner/count_matches.py); any other by
+        finding its matches."""
+        return self.db.retrying(
+            lambda: count_matches(self._request(query, None, 0, include_row_ids, default_columns, False), self.db)
+        )
 
     def plan(
         self,

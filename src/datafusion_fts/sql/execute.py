@@ -288,6 +288,14 @@ class SqlSession:
         )
         return statement, lowered, text if text is not None else generated(statement)
 
+    def _count(self, search: LogicalSearch) -> int:
+        """How many rows ``search`` matches (``Table.count``: from the index's statistics
+        where they tell it exactly); a search with a prefilter or of a session's table, by
+        running it."""
+        if search.managed and not search.prefilter:
+            return self.db.table(search.table).count(search.tree)
+        return self.db.retrying(partial(self._run_search, search, planned=False))[0].num_rows
+
     def _run_search(
         self, search: LogicalSearch, in_order: bool = False, planned: bool = True
     ) -> tuple[pa.Table, Any, SearchRequest | None]:
@@ -409,8 +417,9 @@ class SqlSession:
         parse_leaf = partial(parse_match, max_terms=self.db.settings.get("fts.max_query_terms"))
         if template.direct is not None:  # the search's result is the answer: no SQL text, no table
             search = template.bind_search(self._text, shape, parse_leaf)
-            result, _, _ = self.db.retrying(partial(self._run_search, search, in_order=template.direct.counted is None,
-                                                    planned=False))
+            if template.direct.counted is not None:
+                return ResultFrame(self.ctx, template.direct.count(self._count(search)), self.db.errors)
+            result, _, _ = self.db.retrying(partial(self._run_search, search, in_order=True, planned=False))
             return ResultFrame(self.ctx, template.direct.apply(result), self.db.errors)
         text, lowered = template.bind(self._text, shape, parse_leaf, fresh_name)
         return self._run_lowered(text, lowered)

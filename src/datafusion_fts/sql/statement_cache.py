@@ -97,10 +97,13 @@ class Direct:
     limit: int | None
     counted: str | None = None  # (``SELECT count(*) [AS name]``: the output name; the matches in any order)
 
+    def count(self, matches: int) -> pa.Table:
+        """The answer of a ``count(*)`` statement: as DataFusion's, int64, not null."""
+        assert self.counted is not None
+        return pa.table([pa.array([matches], pa.int64())],
+                        schema=pa.schema([pa.field(self.counted, pa.int64(), nullable=False)]))
+
     def apply(self, result: pa.Table) -> pa.Table:
-        if self.counted is not None:  # (as DataFusion's count(*): int64, not null)
-            return pa.table([pa.array([result.num_rows], pa.int64())],
-                            schema=pa.schema([pa.field(self.counted, pa.int64(), nullable=False)]))
         rows = result.slice(self.offset, self.limit)
         schema = pa.schema([rows.schema.field(c).with_name(n) for c, n in self.columns])  # (non-null stays)
         return pa.table([rows.column(c) for c, _ in self.columns], schema=schema)

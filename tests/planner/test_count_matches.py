@@ -1,0 +1,81 @@
+"""Counting a search's matches (planner/count_matches.py): from the index's document
+frequencies where a query binds to one term on a fully indexed table, else by finding the
+matches; both the number of rows ``find`` returns, on every tier (indexed segments,
+deletions inside them, an unindexed tail, fresh rows) and with prefilters."""
+
+from __future__ import annotations
+
+import numpy as np
+import pyarrow as pa
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from strategies import corpora, corpus_and_query, table_words, values
+
+import datafusion_fts as fts
+from datafusion_fts.planner.count_matches import counted_from_statistics
+from datafusion_fts.query import Match, Prefix
+
+
+def _table(ref, tiers: str, more: list[dict]) -> fts.Table:
+    """The corpus as a managed table indexed on its columns; with ``tiers``: "deleted"
+    (its deleted rows deleted after the build), "tail" (``more`` rows bulk-inserted after
+    the build: unindexed), "fresh" (``more`` inserted as fresh rows), "optimized"."""
+    columns = ref.columns or ["title"]
+    rows = [ref.rows[i] for i in sorted(ref.rows)]
+    db = fts.connect()
+    t = db.create_table("docs", pa.table({c: pa.array([r.get(c) for r in rows], pa.string()) for c in columns}))
+    for c in columns:
+        t.create_index(c)
+    if ref.deleted:
+        t.delete_rows(np.array(sorted(ref.deleted), dtype=np.int64))
+    if more and tiers in ("tail", "fresh"):
+        t.insert(pa.table({c: pa.array([r.get(c) for r in more], pa.string()) for c in columns}))
+    if tiers == "optimized":
+        t.optimize()
+    return t
+
+
+@settings(max_examples=150, deadline=None)
+@given(corpus_and_query(max_rows=30), st.sampled_from(["deleted", "tail", "fresh", "optimized"]),
+       st.lists(st.fixed_dictionaries({"title": values(), "body": values(), "tags": values()}), max_size=8),
+       st.data())
+def test_a_count_is_the_number_of_matches_find_returns(case, tiers, more, data):
+    ref, query = case
+    t = _table(ref, tiers, more)
+    assert t.count(query) == t.find(query, limit=None)[0].num_rows
+    include = data.draw(st.lists(st.integers(0, 40), max_size=10))
+    assert t.count(query, include_row_ids=include) == t.find(query, limit=None, include_row_ids=include)[0].num_rows
+
+
+@settings(max_examples=150, deadline=None)
+@given(corpora(max_rows=30), st.sampled_from(["deleted", "tail", "fresh", "optimized"]),
+       st.lists(st.fixed_dictionaries({"title": values(), "body": values(), "tags": values()}), max_size=8),
+       st.data())
+def test_a_one_word_count_is_the_number_of_matches_find_returns(ref, tiers, more, data):
+    """Words of the table itself, one at a time: the queries the statistics answer."""
+    t = _table(ref, tiers, more)
+    column = data.draw(st.sampled_from(ref.columns or ["title"]))
+    query = Match(column, data.draw(st.sampled_from(table_words(ref) or ["a"])))
+    assert t.count(query) == t.find(query, limit=None)[0].num_rows
+
+
+@pytest.mark.parametrize("query", [Match("body", "alpha"), Match("body", "ALPHA beta gamma zeta", operator="and"),
+                                   Match("body", "zzz"), Prefix("body", "alph"), Match("body", "alpah", fuzziness=1)])
+def test_one_term_on_a_fully_indexed_table_is_counted_from_document_frequencies(query) -> None:
+    body = [f"alpha row {i}" if i % 3 else f"beta {i}" for i in range(300)]
+    db = fts.connect()
+    t = db.create_table("docs", pa.table({"body": body}))
+    t.create_index("body")
+    t.delete_rows(np.arange(0, 300, 7, dtype=np.int64))  # (deletions inside the segment)
+    request = t._request(query, None, 0, None, None, False)
+    counted = counted_from_statistics(request, db)
+    found = t.find(query, limit=None)[0].num_rows
+    if isinstance(query, Match) and query.text in ("alpha", "zzz"):
+        assert counted is not None
+    if isinstance(query, Match) and query.operator == "and":
+        assert counted is None  # (four terms: found by the search)
+    assert counted in (None, found)  # (a prefix or fuzzy word expanding to one term: counted too)
+    assert t.count(query) == found
+    t.insert(pa.table({"body": ["alpha again"]}))  # (a fresh row: not only the segments' counts)
+    assert t.count(query) == t.find(query, limit=None)[0].num_rows
