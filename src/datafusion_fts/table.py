@@ -18,7 +18,7 @@ from .defaults import K1, B
 from .errors import CatalogError, EngineError, InvalidArgument
 from .index.build_progress import Progress
 from .operators.base import SEARCH_SCHEMA
-from .planner.count_matches import count_matches
+from .planner.count_matches import count_matches, counted_from_statistics
 from .planner.plan_search import Catalog, plan_search
 from .planner.plan_substring import SubstringPlan, plan_substring
 from .planner.run_search import run_search
@@ -382,6 +382,16 @@ class Table:
         return self.db.retrying(
             lambda: count_matches(self._request(query, None, 0, include_row_ids, default_columns, False), self.db)
         )
+
+    def find_counted(
+        self, query: Query | str, limit: int, include_row_ids: Iterable[int] | np.ndarray | None = None,
+    ) -> tuple[pa.Table, int, TableSnapshot] | None:
+        """:meth:`find`'s top ``limit`` and the number of all matches, from one snapshot,
+        where the index's statistics give that number (see :meth:`count`); None else (then
+        counting means finding every match)."""
+        request = self._request(query, limit, 0, include_row_ids, None)
+        total = counted_from_statistics(request, self.db)
+        return None if total is None else (run_search(request, self.db), total, request.snapshot)
 
     def plan(
         self,

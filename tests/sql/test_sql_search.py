@@ -703,12 +703,23 @@ def test_order_by_another_column_with_limit_is_not_cut_by_the_search(library):
     "ORDER BY score() DESC LIMIT 3 OFFSET 2",
     "SELECT id, count(*) OVER () AS total FROM docs WHERE MATCH(body, 'beta') ORDER BY score() DESC LIMIT 0",
     "SELECT id, count(*) OVER () AS total FROM docs WHERE MATCH(body, 'nothing') ORDER BY score() DESC LIMIT 2",
+    "SELECT title, score() AS s, count(*) OVER () AS total FROM docs WHERE MATCH(body, 'beta') ORDER BY s DESC LIMIT 2",
 ])
 def test_a_count_over_the_matches_beside_a_top_k_is_the_search_s_count(library, sql):
     """``count(*) OVER ()`` beside ``ORDER BY score() DESC LIMIT k``: the top k is pushed
-    into the search, which counts every match once (EXPLAIN: ``total``); every row, name,
-    type and nullability as the general plan (fts.sql_fast_paths off) gives them."""
-    fast = library.sql(sql).to_arrow_table()
+    into the search, which counts every match once, or, for one term on a fully indexed
+    table, runs its top k and reads the count from the index (Table.find_counted; EXPLAIN:
+    ``total``); every row, name, type and nullability as the general plan
+    (fts.sql_fast_paths off) gives them."""
+    counted = []
+    real = fts.Table.find_counted
+    fts.Table.find_counted = lambda self, *a: counted.append(found := real(self, *a)) or found  # type: ignore[method-assign]
+    try:
+        fast = library.sql(sql).to_arrow_table()
+    finally:
+        fts.Table.find_counted = real  # type: ignore[method-assign]
+    if "'beta') ORDER BY s DESC LIMIT 2" in sql:  # (from the index's statistics where it has one)
+        assert counted and (counted[0] is not None) == bool(library.table("docs").snapshot().meta.fulltext)
     assert re.search(r"k=\d+, total", explain(library, sql)["logical_plan"])
     library.settings.set("fts.sql_fast_paths", False)
     general = library.sql(sql).to_arrow_table()

@@ -329,20 +329,29 @@ class SqlSession:
             total_field = [_TOTAL_FIELD] if search.total else []
             return pa.schema([SEARCH_SCHEMA.field(0), *fields, score, *total_field]).empty_table(), None, None
         plan = request = None
+        # Counted beside a top k (``total``): the top k and the count from the index's
+        # statistics where they give it (Table.find_counted), else every match in row-id
+        # order, counted, then its top k.
+        counted = None
+        if search.total and not planned and search.k is not None:
+            counted = table.find_counted(search.tree, search.k, include)
         # Every match, for a statement that orders rows itself: in row-id order, not sorted
         # by score first (a fast path: fts.sql_fast_paths off keeps the search's order).
-        # Counted beside a top k (``total``): every match in row-id order, then its top k.
         by_score = (in_order or search.k is not None or not self.db.settings.get("fts.sql_fast_paths")) \
             and not search.total
         limit = None if search.total else search.k
-        if planned:
+        if counted is not None:
+            result, total, snap = counted
+            by_score = True
+        elif planned:
             plan, request = table.plan(search.tree, limit=limit, include_row_ids=include, by_score=by_score)
             result = pa.Table.from_batches(list(plan.execute()), schema=SEARCH_SCHEMA)
             snap = request.snapshot
         else:
             result, snap = table.find(search.tree, limit=limit, include_row_ids=include, by_score=by_score)
-        total = result.num_rows
-        if search.total:
+        if counted is None:
+            total = result.num_rows
+        if search.total and counted is None:
             result = result.take(ordered(result.column(0).to_numpy(), result.column(1).to_numpy(), search.k))
             by_score = True
         if search.carries_rows and search.columns:  # (else the result is _rowid, _score already)
