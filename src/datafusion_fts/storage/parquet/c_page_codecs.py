@@ -17,7 +17,7 @@ import threading
 import numpy as np
 
 from ...kernels.page_codecs import bad_zstd_frame, first_bad_crc
-from .side_by_side import side_by_side
+from .side_by_side import first_bad
 
 # Bytes of pages worth a part on a second core (~100-250 us of work: a hand-off costs ~30).
 CRC_PART_BYTES = 512 << 10
@@ -55,11 +55,8 @@ def check_crcs(src: np.ndarray, has: np.ndarray, lo: np.ndarray, hi: np.ndarray,
     does not match ``crc[i]`` (unsigned). Needs ``AVAILABLE``."""
     has, lo, hi, crc = has.astype(np.bool_), lo.astype(np.int64), hi.astype(np.int64), crc.astype(np.int64)
 
-    def part(a: int, b: int) -> int:
-        bad = first_bad_crc(_CRC32, src, has[a:b], lo[a:b], hi[a:b], crc[a:b])
-        return bad if bad < 0 else a + bad
-
-    return min((bad for bad in side_by_side(hi - lo, CRC_PART_BYTES, part) if bad >= 0), default=-1)
+    return first_bad(hi - lo, CRC_PART_BYTES,
+                     lambda a, b: first_bad_crc(_CRC32, src, has[a:b], lo[a:b], hi[a:b], crc[a:b]))
 
 
 class _Context:
@@ -98,8 +95,7 @@ def decompress_frames(src: np.ndarray, lo: np.ndarray, hi: np.ndarray, sizes: np
         if context is None:
             context = _local.context = _Context(_ZSTD)
         at = int(starts[a]) if a < len(starts) else 0
-        bad = bad_zstd_frame(_DECOMPRESS_DCTX, context.handle, src, lo[a:b], hi[a:b], sizes[a:b],
-                             out[at : at + int(sizes[a:b].sum())])
-        return bad if bad < 0 else a + bad
+        return bad_zstd_frame(_DECOMPRESS_DCTX, context.handle, src, lo[a:b], hi[a:b], sizes[a:b],
+                              out[at : at + int(sizes[a:b].sum())])
 
-    return out, min((bad for bad in side_by_side(sizes, ZSTD_PART_BYTES, part) if bad >= 0), default=-1)
+    return out, first_bad(sizes, ZSTD_PART_BYTES, part)

@@ -10,7 +10,7 @@ import numpy as np
 
 from ...errors import StorageError
 from ...kernels.file_ranges import pread_ranges
-from .side_by_side import side_by_side
+from .side_by_side import first_bad
 
 # A range's weight beside its bytes (a ``pread`` call costs ~1.5 us, as ~4 KiB copied do),
 # and the weight worth a part on a second core.
@@ -29,10 +29,9 @@ def read_ranges(fds: np.ndarray, offsets: np.ndarray, sizes: np.ndarray, paths: 
     starts = np.cumsum(sizes) - sizes
 
     def part(a: int, b: int) -> int:
-        bad = pread_ranges(fds[a:b], offsets[a:b], sizes[a:b], out[int(starts[a]) : int(starts[a]) + int(sizes[a:b].sum())])
-        return bad if bad < 0 else a + bad
+        return pread_ranges(fds[a:b], offsets[a:b], sizes[a:b], out[int(starts[a]) : int(starts[a]) + int(sizes[a:b].sum())])
 
-    bad = min((bad for bad in side_by_side(sizes + RANGE_WEIGHT, PART_WEIGHT, part) if bad >= 0), default=-1)
+    bad = first_bad(sizes + RANGE_WEIGHT, PART_WEIGHT, part)
     if bad < 0:
         return out
     for i in range(bad, len(sizes)):  # (the merged call failed somewhere from range ``bad`` on)

@@ -78,3 +78,14 @@ def side_by_side(weights: np.ndarray, least: float, run: Callable[[int, int], T]
     others = [pool.submit(run, a, b) for a, b in parts[1:]]
     first = run(*parts[0])
     return [first, *(f.result() for f in others)]
+
+
+def first_bad(weights: np.ndarray, least: float, run: Callable[[int, int], int]) -> int:
+    """:func:`side_by_side` of a check: ``run(a, b)`` returns -1 or the first bad index of
+    its part, counted from ``a``; this returns -1 or the first bad index of all."""
+
+    def part(a: int, b: int) -> int:
+        bad = run(a, b)
+        return bad if bad < 0 else a + bad
+
+    return min((bad for bad in side_by_side(weights, least, part) if bad >= 0), default=-1)
