@@ -110,13 +110,14 @@ _WHY = {BAD_HEADER: "has a header that does not parse", NOT_DATA: "is not a flat
         LEVELS_NOT_RLE: "has definition levels encoded otherwise than RLE"}
 
 
-def open_parquet(source: Any, metadata: pq.FileMetaData | None = None) -> pq.ParquetFile:
+def open_parquet(source: Any, metadata: pq.FileMetaData | None = None,
+                 read_dictionary: list[str] | None = None) -> pq.ParquetFile:
     """A Parquet file opened without pre-buffering: with it, pyarrow keeps every column
     chunk it pre-read until the file is closed, so iterating a file's batches held the
     whole file in memory by its end (a 2.4 GB load peaked at 2.8 GB; without, reading is
     also faster: 10 s instead of 18 s for that file). ``metadata``: its footer, parsed
-    before (not read again)."""
-    return pq.ParquetFile(source, metadata=metadata, pre_buffer=False)
+    before (not read again); ``read_dictionary``: columns read as dictionaries."""
+    return pq.ParquetFile(source, metadata=metadata, pre_buffer=False, read_dictionary=read_dictionary)
 
 
 @dataclass(frozen=True)
@@ -134,6 +135,7 @@ class _Column:
     codecs: np.ndarray  # per row group, as pyarrow names them
     compressed: np.ndarray  # per row group: whether its codec compresses
     mixed: bool  # whether row groups differ in codec
+    narrow: bool  # at most NARROW_BYTES a row as stored, in every row group (PageReader._whole_groups)
 
 
 @dataclass(frozen=True)
@@ -190,8 +192,9 @@ OPEN_READERS = 32
 
 class DecodedCache:
     """What readers decoded and may need again, least recently used evicted past
-    ``max_bytes``: the row groups of columns a :class:`PageReader` cannot read page by page
-    (a database of format 1, a user's file without an offset index) and the dictionary
+    ``max_bytes``: the row groups' columns a :class:`PageReader` reads whole (columns it
+    cannot read page by page: a database of format 1, a user's file without an offset
+    index; narrow columns fetched for many rows) and the dictionary
     pages of dictionary-encoded columns. One per store, shared by its files' readers. Also
     the readers themselves, counted one each (:class:`OpenReaders`)."""
 
@@ -260,7 +263,7 @@ class PageReader:
             self.path = self.file.name
             checksums.check_footer(self.path, self.file.read, self.file.size, footer_crc)
             # Only the footer is kept: pyarrow's reader would hold a second descriptor of
-            # the file for as long as this reader lives (row groups open one: _row_group).
+            # the file for as long as this reader lives (row groups open one: _group_column).
             with open_parquet(self.file.arrow_source()) as parquet:
                 self._meta, self._parquet_schema, self.schema = parquet.metadata, parquet.schema, parquet.schema_arrow
         except FileNotFoundError:
@@ -317,6 +320,7 @@ class PageReader:
         return _Column(
             name, leaf, kind, width, column.max_definition_level, self.schema.field(name).type, decoded,
             codecs, codecs != "UNCOMPRESSED", len(set(codecs.tolist())) > 1,
+            all(c.total_uncompressed_size <= NARROW_BYTES * meta.row_group(g).num_rows for g, c in enumerate(chunks)),
         )
 
     def pages_of(self, rows: np.ndarray, name: str) -> np.ndarray | None:
@@ -465,8 +469,7 @@ class PageReader:
             arrays = [_take_pieces([_Piece(self, column, chunk)], keep) for _, column, chunk in tasks]
         for (name, _, _), array in zip(tasks, arrays):
             pieces[name].append(array)
-        if slow:
-            pieces.update((name, col.chunks) for name, col in zip(slow, self._take_by_group(rows, slow).columns))
+        pieces.update((name, self._take_from_groups(rows, name)) for name in slow)
         fields = [self.schema.field(n) for n in names]
         return pa.table([pa.chunked_array(pieces[f.name], f.type) for f in fields], schema=pa.schema(fields))
 
@@ -488,20 +491,16 @@ class PageReader:
         hundreds of rows: nearly every page is read anyway). A GROUP BY or aggregate over
         many matches fetches such a column for every match, statement after statement; page
         by page, every page was decoded again each time. The same values either way."""
-        if len(rows) < GROUP_MIN_ROWS or not self._narrow(column.leaf):
+        if len(rows) < GROUP_MIN_ROWS or not column.narrow:
             return False
         first, last = np.searchsorted(self.group_starts, [rows[0], rows[-1]], side="right") - 1
         return len(rows) * GROUP_DENSITY >= self.group_starts[last + 1] - self.group_starts[first]
 
-    def _narrow(self, leaf: int) -> bool:
-        meta = self._meta
-        return all(meta.row_group(g).column(leaf).total_uncompressed_size <= NARROW_BYTES * meta.row_group(g).num_rows
-                   for g in range(meta.num_row_groups))
-
     def _take_from_groups(self, rows: np.ndarray, name: str) -> list[pa.Array]:
-        """Column ``name`` at ``rows``, from its row groups decoded whole and kept in the
-        cache (byte arrays as dictionaries where the file stores them so: only the rows
-        taken become strings)."""
+        """Column ``name`` at ``rows`` (ascending), from its row groups decoded whole by
+        pyarrow and kept in the cache (text and bytes as dictionaries: only the rows taken
+        become strings): a narrow column's many rows (:meth:`_whole_groups`), and every
+        column this reader cannot read page by page."""
         field = self.schema.field(name)
         groups = np.searchsorted(self.group_starts, rows, side="right") - 1
         bounds = np.flatnonzero(np.diff(groups, prepend=-1)).tolist() + [len(rows)]
@@ -514,29 +513,15 @@ class PageReader:
         return out
 
     def _group_column(self, group: int, name: str) -> pa.ChunkedArray:
+        t = self.schema.field(name).type
+        text = (pa.types.is_string(t) or pa.types.is_large_string(t) or pa.types.is_binary(t)
+                or pa.types.is_large_binary(t))
+
         def read() -> pa.ChunkedArray:
-            with pq.ParquetFile(self.file.arrow_source(), metadata=self._meta, pre_buffer=False,
-                                read_dictionary=[name]) as parquet:
+            with open_parquet(self.file.arrow_source(), self._meta, [name] if text else None) as parquet:
                 return parquet.read_row_group(group, columns=[name]).column(0)
 
         return self._cache.get((*self._key, "group column", group, name), read, lambda c: c.nbytes)
-
-    def _take_by_group(self, rows: np.ndarray, names: list[str]) -> pa.Table:
-        groups = np.searchsorted(self.group_starts, rows, side="right") - 1
-        parts = []
-        for group in np.unique(groups).tolist():
-            sel = rows[groups == group] - self.group_starts[group]
-            parts.append(self._row_group(group, names).take(pa.array(sel)))
-        if not parts:
-            return self.schema.empty_table().select(names)
-        return pa.concat_tables(parts)
-
-    def _row_group(self, group: int, names: list[str]) -> pa.Table:
-        def read() -> pa.Table:
-            with open_parquet(self.file.arrow_source(), self._meta) as parquet:
-                return parquet.read_row_group(group, columns=names)
-
-        return self._cache.get((*self._key, "row group", group, tuple(names)), read, lambda t: t.nbytes)
 
     def readable(self, names: list[str]) -> bool:
         """Whether every one of ``names`` is read page by page (else by row group)."""
