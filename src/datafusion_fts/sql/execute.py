@@ -335,25 +335,25 @@ class SqlSession:
         counted = None
         if search.total and not planned and search.k is not None:
             counted = table.find_counted(search.tree, search.k, include)
-        # Every match, for a statement that orders rows itself: in row-id order, not sorted
-        # by score first (a fast path: fts.sql_fast_paths off keeps the search's order).
-        by_score = (in_order or search.k is not None or not self.db.settings.get("fts.sql_fast_paths")) \
-            and not search.total
-        limit = None if search.total else search.k
         if counted is not None:
             result, total, snap = counted
             by_score = True
-        elif planned:
-            plan, request = table.plan(search.tree, limit=limit, include_row_ids=include, by_score=by_score)
-            result = pa.Table.from_batches(list(plan.execute()), schema=SEARCH_SCHEMA)
-            snap = request.snapshot
         else:
-            result, snap = table.find(search.tree, limit=limit, include_row_ids=include, by_score=by_score)
-        if counted is None:
+            # Every match, for a statement that orders rows itself: in row-id order, not sorted
+            # by score first (a fast path: fts.sql_fast_paths off keeps the search's order).
+            by_score = (in_order or search.k is not None or not self.db.settings.get("fts.sql_fast_paths")) \
+                and not search.total
+            limit = None if search.total else search.k
+            if planned:
+                plan, request = table.plan(search.tree, limit=limit, include_row_ids=include, by_score=by_score)
+                result = pa.Table.from_batches(list(plan.execute()), schema=SEARCH_SCHEMA)
+                snap = request.snapshot
+            else:
+                result, snap = table.find(search.tree, limit=limit, include_row_ids=include, by_score=by_score)
             total = result.num_rows
-        if search.total and counted is None:
-            result = result.take(ordered(result.column(0).to_numpy(), result.column(1).to_numpy(), search.k))
-            by_score = True
+            if search.total:
+                result = result.take(ordered(result.column(0).to_numpy(), result.column(1).to_numpy(), search.k))
+                by_score = True
         if search.carries_rows and search.columns:  # (else the result is _rowid, _score already)
             if not in_order and by_score:  # (no reordering copy of the fetched rows)
                 result = result.take(pa.array(np.argsort(result.column(0).to_numpy(), kind="stable")))

@@ -86,12 +86,19 @@ def prefiltered_ids(db: SqlHost, table: str, alias: str, prefilter: str) -> np.n
         reads = _reads(db.manifest.tables, query, Splicer(text)) if isinstance(query, exp.Query) else []
         if reads and _valid(db, reads):
             rows = db.retrying(lambda: _candidate_rows(db, reads[0], rowid=True))[1]
+    return _kept_ids(db, rows, table, alias, prefilter)
+
+
+def _kept_ids(db: SqlHost, rows: pa.Table | None, table: str, alias: str, where: str) -> np.ndarray:
+    """The ``_rowid`` of the rows that ``where`` keeps, DataFusion evaluating it over
+    ``rows`` (shown under a name of their own for the statement) or, None, over every
+    row of ``table``; either read as ``alias``."""
     source = rows_name(table)
     if rows is not None:
         source = fresh_name()
         register_rows(db.ctx, source, rows)
     try:
-        found = db.ctx.sql(f"SELECT {quote(alias)}._rowid FROM {quote(source)} AS {quote(alias)} WHERE {prefilter}")
+        found = db.ctx.sql(f"SELECT {quote(alias)}.{ROWID} FROM {quote(source)} AS {quote(alias)} WHERE {where}")
         return found.to_arrow_table().column(0).to_numpy()
     finally:
         if rows is not None:
@@ -164,14 +171,8 @@ def _rechecked(db: SqlHost, read: SubstringRead, version: TableVersion, ids: pa.
     evaluates them again over these rows: a row they drop was dropped by its WHERE anyway
     (see sql/lower_substring.py), so this changes what is fetched, never the answer."""
     first = carried_rows(version, ids, columns)
-    name = fresh_name()
-    register_rows(db.ctx, name, first)
-    try:
-        where = " AND ".join(f"({text})" for text in read.predicates or ())
-        kept = db.ctx.sql(f"SELECT {ROWID} FROM {quote(name)} AS {quote(_alias(read))} WHERE {where}")
-        kept_ids = kept.to_arrow_table().column(0).to_numpy()
-    finally:
-        db.ctx.deregister_table(name)
+    where = " AND ".join(f"({text})" for text in read.predicates or ())
+    kept_ids = _kept_ids(db, first, read.table, _alias(read), where)
     keep = np.isin(first.column(ROWID).to_numpy(), kept_ids)
     first = first.filter(pa.array(keep))
     rest = carried_rows(version, first.column(ROWID), [n for n in version.meta.sql_schema.names if n not in columns])
