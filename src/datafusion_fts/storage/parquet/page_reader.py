@@ -458,7 +458,7 @@ class PageReader:
                 slow.append(name)
                 continue
             if keep and self._whole_groups(column, rows):
-                pieces[name] = self._take_from_groups(rows, name)
+                pieces[name] = [self._whole_column(name).take(pa.array(rows)).cast(self.schema.field(name).type)]
                 continue
             pieces[name] = []
             for chunk in self._chunks(column, rows, chunk_pages):
@@ -484,23 +484,33 @@ class PageReader:
         return np.split(rows, starts[chunk_pages::chunk_pages])
 
     def _whole_groups(self, column: _Column, rows: np.ndarray) -> bool:
-        """Whether a fetch of ``rows`` (ascending) reads ``column`` as whole row groups,
-        kept decoded (:meth:`_take_from_groups`): a narrow column (at most ``NARROW_BYTES`` a
-        row as stored: codes, numbers, dates) and at least one row in ``GROUP_DENSITY`` of
-        the row groups from the first row's to the last's (pages of narrow columns hold
-        hundreds of rows: nearly every page is read anyway). A GROUP BY or aggregate over
-        many matches fetches such a column for every match, statement after statement; page
-        by page, every page was decoded again each time. The same values either way."""
-        if len(rows) < GROUP_MIN_ROWS or not column.narrow:
-            return False
-        first, last = np.searchsorted(self.group_starts, [rows[0], rows[-1]], side="right") - 1
-        return len(rows) * GROUP_DENSITY >= self.group_starts[last + 1] - self.group_starts[first]
+        """Whether a fetch of ``rows`` reads ``column`` whole, kept decoded
+        (:meth:`_whole_column`): a narrow column (at most ``NARROW_BYTES`` a row as stored:
+        codes, numbers, dates) and at least one row in ``GROUP_DENSITY`` of the file's
+        (pages of narrow columns hold hundreds of rows: nearly every page is read anyway).
+        A GROUP BY or aggregate over many matches fetches such a column for every match,
+        statement after statement; page by page, every page was decoded again each time.
+        The same values either way."""
+        return len(rows) >= GROUP_MIN_ROWS and column.narrow and len(rows) * GROUP_DENSITY >= self.num_rows
+
+    def _whole_column(self, name: str) -> pa.Array:
+        """Column ``name`` of the whole file, decoded by pyarrow and kept in the cache; text
+        and bytes as one dictionary over the file (a take of many rows is one gather of
+        codes and one cast: per row group, the two cost ~80 us each)."""
+
+        def read() -> pa.Array:
+            with open_parquet(self.file.arrow_source(), self._meta, self._as_dictionary(name)) as parquet:
+                column = parquet.read(columns=[name]).column(0)
+            if column.num_chunks and pa.types.is_dictionary(column.type):
+                column = column.unify_dictionaries()
+            return column.combine_chunks() if column.num_chunks else pa.array([], column.type)
+
+        return self._cache.get((*self._key, "whole column", name), read, lambda c: c.nbytes)
 
     def _take_from_groups(self, rows: np.ndarray, name: str) -> list[pa.Array]:
         """Column ``name`` at ``rows`` (ascending), from its row groups decoded whole by
         pyarrow and kept in the cache (text and bytes as dictionaries: only the rows taken
-        become strings): a narrow column's many rows (:meth:`_whole_groups`), and every
-        column this reader cannot read page by page."""
+        become strings): the columns this reader cannot read page by page."""
         field = self.schema.field(name)
         groups = np.searchsorted(self.group_starts, rows, side="right") - 1
         bounds = np.flatnonzero(np.diff(groups, prepend=-1)).tolist() + [len(rows)]
@@ -513,15 +523,18 @@ class PageReader:
         return out
 
     def _group_column(self, group: int, name: str) -> pa.ChunkedArray:
-        t = self.schema.field(name).type
-        text = (pa.types.is_string(t) or pa.types.is_large_string(t) or pa.types.is_binary(t)
-                or pa.types.is_large_binary(t))
-
         def read() -> pa.ChunkedArray:
-            with open_parquet(self.file.arrow_source(), self._meta, [name] if text else None) as parquet:
+            with open_parquet(self.file.arrow_source(), self._meta, self._as_dictionary(name)) as parquet:
                 return parquet.read_row_group(group, columns=[name]).column(0)
 
         return self._cache.get((*self._key, "group column", group, name), read, lambda c: c.nbytes)
+
+    def _as_dictionary(self, name: str) -> list[str] | None:
+        """``[name]`` if column ``name`` holds text or bytes (read by pyarrow as a
+        dictionary: only the rows taken become strings), else None."""
+        t = self.schema.field(name).type
+        text = pa.types.is_string(t) or pa.types.is_large_string(t) or pa.types.is_binary(t) or pa.types.is_large_binary(t)
+        return [name] if text else None
 
     def readable(self, names: list[str]) -> bool:
         """Whether every one of ``names`` is read page by page (else by row group)."""
