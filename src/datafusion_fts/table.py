@@ -18,7 +18,7 @@ from .defaults import K1, B
 from .errors import CatalogError, EngineError, InvalidArgument
 from .index.build_progress import Progress
 from .operators.base import SEARCH_SCHEMA
-from .planner.count_matches import count_matches, counted_from_statistics
+from .planner.count_matches import count_matches, counted_from_statistics, matching_rows
 from .planner.plan_search import Catalog, plan_search
 from .planner.plan_substring import SubstringPlan, plan_substring
 from .planner.run_search import run_search
@@ -382,6 +382,17 @@ class Table:
         return self.db.retrying(
             lambda: count_matches(self._request(query, None, 0, include_row_ids, default_columns, False), self.db)
         )
+
+    def matching_rows(
+        self, query: Query | str, include_row_ids: Iterable[int] | np.ndarray | None = None,
+    ) -> tuple[np.ndarray, TableSnapshot]:
+        """The ids of the live rows matching ``query``, ascending, unranked, and the snapshot
+        they are of: a statement that groups or filters the matches without reading their
+        scores needs no more. One term on a fully indexed table is read from its postings
+        without frequencies or norms (planner/count_matches.py); any other by finding its
+        matches."""
+        request = self._request(query, None, 0, include_row_ids, None, False)
+        return matching_rows(request, self.db), request.snapshot
 
     def find_counted(
         self, query: Query | str, limit: int, include_row_ids: Iterable[int] | np.ndarray | None = None,

@@ -1,7 +1,8 @@
-"""Counting a search's matches (planner/count_matches.py): from the index's document
-frequencies where a query binds to one term on a fully indexed table, else by finding the
-matches; both the number of rows ``find`` returns, on every tier (indexed segments,
-deletions inside them, an unindexed tail, fresh rows) and with prefilters."""
+"""Counting a search's matches and finding them unscored (planner/count_matches.py): from
+the index's document frequencies and postings where a query binds to one term on a fully
+indexed table, else by finding the matches; both the number and the rows ``find`` returns,
+on every tier (indexed segments, deletions inside them, an unindexed tail, fresh rows) and
+with prefilters."""
 
 from __future__ import annotations
 
@@ -13,7 +14,9 @@ from hypothesis import strategies as st
 from strategies import corpora, corpus_and_query, table_words, values
 
 import datafusion_fts as fts
+from datafusion_fts.planner import count_matches
 from datafusion_fts.planner.count_matches import counted_from_statistics
+from datafusion_fts.planner.run_search import run_search
 from datafusion_fts.query import Match, Prefix
 
 
@@ -44,8 +47,17 @@ def test_a_count_is_the_number_of_matches_find_returns(case, tiers, more, data):
     ref, query = case
     t = _table(ref, tiers, more)
     assert t.count(query) == t.find(query, limit=None)[0].num_rows
+    _same_rows(t, query, None)
     include = data.draw(st.lists(st.integers(0, 40), max_size=10))
     assert t.count(query, include_row_ids=include) == t.find(query, limit=None, include_row_ids=include)[0].num_rows
+    _same_rows(t, query, include)
+
+
+def _same_rows(t: fts.Table, query, include: list[int] | None) -> None:
+    """``matching_rows`` gives the ids ``find`` returns, ascending."""
+    found = t.find(query, limit=None, include_row_ids=include)[0].column(0).to_numpy()
+    rows = t.matching_rows(query, include)[0]
+    assert rows.dtype == np.int64 and rows.tolist() == sorted(found.tolist())
 
 
 @settings(max_examples=150, deadline=None)
@@ -58,6 +70,8 @@ def test_a_one_word_count_is_the_number_of_matches_find_returns(ref, tiers, more
     column = data.draw(st.sampled_from(ref.columns or ["title"]))
     query = Match(column, data.draw(st.sampled_from(table_words(ref) or ["a"])))
     assert t.count(query) == t.find(query, limit=None)[0].num_rows
+    _same_rows(t, query, None)
+    _same_rows(t, query, data.draw(st.lists(st.integers(0, 40), max_size=10)))
 
 
 @pytest.mark.parametrize("query", [Match("body", "alpha"), Match("body", "ALPHA beta gamma zeta", operator="and"),
@@ -79,3 +93,23 @@ def test_one_term_on_a_fully_indexed_table_is_counted_from_document_frequencies(
     assert t.count(query) == found
     t.insert(pa.table({"body": ["alpha again"]}))  # (a fresh row: not only the segments' counts)
     assert t.count(query) == t.find(query, limit=None)[0].num_rows
+
+
+def test_one_terms_rows_are_read_from_its_postings_without_running_the_search(monkeypatch) -> None:
+    """The rule's rows come from the postings alone (the search, which scores them, is not
+    run), deletions and a prefilter's rows applied; a query of two terms runs the search."""
+    body = [f"alpha row {i}" if i % 3 else f"beta {i}" for i in range(300)]
+    db = fts.connect()
+    t = db.create_table("docs", pa.table({"body": body}))
+    t.create_index("body")
+    t.delete_rows(np.arange(0, 300, 7, dtype=np.int64))
+    expected = {q: sorted(t.find(q, limit=None)[0].column(0).to_pylist()) for q in ("alpha", "alpha beta")}
+    include = list(range(0, 300, 5))
+    within = sorted(t.find("alpha", limit=None, include_row_ids=include)[0].column(0).to_pylist())
+    ran = []
+    monkeypatch.setattr(count_matches, "run_search", lambda req, catalog: ran.append(req) or run_search(req, catalog))
+    assert t.matching_rows("alpha")[0].tolist() == expected["alpha"]
+    assert t.matching_rows("alpha", include)[0].tolist() == within
+    assert not ran
+    assert t.matching_rows("alpha beta")[0].tolist() == expected["alpha beta"]
+    assert len(ran) == 1

@@ -564,9 +564,13 @@ class Generator:
         select.where = self.predicate([source], r.randint(0, 2), [source])
         if not source.matches:
             select.where = Op("OR", [select.where, self.match(source)])
-        score = Score(source, select, False)
-        select.items = [(Raw(f"{source.alias}.cat"), "g"), (Raw("count(*)"), "n"),
-                        (Op("MAX", [score]), "best"), (Op("MIN", [score]), "worst")]
+        if r.random() < 0.5:
+            score = Score(source, select, False)
+            select.items = [(Raw(f"{source.alias}.cat"), "g"), (Raw("count(*)"), "n"),
+                            (Op("MAX", [score]), "best"), (Op("MIN", [score]), "worst")]
+        else:  # (no score read: the matches may be found unscored)
+            select.items = [(Raw(f"{source.alias}.cat"), "g"), (Raw("count(*)"), "n"),
+                            (Raw(f"sum({source.alias}.year)"), "years"), (Raw(f"avg({source.alias}.year)"), "mean")]
         select.group = [f"{source.alias}.cat"]
         if r.random() < 0.5:
             select.having = "count(*) > 1"

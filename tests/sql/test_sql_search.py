@@ -728,6 +728,35 @@ def test_a_count_over_the_matches_beside_a_top_k_is_the_search_s_count(library, 
     assert library.sql(sql).to_arrow_table().equals(general)  # (the statement's shape remembered)
 
 
+@pytest.mark.parametrize("sql, scored", [
+    ("SELECT title, count(*) AS n, avg(year) AS y FROM docs WHERE MATCH(body, 'beta') GROUP BY title ORDER BY n DESC, title",
+     False),
+    ("SELECT year, count(*) FROM docs WHERE MATCH(body, 'beta gamma') AND year > 1990 GROUP BY year ORDER BY year", False),
+    ("SELECT count(*) AS n, max(year) AS m FROM docs WHERE MATCH(body, 'beta')", False),
+    ("SELECT id FROM docs WHERE MATCH(body, 'beta') ORDER BY id DESC LIMIT 2", False),
+    ("SELECT title, max(score()) AS best FROM docs WHERE MATCH(body, 'beta') GROUP BY title ORDER BY title", True),
+    ("SELECT title FROM docs WHERE MATCH(body, 'beta') GROUP BY title HAVING sum(score()) > 0 ORDER BY title", True),
+    ("SELECT id, rank() OVER (ORDER BY score() DESC) AS r FROM docs WHERE MATCH(body, 'beta') ORDER BY id", True),
+    ("SELECT * FROM docs WHERE MATCH(body, 'beta') ORDER BY id", True),
+])
+def test_a_statement_that_reads_no_score_finds_its_matches_unscored(library, sql, scored):
+    """Every match of a statement that reads no score() is found without scoring
+    (Table.matching_rows; EXPLAIN: ``unscored``), one reading it anywhere is scored; rows,
+    names and types as the general plan (fts.sql_fast_paths off) gives them."""
+    found = []
+    real = fts.Table.matching_rows
+    fts.Table.matching_rows = lambda self, *a: found.append(1) or real(self, *a)  # type: ignore[method-assign]
+    try:
+        fast = library.sql(sql).to_arrow_table()
+    finally:
+        fts.Table.matching_rows = real  # type: ignore[method-assign]
+    assert bool(found) != scored
+    assert ("unscored" in explain(library, sql)["logical_plan"]) != scored
+    library.settings.set("fts.sql_fast_paths", False)
+    general = library.sql(sql).to_arrow_table()
+    assert fast.schema == general.schema and fast.equals(general)
+
+
 @pytest.mark.parametrize("sql", [
     "SELECT _rowid, title, score() FROM docs WHERE MATCH(body, 'beta') ORDER BY score() DESC LIMIT 3 OFFSET 1",
     "SELECT _rowid, score() AS s FROM docs WHERE MATCH(body, 'beta') ORDER BY score() DESC LIMIT 3 OFFSET 1",

@@ -21,7 +21,8 @@ class LogicalSearch:
     rows qualify), "mark" when it marks the table's rows where the MATCH stands (the general
     plan: each row's truth and score looked up by its ``_rowid``). ``total``: the statement
     reads the number of matches beside the pushed-down top k (``count(*) OVER ()``), which
-    the result carries as a column.
+    the result carries as a column. ``scored``: the statement reads the score (else every
+    match may be found without scoring it, its ``_score`` NULL).
     """
 
     table: str
@@ -33,6 +34,7 @@ class LogicalSearch:
     managed: bool = True  # (False: a table of the session, searched by scanning)
     columns: tuple[str, ...] = ()  # the table's columns the statement reads
     total: bool = False
+    scored: bool = True
 
     def __post_init__(self) -> None:
         if not isinstance(self.tree, QUERY_TYPES):
@@ -63,6 +65,8 @@ class LogicalSearch:
         parts.append(f"k={'all' if self.k is None else self.k}")
         if self.total:
             parts.append("total")
+        if not self.scored:
+            parts.append("unscored")
         if self.join != "inner":
             parts.append(f"join={self.join}")
         if not self.managed:

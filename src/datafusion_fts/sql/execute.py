@@ -335,14 +335,23 @@ class SqlSession:
         counted = None
         if search.total and not planned and search.k is not None:
             counted = table.find_counted(search.tree, search.k, include)
+        fast = self.db.settings.get("fts.sql_fast_paths")
         if counted is not None:
             result, total, snap = counted
             by_score = True
+        elif fast and not (search.scored or in_order or planned or search.total) and search.k is None \
+                and search.carries_rows:
+            # Every match of a statement that reads no score (a GROUP BY, a count beside
+            # other columns): found without scoring (a fast path: the general one scores
+            # them), in row-id order; its ``_score`` NULL, which nothing reads.
+            ids, snap = table.matching_rows(search.tree, include)
+            result = pa.table([pa.array(ids, pa.int64()), pa.nulls(len(ids), pa.float64())],
+                              schema=pa.schema([SEARCH_SCHEMA.field(0), _CARRIED_SCORE]))
+            total, by_score = len(ids), False
         else:
             # Every match, for a statement that orders rows itself: in row-id order, not sorted
             # by score first (a fast path: fts.sql_fast_paths off keeps the search's order).
-            by_score = (in_order or search.k is not None or not self.db.settings.get("fts.sql_fast_paths")) \
-                and not search.total
+            by_score = (in_order or search.k is not None or not fast) and not search.total
             limit = None if search.total else search.k
             if planned:
                 plan, request = table.plan(search.tree, limit=limit, include_row_ids=include, by_score=by_score)

@@ -242,7 +242,7 @@ class FastLowering:
         used = {identifier(c) for c in select.find_all(exp.Column) if c.table in (alias, "")} | excluded
         read = tuple(name for name in schema.names if name in used)
         search = LogicalSearch(source.table, alias, tree, prefilter_sql, k, managed=source.managed, columns=read,
-                               total=bool(totals))
+                               total=bool(totals), scored=SCORE in used or k is not None or bool(stars or explains))
 
         # The search result carries the rows themselves: a bounded top-k is fetched by row
         # id (or a scan found them), so DataFusion never rescans the table.
