@@ -177,6 +177,9 @@ DIRECT = [
     "SELECT id FROM docs WHERE MATCH(body, {q})",
     "SELECT count(*) FROM docs WHERE MATCH(body, {q})",
     "SELECT COUNT(*) AS N FROM docs AS d WHERE MATCH(d.body, {q})",
+    "SELECT count(*) FROM docs WHERE MATCH(body, {q}) GROUP BY lang",
+    "SELECT d.lang AS l, count(*) AS n, max(id) AS last FROM docs AS d WHERE MATCH(d.body, {q}) GROUP BY d.lang "
+    "ORDER BY n DESC, l LIMIT 2",
 ]
 NOT_DIRECT = [
     "SELECT id FROM docs WHERE MATCH(body, {q}) AND lang = 'en' ORDER BY score() DESC LIMIT 3",
@@ -187,8 +190,8 @@ NOT_DIRECT = [
     "SELECT count(*), count(*) AS again FROM docs WHERE MATCH(body, {q})",
     "SELECT count(id) FROM docs WHERE MATCH(body, {q})",
     "SELECT count(DISTINCT lang) FROM docs WHERE MATCH(body, {q})",
-    "SELECT count(*) FROM docs WHERE MATCH(body, {q}) GROUP BY lang",
     "SELECT id FROM docs WHERE MATCH(body, {q}) ORDER BY score() ASC LIMIT 3",
+    "SELECT lang, count(*) AS n FROM docs WHERE MATCH(body, {q}) GROUP BY lang ORDER BY n DESC LIMIT 1",
 ]
 
 
@@ -201,7 +204,7 @@ def test_a_statement_answered_without_datafusion_answers_as_datafusion(sql: str,
     template = next(iter(db.statements._items.values()))
     assert (template.direct is not None) == (sql in DIRECT)
     got = db.sql(sql.format(q="'beta delta'")).to_arrow_table()
-    monkeypatch.setattr(execute, "direct", lambda statement, lowered: None)
+    monkeypatch.setattr(execute, "direct", lambda statement, lowered, schema: None)
     reference = make_db()
     expected = reference.sql(sql.format(q="'beta delta'")).to_arrow_table()
     assert next(iter(reference.statements._items.values())).direct is None  # (DataFusion ran it)

@@ -46,6 +46,7 @@ from .lower_statement import lower_statement
 from .result_frame import ResultFrame, detached_frame
 from .run_substring import prefiltered_ids
 from .splice import Splicer
+from .direct_groups import GroupedCounts, is_text
 from .statement_cache import Shape, Template, direct, shape_of, slot_leaf
 from .tables import FetchedRows, carried_rows
 from .text_functions import rewrite_text_functions
@@ -428,8 +429,11 @@ class SqlSession:
             self._text, rewritten, schema_of, fresh_name, leaf=lambda m: slot_leaf(slot_of[id(m)]), splicer=splicer
         )
         fixed = tuple((i, shape.literal(self._text, i)) for i in range(len(shape.spans)) if i not in set(slots))
+        searched = lowered[0].search if len(lowered) == 1 else None
+        schema = seen.get(searched.table) if isinstance(searched, LogicalSearch) else None
         return Template(tuple(slots), tuple(columns), fixed, tuple(seen.items()),
-                        text if text is not None else generated(rewritten), tuple(lowered), direct(rewritten, lowered))
+                        text if text is not None else generated(rewritten), tuple(lowered),
+                        direct(rewritten, lowered, schema[0] if schema is not None else None))
 
     def _run_template(self, template: Template, shape: Shape) -> datafusion.DataFrame:
         parse_leaf = partial(parse_match, max_terms=self.db.settings.get("fts.max_query_terms"))
@@ -437,10 +441,27 @@ class SqlSession:
             search = template.bind_search(self._text, shape, parse_leaf)
             if template.direct.counted is not None:
                 return ResultFrame(self.ctx, template.direct.count(self._count(search)), self.db.errors)
-            result, _, _ = self.db.retrying(partial(self._run_search, search, in_order=True, planned=False))
-            return ResultFrame(self.ctx, template.direct.apply(result), self.db.errors)
+            grouped = template.direct.grouped
+            if grouped is None:
+                result, _, _ = self.db.retrying(partial(self._run_search, search, in_order=True, planned=False))
+                return ResultFrame(self.ctx, template.direct.apply(result), self.db.errors)
+            answer = self.db.retrying(partial(self._grouped, search, grouped))
+            if answer is not None:
+                return ResultFrame(self.ctx, answer, self.db.errors)
         text, lowered = template.bind(self._text, shape, parse_leaf, fresh_name)
         return self._run_lowered(text, lowered)
+
+    def _grouped(self, search: LogicalSearch, grouped: GroupedCounts) -> pa.Table | None:
+        """The answer of a statement counting ``search``'s matches by a column
+        (sql/direct_groups.py): the matches found unscored, the columns it reads fetched;
+        None where DataFusion must add its values up."""
+        ids, snap = self.db.table(search.table).matching_rows(search.tree)
+        schema = snap.meta.sql_schema
+        if is_text(schema.field(grouped.key).type):  # (its codes: no string made per match)
+            return grouped.answer(snap.take_encoded(ids, grouped.key), carried_rows(snap, pa.array(ids), grouped.columns),
+                                  schema)
+        rows = carried_rows(snap, pa.array(ids), list(dict.fromkeys([grouped.key, *grouped.columns])))
+        return grouped.answer(rows.column(grouped.key), rows, schema)
 
     def _run_lowered(self, text: str, lowered: list[Lowered]) -> datafusion.DataFrame:
         """Run the searches of a lowered statement, then its SQL ``text`` over their results."""
@@ -503,6 +524,24 @@ class SqlSession:
         if item.explains:
             self.ctx.deregister_udf(f"{item.result_table}_explain")
 
+    def _direct_answer(self, statement: exp.Expression, lowered: list[Lowered]) -> str | None:
+        """What EXPLAIN says of a statement (lowered) that runs without DataFusion, its
+        answer made from its search's (sql/statement_cache.py ``Direct``): a statement of
+        a shape the cache takes, with fts.sql_fast_paths on."""
+        if not self.db.settings.get("fts.sql_fast_paths") or shape_of(_EXPLAIN_PREFIX.sub("", self._text, 1)) is None:
+            return None
+        search = lowered[0].search if len(lowered) == 1 else None
+        schema = self._schema_of(search.table) if isinstance(search, LogicalSearch) else None
+        found = direct(statement, lowered, schema[0] if schema is not None else None)
+        if found is None:
+            return None
+        if found.grouped is not None:
+            return (f"counts by {found.grouped.key} of the matches, found unscored, without DataFusion "
+                    "(DataFusion's plan below where a sum would not be exact)")
+        if found.counted is not None:
+            return "the number of matches, without DataFusion"
+        return "the search's rows, without DataFusion"
+
     def _explain_rows(self, plan: Any, request: SearchRequest | None, ids: np.ndarray) -> pa.Array:
         """score_explain() of the rows ``ids`` of one search, with its bound query and statistics."""
         if plan is None or request is None or not len(ids):
@@ -516,7 +555,7 @@ class SqlSession:
         if inner.find(FtsMatch, FtsScore, FtsScoreExplain) is None:  # (EXPLAIN of _rowid, text functions)
             return self.ctx.sql(self._reading_rows(statement, source, splicer))
         analyze = bool(statement.args.get("analyze"))
-        _, lowered, sql = self._plan(inner, splicer)
+        rewritten, lowered, sql = self._plan(inner, splicer)
         sql = _EXPLAIN_PREFIX.sub("", sql, count=1)  # (the spliced text holds the user's EXPLAIN)
         shown = []
         try:
@@ -539,6 +578,9 @@ class SqlSession:
                         fetch = _explain_fetch(request.snapshot, result, list(search.columns))
                         tree = fetch + "\n" + "\n".join("  " + line for line in tree.splitlines())
                     searches.append(tree)
+            answered = self._direct_answer(rewritten, lowered)
+            if answered is not None:
+                logical.append(f"  direct_answer: {answered}")
             df_plan = self.ctx.sql("EXPLAIN " + sql).to_arrow_table()
             rows["plan_type"].append("logical_plan")
             rows["plan"].append("\n".join(logical))

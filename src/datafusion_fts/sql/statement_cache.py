@@ -29,6 +29,7 @@ from sqlglot import exp
 from ..planner.logical import LogicalSearch, SessionRows
 from ..query.tree import Boolean, Match, Query
 from .dialect import identifier
+from .direct_groups import GroupedCounts, grouped_counts
 from .lower_select import ROWID, SCORE, TOTAL, Lowered, int_literal
 
 _LITERAL = re.compile(r"'(?:[^']|'')*'")
@@ -96,6 +97,7 @@ class Direct:
     offset: int
     limit: int | None
     counted: str | None = None  # (``SELECT count(*) [AS name]``: the output name; the matches in any order)
+    grouped: GroupedCounts | None = None  # (counts by a column: sql/direct_groups.py)
 
     def count(self, matches: int) -> pa.Table:
         """The answer of a ``count(*)`` statement: as DataFusion's, int64, not null."""
@@ -109,18 +111,22 @@ class Direct:
         return pa.table([rows.column(c) for c, _ in self.columns], schema=schema)
 
 
-def direct(statement: exp.Expression, lowered: list[Lowered]) -> Direct | None:
-    """The :class:`Direct` form of a lowered statement, or None if DataFusion must run it."""
+def direct(statement: exp.Expression, lowered: list[Lowered], schema: pa.Schema | None) -> Direct | None:
+    """The :class:`Direct` form of a lowered statement (its searched table's SQL ``schema``),
+    or None if DataFusion must run it."""
     if len(lowered) != 1 or lowered[0].explain or not isinstance(statement, exp.Select):
         return None
     search = lowered[0].search
     if not (isinstance(search, LogicalSearch) and search.carries_rows):
         return None
     alias = search.alias
-    if any(statement.args.get(k) for k in ("joins", "where", "group", "having", "distinct", "qualify", "windows", "with")):
-        return None
     source = statement.args.get("from_")
     if source is None or not isinstance(source.this, exp.Table) or source.this.name != lowered[0].result_table:
+        return None
+    if statement.args.get("group"):
+        grouped = grouped_counts(statement, alias, schema) if search.managed and schema is not None else None
+        return Direct((), 0, None, grouped=grouped) if grouped is not None else None
+    if any(statement.args.get(k) for k in ("joins", "where", "having", "distinct", "qualify", "windows", "with")):
         return None
     counted = _counted(statement)
     if counted is not None:

@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, Any, Callable, Iterator, Mapping, TypeVar
 
 import numpy as np
 import pyarrow as pa
+import pyarrow.compute as pc
 
 from .files.manifest import ROWID, FragmentMeta, TableMeta
 from .parquet.large_take import take_out_of_order
@@ -220,6 +221,21 @@ class TableSnapshot:
         if len(row_ids) > TAKE_BATCH_ROWS and np.any(row_ids[1:] < row_ids[:-1]):
             return take_out_of_order(self._take, row_ids, columns, schema, self._page_keys, TAKE_BATCH_ROWS)
         return self._take(row_ids, columns)
+
+    def take_encoded(self, row_ids: np.ndarray, column: str) -> pa.ChunkedArray:
+        """Text ``column`` of ``row_ids`` (live rows, ascending, distinct) as dictionary
+        arrays: counting by it needs codes, not a string per row (``Store.take_encoded``)."""
+        stored, fresh_from = self._stored(row_ids)
+        chunks = self._data.take_encoded(stored, column) if stored else []
+        if fresh_from < len(row_ids):
+            fresh = pa.Table.from_batches(self.fresh).column(column)
+            chunks.append(pc.dictionary_encode(fresh.take(pa.array(row_ids[fresh_from:] - self.meta.next_rowid))
+                                               .combine_chunks()))
+        if not chunks:
+            return pa.chunked_array([], pa.dictionary(pa.int32(), self.schema.field(column).type))
+        value_type = chunks[0].type.value_type
+        return pa.chunked_array([c if c.type.value_type == value_type else c.cast(pa.dictionary(pa.int32(), value_type))
+                                 for c in chunks])
 
     def _take(self, row_ids: np.ndarray, columns: list[str]) -> pa.Table:
         """:meth:`take` in one fetch: the store is asked once for the rows of every

@@ -32,6 +32,7 @@ from typing import Any, Callable, Iterator, TypeVar
 
 import numpy as np
 import pyarrow as pa
+import pyarrow.compute as pc
 import pyarrow.parquet as pq
 import zstandard
 
@@ -483,6 +484,15 @@ class PageReader:
         starts = np.flatnonzero(np.diff(page_of, prepend=-1))
         return np.split(rows, starts[chunk_pages::chunk_pages])
 
+    def take_encoded(self, rows: np.ndarray, name: str) -> pa.Array:
+        """Text column ``name`` at ``rows`` (ascending, distinct) as a dictionary array:
+        codes into the whole file's column where :meth:`take` reads it whole (no string
+        made), else its values encoded. What counting by the column needs."""
+        column = self._column(name)
+        if column is not None and self._whole_groups(column, rows):
+            return self._whole_column(name).take(pa.array(rows))
+        return encoded(self.take(rows, [name]).column(0))[0]
+
     def _whole_groups(self, column: _Column, rows: np.ndarray) -> bool:
         """Whether a fetch of ``rows`` reads ``column`` whole, kept decoded
         (:meth:`_whole_column`): a narrow column (at most ``NARROW_BYTES`` a row as stored:
@@ -593,6 +603,17 @@ def take_rows(parts: list[tuple[PageReader, np.ndarray]], names: list[str]) -> p
             columns.append(pa.chunked_array(
                 [c for r, rows in parts for c in r.take(rows, [name]).column(0).cast(field.type).chunks], field.type))
     return pa.table(columns, schema=pa.schema(fields))
+
+
+def encoded(values: pa.ChunkedArray) -> list[pa.Array]:
+    """``values`` as dictionary arrays (a store's ``take_encoded`` where it keeps no
+    decoded column)."""
+    return [pc.dictionary_encode(values.combine_chunks())]
+
+
+def take_encoded(parts: list[tuple[PageReader, np.ndarray]], name: str) -> list[pa.Array]:
+    """:meth:`PageReader.take_encoded` of each file's rows, file after file."""
+    return [reader.take_encoded(rows, name) for reader, rows in parts if len(rows)]
 
 
 def pages_of(parts: list[tuple[PageReader, np.ndarray]], name: str) -> np.ndarray | None:

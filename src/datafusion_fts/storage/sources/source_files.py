@@ -41,9 +41,11 @@ from ..parquet.page_reader import (
     DecodedCache,
     OpenReaders,
     PageReader,
+    encoded,
     fetch_units,
     open_parquet,
     pages_of,
+    take_encoded,
     take_rows,
 )
 from ..stores.store import Store
@@ -406,6 +408,10 @@ class SourceFiles:
                 [pa.repeat(partition_values(self._meta, self._fragments[f].file or "")[name], len(rows))
                  for f, rows in parts], self._meta.schema.field(name).type)
         return pa.table({c: found[c] for c in columns})
+
+    def take_encoded(self, parts: list[tuple[str, np.ndarray]], column: str) -> list[pa.Array]:
+        """As a store's ``take_encoded``: :meth:`take_rows`'s values encoded."""
+        return encoded(self.take_rows(parts, [column]).column(0))
 
     def fetch_units(self, parts: list[tuple[str, np.ndarray]], column: str) -> Counter[str]:
         """What :meth:`take_rows` reads of ``column``: pages or row groups of the files,

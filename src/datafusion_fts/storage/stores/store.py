@@ -48,9 +48,11 @@ from ..parquet.page_reader import (
     DecodedCache,
     OpenReaders,
     PageReader,
+    encoded,
     fetch_units,
     open_parquet,
     pages_of,
+    take_encoded,
     take_rows,
 )
 
@@ -169,6 +171,10 @@ class Store(Protocol):
     def take_rows(self, parts: list[tuple[str, np.ndarray]], columns: list[str]) -> pa.Table:
         """The ``columns`` of rows of fragments, fragment after fragment: ``parts`` are
         (fragment id, local rows ascending and distinct, at least one)."""
+    def take_encoded(self, parts: list[tuple[str, np.ndarray]], column: str) -> list[pa.Array]:
+        """Text ``column`` of the rows of ``parts`` (as for ``take_rows``) as dictionary
+        arrays, fragment after fragment: what counting by the column needs, without
+        making a string per row where the store keeps the column decoded."""
     def pages_of(self, parts: list[tuple[str, np.ndarray]], column: str) -> np.ndarray | None:
         """A key of the page of ``column`` each row of ``parts`` (as for ``take_rows``)
         sits in, equal for rows of one page; None where rows are not read by page."""
@@ -288,6 +294,9 @@ class PagedFragments:
         """Rows by fragment and local index, reading only the pages they sit in, the
         pages of all fragments at once (``page_reader.take_rows``)."""
         return take_rows([(self._pages(frag_id), rows) for frag_id, rows in parts], columns)
+
+    def take_encoded(self, parts: list[tuple[str, np.ndarray]], column: str) -> list[pa.Array]:
+        return take_encoded([(self._pages(frag_id), rows) for frag_id, rows in parts], column)
 
     def pages_of(self, parts: list[tuple[str, np.ndarray]], column: str) -> np.ndarray | None:
         return pages_of([(self._pages(frag_id), rows) for frag_id, rows in parts], column)
@@ -943,6 +952,9 @@ class MemoryStore:
     def take_rows(self, parts: list[tuple[str, np.ndarray]], columns: list[str]) -> pa.Table:
         tables = [self._fragments[frag_id].select(columns).take(pa.array(rows)) for frag_id, rows in parts]
         return tables[0] if len(tables) == 1 else pa.concat_tables(tables)
+
+    def take_encoded(self, parts: list[tuple[str, np.ndarray]], column: str) -> list[pa.Array]:
+        return encoded(self.take_rows(parts, [column]).column(0))
 
     def pages_of(self, parts: list[tuple[str, np.ndarray]], column: str) -> None:
         return None  # (rows in memory: no pages to read)

@@ -1,0 +1,197 @@
+"""Counts by a column over a search's matches answered without DataFusion
+(sql/direct_groups.py): every generated GROUP BY statement answers as DataFusion answers it
+(``fts.sql_fast_paths`` off: DataFusion groups the fetched matches), names, types and rows,
+on tables with NULL keys and values, deleted rows, an unindexed tail and fresh rows; the
+shapes it takes are taken, the others left to DataFusion."""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Iterator
+from pathlib import Path
+
+import pyarrow as pa
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import datafusion_fts as fts
+from datafusion_fts.sql import execute
+from datafusion_fts.storage.parquet import page_reader
+
+WORDS = ("alpha", "beta", "gamma", "delta")
+CATS = ("news", "blog", "wiki", "Wiki", "ß", "")
+
+
+@st.composite
+def tables(draw) -> pa.Table:
+    n = draw(st.integers(1, 40))
+    words = st.lists(st.sampled_from(WORDS), min_size=1, max_size=4).map(" ".join)
+    return pa.table({
+        "id": pa.array(range(n), pa.int64()),
+        "body": pa.array(draw(st.lists(words, min_size=n, max_size=n))),
+        "cat": pa.array(draw(st.lists(st.none() | st.sampled_from(CATS), min_size=n, max_size=n)), pa.string()),
+        "year": pa.array(draw(st.lists(st.none() | st.integers(1990, 2030), min_size=n, max_size=n)), pa.int32()),
+        "big": pa.array(draw(st.lists(st.none() | st.integers(-2**62, 2**62), min_size=n, max_size=n)), pa.int64()),
+        "price": pa.array(draw(st.lists(st.none() | st.floats(0, 100), min_size=n, max_size=n)), pa.float64()),
+    })
+
+
+AGGREGATES = ("count(*)", "count(year)", "count(cat)", "min(year)", "max(year)", "sum(year)", "avg(year)",
+              "min(big)", "max(big)", "sum(big)", "avg(big)", "count(DISTINCT year)", "sum(price)", "min(id)")
+
+
+@st.composite
+def statements(draw) -> str:
+    key = draw(st.sampled_from(["cat", "year"]))
+    aggs = draw(st.lists(st.sampled_from(AGGREGATES), min_size=1, max_size=4, unique=True))
+    items = ([key] if draw(st.booleans()) else []) + [f"{a} AS a{i}" for i, a in enumerate(aggs)]
+    if draw(st.booleans()) and "count(*)" in aggs:
+        items = [("count(*)" if a == f"count(*) AS a{aggs.index('count(*)')}" else a) for a in items]
+    query = draw(st.sampled_from(WORDS + ("alpha beta", "+alpha -gamma", "nothing")))
+    sql = f"SELECT {', '.join(items)} FROM docs WHERE MATCH(body, '{query}') GROUP BY {key}"
+    if draw(st.booleans()):
+        sql += " HAVING count(*) > 1" if draw(st.integers(0, 4)) == 0 else ""
+    names = [i.split(" AS ")[-1] for i in items]
+    keys = draw(st.lists(st.sampled_from(names), max_size=2, unique=True))
+    if keys:
+        sql += " ORDER BY " + ", ".join(f"{k}{draw(st.sampled_from(['', ' DESC', ' ASC NULLS FIRST', ' DESC NULLS LAST']))}"
+                                        for k in keys)
+    if draw(st.booleans()):
+        sql += f" LIMIT {draw(st.integers(0, 5))}"
+        if draw(st.booleans()):
+            sql += f" OFFSET {draw(st.integers(0, 3))}"
+    return sql
+
+
+def _database(table: pa.Table, tiers: str, root: Path | None = None) -> fts.Database:
+    db = fts.connect(root)
+    t = db.create_table("docs", table)
+    if tiers != "tail":
+        t.create_index("body")
+    if tiers == "deleted":
+        t.delete_rows(pa.array(range(0, table.num_rows, 3), pa.int64()).to_numpy())
+    elif tiers in ("fresh", "tail"):
+        t.insert(table.slice(0, table.num_rows // 2))
+    return db
+
+
+@settings(max_examples=200, deadline=None)
+@given(tables(), st.sampled_from(["indexed", "deleted", "fresh", "tail"]), st.lists(statements(), min_size=1, max_size=4),
+       st.sampled_from(["memory", "directory", "directory, columns read whole"]))
+def test_a_group_by_over_matches_answers_as_datafusion(tmp_path_factory, table, tiers, sqls, store):
+    """In memory, and in a directory whose fragments are read page by page or (forced
+    here: tables this small read page by page) as whole columns kept decoded."""
+    root = tmp_path_factory.mktemp("db") if store != "memory" else None
+    with _whole_columns(store.endswith("whole")):
+        _check(_database(table, tiers, root), sqls)
+
+
+@contextlib.contextmanager
+def _whole_columns(on: bool) -> Iterator[None]:
+    """Every fetch of a column read page by page reads it whole instead, if ``on``
+    (``PageReader._whole_groups``)."""
+    saved = page_reader.NARROW_BYTES, page_reader.GROUP_MIN_ROWS, page_reader.GROUP_DENSITY
+    if on:
+        page_reader.NARROW_BYTES, page_reader.GROUP_MIN_ROWS, page_reader.GROUP_DENSITY = 1 << 40, 1, 1 << 40
+    try:
+        yield
+    finally:
+        page_reader.NARROW_BYTES, page_reader.GROUP_MIN_ROWS, page_reader.GROUP_DENSITY = saved
+
+
+def _check(db: fts.Database, sqls: list[str]) -> None:
+    for sql in sqls:
+        fast = [_answer(db, sql) for _ in range(2)]  # (the second from the remembered shape)
+        db.settings.set("fts.sql_fast_paths", False)
+        general = _answer(db, sql)
+        db.settings.set("fts.sql_fast_paths", True)
+        for answer in fast:
+            _same(answer, general, sql)
+
+
+def _answer(db: fts.Database, sql: str) -> pa.Table:
+    return db.sql(sql).to_arrow_table()
+
+
+def _same(answer: pa.Table, general: pa.Table, sql: str) -> None:
+    """``answer`` is one DataFusion could give where ``general`` is the one it gave: the
+    same names and types; the same rows, in the same order but for rows tied on every
+    ORDER BY key (a LIMIT cutting ties may keep other rows: then as many)."""
+    assert answer.schema == general.schema, sql
+    order = sql.split(" ORDER BY ")[1].split(" LIMIT ")[0] if " ORDER BY " in sql else ""
+    if " LIMIT " in sql and not any(k in order.replace(",", " ").split() for k in ("cat", "year")):
+        assert answer.num_rows == general.num_rows, sql
+    elif order:
+        assert _ordered(answer, sql) == _ordered(general, sql), sql
+    else:
+        assert sorted(answer.to_pylist(), key=repr) == sorted(general.to_pylist(), key=repr), sql
+
+
+def _ordered(table: pa.Table, sql: str) -> list:
+    """The rows, those tied on every ORDER BY key in any order among themselves."""
+    keys = [k.strip().split(" ")[0] for k in sql.split(" ORDER BY ")[1].split(" LIMIT ")[0].split(",")]
+    rows = table.to_pylist()
+    runs: list[list] = []
+    for row in rows:
+        if runs and all(runs[-1][0][k] == row[k] for k in keys):
+            runs[-1].append(row)
+        else:
+            runs.append([row])
+    return [sorted(run, key=repr) for run in runs]
+
+
+@pytest.mark.parametrize("sql, taken", [
+    ("SELECT cat, count(*) AS n FROM docs WHERE MATCH(body, 'alpha') GROUP BY cat ORDER BY n DESC, cat LIMIT 2", True),
+    ("SELECT cat, count(*) FROM docs WHERE MATCH(body, 'alpha') GROUP BY cat", True),
+    ("SELECT year AS y, count(year) AS n, min(big) AS lo, avg(year) AS mean FROM docs WHERE MATCH(body, 'alpha beta') "
+     "GROUP BY year ORDER BY y DESC NULLS LAST", True),
+    ("SELECT count(*) AS n FROM docs WHERE MATCH(body, 'alpha') GROUP BY cat ORDER BY n", True),
+    ("SELECT cat, count(*) AS n FROM docs WHERE MATCH(body, 'alpha') GROUP BY cat ORDER BY n DESC LIMIT 2", False),
+    ("SELECT cat, sum(price) AS s FROM docs WHERE MATCH(body, 'alpha') GROUP BY cat", False),
+    ("SELECT cat, max(score()) AS s FROM docs WHERE MATCH(body, 'alpha') GROUP BY cat", False),
+    ("SELECT cat, count(*) AS n FROM docs WHERE MATCH(body, 'alpha') AND year > 2000 GROUP BY cat", False),
+    ("SELECT cat, count(*) AS n FROM docs WHERE MATCH(body, 'alpha') GROUP BY cat HAVING count(*) > 1", False),
+    ("SELECT cat, min(year) FROM docs WHERE MATCH(body, 'alpha') GROUP BY cat", False),
+    ("SELECT cat, count(*) AS year FROM docs WHERE MATCH(body, 'alpha') GROUP BY cat ORDER BY year", False),
+])
+def test_the_shapes_answered_without_datafusion(sql, taken):
+    """Counts and exact aggregates by one column, ordered by anything that includes the
+    key or not cut: answered directly; a float's sum, score(), a prefilter, HAVING, an
+    aggregate DataFusion would name, an alias naming a column, ties cut by LIMIT: not."""
+    table = pa.table({"body": ["alpha beta", "alpha", "beta", "alpha gamma"], "cat": ["a", None, "a", "b"],
+                      "year": pa.array([2001, None, 1999, 2001], pa.int32()), "big": [1, 2, 3, None],
+                      "price": [1.5, 2.5, None, 0.1]})
+    db = fts.connect()
+    db.create_table("docs", table).create_index("body")
+    answered = []
+    real = execute.SqlSession._grouped
+    execute.SqlSession._grouped = lambda self, *a: answered.append(1) or real(self, *a)  # type: ignore[method-assign]
+    try:
+        fast = [_answer(db, sql) for _ in range(2)]
+    finally:
+        execute.SqlSession._grouped = real  # type: ignore[method-assign]
+    assert bool(answered) == taken
+    db.settings.set("fts.sql_fast_paths", False)
+    general = _answer(db, sql)
+    for answer in fast:
+        _same(answer, general, sql)
+
+
+def test_a_sum_too_large_to_add_exactly_in_floats_is_left_to_datafusion():
+    """Integers whose magnitudes add up past 2^53: DataFusion's float sum for avg depends on
+    the order it adds them in; the statement is DataFusion's."""
+    db = fts.connect()
+    db.create_table("docs", pa.table({"body": ["alpha"] * 3, "cat": ["a"] * 3, "big": [2**60, 1, -2**60]}))
+    db.table("docs").create_index("body")
+    sql = "SELECT cat, avg(big) AS m, count(*) AS n FROM docs WHERE MATCH(body, 'alpha') GROUP BY cat"
+    answered = []
+    real = execute.SqlSession._grouped
+    execute.SqlSession._grouped = lambda self, *a: answered.append(found := real(self, *a)) or found  # type: ignore[method-assign]
+    try:
+        fast = [_answer(db, sql) for _ in range(2)]
+    finally:
+        execute.SqlSession._grouped = real  # type: ignore[method-assign]
+    assert answered and all(a is None for a in answered)  # (asked, declined)
+    db.settings.set("fts.sql_fast_paths", False)
+    assert all(f.equals(_answer(db, sql)) for f in fast)
