@@ -83,6 +83,8 @@ def test_search_prints_the_engines_page(kept_db: Path) -> None:
     printed = [(int(cells[0]), int(cells[1])) for cells in lines if cells and cells[0].isdigit()]
     assert printed == list(enumerate(expected.column("_rowid").to_pylist(), start=3))
     assert "module" in result.output and "name" in result.output and "title" not in result.output
+    total = fts.connect(kept_db).table("docs").search("json decode", limit=None, columns=[]).num_rows
+    assert f"{total:,} matches" in result.output  # (the number of all matches, beside the page)
 
 
 def test_stats_lists_tables_indexes_and_segments(kept_db: Path) -> None:

@@ -1,4 +1,5 @@
-"""``datafusion-fts search``: one query string against one table, as a ranked table."""
+"""``datafusion-fts search``: one query string against one table, as a ranked table, with
+the number of its matches."""
 
 from __future__ import annotations
 
@@ -69,4 +70,6 @@ def run_search(
         STREAM_WRITERS[fmt](sys.stdout.buffer, result.to_batches(), result.schema)
         return
     shown = [name for name in result.column_names if name not in ("_rowid", "_score")]
-    Console().print(results_table(result, f"{query}  ·  {ms:.1f} ms", shown, first_rank=offset + 1))
+    total = handle.count(query)  # (beside the page, as a search page shows it)
+    title = f"{query}  ·  {total:,} {'match' if total == 1 else 'matches'}  ·  {ms:.1f} ms"
+    Console().print(results_table(result, title, shown, first_rank=offset + 1))
