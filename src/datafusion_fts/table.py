@@ -26,6 +26,7 @@ from .planner.search_request import SearchRequest
 from .query.substring import Need
 from .query.tree import QUERY_TYPES, Query
 from .settings import INT64_MAX, Settings
+from .sql.direct_groups import GroupedCounts, groupable
 from .storage.files.manifest import (
     FULLTEXT,
     NGRAM,
@@ -385,14 +386,43 @@ class Table:
 
     def matching_rows(
         self, query: Query | str, include_row_ids: Iterable[int] | np.ndarray | None = None,
+        default_columns: list[str] | None = None,
     ) -> tuple[np.ndarray, TableSnapshot]:
         """The ids of the live rows matching ``query``, ascending, unranked, and the snapshot
         they are of: a statement that groups or filters the matches without reading their
         scores needs no more. One term on a fully indexed table is read from its postings
         without frequencies or norms (planner/count_matches.py); any other by finding its
         matches."""
-        request = self._request(query, None, 0, include_row_ids, None, False)
+        request = self._request(query, None, 0, include_row_ids, default_columns, False)
         return matching_rows(request, self.db), request.snapshot
+
+    def facets(
+        self,
+        query: Query | str,
+        column: str,
+        limit: int | None = 10,
+        include_row_ids: Iterable[int] | np.ndarray | None = None,
+        default_columns: list[str] | None = None,
+    ) -> pa.Table:
+        """The ``limit`` most frequent values of ``column`` (text or integers) among the
+        live rows matching ``query`` (None: every value), each with how many of them hold
+        it (``_count``, int64): most frequent first, ties by value, NULL last. The counts a
+        search page shows beside its results; with :meth:`count` and :meth:`search`, each
+        of its parts. Counted as SQL counts ``GROUP BY column`` over a search
+        (sql/direct_groups.py): the matches found unscored, a text column's codes counted,
+        no string made per match."""
+        schema = self.snapshot().meta.sql_schema
+        field = schema.field(column) if isinstance(column, str) and column in schema.names else None
+        if field is None:
+            raise InvalidArgument(f"table {self.name!r} has no column {column!r}")
+        if not groupable(field.type):
+            raise InvalidArgument(f"facets count the values of a text or integer column; {column!r} is {field.type}")
+        if limit is not None and (isinstance(limit, bool) or not isinstance(limit, int) or limit < 0):
+            raise InvalidArgument(f"limit must be a non-negative integer or None, got {limit!r}")
+        counted = GroupedCounts.facets(column, limit)
+        found = self.db.retrying(lambda: counted.over(*self.matching_rows(query, include_row_ids, default_columns)))
+        assert found is not None  # (counts alone: never a sum to decline)
+        return found
 
     def find_counted(
         self, query: Query | str, limit: int, include_row_ids: Iterable[int] | np.ndarray | None = None,

@@ -28,6 +28,7 @@ from sqlglot import exp
 
 from .dialect import identifier
 from .lower_select import int_literal
+from .tables import TableVersion, carried_rows
 
 # Beyond this, a float sum of integers may round: such a statement is DataFusion's.
 _EXACT = float(2**53)
@@ -59,6 +60,24 @@ class GroupedCounts:
             if agg is not None and agg.column is not None and agg.column not in read:
                 read.append(agg.column)
         return read
+
+    @classmethod
+    def facets(cls, column: str, limit: int | None) -> GroupedCounts:
+        """The ``limit`` most frequent values of ``column`` among the matches, with their
+        counts (``_count``), most frequent first, ties by value (NULL last):
+        ``Table.facets``."""
+        return cls(column, ((column, None), ("_count", Aggregate("count", None, "_count"))),
+                   (("_count", True, False), (column, False, False)), 0, limit)
+
+    def over(self, ids: np.ndarray, version: TableVersion) -> pa.Table | None:
+        """The answer over the rows ``ids`` (ascending) of ``version``: a text key taken
+        as codes (no string made per match), the other columns as SQL declares them."""
+        schema = version.meta.sql_schema
+        if is_text(schema.field(self.key).type):
+            return self.answer(version.take_encoded(ids, self.key), carried_rows(version, pa.array(ids), self.columns),
+                               schema)
+        rows = carried_rows(version, pa.array(ids), list(dict.fromkeys([self.key, *self.columns])))
+        return self.answer(rows.column(self.key), rows, schema)
 
     def answer(self, key: pa.ChunkedArray, rows: pa.Table, schema: pa.Schema) -> pa.Table | None:
         """The statement's answer over the matches' ``key`` (text as dictionary arrays) and
@@ -164,7 +183,7 @@ def grouped_counts(statement: exp.Select, alias: str, schema: pa.Schema) -> Grou
     if group is None or len(group.expressions) != 1 or any(group.args.get(k) for k in group.args if k != "expressions"):
         return None
     key = _column(group.expressions[0], alias, schema)
-    if key is None or not _groupable(schema.field(key).type):
+    if key is None or not groupable(schema.field(key).type):
         return None
     items: list[tuple[str, Aggregate | None]] = []
     for item in statement.expressions:
@@ -232,5 +251,6 @@ def is_text(t: pa.DataType) -> bool:
     return pa.types.is_string(t) or pa.types.is_large_string(t)
 
 
-def _groupable(t: pa.DataType) -> bool:
+def groupable(t: pa.DataType) -> bool:
+    """Whether values of type ``t`` may be counted by (their groups are DataFusion's)."""
     return is_text(t) or pa.types.is_integer(t)

@@ -46,7 +46,7 @@ from .lower_statement import lower_statement
 from .result_frame import ResultFrame, detached_frame
 from .run_substring import prefiltered_ids
 from .splice import Splicer
-from .direct_groups import GroupedCounts, is_text
+from .direct_groups import GroupedCounts
 from .statement_cache import Shape, Template, direct, shape_of, slot_leaf
 from .tables import FetchedRows, carried_rows
 from .text_functions import rewrite_text_functions
@@ -453,15 +453,9 @@ class SqlSession:
 
     def _grouped(self, search: LogicalSearch, grouped: GroupedCounts) -> pa.Table | None:
         """The answer of a statement counting ``search``'s matches by a column
-        (sql/direct_groups.py): the matches found unscored, the columns it reads fetched;
-        None where DataFusion must add its values up."""
-        ids, snap = self.db.table(search.table).matching_rows(search.tree)
-        schema = snap.meta.sql_schema
-        if is_text(schema.field(grouped.key).type):  # (its codes: no string made per match)
-            return grouped.answer(snap.take_encoded(ids, grouped.key), carried_rows(snap, pa.array(ids), grouped.columns),
-                                  schema)
-        rows = carried_rows(snap, pa.array(ids), list(dict.fromkeys([grouped.key, *grouped.columns])))
-        return grouped.answer(rows.column(grouped.key), rows, schema)
+        (sql/direct_groups.py), over the matches found unscored; None where DataFusion
+        must add its values up."""
+        return grouped.over(*self.db.table(search.table).matching_rows(search.tree))
 
     def _run_lowered(self, text: str, lowered: list[Lowered]) -> datafusion.DataFrame:
         """Run the searches of a lowered statement, then its SQL ``text`` over their results."""
