@@ -18,6 +18,7 @@ from .defaults import K1, B
 from .errors import CatalogError, EngineError, InvalidArgument
 from .index.build_progress import Progress
 from .operators.base import SEARCH_SCHEMA
+from .operators.grouped_counts import GroupedCounts, groupable
 from .planner.count_matches import count_matches, counted_from_statistics, matching_rows
 from .planner.plan_search import Catalog, plan_search
 from .planner.plan_substring import SubstringPlan, plan_substring
@@ -26,7 +27,6 @@ from .planner.search_request import SearchRequest
 from .query.substring import Need
 from .query.tree import QUERY_TYPES, Query
 from .settings import INT64_MAX, Settings
-from .sql.direct_groups import GroupedCounts, groupable
 from .storage.files.manifest import (
     FULLTEXT,
     NGRAM,
@@ -409,7 +409,7 @@ class Table:
         it (``_count``, int64): most frequent first, ties by value, NULL last. The counts a
         search page shows beside its results; with :meth:`count` and :meth:`search`, each
         of its parts. Counted as SQL counts ``GROUP BY column`` over a search
-        (sql/direct_groups.py): the matches found unscored, a text column's codes counted,
+        (operators/grouped_counts.py): the matches found unscored, a text column's codes counted,
         no string made per match."""
         schema = self.snapshot().meta.sql_schema
         field = schema.field(column) if isinstance(column, str) and column in schema.names else None

@@ -19,6 +19,7 @@ from ..analysis import AnalyzerConfig
 from ..errors import CatalogError, InvalidArgument, SqlError
 from ..operators.base import SEARCH_SCHEMA
 from ..operators.explain import explain_search
+from ..operators.grouped_counts import GroupedCounts
 from ..operators.ordering import ordered
 from ..planner.logical import LogicalSearch, RelationSearch, SessionRows
 from ..planner.plan_search import column_analyzer, plan_search
@@ -46,7 +47,6 @@ from .lower_statement import lower_statement
 from .result_frame import ResultFrame, detached_frame
 from .run_substring import prefiltered_ids
 from .splice import Splicer
-from .direct_groups import GroupedCounts
 from .statement_cache import Shape, Template, direct, shape_of, slot_leaf
 from .tables import FetchedRows, carried_rows
 from .text_functions import rewrite_text_functions

@@ -26,10 +26,11 @@ from typing import Any, Callable
 import pyarrow as pa
 from sqlglot import exp
 
+from ..operators.grouped_counts import GroupedCounts
 from ..planner.logical import LogicalSearch, SessionRows
 from ..query.tree import Boolean, Match, Query
 from .dialect import identifier
-from .direct_groups import GroupedCounts, grouped_counts
+from .direct_groups import grouped_counts
 from .lower_select import ROWID, SCORE, TOTAL, Lowered, int_literal
 
 _LITERAL = re.compile(r"'(?:[^']|'')*'")

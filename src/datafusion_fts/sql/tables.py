@@ -57,9 +57,6 @@ class TableVersion(FetchedRows, Protocol):
 
     def take(self, row_ids: np.ndarray, columns: list[str]) -> pa.Table: ...
 
-    def take_encoded(self, row_ids: np.ndarray, column: str) -> pa.ChunkedArray:
-        """A text column of live rows (ascending) as dictionary arrays."""
-
 
 def carried_rows(version: TableVersion, ids: pa.Array | pa.ChunkedArray, columns: Sequence[str]) -> pa.Table:
     """``_rowid`` (``ids``, int64, not null) and the ``columns`` of those rows of ``version``,
