@@ -123,27 +123,37 @@ def whole_groups(on: bool) -> Iterator[None]:
 
 
 def test_a_narrow_column_fetched_for_many_rows_is_decoded_once_whole(tmp_path: Path) -> None:
-    """A GROUP BY over many matches fetches its key for every match: a narrow column is
-    decoded once, whole, and kept; wide columns, and few rows, go page by page."""
+    """A GROUP BY over many matches fetches its key for every match: a narrow column
+    fetched for at least as many rows as it has pages is decoded once, whole, and kept,
+    and later fetches of it take their rows from it; wide columns, and fetches of few rows
+    before, go page by page."""
     path = tmp_path / "t.parquet"
     n = 50_000
     rng = np.random.default_rng(3)
     table = pa.table({"cat": pa.array([f"cat{i}" if i else None for i in rng.integers(0, 20, n)]),
                       "year": pa.array(rng.integers(1990, 2026, n), pa.int32()),
                       "body": pa.array(["word " * 20 + str(i) for i in range(n)])})
-    pq.write_table(table, path, row_group_size=8192, write_page_index=True, data_page_size=4096)
+    pq.write_table(table, path, row_group_size=8192, write_page_index=True, data_page_size=512, write_batch_size=64)
     reader = _reader(path)
+
+    def kept() -> list[str]:
+        return sorted(key[-1] for key in reader._cache._items if "whole column" in key)
+
+    pages = len(reader._pages_of(reader._column("year").leaf).first_rows)
+    assert pages > 2 * page_reader.GROUP_MIN_ROWS
+    few = np.sort(rng.choice(n, pages - 1, replace=False))
+    assert not reader._whole_groups(reader._column("year"), few)  # (fewer rows than pages)
+    assert reader.take(few, ["year"]).column(0).equals(table.column("year").take(pa.array(few)))
+    assert kept() == []
     many = np.sort(rng.choice(n, 6000, replace=False))
     got = reader.take(many, ["cat", "year", "body"])
     assert got.equals(table.take(pa.array(many)))
-    kept = sorted(key[-1] for key in reader._cache._items if "whole column" in key)
-    assert kept == ["cat", "year"]  # (not body: 100 bytes a row)
+    assert kept() == ["cat", "year"]  # (not body: 100 bytes a row)
     again = np.sort(rng.choice(n, 5000, replace=False))
     assert reader.take(again, ["cat"]).column(0).equals(table.column("cat").take(pa.array(again)))
-    assert sorted(key[-1] for key in reader._cache._items if "whole column" in key) == kept  # (read again: none)
-    few = many[:100]
-    assert reader.take(few, ["cat"]).column(0).equals(table.column("cat").take(pa.array(few)))
-    assert not reader._whole_groups(reader._column("cat"), few)
+    assert kept() == ["cat", "year"]  # (read again: none)
+    assert reader._whole_groups(reader._column("year"), few)  # (kept whole: taken from it now)
+    assert reader.take(few, ["year"]).column(0).equals(table.column("year").take(pa.array(few)))
 
 
 @settings(max_examples=max(settings.default.max_examples // 2, 1))

@@ -90,12 +90,12 @@ from .side_by_side import one_part
 # rows of the benchmark corpus).
 CHUNK_PAGES = 512
 SCAN_CHUNK_PAGES = 1024
-# When a fetch reads a narrow column by whole row groups (PageReader._whole_groups): at
-# most this many stored bytes a row, from this many rows, one row in this many of the
-# row groups' rows.
+# When a fetch reads a narrow column whole (PageReader._whole_groups): at most this many
+# stored bytes a row; from this many rows, at least one row per this many of its pages in
+# the file (or any rows once the column is kept whole).
 NARROW_BYTES = 16
-GROUP_MIN_ROWS = 4096
-GROUP_DENSITY = 64
+GROUP_MIN_ROWS = 64
+GROUP_DENSITY = 1
 
 _DECODABLE = frozenset({"PLAIN", "RLE", "RLE_DICTIONARY", "PLAIN_DICTIONARY"})
 _DECODABLE_INTEGERS = _DECODABLE | {"DELTA_BINARY_PACKED"}
@@ -220,6 +220,11 @@ class DecodedCache:
                     _, (_, old) = self._items.popitem(last=False)
                     self._bytes -= old
         return value
+
+    def holds(self, key: tuple) -> bool:
+        """Whether ``key``'s value is kept (a reader may choose its way by it)."""
+        with self._lock:
+            return key in self._items
 
     def discard(self, key: tuple) -> None:
         with self._lock:
@@ -496,12 +501,17 @@ class PageReader:
     def _whole_groups(self, column: _Column, rows: np.ndarray) -> bool:
         """Whether a fetch of ``rows`` reads ``column`` whole, kept decoded
         (:meth:`_whole_column`): a narrow column (at most ``NARROW_BYTES`` a row as stored:
-        codes, numbers, dates) and at least one row in ``GROUP_DENSITY`` of the file's
-        (pages of narrow columns hold hundreds of rows: nearly every page is read anyway).
-        A GROUP BY or aggregate over many matches fetches such a column for every match,
-        statement after statement; page by page, every page was decoded again each time.
-        The same values either way."""
-        return len(rows) >= GROUP_MIN_ROWS and column.narrow and len(rows) * GROUP_DENSITY >= self.num_rows
+        codes, numbers, dates) kept whole already, or fetched for at least as many rows as
+        it has pages in the file (``GROUP_DENSITY`` rows a page; such a fetch reads about
+        every page anyway). A GROUP BY or aggregate over many matches fetches such a
+        column for every match, statement after statement; page by page, every page was
+        decoded again each time. The same values either way."""
+        if not column.narrow or len(rows) < GROUP_MIN_ROWS:
+            return False
+        if self._cache.holds((*self._key, "whole column", column.name)):
+            return True
+        pages = self._pages_of(column.leaf)
+        return pages is not None and len(rows) * GROUP_DENSITY >= len(pages.first_rows)
 
     def _whole_column(self, name: str) -> pa.Array:
         """Column ``name`` of the whole file, decoded by pyarrow and kept in the cache; text
