@@ -6,18 +6,16 @@ shapes it takes are taken, the others left to DataFusion."""
 
 from __future__ import annotations
 
-import contextlib
-from collections.abc import Iterator
 from pathlib import Path
 
 import pyarrow as pa
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from whole_columns import whole_columns
 
 import datafusion_fts as fts
 from datafusion_fts.sql import execute
-from datafusion_fts.storage.parquet import page_reader
 
 WORDS = ("alpha", "beta", "gamma", "delta")
 CATS = ("news", "blog", "wiki", "Wiki", "ß", "")
@@ -83,21 +81,8 @@ def test_a_group_by_over_matches_answers_as_datafusion(tmp_path_factory, table, 
     """In memory, and in a directory whose fragments are read page by page or (forced
     here: tables this small read page by page) as whole columns kept decoded."""
     root = tmp_path_factory.mktemp("db") if store != "memory" else None
-    with _whole_columns(store.endswith("whole")):
+    with whole_columns(store.endswith("whole")):
         _check(_database(table, tiers, root), sqls)
-
-
-@contextlib.contextmanager
-def _whole_columns(on: bool) -> Iterator[None]:
-    """Every fetch of a column read page by page reads it whole instead, if ``on``
-    (``PageReader._whole_groups``)."""
-    saved = page_reader.NARROW_BYTES, page_reader.GROUP_MIN_ROWS, page_reader.GROUP_DENSITY
-    if on:
-        page_reader.NARROW_BYTES, page_reader.GROUP_MIN_ROWS, page_reader.GROUP_DENSITY = 1 << 40, 1, 1 << 40
-    try:
-        yield
-    finally:
-        page_reader.NARROW_BYTES, page_reader.GROUP_MIN_ROWS, page_reader.GROUP_DENSITY = saved
 
 
 def _check(db: fts.Database, sqls: list[str]) -> None:

@@ -3,10 +3,8 @@ reading of the same rows; damaged pages are StorageErrors."""
 
 from __future__ import annotations
 
-import contextlib
 import datetime as dt
 import decimal
-from collections.abc import Iterator
 from pathlib import Path
 
 import numpy as np
@@ -15,6 +13,7 @@ import pyarrow.parquet as pq
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from whole_columns import whole_columns
 
 from datafusion_fts.errors import StorageError
 from datafusion_fts.storage.parquet import page_reader
@@ -103,23 +102,10 @@ def test_take_equals_pyarrow(tmp_path_factory, seed, n, options, group_rows, dat
     pq.write_table(table, path, row_group_size=group_rows, write_page_index=True, **options)
     rows = np.array(sorted(data.draw(st.sets(st.integers(0, n - 1), min_size=0, max_size=n))), dtype=np.int64)
     names = data.draw(st.lists(st.sampled_from(table.column_names), min_size=1, max_size=5, unique=True))
-    with whole_groups(data.draw(st.booleans())):  # (every column read by whole row groups, or as it comes)
+    with whole_columns(data.draw(st.booleans())):  # (every column read by whole row groups, or as it comes)
         got = _reader(path).take(rows, names)
     expected = pq.read_table(path).select(names).take(pa.array(rows))  # (date64 reads back as date32)
     assert _decoded(got).equals(_decoded(expected))
-
-
-@contextlib.contextmanager
-def whole_groups(on: bool) -> Iterator[None]:
-    """Every fetch of a column read page by page reads it whole instead
-    (``PageReader._whole_groups``), if ``on``."""
-    saved = page_reader.NARROW_BYTES, page_reader.GROUP_MIN_ROWS, page_reader.GROUP_DENSITY
-    if on:
-        page_reader.NARROW_BYTES, page_reader.GROUP_MIN_ROWS, page_reader.GROUP_DENSITY = 1 << 40, 1, 1 << 40
-    try:
-        yield
-    finally:
-        page_reader.NARROW_BYTES, page_reader.GROUP_MIN_ROWS, page_reader.GROUP_DENSITY = saved
 
 
 def test_a_narrow_column_fetched_for_many_rows_is_decoded_once_whole(tmp_path: Path) -> None:
@@ -142,7 +128,7 @@ def test_a_narrow_column_fetched_for_many_rows_is_decoded_once_whole(tmp_path: P
     pages = len(reader._pages_of(reader._column("year").leaf).first_rows)
     assert pages > 2 * page_reader.GROUP_MIN_ROWS
     few = np.sort(rng.choice(n, pages - 1, replace=False))
-    assert not reader._whole_groups(reader._column("year"), few)  # (fewer rows than pages)
+    assert not reader._reads_whole(reader._column("year"), few)  # (fewer rows than pages)
     assert reader.take(few, ["year"]).column(0).equals(table.column("year").take(pa.array(few)))
     assert kept() == []
     many = np.sort(rng.choice(n, 6000, replace=False))
@@ -152,7 +138,7 @@ def test_a_narrow_column_fetched_for_many_rows_is_decoded_once_whole(tmp_path: P
     again = np.sort(rng.choice(n, 5000, replace=False))
     assert reader.take(again, ["cat"]).column(0).equals(table.column("cat").take(pa.array(again)))
     assert kept() == ["cat", "year"]  # (read again: none)
-    assert reader._whole_groups(reader._column("year"), few)  # (kept whole: taken from it now)
+    assert reader._reads_whole(reader._column("year"), few)  # (kept whole: taken from it now)
     assert reader.take(few, ["year"]).column(0).equals(table.column("year").take(pa.array(few)))
 
 
@@ -167,7 +153,7 @@ def test_take_encoded_is_the_text_column_taken(tmp_path_factory, seed, n, option
     pq.write_table(table, path, row_group_size=group_rows, write_page_index=True, **options)
     rows = np.array(sorted(data.draw(st.sets(st.integers(0, n - 1), min_size=1, max_size=n))), dtype=np.int64)
     reader = _reader(path)
-    with whole_groups(whole):
+    with whole_columns(whole):
         for name in ("s", "l"):
             got = reader.take_encoded(rows, name)
             assert pa.types.is_dictionary(got.type)

@@ -90,7 +90,7 @@ from .side_by_side import one_part
 # rows of the benchmark corpus).
 CHUNK_PAGES = 512
 SCAN_CHUNK_PAGES = 1024
-# When a fetch reads a narrow column whole (PageReader._whole_groups): at most this many
+# When a fetch reads a narrow column whole (PageReader._reads_whole): at most this many
 # stored bytes a row; from this many rows, at least one row per this many of its pages in
 # the file (or any rows once the column is kept whole).
 NARROW_BYTES = 16
@@ -136,7 +136,7 @@ class _Column:
     codecs: np.ndarray  # per row group, as pyarrow names them
     compressed: np.ndarray  # per row group: whether its codec compresses
     mixed: bool  # whether row groups differ in codec
-    narrow: bool  # at most NARROW_BYTES a row as stored, in every row group (PageReader._whole_groups)
+    narrow: bool  # at most NARROW_BYTES a row as stored, in every row group (PageReader._reads_whole)
 
 
 @dataclass(frozen=True)
@@ -463,7 +463,7 @@ class PageReader:
             if column is None:
                 slow.append(name)
                 continue
-            if keep and self._whole_groups(column, rows):
+            if keep and self._reads_whole(column, rows):
                 pieces[name] = [self._whole_column(name).take(pa.array(rows)).cast(self.schema.field(name).type)]
                 continue
             pieces[name] = []
@@ -494,11 +494,11 @@ class PageReader:
         codes into the whole file's column where :meth:`take` reads it whole (no string
         made), else its values encoded. What counting by the column needs."""
         column = self._column(name)
-        if column is not None and self._whole_groups(column, rows):
+        if column is not None and self._reads_whole(column, rows):
             return self._whole_column(name).take(pa.array(rows))
         return encoded(self.take(rows, [name]).column(0))[0]
 
-    def _whole_groups(self, column: _Column, rows: np.ndarray) -> bool:
+    def _reads_whole(self, column: _Column, rows: np.ndarray) -> bool:
         """Whether a fetch of ``rows`` reads ``column`` whole, kept decoded
         (:meth:`_whole_column`): a narrow column (at most ``NARROW_BYTES`` a row as stored:
         codes, numbers, dates) kept whole already, or fetched for at least as many rows as
