@@ -95,21 +95,24 @@ def test_one_term_on_a_fully_indexed_table_is_counted_from_document_frequencies(
     assert t.count(query) == t.find(query, limit=None)[0].num_rows
 
 
-def test_one_terms_rows_are_read_from_its_postings_without_running_the_search(monkeypatch) -> None:
+def test_rows_of_terms_are_read_from_their_postings_without_running_the_search(monkeypatch) -> None:
     """The rule's rows come from the postings alone (the search, which scores them, is not
-    run), deletions and a prefilter's rows applied; a query of two terms runs the search."""
+    run), deletions and a prefilter's rows applied, for trees of terms; a phrase runs the
+    search."""
     body = [f"alpha row {i}" if i % 3 else f"beta {i}" for i in range(300)]
     db = fts.connect()
     t = db.create_table("docs", pa.table({"body": body}))
     t.create_index("body")
     t.delete_rows(np.arange(0, 300, 7, dtype=np.int64))
-    expected = {q: sorted(t.find(q, limit=None)[0].column(0).to_pylist()) for q in ("alpha", "alpha beta")}
+    queries = ("alpha", "alpha beta", "+alpha -row", "+beta (alpha 3 OR row)", '"alpha row"')
+    expected = {q: sorted(t.find(q, limit=None)[0].column(0).to_pylist()) for q in queries}
     include = list(range(0, 300, 5))
     within = sorted(t.find("alpha", limit=None, include_row_ids=include)[0].column(0).to_pylist())
     ran = []
     monkeypatch.setattr(count_matches, "run_search", lambda req, catalog: ran.append(req) or run_search(req, catalog))
-    assert t.matching_rows("alpha")[0].tolist() == expected["alpha"]
+    for query in queries[:-1]:
+        assert t.matching_rows(query)[0].tolist() == expected[query], query
     assert t.matching_rows("alpha", include)[0].tolist() == within
     assert not ran
-    assert t.matching_rows("alpha beta")[0].tolist() == expected["alpha beta"]
+    assert t.matching_rows(queries[-1])[0].tolist() == expected[queries[-1]]
     assert len(ran) == 1

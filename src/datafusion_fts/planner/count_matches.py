@@ -4,14 +4,17 @@ query that binds to one term needs no postings either; a GROUP BY that reads no 
 the matching rows only.
 
 The rule: a request the planner answers from the index alone (choice ``indexed``: no
-unindexed tail), on this process, whose tree binds to a single term (one group of one
-term: a word, a fuzzy or prefix word that expands to itself alone), matches exactly the
-live rows holding that term. Without a prefilter, ``SegmentSet.lookup`` counts them from
-each part's postings offsets, the rows deleted inside a part taken out (``SegmentPart.df``);
-``SegmentSet.rows_of`` reads them (among a prefilter's rows, if any) without frequencies or
-norms. Anything else is counted, or its rows found, by running the search (the general
-path, which every request could take: ``tests/planner/test_count_matches.py`` holds both
-to the same answer).
+unindexed tail), on this process. Its rows are those its bound tree matches, found as the
+evaluator finds them (``operators/evaluate.py``) but without scores: a term's rows from
+its postings alone (``SegmentSet.rows_of``: no frequencies or norms, the rows deleted
+inside a part taken out), unions merged, conjunctions narrowed clause by clause, a
+prefilter's rows as the first narrowing. A tree of one term (one group of one term: a
+word, a fuzzy or prefix word that expands to itself alone) without a prefilter is
+counted from each part's postings offsets (``SegmentSet.lookup``, ``SegmentPart.df``):
+no postings read. A phrase, or a clause that matches every row, and any request the
+rule leaves out, is counted or its rows found by running the search (the general path,
+which every request could take: ``tests/planner/test_count_matches.py`` holds both to
+the same answer).
 """
 
 from __future__ import annotations
@@ -19,33 +22,37 @@ from __future__ import annotations
 import numpy as np
 
 from ..index.segment_set import SegmentSet
+from ..kernels.merge import SUBTRACT, UNION_ADD, merge
 from ..query.bind import bind
-from ..query.bound import BoundTerms
+from ..query.bound import BoundBoolean, BoundBoost, BoundQuery, BoundTerms
 from ..storage.snapshot import TableSnapshot
 from .plan_search import Catalog, apply_rules, index_context, simplified
 from .run_search import run_search
 from .search_request import SearchRequest, evolve
 
 
-def _one_term(req: SearchRequest, catalog: Catalog) -> tuple[SegmentSet, str, SearchRequest] | None:
-    """The segment set and the one term ``req`` binds to where the rule above holds
-    (with the request the rules made), else None."""
+def _bound(req: SearchRequest, catalog: Catalog) -> tuple[dict[str, SegmentSet], BoundQuery, SearchRequest] | None:
+    """The segment sets of the columns ``req`` searches and its bound tree, where the
+    planner answers it from the index alone on this process (with the request the rules
+    made); else None."""
     req = apply_rules(simplified(req))
     snap = req.snapshot
     if req.choice != "indexed" or req.executor != "local" or not isinstance(snap, TableSnapshot):
         return None
     ctx = snap.derived(("index_context", req.columns), index_context, snap, catalog, req.columns)
-    bound = bind(req.query, ctx)
-    if not isinstance(bound, BoundTerms) or len(bound.groups) != 1 or len(bound.groups[0]) != 1:
-        return None
-    return ctx.sets[bound.column], bound.groups[0][0], req
+    return ctx.sets, bind(req.query, ctx), req
 
 
 def counted_from_statistics(req: SearchRequest, catalog: Catalog) -> int | None:
     """The number of rows ``req`` matches, read from document frequencies; None where the
     rule above does not hold, or a prefilter's rows narrow the search."""
-    found = _one_term(req, catalog) if req.include is None else None
-    return None if found is None else found[0].lookup([found[1]])[0][0]
+    found = _bound(req, catalog) if req.include is None else None
+    if found is None:
+        return None
+    sets, bound, _ = found
+    if not isinstance(bound, BoundTerms) or len(bound.groups) != 1 or len(bound.groups[0]) != 1:
+        return None
+    return sets[bound.column].lookup([bound.groups[0][0]])[0][0]
 
 
 def count_matches(req: SearchRequest, catalog: Catalog) -> int:
@@ -56,8 +63,63 @@ def count_matches(req: SearchRequest, catalog: Catalog) -> int:
 
 def matching_rows(req: SearchRequest, catalog: Catalog) -> np.ndarray:
     """The row ids ``req`` matches (its limit and offset ignored), ascending, unscored."""
-    found = _one_term(req, catalog)
+    found = _bound(req, catalog)
     if found is not None:
-        terms, term, ruled = found
-        return terms.rows_of(term, ruled.include)
+        sets, bound, ruled = found
+        rows = _rows(bound, sets, ruled.include)
+        if rows is not None:
+            return rows
     return run_search(evolve(req, k=None, offset=0, by_score=False), catalog).column(0).to_numpy()
+
+
+def _rows(node: BoundQuery, sets: dict[str, SegmentSet], within: np.ndarray | None) -> np.ndarray | None:
+    """The live rows ``node`` matches, only among ``within`` (ascending) when given, as
+    ``operators/evaluate.Evaluator`` matches them, without scores: a term's rows from its
+    postings alone (``SegmentSet.rows_of``), unions merged, conjunctions narrowed clause
+    by clause. None where a leaf needs positions (a phrase) or a clause matches every
+    row (a Boolean of MUST NOTs only): the search finds those."""
+    if isinstance(node, BoundTerms):
+        terms = sets[node.column]
+        if not node.require_all:
+            return _union([terms.rows_of(t, within) for t in node.terms()])
+        if not any(node.groups):
+            return _NONE
+        rows = within
+        for group in node.groups:
+            rows = _union([terms.rows_of(t, rows) for t in group])
+            if not len(rows):
+                break
+        return rows
+    if isinstance(node, BoundBoost):
+        return _rows(node.positive, sets, within)
+    if not isinstance(node, BoundBoolean) or not (node.must or node.should):
+        return None
+    found: np.ndarray | None = within
+    if node.must:
+        for clause in node.must:
+            found = _rows(clause, sets, found)
+            if found is None or not len(found):
+                return found
+    else:
+        parts = [_rows(clause, sets, within) for clause in node.should]
+        found = None if any(p is None for p in parts) else _union(parts)  # type: ignore[arg-type]
+    for clause in node.must_not:
+        if found is None or not len(found):
+            return found
+        out = _rows(clause, sets, found)
+        found = None if out is None else merge(SUBTRACT, found, np.zeros(len(found)), out, np.zeros(len(out)), 0.0)[0]
+    return found
+
+
+def _union(parts: list[np.ndarray]) -> np.ndarray:
+    """The union of ascending row lists, ascending (linear merges, the shortest first)."""
+    parts = sorted((p for p in parts if len(p)), key=len)
+    if not parts:
+        return _NONE
+    rows = parts[0]
+    for part in parts[1:]:
+        rows = merge(UNION_ADD, rows, np.zeros(len(rows)), part, np.zeros(len(part)), 0.0)[0]
+    return rows
+
+
+_NONE = np.zeros(0, dtype=np.int64)
