@@ -47,28 +47,34 @@ def counted_from_statistics(req: SearchRequest, catalog: Catalog) -> int | None:
     """The number of rows ``req`` matches, read from document frequencies; None where the
     rule above does not hold, or a prefilter's rows narrow the search."""
     found = _bound(req, catalog) if req.include is None else None
-    if found is None:
-        return None
-    sets, bound, _ = found
-    if not isinstance(bound, BoundTerms) or len(bound.groups) != 1 or len(bound.groups[0]) != 1:
-        return None
-    return sets[bound.column].lookup([bound.groups[0][0]])[0][0]
+    return None if found is None else _from_statistics(*found)
 
 
 def count_matches(req: SearchRequest, catalog: Catalog) -> int:
     """The number of rows ``req`` matches (its limit and offset ignored)."""
-    counted = counted_from_statistics(req, catalog)
-    return counted if counted is not None else len(matching_rows(req, catalog))
+    found = _bound(req, catalog)
+    counted = _from_statistics(*found) if found is not None else None
+    return counted if counted is not None else len(_matching_rows(req, catalog, found))
 
 
 def matching_rows(req: SearchRequest, catalog: Catalog) -> np.ndarray:
     """The row ids ``req`` matches (its limit and offset ignored), ascending, unscored."""
-    found = _bound(req, catalog)
-    if found is not None:
-        sets, bound, ruled = found
-        rows = _rows(bound, sets, ruled.include)
-        if rows is not None:
-            return rows
+    return _matching_rows(req, catalog, _bound(req, catalog))
+
+
+def _from_statistics(sets: dict[str, SegmentSet], bound: BoundQuery, ruled: SearchRequest) -> int | None:
+    """A tree of one term's count without a prefilter, from document frequencies."""
+    if ruled.include is not None or not isinstance(bound, BoundTerms) or len(bound.groups) != 1 \
+            or len(bound.groups[0]) != 1:
+        return None
+    return sets[bound.column].lookup([bound.groups[0][0]])[0][0]
+
+
+def _matching_rows(req: SearchRequest, catalog: Catalog,
+                   found: tuple[dict[str, SegmentSet], BoundQuery, SearchRequest] | None) -> np.ndarray:
+    rows = _rows(found[1], found[0], found[2].include) if found is not None else None
+    if rows is not None:
+        return rows
     return run_search(evolve(req, k=None, offset=0, by_score=False), catalog).column(0).to_numpy()
 
 
