@@ -47,7 +47,9 @@ def statements(draw) -> str:
     if draw(st.booleans()) and "count(*)" in aggs:
         items = [("count(*)" if a == f"count(*) AS a{aggs.index('count(*)')}" else a) for a in items]
     query = draw(st.sampled_from(WORDS + ("alpha beta", "+alpha -gamma", "nothing")))
-    sql = f"SELECT {', '.join(items)} FROM docs WHERE MATCH(body, '{query}') GROUP BY {key}"
+    beside = draw(st.sampled_from(["", " AND year > 1995", " AND cat <> 'blog'", " AND (year IS NULL OR big < 0)",
+                                   " AND score() > 0.5", " AND _rowid % 2 = 0"]))
+    sql = f"SELECT {', '.join(items)} FROM docs WHERE MATCH(body, '{query}'){beside} GROUP BY {key}"
     if draw(st.booleans()):
         sql += " HAVING count(*) > 1" if draw(st.integers(0, 4)) == 0 else ""
     names = [i.split(" AS ")[-1] for i in items]
@@ -135,15 +137,17 @@ def _ordered(table: pa.Table, sql: str) -> list:
     ("SELECT cat, count(*) AS n FROM docs WHERE MATCH(body, 'alpha') GROUP BY cat ORDER BY n DESC LIMIT 2", False),
     ("SELECT cat, sum(price) AS s FROM docs WHERE MATCH(body, 'alpha') GROUP BY cat", False),
     ("SELECT cat, max(score()) AS s FROM docs WHERE MATCH(body, 'alpha') GROUP BY cat", False),
-    ("SELECT cat, count(*) AS n FROM docs WHERE MATCH(body, 'alpha') AND year > 2000 GROUP BY cat", False),
+    ("SELECT cat, count(*) AS n FROM docs WHERE MATCH(body, 'alpha') AND year > 2000 GROUP BY cat", True),
+    ("SELECT cat, count(*) AS n FROM docs WHERE MATCH(body, 'alpha') AND score() > 0 GROUP BY cat", False),
     ("SELECT cat, count(*) AS n FROM docs WHERE MATCH(body, 'alpha') GROUP BY cat HAVING count(*) > 1", False),
     ("SELECT cat, min(year) FROM docs WHERE MATCH(body, 'alpha') GROUP BY cat", False),
     ("SELECT cat, count(*) AS year FROM docs WHERE MATCH(body, 'alpha') GROUP BY cat ORDER BY year", False),
 ])
 def test_the_shapes_answered_without_datafusion(sql, taken):
-    """Counts and exact aggregates by one column, ordered by anything that includes the
-    key or not cut: answered directly; a float's sum, score(), a prefilter, HAVING, an
-    aggregate DataFusion would name, an alias naming a column, ties cut by LIMIT: not."""
+    """Counts and exact aggregates by one column, beside a prefilter or not, ordered by
+    anything that includes the key or not cut: answered directly; a float's sum, score(),
+    HAVING, an aggregate DataFusion would name, an alias naming a column, ties cut by
+    LIMIT: not."""
     table = pa.table({"body": ["alpha beta", "alpha", "beta", "alpha gamma"], "cat": ["a", None, "a", "b"],
                       "year": pa.array([2001, None, 1999, 2001], pa.int32()), "big": [1, 2, 3, None],
                       "price": [1.5, 2.5, None, 0.1]})

@@ -8,10 +8,11 @@ match's key again (~1 ms at 100,000 matches); here it becomes a
 ``operators/grouped_counts.GroupedCounts`` over the matches found unscored.
 
 Only aggregates whose value does not depend on the order rows are added in are answered
-so (see that module); anything else (a float's sum, HAVING, DISTINCT, several keys,
-score(), an aggregate without a name of its own, an alias naming a column, a LIMIT that
-would cut rows tied on every ORDER BY key) is DataFusion's: the statement runs as
-lowered. Each output column is named as DataFusion names it.
+so (see that module), over the matches among the rows a prefilter keeps where the
+statement has one (predicates of the table's columns beside MATCH); anything else (a
+float's sum, HAVING, DISTINCT, several keys, score(), an aggregate without a name of its
+own, an alias naming a column, a LIMIT that would cut rows tied on every ORDER BY key)
+is DataFusion's: the statement runs as lowered. Each output column is named as DataFusion names it.
 """
 
 from __future__ import annotations
@@ -21,16 +22,22 @@ from sqlglot import exp
 
 from ..operators.grouped_counts import Aggregate, GroupedCounts, groupable
 from .dialect import identifier
-from .lower_select import int_literal
+from .lower_select import int_literal, local_predicate
+from .search_scores import conjuncts
 
 _FUNCS = {exp.Count: "count", exp.Sum: "sum", exp.Avg: "avg", exp.Min: "min", exp.Max: "max"}
 
 
-def grouped_counts(statement: exp.Select, alias: str, schema: pa.Schema) -> GroupedCounts | None:
+def grouped_counts(statement: exp.Select, alias: str, schema: pa.Schema, prefiltered: bool) -> GroupedCounts | None:
     """The :class:`GroupedCounts` of a lowered statement reading one search's result
-    (aliased ``alias``, of a table of SQL ``schema``) with no WHERE left, or None if
-    DataFusion must answer it (see the module's docstring)."""
-    if any(statement.args.get(k) for k in ("having", "distinct", "qualify", "windows", "with", "joins", "where")):
+    (aliased ``alias``, of a table of SQL ``schema``), or None if DataFusion must answer it
+    (see the module's docstring). Its WHERE, if any, must be the search's prefilter
+    (``prefiltered``: every conjunct local to the table): the matches among the rows the
+    prefilter keeps are the rows it keeps."""
+    if any(statement.args.get(k) for k in ("having", "distinct", "qualify", "windows", "with", "joins")):
+        return None
+    where = statement.args.get("where")
+    if where is not None and not (prefiltered and all(local_predicate(c, alias, schema) for c in conjuncts(where.this))):
         return None
     group = statement.args.get("group")
     if group is None or len(group.expressions) != 1 or any(group.args.get(k) for k in group.args if k != "expressions"):

@@ -453,9 +453,10 @@ class SqlSession:
 
     def _grouped(self, search: LogicalSearch, grouped: GroupedCounts) -> pa.Table | None:
         """The answer of a statement counting ``search``'s matches by a column
-        (sql/direct_groups.py), over the matches found unscored; None where DataFusion
-        must add its values up."""
-        return grouped.over(*self.db.table(search.table).matching_rows(search.tree))
+        (sql/direct_groups.py), over the matches found unscored among the rows its
+        prefilter keeps; None where DataFusion must add its values up."""
+        include = prefiltered_ids(self.db, search.table, search.alias, search.prefilter) if search.prefilter else None
+        return grouped.over(*self.db.table(search.table).matching_rows(search.tree, include))
 
     def _run_lowered(self, text: str, lowered: list[Lowered]) -> datafusion.DataFrame:
         """Run the searches of a lowered statement, then its SQL ``text`` over their results."""

@@ -198,7 +198,7 @@ class FastLowering:
         for n, conj in enumerate(conjuncts_):
             if not has_match(conj):
                 kept.append(conj)
-                if source.managed and self._local(conj, alias, schema):
+                if source.managed and local_predicate(conj, alias, schema):
                     prefilter.append(conj)
                     if written is not None:
                         written_prefilter.append(written[n])  # (no OR at its top: see conjunct_texts)
@@ -277,18 +277,6 @@ class FastLowering:
         if added is not None:
             sp.insert(order_end, f", {rowid} {'DESC' if added.args.get('desc') else 'ASC'}")
         splice_stars(sp, self.select, stars, {alias: [ROWID, SCORE, *([TOTAL] if total else [])]}, self.schemas)
-
-    def _local(self, node: exp.Expression, alias: str, schema: pa.Schema) -> bool:
-        """A predicate DataFusion can evaluate on the searched table alone (a prefilter);
-        one reading score() can only be evaluated after the search."""
-        if node.find(exp.Select, exp.AggFunc, exp.Window, FtsScore) is not None:
-            return False
-        for col in node.find_all(exp.Column):
-            if col.table and col.table != alias:
-                return False
-            if identifier(col) not in schema.names and identifier(col) != ROWID:
-                return False
-        return True
 
     def _tie_break(self, keys: list[tuple[exp.Ordered, FtsScore]], alias: str) -> exp.Ordered | None:
         """ORDER BY the score means the total order (docs/design.md: "SQL"): ``_rowid``
@@ -497,6 +485,19 @@ def _modified(columns: list[exp.Expression], star: exp.Star) -> list[exp.Express
             continue
         out.append(replaced[name].copy() if name in replaced else column)
     return out
+
+
+def local_predicate(node: exp.Expression, alias: str, schema: pa.Schema) -> bool:
+    """A predicate DataFusion can evaluate on the searched table alone (a prefilter: its
+    columns, ``_rowid``); one reading score() can only be evaluated after the search."""
+    if node.find(exp.Select, exp.AggFunc, exp.Window, FtsScore) is not None:
+        return False
+    for col in node.find_all(exp.Column):
+        if col.table and col.table != alias:
+            return False
+        if identifier(col) not in schema.names and identifier(col) != ROWID:
+            return False
+    return True
 
 
 def int_literal(node: exp.Expression | None) -> int | None:

@@ -125,7 +125,8 @@ def direct(statement: exp.Expression, lowered: list[Lowered], schema: pa.Schema 
     if source is None or not isinstance(source.this, exp.Table) or source.this.name != lowered[0].result_table:
         return None
     if statement.args.get("group"):
-        grouped = grouped_counts(statement, alias, schema) if search.managed and schema is not None else None
+        grouped = grouped_counts(statement, alias, schema, search.prefilter is not None) \
+            if search.managed and schema is not None else None
         return Direct((), 0, None, grouped=grouped) if grouped is not None else None
     if any(statement.args.get(k) for k in ("joins", "where", "having", "distinct", "qualify", "windows", "with")):
         return None
