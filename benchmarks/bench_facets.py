@@ -9,8 +9,9 @@ with its default tokenizer (the same split as ours on this ASCII corpus), ``cat`
 text fast field, ``year`` an integer fast field, ``price`` a float fast field
 (``bench-data/tantivy-facets-<n>/``).
 
-Queries: the corpus's terms matching 5-15 % of rows (one term each; the counts of both
-systems are checked equal). Per query, medians of ``--repeats`` passes, the two systems
+Queries: the corpus's terms matching 5-15 % of rows (one term each), and ORs of two of
+them for ``count`` and ``by cat`` (the counts of both systems are checked equal, and their
+counts by ``cat``). Per query, medians of ``--repeats`` passes, the two systems
 interleaved statement by statement:
 
 =========================  ===========================================  ==========================================
@@ -165,30 +166,39 @@ def check(db: fts.Database, index, term: str) -> int:
     return ours
 
 
-def measure(db: fts.Database, index, terms: list[str], repeats: int) -> dict[str, dict[str, float]]:
-    """Per statement, the medians over queries of each query's median, ms, per system."""
+# Statements also measured for queries of two terms (an OR: either term's rows).
+PAIRED = ("count", "by cat, top 10")
+
+
+def measure(db: fts.Database, index, terms: list[str], repeats: int, names: tuple[str, ...] | None = None,
+            label: str = "") -> dict[str, dict[str, float]]:
+    """Per statement (``names``: those only), the medians over queries of each query's
+    median, ms, per system; each statement's name followed by ``label``."""
     samples: dict[tuple[str, str, str], list[float]] = {}
     for _ in range(repeats + 1):  # (the first pass warms up)
         for term in terms:
             ours, theirs = statements(term), tantivy_calls(index, term)
-            for name in ours:
+            for name in names or ours:
                 for system, call in (("ours", lambda: db.sql(ours[name]).to_arrow_table()), ("tantivy", theirs[name])):
                     start = time.perf_counter()
                     call()
                     samples.setdefault((name, system, term), []).append(1e3 * (time.perf_counter() - start))
     out: dict[str, dict[str, float]] = {}
     for (name, system, term), times in samples.items():
-        out.setdefault(name, {}).setdefault(system, []).append(statistics.median(times[1:]))  # type: ignore[union-attr]
+        out.setdefault(name + label, {}).setdefault(system, []).append(statistics.median(times[1:]))  # type: ignore[union-attr]
     return {name: {system: statistics.median(v) for system, v in by.items()} for name, by in out.items()}  # type: ignore[arg-type]
 
 
-def report(n_rows: int, matches: dict[str, int], results: dict[str, dict[str, float]], repeats: int) -> str:
+def report(n_rows: int, matches: dict[str, int], results: dict[str, dict[str, float]], repeats: int,
+           paired: dict[str, int]) -> str:
     share = [100 * m / n_rows for m in matches.values()]
+    both = [100 * m / n_rows for m in paired.values()]
     lines = [
         SECTION,
         "",
         f"Run {_dt.date.today().isoformat()} at {git_state()} (`python benchmarks/bench_facets.py`), "
         f"{n_rows:,} rows, {len(matches)} one-term queries matching {min(share):.1f}-{max(share):.1f} % of rows "
+        f"and {len(paired)} ORs of two of them matching {min(both):.1f}-{max(both):.1f} % "
         f"(both systems' counts checked equal, and their counts by `cat`), medians of {repeats} passes, "
         f"interleaved; load average {loadavg()}. Ours through `db.sql(...).to_arrow_table()`; "
         "Tantivy 0.27 through tantivy-py (see the script's docstring for each call).",
@@ -218,8 +228,12 @@ def main(argv: list[str] | None = None) -> None:
     terms = [t for t, _ in frequent_terms(table, args.queries)]
     del table
     matches = {t: check(db, index, t) for t in terms}
-    log(f"queries: {json.dumps(matches)}")
-    section = report(n_rows, matches, measure(db, index, terms, args.repeats), args.repeats)
+    pairs = [f"{a} {b}" for a, b in zip(terms, terms[1:])]
+    paired = {p: check(db, index, p) for p in pairs}
+    log(f"queries: {json.dumps(matches)}; two terms: {json.dumps(paired)}")
+    results = measure(db, index, terms, args.repeats)
+    results.update(measure(db, index, pairs, args.repeats, PAIRED, ", two terms (OR)"))
+    section = report(n_rows, matches, results, args.repeats, paired)
     print(section)
     if not args.no_docs:
         bc.write_docs_section(SECTION, section)
