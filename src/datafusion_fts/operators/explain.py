@@ -310,12 +310,7 @@ def explain_search(
     each column analyzed by ``analyzers[column]`` as the search analyzed it."""
     bound, stats = search_basis(plan)
 
-    def fetch(rows: np.ndarray, columns: list[str]) -> pa.Table:
-        if isinstance(snapshot, TableSnapshot):
-            return snapshot.take(rows, columns)
-        return snapshot.take(rows, np.zeros(len(rows))).select(columns)
-
-    return explain_rows(query, bound, stats, analyzers, fetch, row_ids)
+    return explain_rows(query, bound, stats, analyzers, snapshot.take, row_ids)
 
 
 def search_basis(plan: ExecutionPlan) -> tuple[BoundQuery, QueryStats]:

@@ -12,7 +12,7 @@ part's top-k merges under the total order (§5.2).
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Iterator
+from typing import Any, Iterator
 
 import pyarrow as pa
 
@@ -60,18 +60,18 @@ class HybridResidualSearch(ExecutionPlan):
 
     @staticmethod
     def unmet(
-        table: object, columns: tuple[str, ...], phrase_columns: frozenset[str] = frozenset(),
+        table: Any, columns: tuple[str, ...], phrase_columns: frozenset[str] = frozenset(),
         residual_row_limit: int = 0,
     ) -> list[str]:
         """Needs a managed table whose query columns are indexed (with positions for
         phrases) up to a tail of at most ``fts.residual_row_limit`` rows."""
-        if not isinstance(table, TableSnapshot):
-            return [f"{getattr(table, 'name', table)} is not a managed table"]
+        if not table.managed:
+            return [f"{table.name} is not a managed table"]
         if not columns:
             return ["the query reads no column"]
         out = []
         for column in columns:
-            index = table.meta.indexes.get(column)
+            index = table.index(column)
             if index is None:
                 out.append(f"{column}: no index to extend with a tail")
             elif column in phrase_columns and not index.positions:

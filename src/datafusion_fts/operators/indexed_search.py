@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import time
 from functools import cached_property
-from typing import Callable, Iterator, Sequence
+from typing import Any, Callable, Iterator, Sequence
 
 import numpy as np
 import pyarrow as pa
@@ -14,7 +14,6 @@ from ..index.bm25 import ColumnStats
 from ..index.segment_set import SegmentSet
 from ..index.term_postings import TermPostings
 from ..query.bound import BoundQuery, query_terms
-from ..storage.snapshot import TableSnapshot
 from .base import ExecutionPlan, search_batch
 from .evaluate import Evaluator, Hits, QueryStats
 from .ordering import ordered, shown_k
@@ -48,18 +47,18 @@ class IndexedSearch(ExecutionPlan):
 
     @staticmethod
     def unmet(
-        table: object, columns: tuple[str, ...], phrase_columns: frozenset[str] = frozenset(),
+        table: Any, columns: tuple[str, ...], phrase_columns: frozenset[str] = frozenset(),
         residual_row_limit: int = 0,
     ) -> list[str]:
         """What keeps this operator from answering a query on ``columns`` of ``table``
         exactly: it needs, per column, an index covering every committed row, with
         positions for the ``phrase_columns``."""
-        if not isinstance(table, TableSnapshot):
-            return [f"{getattr(table, 'name', table)} is not a managed table"]
+        if not table.managed:
+            return [f"{table.name} is not a managed table"]
         out = []
         last = table.row_count - 1
         for column in columns:
-            index = table.meta.indexes.get(column)
+            index = table.index(column)
             if index is None:
                 out.append(f"{column}: no index")
             elif table.covered_until(column) < last:

@@ -7,7 +7,6 @@ The advice travels with the request: EXPLAIN shows it, and the scan issues it as
 
 from __future__ import annotations
 
-from ..storage.snapshot import TableSnapshot
 from .search_request import SearchRequest, evolve
 
 
@@ -17,7 +16,7 @@ def advise_index(req: SearchRequest) -> SearchRequest:
         return req
     table = req.snapshot.name
     columns = ", ".join(req.columns)
-    if not isinstance(req.snapshot, TableSnapshot):
+    if not req.snapshot.managed:
         return evolve(req, advice=(
             f"{table} is not a managed table, so MATCH scans every row; CREATE TABLE {table}_fts AS "
             f"SELECT * FROM {table}, then CREATE FULLTEXT INDEX ON {table}_fts ({columns}), searches an index"

@@ -25,7 +25,6 @@ from ..index.segment_set import SegmentSet
 from ..kernels.merge import SUBTRACT, UNION_ADD, merge
 from ..query.bind import bind
 from ..query.bound import BoundBoolean, BoundBoost, BoundQuery, BoundTerms
-from ..storage.snapshot import TableSnapshot
 from .plan_search import Catalog, apply_rules, index_context, simplified
 from .run_search import run_search
 from .search_request import SearchRequest, evolve
@@ -37,7 +36,7 @@ def _bound(req: SearchRequest, catalog: Catalog) -> tuple[dict[str, SegmentSet],
     made); else None."""
     req = apply_rules(simplified(req))
     snap = req.snapshot
-    if req.choice != "indexed" or req.executor != "local" or not isinstance(snap, TableSnapshot):
+    if req.choice != "indexed" or req.executor != "local" or not snap.managed:
         return None
     ctx = snap.derived(("index_context", req.columns), index_context, snap, catalog, req.columns)
     return ctx.sets, bind(req.query, ctx), req

@@ -23,10 +23,9 @@ from ..query.bind import bind
 from ..query.tree import Phrase, Query, leaves, shape
 from ..storage.files.manifest import IndexMeta
 from ..storage.snapshot import TableSnapshot
-from ..storage.sources.foreign import ForeignTable
 from .advise_index import advise_index
 from .plan_distributed import DistributedExecutor, plan_distributed
-from .search_request import DECIDED, SearchRequest, evolve
+from .search_request import DECIDED, SearchedTable, SearchRequest, evolve
 from .simplify_query import simplify_query
 
 DEFAULT_ANALYZER = AnalyzerConfig()
@@ -42,12 +41,9 @@ def _text_columns(schema: pa.Schema) -> frozenset[str]:
     )
 
 
-def _text_columns_of(snapshot: TableSnapshot | ForeignTable) -> frozenset[str]:
-    """:func:`_text_columns` of the table, once per snapshot of a managed table (every
-    query reads it)."""
-    if isinstance(snapshot, TableSnapshot):
-        return snapshot.derived(("text_columns",), _text_columns, snapshot.schema)
-    return _text_columns(snapshot.schema)
+def _text_columns_of(snapshot: SearchedTable) -> frozenset[str]:
+    """:func:`_text_columns` of the table, once per version of it (every query reads it)."""
+    return snapshot.derived(("text_columns",), _text_columns, snapshot.schema)
 
 
 def check_columns(req: SearchRequest) -> SearchRequest:
@@ -122,10 +118,7 @@ def apply_rules(req: SearchRequest, query_shape: tuple | None = None) -> SearchR
     leaves' kinds and columns) and the snapshot only through its schema and coverage, so
     on a managed table their decisions are made once per snapshot, query shape
     (``query_shape``, if the caller has it) and the settings they read."""
-    snap = req.snapshot
-    if not isinstance(snap, TableSnapshot):
-        return _decide(req)
-    memo = snap.derived(("rules",), dict)
+    memo = req.snapshot.derived(("rules",), dict)
     key = (shape(req.query) if query_shape is None else query_shape, req.force_plan, req.residual_row_limit)
     decided = memo.get(key)
     if decided is None:
@@ -175,23 +168,16 @@ class IndexBindContext:
         return self.sets[column].gram_candidates(char)
 
 
-def _index(snapshot: TableSnapshot | ForeignTable, column: str) -> IndexMeta | None:
-    return snapshot.meta.indexes.get(column) if isinstance(snapshot, TableSnapshot) else None
-
-
-def column_analyzer(snapshot: TableSnapshot | ForeignTable, column: str) -> Analyzer:
-    if isinstance(snapshot, TableSnapshot):  # (hashing the config per query costs more)
-        return snapshot.derived(("analyzer", column), _analyzer_of, snapshot.meta.indexes.get(column))
-    return _analyzer_of(None)
+def column_analyzer(snapshot: SearchedTable, column: str) -> Analyzer:
+    # (once per version of the table: hashing the config per query costs more)
+    return snapshot.derived(("analyzer", column), _analyzer_of, snapshot.index(column))
 
 
 def _analyzer_of(index: IndexMeta | None) -> Analyzer:
     return analyzer_for(index.analyzer if index else DEFAULT_ANALYZER)
 
 
-def _analyzers(
-    snapshot: TableSnapshot | ForeignTable, columns: tuple[str, ...]
-) -> dict[str, Analyzer]:
+def _analyzers(snapshot: SearchedTable, columns: tuple[str, ...]) -> dict[str, Analyzer]:
     return {c: column_analyzer(snapshot, c) for c in columns}
 
 
@@ -264,7 +250,7 @@ def plan_search(req: SearchRequest, catalog: Catalog | None) -> tuple[ExecutionP
             req.query,
             snap.scan,
             _analyzers(snap, req.columns),
-            {c: column_params(_index(snap, c)) for c in req.columns},
+            {c: column_params(snap.index(c)) for c in req.columns},
             k,
             req.include,
             label=snap.name,

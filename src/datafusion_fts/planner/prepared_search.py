@@ -27,7 +27,6 @@ from ..operators import indexed_search
 from ..operators.term_slots import TermSlots, term_slots
 from ..operators.term_topk import term_topk
 from ..query.tree import Match, leaves, shape
-from ..storage.snapshot import TableSnapshot
 from ..query.bind import bind
 from .plan_search import (
     Catalog, IndexBindContext, SearchRequest, apply_rules, column_analyzer, index_context, kept, simplified,
@@ -99,9 +98,7 @@ def search_prepared(req: SearchRequest, catalog: Catalog) -> tuple[np.ndarray, n
     none (another plan, another executor, no limit, a shape the kernels do not answer):
     then it is planned (:func:`.plan_search.plan_search`)."""
     snap = req.snapshot
-    if req.k is None or req.executor != "local" or not indexed_search.TERM_KERNELS:
-        return None
-    if not isinstance(snap, TableSnapshot):
+    if req.k is None or req.executor != "local" or not indexed_search.TERM_KERNELS or not snap.managed:
         return None
     req = simplified(req)  # (as plan_search does: the shapes kept are the simplified trees')
     memo = snap.derived(("prepared",), dict)

@@ -3,15 +3,45 @@ decisions (docs/design.md: "The planner")."""
 
 from __future__ import annotations
 
-from typing import Any, NamedTuple
+from typing import Any, Callable, NamedTuple, Protocol, TypeVar
 
 import datafusion
 import numpy as np
+import pyarrow as pa
 
 from ..query.tree import Query
 from ..settings import Settings
-from ..storage.snapshot import TableSnapshot
+from ..storage.files.manifest import IndexMeta
 from ..storage.sources.foreign import ForeignTable
+
+T = TypeVar("T")
+
+
+class SearchedTable(Protocol):
+    """What the planner and the operators read of the table a search reads: a managed
+    table's snapshot (``TableSnapshot``) and a table of the session (``ForeignTable``)
+    both answer it, so a rule asks the table, not its class."""
+
+    name: str
+
+    @property
+    def schema(self) -> pa.Schema: ...
+
+    @property
+    def managed(self) -> bool:
+        """A database's table, whose rows indexes may cover (else every plan scans it)."""
+
+    def index(self, column: str) -> IndexMeta | None:
+        """The full-text index of ``column``, if any."""
+
+    def derived(self, key: tuple, make: Callable[..., T], *args: Any) -> T:
+        """``make(*args)``, computed once per version of the table under ``key``."""
+
+    def describe_source(self) -> str | None:
+        """For EXPLAIN, the files of a table indexed in place (None: another kind)."""
+
+    def take(self, row_ids: np.ndarray, columns: list[str]) -> pa.Table:
+        """The ``columns`` of rows ``row_ids``, in the order given."""
 
 
 class SearchRequest(NamedTuple):
@@ -21,7 +51,7 @@ class SearchRequest(NamedTuple):
     evolved by every rule, for each search, and a frozen dataclass's per-field setattr
     costs several times more."""
 
-    snapshot: TableSnapshot | ForeignTable
+    snapshot: SearchedTable
     query: Query
     k: int | None
     offset: int = 0
@@ -74,5 +104,4 @@ def session_table(ctx: datafusion.SessionContext, name: str) -> ForeignTable:
 def described_source(req: SearchRequest) -> str | None:
     """What EXPLAIN says of the files a search of a table indexed in place reads (None:
     the search reads another kind of table)."""
-    snap = req.snapshot
-    return snap.describe_source() if isinstance(snap, TableSnapshot) and snap.meta.source else None
+    return req.snapshot.describe_source()

@@ -309,7 +309,7 @@ class SqlSession:
         if not search.managed:
             foreign = session_table(self.ctx, search.table)
             if search.k == 0:
-                return foreign.take(np.zeros(0, np.int64), np.zeros(0)), None, None
+                return foreign.take_scored(np.zeros(0, np.int64), np.zeros(0)), None, None
             request = foreign_request(foreign, search.tree, search.k, self.db.settings)
             plan = None
             if planned:
@@ -319,7 +319,7 @@ class SqlSession:
                 found = run_search(request, None)
             if not search.carries_rows:
                 return found, plan, request
-            return foreign.take(found.column(0).to_numpy(), found.column(1).to_numpy()), plan, request
+            return foreign.take_scored(found.column(0).to_numpy(), found.column(1).to_numpy()), plan, request
         table = self.db.table(search.table)
         include = None
         if search.prefilter:

@@ -5,13 +5,13 @@ from __future__ import annotations
 from collections import Counter
 from dataclasses import dataclass, field
 from functools import cached_property
-from typing import TYPE_CHECKING, Any, Callable, Iterator, Mapping, TypeVar
+from typing import TYPE_CHECKING, Any, Callable, ClassVar, Iterator, Mapping, TypeVar
 
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from .files.manifest import ROWID, FragmentMeta, TableMeta
+from .files.manifest import ROWID, FragmentMeta, IndexMeta, TableMeta
 from .parquet.large_take import take_out_of_order
 from .parquet.reorder_rows import reorder_rows
 from .sources.source_files import TAIL_ID_PREFIX, SourceFiles
@@ -42,9 +42,16 @@ class TableSnapshot:
     # See derived().
     memo: dict[tuple, Any] = field(default_factory=dict, init=False, repr=False, compare=False)
 
+    # A database's table: indexes may cover its rows (else a session's: sources/foreign.py).
+    managed: ClassVar[bool] = True
+
     @property
     def name(self) -> str:
         return self.meta.name
+
+    def index(self, column: str) -> IndexMeta | None:
+        """The full-text index of ``column``, if it has one."""
+        return self.meta.indexes.get(column)
 
     @property
     def schema(self) -> pa.Schema:
@@ -112,10 +119,13 @@ class TableSnapshot:
             gaps.append((start, self.row_count - 1))
         return [(lo, hi) for lo, hi in gaps if lo <= hi]
 
-    def describe_source(self) -> str:
+    def describe_source(self) -> str | None:
         """For EXPLAIN, a table indexed in place as this snapshot found its files: how
         many, which are not indexed yet (the tail), and the ids of rows whose files
-        changed or went away since (read as deleted: no plan answers from them)."""
+        changed or went away since (read as deleted: no plan answers from them); None for
+        a table whose rows the database holds."""
+        if not self.meta.source:
+            return None
         tail = [f.file for f in self.meta.fragments if f.id.startswith(TAIL_ID_PREFIX)]
         committed = len(self.meta.fragments) - len(tail)
         parts = [f"{self.meta.source} ({committed + len(tail)} files)"]

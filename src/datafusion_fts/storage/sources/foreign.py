@@ -9,13 +9,15 @@ of tied scores) are the same on every run over unchanged data.
 from __future__ import annotations
 
 from collections import Counter
-from typing import Iterator
+from typing import Any, Callable, Iterator, TypeVar
 
 import datafusion
 import numpy as np
 import pyarrow as pa
 
 from ..files.manifest import ROWID
+
+T = TypeVar("T")
 
 
 def _plain(field: pa.Field) -> pa.Field:
@@ -27,6 +29,11 @@ def _plain(field: pa.Field) -> pa.Field:
 
 
 class ForeignTable:
+    """A table of the session, as a search reads it (the planner's ``SearchedTable``, as a
+    managed table's snapshot is): no index covers its rows, so every plan scans it."""
+
+    managed = False
+
     def __init__(self, ctx: datafusion.SessionContext, name: str) -> None:
         self.ctx = ctx
         self.name = name
@@ -34,6 +41,21 @@ class ForeignTable:
         # searched; the rows a search returns have the session's own types again.
         self.sql_schema: pa.Schema = ctx.table(name).schema()
         self.schema: pa.Schema = pa.schema([_plain(f) for f in self.sql_schema])
+        self._memo: dict[tuple, Any] = {}
+
+    def index(self, column: str) -> None:
+        """No index: a table of the session is searched by scanning it."""
+        return None
+
+    def describe_source(self) -> None:
+        """No files indexed in place to describe (EXPLAIN)."""
+        return None
+
+    def derived(self, key: tuple, make: Callable[..., T], *args: Any) -> T:
+        """``make(*args)``, once per this table as one statement reads it."""
+        if key not in self._memo:
+            self._memo[key] = make(*args)
+        return self._memo[key]
 
     def scan(self, columns: list[str]) -> Iterator[pa.RecordBatch]:
         """Batches of ``_rowid`` (scan position) plus ``columns``."""
@@ -63,7 +85,12 @@ class ForeignTable:
         scanned = self.count()
         return {c: Counter({"rows of a scan of the table": scanned}) for c in columns if c != ROWID}
 
-    def take(self, positions: np.ndarray, scores: np.ndarray) -> pa.Table:
+    def take(self, positions: np.ndarray, columns: list[str]) -> pa.Table:
+        """The ``columns`` of the rows at ``positions`` (any order), in the order given,
+        of the types the session gives them (as a snapshot's ``take``)."""
+        return self.take_scored(positions, np.zeros(len(positions))).select(columns)
+
+    def take_scored(self, positions: np.ndarray, scores: np.ndarray) -> pa.Table:
         """Every column of the rows at ``positions`` (any order), with ``_rowid`` and
         ``_score``, in the order given; the columns of the types the session gives them."""
         order = np.argsort(positions, kind="stable")
@@ -92,6 +119,7 @@ class HeldRows(ForeignTable):
         self.sql_schema = rows.schema
         self.schema = pa.schema([_plain(f) for f in rows.schema])
         self._rows = rows
+        self._memo = {}
 
     def count(self) -> int:
         return self._rows.num_rows

@@ -45,7 +45,6 @@ from ..parquet.page_reader import (
     fetch_units,
     open_parquet,
     pages_of,
-    take_encoded,
     take_rows,
 )
 from ..stores.store import Store
