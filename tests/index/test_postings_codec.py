@@ -110,6 +110,8 @@ def test_whole_lists_read_back_as_written(lists):
             start, end, blk0 = post_offsets[t], post_offsets[t + 1], block_offsets[t]
             got = gather(src, psrc, start, end, blk0, start, end, NONE, False, NONE, False)
             assert np.array_equal(got[0], rows) and np.array_equal(got[1], tfs)
+            alone = gather(src, psrc, start, end, blk0, start, end, NONE, False, NONE, False, False)
+            assert np.array_equal(alone[0], rows) and len(alone[1]) == 0  # (rows only: no tfs decoded)
 
 
 @settings(max_examples=max(settings.default.max_examples // 2, 1))  # (~0.13 s an example)
@@ -138,6 +140,8 @@ def test_probes_and_ranks_decode_only_what_they_need_and_agree(lists, data):
             got = gather(src, psrc, start, end, blk0, a, b, probes, True, drop, False)
             assert np.array_equal(got[0], rows[a - start:b - start][keep])
             assert np.array_equal(got[1], tfs[a - start:b - start][keep])
+            alone = gather(src, psrc, start, end, blk0, a, b, probes, True, drop, False, False)  # (rows only)
+            assert np.array_equal(alone[0], got[0]) and len(alone[1]) == 0
             for p in probes[:5]:
                 assert rank(src, start, end, blk0, int(p)) == start + int(np.searchsorted(rows, p))
 

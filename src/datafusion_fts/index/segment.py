@@ -327,11 +327,12 @@ class Segment:
             raise self.damaged(exc) from exc
 
     def read(
-        self, term_id: int, a: int, b: int, within: np.ndarray | None, drop: np.ndarray, positions: bool
+        self, term_id: int, a: int, b: int, within: np.ndarray | None, drop: np.ndarray, positions: bool,
+        tfs: bool = True,
     ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-        """The term's postings a..b (local rows, tfs, and with ``positions`` position
-        offsets from 0 and positions), only at local rows of ``within`` when given (both
-        ascending) and not at rows of ``drop``."""
+        """The term's postings a..b (local rows, tfs unless not ``tfs``, and with
+        ``positions`` position offsets from 0 and positions), only at local rows of
+        ``within`` when given (both ascending) and not at rows of ``drop``."""
         if positions and not self.has_positions:
             raise StorageError(f"index segment {self.meta.id} has no positions (its files are incomplete)")
         use = within is not None
@@ -339,7 +340,7 @@ class Segment:
         try:
             return gather(
                 self.source, self.position_source, *self.term_range(term_id), a, b,
-                within if within is not None else _none(np.int64), use, drop, positions,
+                within if within is not None else _none(np.int64), use, drop, positions, tfs,
             )
         except DamagedPostings as exc:
             raise self.damaged(exc) from exc

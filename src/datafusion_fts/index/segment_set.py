@@ -209,7 +209,7 @@ class SegmentSet:
             local = _local(p, within)
             if a >= b or local is not None and not len(local):
                 continue
-            rows = p.segment.read(tid, a, b, local, p.deleted, False)[0]
+            rows = p.segment.read(tid, a, b, local, p.deleted, False, tfs=False)[0]
             if len(rows):
                 pieces.append(rows.astype(np.int64) + p.segment.meta.base)
         if not pieces:

@@ -297,11 +297,12 @@ def rank(tuple src, int64_t start, int64_t end, int64_t blk0, int64_t row):
 
 
 def gather(tuple src, tuple psrc, int64_t start, int64_t end, int64_t blk0, int64_t a, int64_t z, within,
-           bint use_within, drop, bint with_positions):
+           bint use_within, drop, bint with_positions, bint with_tfs=True):
     """Postings [a, z) of a term's postings [start, end), only those whose row is in
     ``within`` (int64, ascending; when ``use_within``) and not in ``drop`` (int64,
     ascending): ``(rows, tfs, pos_offsets, positions)``, the position arrays empty unless
-    ``with_positions``.
+    ``with_positions``, the tfs empty unless ``with_tfs`` (rows alone: a match set needs
+    no frequencies, and their blocks are not decoded).
 
     Blocks holding no row of ``within`` are passed by their last rows, undecoded: probing
     a long list at a few rows decodes a block per row at most."""
@@ -331,11 +332,12 @@ def gather(tuple src, tuple psrc, int64_t start, int64_t end, int64_t blk0, int6
             ps = _pos_source(&held, psrc)
         within_ = i64(&held, within, &n_within)
         drop_ = i64(&held, drop, &n_drop)
+        with_tfs = with_tfs or with_positions  # (a block's positions are found by its tfs)
         cap = z - a
         if use_within:
             cap = min(cap, n_within)
         rows_a = np.empty(cap, dtype=np.uint32)
-        tfs_a = np.empty(cap, dtype=np.uint32)
+        tfs_a = np.empty(cap if with_tfs else 0, dtype=np.uint32)
         pos_offsets_a = np.zeros(cap + 1 if with_positions else 0, dtype=np.int64)
         rows = u32_out(&held, rows_a)
         tfs = u32_out(&held, tfs_a)
@@ -354,7 +356,8 @@ def gather(tuple src, tuple psrc, int64_t start, int64_t end, int64_t blk0, int6
                         b += 1
                         continue
                 ok &= load_rows(&s_, blk0, b, s, n, brows)
-                load_tfs(&s_, b, s, n, btfs)
+                if with_tfs:
+                    load_tfs(&s_, b, s, n, btfs)
                 if with_positions and not _load_positions(&ps, b, s, n, btfs, boffs, &bpos, &no_memory):
                     positions_ok = False
                     break
@@ -373,7 +376,8 @@ def gather(tuple src, tuple psrc, int64_t start, int64_t end, int64_t blk0, int6
                     if di < n_drop and drop_[di] == r:
                         continue
                     rows[m] = brows[i]
-                    tfs[m] = btfs[i]
+                    if with_tfs:
+                        tfs[m] = btfs[i]
                     if with_positions:
                         k = boffs[i + 1] - boffs[i]
                         at = pos_offsets[m]
@@ -393,7 +397,7 @@ def gather(tuple src, tuple psrc, int64_t start, int64_t end, int64_t blk0, int6
         if not ok:
             raise DamagedPostings(BAD_ROWS)
         if not with_positions:
-            return rows_a[:m], tfs_a[:m], pos_offsets_a, np.empty(0, dtype=np.uint32)
+            return rows_a[:m], tfs_a[:m] if with_tfs else tfs_a, pos_offsets_a, np.empty(0, dtype=np.uint32)
         out_a = np.empty(pos_offsets[m], dtype=np.uint32)
         if pos_offsets[m]:
             memcpy(u32_out(&held, out_a), positions.data, pos_offsets[m] * sizeof(uint32_t))
