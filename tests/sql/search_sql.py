@@ -412,7 +412,8 @@ class Generator:
 
     def statement(self) -> Statement:
         shape = self.rnd.choice(["page", "page", "page", "single", "single", "join", "join", "two", "group",
-                                 "window", "subquery", "relation", "setop", "distinct", "on", "inner_cte", "count"])
+                                 "window", "subquery", "relation", "setop", "distinct", "on", "inner_cte", "count",
+                                 "facets"])
         return getattr(self, f"_{shape}")()
 
     def _wrap(self, select: Select, ordered: bool, with_cte: Source | None = None) -> Statement:
@@ -575,6 +576,30 @@ class Generator:
         if r.random() < 0.5:
             select.having = "count(*) > 1"
         select.order = [("g", r.random() < 0.5)]
+        return self._wrap(select, True)
+
+    def _facets(self) -> Statement:
+        """Counts by a column over a search (a search page's facets; answered without
+        DataFusion where exact): MATCH alone or beside a predicate of the table, a text or
+        integer key, a few aggregates, ordered by the count then the key, paged or not."""
+        r = self.rnd
+        source = self.source("docs")
+        select = Select([source])
+        select.where = self.match(source)
+        if r.random() < 0.5:
+            select.where = Op("AND", [select.where, self.relational(source)])
+        a = source.alias
+        key = f"{a}.{r.choice(['cat', 'year'])}"
+        select.items = [(Raw(key), "g"), (Raw("count(*)"), "n")]
+        extra = r.sample([f"count({a}.title)", f"min({a}.year)", f"max({a}.id)", f"sum({a}.id)", f"avg({a}.year)"],
+                         r.randint(0, 2))
+        select.items += [(Raw(e), f"a{i}") for i, e in enumerate(extra)]
+        select.group = [key]
+        select.order = [("n", True), ("g", r.random() < 0.5)]
+        if r.random() < 0.6:
+            select.limit = r.randint(1, 4)
+            if r.random() < 0.5:
+                select.offset = r.randint(0, 2)
         return self._wrap(select, True)
 
     def _window(self) -> Statement:
