@@ -211,7 +211,7 @@ class SegmentSet:
                 continue
             rows = p.segment.read(tid, a, b, local, p.deleted, False, tfs=False)[0]
             if len(rows):
-                pieces.append(rows.astype(np.int64) + p.segment.meta.base)
+                pieces.append(np.add(rows, p.segment.meta.base, dtype=np.int64))  # (one array, not two)
         if not pieces:
             return _NONE
         rows = np.concatenate(pieces) if len(pieces) > 1 else pieces[0]

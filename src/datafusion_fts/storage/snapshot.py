@@ -277,7 +277,7 @@ class TableSnapshot:
         file: their offsets from its first row id, less the ids before them that its file
         lacks (its gaps, after compaction: ``FragmentMeta.gaps``). For an id that is a gap,
         the place of the next row."""
-        places = ids - frag.row_lo
+        places = ids - frag.row_lo if frag.row_lo else ids  # (the ids themselves: no copy)
         if frag.gaps:
             gaps = self.derived(("gaps", frag.id), self.store.read_deletes, frag.gaps, frag.gaps_crc)
             places = places - np.searchsorted(gaps, ids)
