@@ -718,9 +718,12 @@ def test_a_count_over_the_matches_beside_a_top_k_is_the_search_s_count(library, 
         fast = library.sql(sql).to_arrow_table()
     finally:
         fts.Table.find_counted = real  # type: ignore[method-assign]
+    statistics = bool(counted) and counted[0] is not None
     if "'beta') ORDER BY s DESC LIMIT 2" in sql:  # (from the index's statistics where it has one)
-        assert counted and (counted[0] is not None) == bool(library.table("docs").snapshot().meta.fulltext)
-    assert re.search(r"k=\d+, total", explain(library, sql)["logical_plan"])
+        assert counted and statistics == bool(library.table("docs").snapshot().meta.fulltext)
+    logical = explain(library, sql)["logical_plan"]
+    assert re.search(r"k=\d+, total", logical)
+    assert ("total: the index's document frequencies" in logical) == statistics, logical
     library.settings.set("fts.sql_fast_paths", False)
     general = library.sql(sql).to_arrow_table()
     assert fast.schema == general.schema and fast.equals(general)

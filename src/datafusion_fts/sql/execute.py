@@ -21,6 +21,7 @@ from ..operators.base import SEARCH_SCHEMA
 from ..operators.explain import explain_search
 from ..operators.grouped_counts import GroupedCounts
 from ..operators.ordering import ordered
+from ..planner.count_matches import counted_from_statistics
 from ..planner.logical import LogicalSearch, RelationSearch, SessionRows
 from ..planner.plan_search import column_analyzer, plan_search
 from ..planner.run_search import run_search
@@ -561,6 +562,10 @@ class SqlSession:
                 result, plan, request = self._show(item, sql, planned=True)
                 if request is not None and request.query is not item.search.tree:
                     logical.append(f"  simplify_query: tree={request.query!r}")
+                if isinstance(item.search, LogicalSearch) and item.search.total and request is not None:
+                    counted = counted_from_statistics(request, self.db) is not None
+                    logical.append("  total: " + ("the index's document frequencies, beside the top k found alone"
+                                                  if counted else "every match counted, then the top k"))
                 source = described_source(request) if request is not None else None
                 if source is not None:
                     logical.append(f"  source: {source}")
