@@ -13,10 +13,10 @@ from datafusion_fts.storage.parquet import page_reader
 @contextlib.contextmanager
 def whole_columns(on: bool = True) -> Iterator[None]:
     """Fetches read columns whole for the duration, if ``on``."""
-    saved = page_reader.NARROW_BYTES, page_reader.GROUP_MIN_ROWS, page_reader.GROUP_DENSITY
+    saved = page_reader.NARROW_BYTES, page_reader.WHOLE_MIN_ROWS, page_reader.WHOLE_DENSITY
     if on:
-        page_reader.NARROW_BYTES, page_reader.GROUP_MIN_ROWS, page_reader.GROUP_DENSITY = 1 << 40, 1, 1 << 40
+        page_reader.NARROW_BYTES, page_reader.WHOLE_MIN_ROWS, page_reader.WHOLE_DENSITY = 1 << 40, 1, 1 << 40
     try:
         yield
     finally:
-        page_reader.NARROW_BYTES, page_reader.GROUP_MIN_ROWS, page_reader.GROUP_DENSITY = saved
+        page_reader.NARROW_BYTES, page_reader.WHOLE_MIN_ROWS, page_reader.WHOLE_DENSITY = saved

@@ -390,9 +390,9 @@ class Table:
     ) -> tuple[np.ndarray, TableSnapshot]:
         """The ids of the live rows matching ``query``, ascending, unranked, and the snapshot
         they are of: a statement that groups or filters the matches without reading their
-        scores needs no more. One term on a fully indexed table is read from its postings
-        without frequencies or norms (planner/count_matches.py); any other by finding its
-        matches."""
+        scores needs no more. On a fully indexed table a tree of terms is read from its
+        postings without frequencies or norms (planner/count_matches.py); any other by
+        finding its matches."""
         request = self._request(query, None, 0, include_row_ids, default_columns, False)
         return matching_rows(request, self.db), request.snapshot
 

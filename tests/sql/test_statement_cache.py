@@ -204,7 +204,7 @@ def test_a_statement_answered_without_datafusion_answers_as_datafusion(sql: str,
     template = next(iter(db.statements._items.values()))
     assert (template.direct is not None) == (sql in DIRECT)
     got = db.sql(sql.format(q="'beta delta'")).to_arrow_table()
-    monkeypatch.setattr(execute, "direct", lambda statement, lowered, schema: None)
+    monkeypatch.setattr(execute, "direct", lambda statement, lowered, schema_of: None)
     reference = make_db()
     expected = reference.sql(sql.format(q="'beta delta'")).to_arrow_table()
     assert next(iter(reference.statements._items.values())).direct is None  # (DataFusion ran it)

@@ -34,7 +34,6 @@ _EXACT = float(2**53)
 class Aggregate:
     func: str  # count, sum, avg, min, max
     column: str | None  # (None: count(*))
-    name: str  # the output column's
 
 
 @dataclass(frozen=True)
@@ -62,7 +61,7 @@ class GroupedCounts:
         """The ``limit`` most frequent values of ``column`` among the matches, with their
         counts (``_count``), most frequent first, ties by value (NULL last):
         ``Table.facets``."""
-        return cls(column, ((column, None), ("_count", Aggregate("count", None, "_count"))),
+        return cls(column, ((column, None), ("_count", Aggregate("count", None))),
                    (("_count", True, False), (column, False, False)), 0, limit)
 
     def over(self, ids: np.ndarray, version: TableSnapshot) -> pa.Table | None:

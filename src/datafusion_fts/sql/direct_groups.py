@@ -57,7 +57,7 @@ def grouped_counts(statement: exp.Select, alias: str, schema: pa.Schema, prefilt
             return None
         if name is None and (agg.func, agg.column) != ("count", None):
             return None  # (DataFusion's name of it spells the expression: its own)
-        items.append((name or "count(*)", Aggregate(agg.func, agg.column, name or "count(*)")))
+        items.append((name or "count(*)", agg))
     names = [name for name, _ in items]
     if len(set(names)) != len(names) or any(n in schema.names for n, a in items if a is not None):
         return None  # (an aggregate named as a column: which of them ORDER BY reads is DataFusion's rule)
@@ -97,11 +97,11 @@ def _aggregate_of(node: exp.Expression, alias: str, schema: pa.Schema) -> Aggreg
     if func is None or any(node.args.get(k) for k in node.args if k not in ("this", "big_int")):
         return None
     if func == "count" and isinstance(node.this, exp.Star):
-        return Aggregate("count", None, "")
+        return Aggregate("count", None)
     column = _column(node.this, alias, schema)
     if column is None:
         return None
     t = schema.field(column).type
     if func != "count" and not (pa.types.is_integer(t) and pa.types.is_signed_integer(t)):
         return None
-    return Aggregate(func, column, "")
+    return Aggregate(func, column)

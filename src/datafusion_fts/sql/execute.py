@@ -430,11 +430,9 @@ class SqlSession:
             self._text, rewritten, schema_of, fresh_name, leaf=lambda m: slot_leaf(slot_of[id(m)]), splicer=splicer
         )
         fixed = tuple((i, shape.literal(self._text, i)) for i in range(len(shape.spans)) if i not in set(slots))
-        searched = lowered[0].search if len(lowered) == 1 else None
-        schema = seen.get(searched.table) if isinstance(searched, LogicalSearch) else None
         return Template(tuple(slots), tuple(columns), fixed, tuple(seen.items()),
                         text if text is not None else generated(rewritten), tuple(lowered),
-                        direct(rewritten, lowered, schema[0] if schema is not None else None))
+                        direct(rewritten, lowered, seen.get))
 
     def _run_template(self, template: Template, shape: Shape) -> datafusion.DataFrame:
         parse_leaf = partial(parse_match, max_terms=self.db.settings.get("fts.max_query_terms"))
@@ -526,9 +524,7 @@ class SqlSession:
         a shape the cache takes, with fts.sql_fast_paths on."""
         if not self.db.settings.get("fts.sql_fast_paths") or shape_of(_EXPLAIN_PREFIX.sub("", self._text, 1)) is None:
             return None
-        search = lowered[0].search if len(lowered) == 1 else None
-        schema = self._schema_of(search.table) if isinstance(search, LogicalSearch) else None
-        found = direct(statement, lowered, schema[0] if schema is not None else None)
+        found = direct(statement, lowered, self._schema_of)
         if found is None:
             return None
         if found.grouped is not None:

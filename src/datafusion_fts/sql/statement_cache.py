@@ -112,9 +112,10 @@ class Direct:
         return pa.table([rows.column(c) for c, _ in self.columns], schema=schema)
 
 
-def direct(statement: exp.Expression, lowered: list[Lowered], schema: pa.Schema | None) -> Direct | None:
-    """The :class:`Direct` form of a lowered statement (its searched table's SQL ``schema``),
-    or None if DataFusion must run it."""
+def direct(statement: exp.Expression, lowered: list[Lowered],
+           schema_of: Callable[[str], tuple[pa.Schema, Any] | None]) -> Direct | None:
+    """The :class:`Direct` form of a lowered statement (``schema_of(table)``: the SQL
+    schema of a table it was lowered against, first), or None if DataFusion must run it."""
     if len(lowered) != 1 or lowered[0].explain or not isinstance(statement, exp.Select):
         return None
     search = lowered[0].search
@@ -125,8 +126,8 @@ def direct(statement: exp.Expression, lowered: list[Lowered], schema: pa.Schema 
     if source is None or not isinstance(source.this, exp.Table) or source.this.name != lowered[0].result_table:
         return None
     if statement.args.get("group"):
-        grouped = grouped_counts(statement, alias, schema, search.prefilter is not None) \
-            if search.managed and schema is not None else None
+        found = schema_of(search.table) if search.managed else None
+        grouped = grouped_counts(statement, alias, found[0], search.prefilter is not None) if found else None
         return Direct((), 0, None, grouped=grouped) if grouped is not None else None
     if any(statement.args.get(k) for k in ("joins", "where", "having", "distinct", "qualify", "windows", "with")):
         return None

@@ -126,7 +126,7 @@ def test_a_narrow_column_fetched_for_many_rows_is_decoded_once_whole(tmp_path: P
         return sorted(key[-1] for key in reader._cache._items if "whole column" in key)
 
     pages = len(reader._pages_of(reader._column("year").leaf).first_rows)
-    assert pages > 2 * page_reader.GROUP_MIN_ROWS
+    assert pages > 2 * page_reader.WHOLE_MIN_ROWS
     few = np.sort(rng.choice(n, pages - 1, replace=False))
     assert not reader._reads_whole(reader._column("year"), few)  # (fewer rows than pages)
     assert reader.take(few, ["year"]).column(0).equals(table.column("year").take(pa.array(few)))

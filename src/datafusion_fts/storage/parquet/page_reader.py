@@ -94,8 +94,8 @@ SCAN_CHUNK_PAGES = 1024
 # stored bytes a row; from this many rows, at least one row per this many of its pages in
 # the file (or any rows once the column is kept whole).
 NARROW_BYTES = 16
-GROUP_MIN_ROWS = 64
-GROUP_DENSITY = 1
+WHOLE_MIN_ROWS = 64
+WHOLE_DENSITY = 1
 
 _DECODABLE = frozenset({"PLAIN", "RLE", "RLE_DICTIONARY", "PLAIN_DICTIONARY"})
 _DECODABLE_INTEGERS = _DECODABLE | {"DELTA_BINARY_PACKED"}
@@ -502,16 +502,20 @@ class PageReader:
         """Whether a fetch of ``rows`` reads ``column`` whole, kept decoded
         (:meth:`_whole_column`): a narrow column (at most ``NARROW_BYTES`` a row as stored:
         codes, numbers, dates) kept whole already, or fetched for at least as many rows as
-        it has pages in the file (``GROUP_DENSITY`` rows a page; such a fetch reads about
+        it has pages in the file (``WHOLE_DENSITY`` rows a page; such a fetch reads about
         every page anyway). A GROUP BY or aggregate over many matches fetches such a
         column for every match, statement after statement; page by page, every page was
         decoded again each time. The same values either way."""
-        if not column.narrow or len(rows) < GROUP_MIN_ROWS:
+        if not column.narrow or len(rows) < WHOLE_MIN_ROWS:
             return False
-        if self._cache.holds((*self._key, "whole column", column.name)):
+        if self._cache.holds(self._whole_key(column.name)):
             return True
         pages = self._pages_of(column.leaf)
-        return pages is not None and len(rows) * GROUP_DENSITY >= len(pages.first_rows)
+        return pages is not None and len(rows) * WHOLE_DENSITY >= len(pages.first_rows)
+
+    def _whole_key(self, name: str) -> tuple:
+        """Where the cache keeps column ``name`` of the whole file (:meth:`_whole_column`)."""
+        return (*self._key, "whole column", name)
 
     def _whole_column(self, name: str) -> pa.Array:
         """Column ``name`` of the whole file, decoded by pyarrow and kept in the cache; text
@@ -525,7 +529,7 @@ class PageReader:
                 column = column.unify_dictionaries()
             return column.combine_chunks() if column.num_chunks else pa.array([], column.type)
 
-        return self._cache.get((*self._key, "whole column", name), read, lambda c: c.nbytes)
+        return self._cache.get(self._whole_key(name), read, lambda c: c.nbytes)
 
     def _take_from_groups(self, rows: np.ndarray, name: str) -> list[pa.Array]:
         """Column ``name`` at ``rows`` (ascending), from its row groups decoded whole by
