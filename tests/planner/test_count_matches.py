@@ -11,6 +11,8 @@ import pyarrow as pa
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from engine_tables import engine_table
+from reference import ref_search
 from strategies import corpora, corpus_and_query, table_words, values
 
 import datafusion_fts as fts
@@ -116,3 +118,15 @@ def test_rows_of_terms_are_read_from_their_postings_without_running_the_search(m
     assert not ran
     assert t.matching_rows(queries[-1])[0].tolist() == expected[queries[-1]]
     assert len(ran) == 1
+
+
+@settings(max_examples=150, deadline=None)
+@given(corpus_and_query(deletes=True), st.sampled_from(["segments", "indexed"]), st.lists(st.integers(0, 40), max_size=4))
+def test_counts_and_rows_over_overlapping_segments_are_the_reference_s(case, layout, splits):
+    """DESIGN §5.4: a row covered by several segments is ranked in the first only, so it
+    is counted, and its id given, once; the matches are the brute-force reference's."""
+    ref, query = case
+    t = engine_table(ref, layout, splits)
+    expected = sorted(row for row, _ in ref_search(ref, query))
+    assert t.matching_rows(query)[0].tolist() == expected
+    assert t.count(query) == len(expected)
