@@ -364,6 +364,17 @@ def gather(tuple src, tuple psrc, int64_t start, int64_t end, int64_t blk0, int6
                 if not ok:  # (it raises: rows read as a block's last could match ``within`` past ``cap``)
                     b += 1
                     continue
+                i = max(a - s, 0)
+                k = min(z - s, n)
+                if not use_within and not with_positions and k > i and (di == n_drop or drop_[di] > <int64_t>brows[k - 1]):
+                    # (no row to look up or drop: the block's postings as they are; a loop
+                    # testing each row costs twice the decoding)
+                    memcpy(rows + m, brows + i, (k - i) * sizeof(uint32_t))
+                    if with_tfs:
+                        memcpy(tfs + m, btfs + i, (k - i) * sizeof(uint32_t))
+                    m += k - i
+                    b += 1
+                    continue
                 for i in range(max(a - s, 0), min(z - s, n)):
                     r = brows[i]
                     if use_within:

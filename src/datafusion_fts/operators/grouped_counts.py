@@ -2,28 +2,35 @@
 page, for SQL's ``GROUP BY`` over a search answered without DataFusion
 (sql/direct_groups.py) and ``Table.facets``.
 
-The matches come unscored, ascending (``planner/count_matches.matching_rows``); a text key
-is taken as codes into the fragment's whole column (``TableSnapshot.take_encoded``: no
-string made per match), an integer key's offsets from its least value are its codes; the
-codes are counted with ``numpy.bincount`` and the few groups ordered (``pyarrow`` ranks,
-NULLs placed per key) and paged.
+The matches come unscored, ascending (``planner/count_matches.matching_rows``); the key
+(text or integers) is taken as codes (``TableSnapshot.take_codes``: where the store keeps
+the fragment's column decoded, the matches' places in its codes, no value taken per
+match), counted in one pass (``storage/coded_rows.py``), and the few groups ordered
+(``pyarrow`` ranks, NULLs placed per key) and paged.
 
-Only aggregates whose value does not depend on the order rows are added in are computed:
+Only aggregates whose value is DataFusion's whatever way it splits the rows are computed:
 ``count(*)``, ``count(c)``, and ``min``, ``max``, ``sum``, ``avg`` of signed integers
 while the sum of their magnitudes stays under 2^53 (every partial sum is then exact,
 whichever order DataFusion adds them in; its ``avg`` divides that float sum by the
-count); past it the answer is declined (None), and the caller asks DataFusion. Each output
+count); past it the answer is declined (None), and the caller asks DataFusion. And the
+``sum`` and ``avg`` of a float64 column, added in the rows' order: DataFusion's own float
+sums depend on how it splits the rows among partitions (with two or more, its answers
+differ between runs of one statement); in one partition it adds them in the order they
+come, and the order of the table's rows is the one order every plan shares. Each output
 column is typed as DataFusion types it.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from ..kernels.group_codes import sum_codes
+from ..storage.coded_rows import CodedRows, narrow
 from ..storage.snapshot import TableSnapshot
 
 # Beyond this, a float sum of integers may round: the answer is DataFusion's.
@@ -65,77 +72,90 @@ class GroupedCounts:
                    (("_count", True, False), (column, False, False)), 0, limit)
 
     def over(self, ids: np.ndarray, version: TableSnapshot) -> pa.Table | None:
-        """The answer over the live rows ``ids`` (ascending) of ``version``: a text key
-        taken as codes (no string made per match)."""
-        schema = version.meta.sql_schema
-        if is_text(schema.field(self.key).type):
-            return self.answer(version.take_encoded(ids, self.key), version.take(ids, self.columns), schema)
-        rows = version.take(ids, list(dict.fromkeys([self.key, *self.columns])))
-        return self.answer(rows.column(self.key), rows, schema)
+        """The answer over the live rows ``ids`` (ascending) of ``version``: the key
+        taken as codes (no value taken per match where the store keeps its codes)."""
+        return self.answer(version.take_codes(ids, self.key), version.take(ids, self.columns), version.meta.sql_schema)
 
-    def answer(self, key: pa.ChunkedArray, rows: pa.Table, schema: pa.Schema) -> pa.Table | None:
-        """The answer over the matches' ``key`` (text as dictionary arrays) and ``rows``
-        (their :attr:`columns`), each output typed as DataFusion types it for the table's
-        columns as SQL declares them in ``schema``; None where a column's values make an
-        aggregate's result depend on the order of addition (then DataFusion's)."""
-        codes, keys = _codes(key)
-        groups = len(keys) + 1  # (the last: NULL keys)
-        counts = np.bincount(codes, minlength=groups)
-        present = np.flatnonzero(counts)
+    def answer(self, key: list[CodedRows], rows: pa.Table, schema: pa.Schema) -> pa.Table | None:
+        """The answer over the matches' ``key`` (coded, part after part) and ``rows``
+        (their :attr:`columns`, in the same order), each output typed as DataFusion types
+        it for the table's columns as SQL declares them in ``schema``; None where a
+        column's values make an aggregate's result depend on how DataFusion splits the
+        rows (then DataFusion's). The groups are ordered and paged as numbers (a rank of
+        the few keys, the aggregates' values); only the page's rows become Arrow."""
+        keys, counts, row_codes = _unified(key)
+        values: dict[str, _Values] = {}
+        for name, agg in self.items:
+            if agg is not None:
+                found = _Values(counts, None, pa.int64()) if agg.column is None else \
+                    _aggregate(agg, row_codes(), counts, rows.column(agg.column), schema.field(agg.column).type)
+                if found is None:
+                    return None
+                values[name] = found
+        groups = np.flatnonzero(counts)
+        if self.order:
+            ranked = {name: v.ranks(groups) for name, v in values.items()}
+            key_ranks = np.append(pc.rank(keys, tiebreaker="dense").to_numpy(), 0)[groups], groups == len(keys)
+            order = [_placed(*ranked.get(name, key_ranks), desc, nulls_first) for name, desc, nulls_first in self.order]
+            groups = groups[np.lexsort(order[::-1])]
+        groups = groups[self.offset : None if self.limit is None else self.offset + self.limit]
         columns, fields = [], []
         for name, agg in self.items:
             if agg is None:
                 field = schema.field(self.key)
-                columns.append(pa.concat_arrays([keys, pa.nulls(1, keys.type)]).take(pa.array(present)).cast(field.type))
+                columns.append(keys.take(pa.array(groups, mask=groups == len(keys))).cast(field.type))
                 fields.append(pa.field(name, field.type, field.nullable))
-                continue
-            column = rows.column(agg.column) if agg.column is not None else None
-            found = _aggregate(agg, codes, counts, column, schema.field(agg.column).type if column is not None else None)
-            if found is None:
-                return None
-            column, nullable = found
-            columns.append(column.take(pa.array(present)) if len(present) else column.slice(0, 0))
-            fields.append(pa.field(name, column.type, nullable))
-        table = pa.table(columns, schema=pa.schema(fields))
-        if self.order:
-            ranks = [_rank(table.column(name), desc, nulls_first) for name, desc, nulls_first in self.order]
-            table = table.take(pa.array(np.lexsort(ranks[::-1]))) if table.num_rows else table
-        return table.slice(self.offset, self.limit)
+            else:
+                columns.append(values[name].array(groups))
+                fields.append(pa.field(name, values[name].type, values[name].null is not None))
+        return pa.table(columns, schema=pa.schema(fields))
 
 
-def _codes(key: pa.ChunkedArray) -> tuple[np.ndarray, pa.Array]:
-    """Per row, the number of its key among the distinct keys (``len(keys)`` for NULL),
-    and those keys."""
-    if pa.types.is_integer(key.type):
-        values = key.combine_chunks() if key.num_chunks != 1 else key.chunk(0)
-        valid = values.is_valid().to_numpy(zero_copy_only=False)
-        ints = values.fill_null(0).to_numpy().astype(np.int64, copy=False)
-        if valid.any():
-            lo, hi = int(ints[valid].min()), int(ints[valid].max())
-            if hi - lo <= 4 * len(ints) + 1024:  # (a dense range: its offsets are the codes)
-                present = np.bincount(ints[valid] - lo, minlength=hi - lo + 1) > 0
-                distinct = np.flatnonzero(present) + lo
-                index = np.cumsum(present) - 1
-                codes = np.where(valid, index[np.clip(ints - lo, 0, hi - lo)], len(distinct))
-                return codes, pa.array(distinct, values.type)
-        distinct, inverse = np.unique(ints[valid], return_inverse=True)
-        codes = np.full(len(ints), len(distinct), np.int64)
-        codes[valid] = inverse
-        return codes, pa.array(distinct, values.type)
-    encoded = pc.dictionary_encode(key).unify_dictionaries().combine_chunks() if not pa.types.is_dictionary(key.type) \
-        else key.unify_dictionaries().combine_chunks()
-    keys = encoded.dictionary
-    codes = encoded.indices.fill_null(len(keys)).to_numpy().astype(np.int64, copy=False)
-    return codes, keys
+@dataclass(frozen=True)
+class _Values:
+    """One aggregate of every group (present or not), NULL where ``null`` (None: never)."""
+
+    values: np.ndarray
+    null: np.ndarray | None
+    type: pa.DataType
+
+    def ranks(self, groups: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """The ``groups``' dense ranks by value (NaN the largest, as DataFusion orders
+        floats), and which are NULL."""
+        ranks = np.unique(self.values[groups], return_inverse=True)[1]
+        return ranks, np.zeros(len(groups), bool) if self.null is None else self.null[groups]
+
+    def array(self, groups: np.ndarray) -> pa.Array:
+        return pa.array(self.values[groups], self.type, mask=None if self.null is None else self.null[groups])
 
 
-def _aggregate(agg: Aggregate, codes: np.ndarray, counts: np.ndarray, column: pa.ChunkedArray | None,
-               declared: pa.DataType | None) -> tuple[pa.Array, bool] | None:
+def _placed(ranks: np.ndarray, null: np.ndarray, desc: bool, nulls_first: bool) -> np.ndarray:
+    """Sort keys of one ORDER BY item from ascending dense ranks: reversed when
+    descending, NULLs after every value unless ``nulls_first``."""
+    keys = (ranks.max(initial=0) - ranks) if desc else ranks
+    return np.where(null, -1 if nulls_first else len(ranks) + 1, keys)
+
+
+def _unified(parts: list[CodedRows]) -> tuple[pa.Array, np.ndarray, Callable[[], np.ndarray]]:
+    """The distinct keys of every part, how many rows hold each (the last: NULL), and
+    a function making each row's code (parts after one another). Parts' keys are
+    numbered in the first part's order, then the new keys of each next part."""
+    if len(parts) == 1:
+        return parts[0].keys, parts[0].counts(), parts[0].row_codes
+    keys = pc.unique(pa.concat_arrays([p.keys for p in parts])) if parts else pa.array([], pa.string())
+    code = narrow(len(keys) + 1)
+    maps = [np.append(pc.index_in(p.keys, keys).to_numpy(zero_copy_only=False), len(keys)).astype(code) for p in parts]
+    counts = np.zeros(len(keys) + 1, np.int64)
+    for part, to in zip(parts, maps):
+        np.add.at(counts, to, part.counts())
+    return keys, counts, lambda: np.concatenate([to[p.row_codes()] for p, to in zip(parts, maps)] or [np.zeros(0, code)])
+
+
+def _aggregate(agg: Aggregate, codes: np.ndarray, counts: np.ndarray, column: pa.ChunkedArray,
+               declared: pa.DataType) -> _Values | None:
     """One aggregate per group (every group, present or not) of ``column`` (declared
-    ``declared``), and its nullability; None where its value would depend on the order of
-    addition."""
-    if column is None:
-        return pa.array(counts, pa.int64()), False
+    ``declared``) over rows of ``codes``; None where its value would depend on how
+    DataFusion splits the rows."""
     groups = len(counts)
     values = column.combine_chunks() if column.num_chunks != 1 else column.chunk(0)
     if values.null_count:
@@ -143,28 +163,23 @@ def _aggregate(agg: Aggregate, codes: np.ndarray, counts: np.ndarray, column: pa
         codes = codes[valid]
         counts = np.bincount(codes, minlength=groups)
     if agg.func == "count":
-        return pa.array(counts, pa.int64()), False
-    ints = values.drop_null().to_numpy().astype(np.int64, copy=False)
+        return _Values(counts, None, pa.int64())
     empty = counts == 0
+    if pa.types.is_floating(declared):  # (float64 sum or avg: added up in the rows' order)
+        sums = sum_codes(codes, values.drop_null().to_numpy(), groups)
+        return _Values(sums if agg.func == "sum" else sums / np.maximum(counts, 1), empty, pa.float64())
+    ints = values.drop_null().to_numpy().astype(np.int64, copy=False)
     if agg.func in ("min", "max"):
         out = np.full(groups, np.iinfo(np.int64).max if agg.func == "min" else np.iinfo(np.int64).min, np.int64)
         (np.minimum if agg.func == "min" else np.maximum).at(out, codes, ints)
-        return pa.array(out, pa.int64(), mask=empty).cast(declared), True
+        return _Values(np.where(empty, 0, out), empty, declared)
     floats = ints.astype(np.float64)
     if float(np.abs(floats).sum()) >= _EXACT:
         return None
     sums = np.bincount(codes, weights=floats, minlength=groups)  # (exact: see _EXACT)
     if agg.func == "sum":
-        return pa.array(sums.astype(np.int64), pa.int64(), mask=empty), True
-    return pa.array(sums / np.maximum(counts, 1), pa.float64(), mask=empty), True
-
-
-def _rank(column: pa.ChunkedArray, desc: bool, nulls_first: bool) -> np.ndarray:
-    """Each row's place in the order of one ORDER BY key (ties equal), NULLs placed."""
-    ranks = pc.rank(column, sort_keys="descending" if desc else "ascending", tiebreaker="dense").to_numpy()
-    if nulls_first:  # (ranked after every value by default)
-        ranks = np.where(column.is_null().to_numpy(zero_copy_only=False), 0, ranks)
-    return ranks
+        return _Values(sums.astype(np.int64), empty, pa.int64())
+    return _Values(sums / np.maximum(counts, 1), empty, pa.float64())
 
 
 def is_text(t: pa.DataType) -> bool:

@@ -102,6 +102,6 @@ def _aggregate_of(node: exp.Expression, alias: str, schema: pa.Schema) -> Aggreg
     if column is None:
         return None
     t = schema.field(column).type
-    if func != "count" and not (pa.types.is_integer(t) and pa.types.is_signed_integer(t)):
+    if func != "count" and not (pa.types.is_signed_integer(t) or (func in ("sum", "avg") and t == pa.float64())):
         return None
     return Aggregate(func, column)

@@ -9,8 +9,8 @@ from typing import TYPE_CHECKING, Any, Callable, ClassVar, Iterator, Mapping, Ty
 
 import numpy as np
 import pyarrow as pa
-import pyarrow.compute as pc
 
+from .coded_rows import CodedRows
 from .files.manifest import ROWID, FragmentMeta, IndexMeta, TableMeta
 from .parquet.large_take import take_out_of_order
 from .parquet.reorder_rows import reorder_rows
@@ -232,20 +232,16 @@ class TableSnapshot:
             return take_out_of_order(self._take, row_ids, columns, schema, self._page_keys, TAKE_BATCH_ROWS)
         return self._take(row_ids, columns)
 
-    def take_encoded(self, row_ids: np.ndarray, column: str) -> pa.ChunkedArray:
-        """Text ``column`` of ``row_ids`` (live rows, ascending, distinct) as dictionary
-        arrays: counting by it needs codes, not a string per row (``Store.take_encoded``)."""
+    def take_codes(self, row_ids: np.ndarray, column: str) -> list[CodedRows]:
+        """Text ``column`` of ``row_ids`` (live rows, ascending, distinct) as codes, one
+        part a fragment (its own keys) and one for the fresh rows: counting by it needs
+        codes, not a string per row (``Store.take_codes``)."""
         stored, fresh_from = self._stored(row_ids)
-        chunks = self._data.take_encoded(stored, column) if stored else []
+        parts = self._data.take_codes(stored, column) if stored else []
         if fresh_from < len(row_ids):
             fresh = pa.Table.from_batches(self.fresh).column(column)
-            chunks.append(pc.dictionary_encode(fresh.take(pa.array(row_ids[fresh_from:] - self.meta.next_rowid))
-                                               .combine_chunks()))
-        if not chunks:
-            return pa.chunked_array([], pa.dictionary(pa.int32(), self.schema.field(column).type))
-        value_type = chunks[0].type.value_type
-        return pa.chunked_array([c if c.type.value_type == value_type else c.cast(pa.dictionary(pa.int32(), value_type))
-                                 for c in chunks])
+            parts.append(CodedRows.of(fresh.take(pa.array(row_ids[fresh_from:] - self.meta.next_rowid))))
+        return parts
 
     def _take(self, row_ids: np.ndarray, columns: list[str]) -> pa.Table:
         """:meth:`take` in one fetch: the store is asked once for the rows of every

@@ -145,20 +145,25 @@ def test_a_narrow_column_fetched_for_many_rows_is_decoded_once_whole(tmp_path: P
 @settings(max_examples=max(settings.default.max_examples // 2, 1))
 @given(seed=st.integers(0, 2**32 - 1), n=st.integers(1, 300), options=WRITERS,
        group_rows=st.sampled_from([1, 33, 100_000]), whole=st.booleans(), data=st.data())
-def test_take_encoded_is_the_text_column_taken(tmp_path_factory, seed, n, options, group_rows, whole, data):
-    """A text column's codes at some rows (counting by the column needs no strings): the
-    values ``take`` gives, from the whole column's dictionary or encoded from its pages."""
+def test_take_codes_are_the_column_taken(tmp_path_factory, seed, n, options, group_rows, whole, data):
+    """A text or integer column's codes at some rows (counting by the column needs no
+    values): their keys at the codes are the values ``take`` gives, from the whole
+    column's codes (places in them) or encoded from its pages; NULL coded as the number
+    of keys."""
     path = tmp_path_factory.mktemp("codes") / "t.parquet"
-    table = _table(seed, n, {"s": pa.string(), "l": pa.large_string()})
+    table = _table(seed, n, {"s": pa.string(), "l": pa.large_string(), "i": pa.int64(), "j": pa.int32()})
     pq.write_table(table, path, row_group_size=group_rows, write_page_index=True, **options)
     rows = np.array(sorted(data.draw(st.sets(st.integers(0, n - 1), min_size=1, max_size=n))), dtype=np.int64)
     reader = _reader(path)
     with whole_columns(whole):
-        for name in ("s", "l"):
-            got = reader.take_encoded(rows, name)
-            assert pa.types.is_dictionary(got.type)
-            assert got.cast(got.type.value_type).cast(table.schema.field(name).type).equals(
-                table.column(name).take(pa.array(rows)).combine_chunks())
+        for name in ("s", "l", "i", "j"):
+            got = reader.take_codes(rows, name)
+            assert (got.places is not None) == (whole and reader._reads_whole(reader._column(name), rows))
+            codes = got.row_codes()
+            assert len(got) == len(rows) and len(set(got.keys.to_pylist())) == len(got.keys)
+            values = got.keys.take(pa.array(codes, mask=codes == len(got.keys)))
+            assert values.cast(table.schema.field(name).type).equals(table.column(name).take(pa.array(rows)).combine_chunks())
+            assert got.counts().tolist() == np.bincount(codes, minlength=len(got.keys) + 1).tolist()
 
 
 MULTI = {"i64": pa.int64(), "i32": pa.int32(), "f64": pa.float64(), "bool": pa.bool_(), "str": pa.string(),

@@ -32,7 +32,6 @@ from typing import Any, Callable, Iterator, TypeVar
 
 import numpy as np
 import pyarrow as pa
-import pyarrow.compute as pc
 import pyarrow.parquet as pq
 import zstandard
 
@@ -79,6 +78,7 @@ from ...kernels.parquet_values import (
     plain_entries,
     select_values,
 )
+from ..coded_rows import CodedRows, codes_of
 from ..files import checksums
 from . import c_page_codecs
 from .data_files import DataFile, LocalFile, read_file_ranges
@@ -489,14 +489,16 @@ class PageReader:
         starts = np.flatnonzero(np.diff(page_of, prepend=-1))
         return np.split(rows, starts[chunk_pages::chunk_pages])
 
-    def take_encoded(self, rows: np.ndarray, name: str) -> pa.Array:
-        """Text column ``name`` at ``rows`` (ascending, distinct) as a dictionary array:
-        codes into the whole file's column where :meth:`take` reads it whole (no string
-        made), else its values encoded. What counting by the column needs."""
+    def take_codes(self, rows: np.ndarray, name: str) -> CodedRows:
+        """Column ``name`` (text or integers) at ``rows`` (ascending, distinct) as codes:
+        their places in the whole file's codes where :meth:`take` reads it whole (no
+        value taken, no code copied), else its values encoded. What counting by the
+        column needs."""
         column = self._column(name)
         if column is not None and self._reads_whole(column, rows):
-            return self._whole_column(name).take(pa.array(rows))
-        return encoded(self.take(rows, [name]).column(0))[0]
+            codes, keys = self._whole_codes(name)
+            return CodedRows(codes, rows, keys)
+        return CodedRows.of(self.take(rows, [name]).column(0))
 
     def _reads_whole(self, column: _Column, rows: np.ndarray) -> bool:
         """Whether a fetch of ``rows`` reads ``column`` whole, kept decoded
@@ -530,6 +532,18 @@ class PageReader:
             return column.combine_chunks() if column.num_chunks else pa.array([], column.type)
 
         return self._cache.get(self._whole_key(name), read, lambda c: c.nbytes)
+
+    def _whole_codes(self, name: str) -> tuple[np.ndarray, pa.Array]:
+        """Column ``name`` of the whole file as one code a row (``coded_rows``), and its
+        distinct values, kept in the cache beside the column (text is read as a
+        dictionary already; other values are encoded once)."""
+
+        def read() -> tuple[np.ndarray, pa.Array]:
+            column = self._whole_column(name)
+            encoded = column if pa.types.is_dictionary(column.type) else column.dictionary_encode()
+            return codes_of(encoded), encoded.dictionary
+
+        return self._cache.get((*self._key, "whole codes", name), read, lambda c: c[0].nbytes + c[1].nbytes)
 
     def _take_from_groups(self, rows: np.ndarray, name: str) -> list[pa.Array]:
         """Column ``name`` at ``rows`` (ascending), from its row groups decoded whole by
@@ -619,15 +633,9 @@ def take_rows(parts: list[tuple[PageReader, np.ndarray]], names: list[str]) -> p
     return pa.table(columns, schema=pa.schema(fields))
 
 
-def encoded(values: pa.ChunkedArray) -> list[pa.Array]:
-    """``values`` as dictionary arrays (a store's ``take_encoded`` where it keeps no
-    decoded column)."""
-    return [pc.dictionary_encode(values.combine_chunks())]
-
-
-def take_encoded(parts: list[tuple[PageReader, np.ndarray]], name: str) -> list[pa.Array]:
-    """:meth:`PageReader.take_encoded` of each file's rows, file after file."""
-    return [reader.take_encoded(rows, name) for reader, rows in parts if len(rows)]
+def take_codes(parts: list[tuple[PageReader, np.ndarray]], name: str) -> list[CodedRows]:
+    """:meth:`PageReader.take_codes` of each file's rows, file after file."""
+    return [reader.take_codes(rows, name) for reader, rows in parts if len(rows)]
 
 
 def pages_of(parts: list[tuple[PageReader, np.ndarray]], name: str) -> np.ndarray | None:

@@ -34,6 +34,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from ...errors import StaleSnapshotError, StorageError
+from ..coded_rows import CodedRows
 from ..files.layout import is_remote
 from ..files.manifest import ROWID, SOURCE_LAYOUT, CsvFormat, FragmentMeta, Manifest, TableMeta
 from ..parquet.data_files import RemoteFile
@@ -41,7 +42,6 @@ from ..parquet.page_reader import (
     DecodedCache,
     OpenReaders,
     PageReader,
-    encoded,
     fetch_units,
     open_parquet,
     pages_of,
@@ -408,9 +408,9 @@ class SourceFiles:
                  for f, rows in parts], self._meta.schema.field(name).type)
         return pa.table({c: found[c] for c in columns})
 
-    def take_encoded(self, parts: list[tuple[str, np.ndarray]], column: str) -> list[pa.Array]:
-        """As a store's ``take_encoded``: :meth:`take_rows`'s values encoded."""
-        return encoded(self.take_rows(parts, [column]).column(0))
+    def take_codes(self, parts: list[tuple[str, np.ndarray]], column: str) -> list[CodedRows]:
+        """As a store's ``take_codes``: :meth:`take_rows`'s values coded."""
+        return [CodedRows.of(self.take_rows(parts, [column]).column(0))]
 
     def fetch_units(self, parts: list[tuple[str, np.ndarray]], column: str) -> Counter[str]:
         """What :meth:`take_rows` reads of ``column``: pages or row groups of the files,

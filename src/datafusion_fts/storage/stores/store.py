@@ -38,6 +38,7 @@ import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
 from ...errors import ReadOnlyError, StaleSnapshotError, StorageError
+from ..coded_rows import CodedRows
 from ..files import checksums
 from ..files.layout import MANIFEST
 from ..files.manifest import FORMAT_VERSION, FragmentMeta, Manifest
@@ -48,11 +49,10 @@ from ..parquet.page_reader import (
     DecodedCache,
     OpenReaders,
     PageReader,
-    encoded,
     fetch_units,
     open_parquet,
     pages_of,
-    take_encoded,
+    take_codes,
     take_rows,
 )
 
@@ -171,10 +171,10 @@ class Store(Protocol):
     def take_rows(self, parts: list[tuple[str, np.ndarray]], columns: list[str]) -> pa.Table:
         """The ``columns`` of rows of fragments, fragment after fragment: ``parts`` are
         (fragment id, local rows ascending and distinct, at least one)."""
-    def take_encoded(self, parts: list[tuple[str, np.ndarray]], column: str) -> list[pa.Array]:
-        """Text ``column`` of the rows of ``parts`` (as for ``take_rows``) as dictionary
-        arrays, fragment after fragment: what counting by the column needs, without
-        making a string per row where the store keeps the column decoded."""
+    def take_codes(self, parts: list[tuple[str, np.ndarray]], column: str) -> list[CodedRows]:
+        """Text ``column`` of the rows of ``parts`` (as for ``take_rows``) as codes,
+        fragment after fragment: what counting by the column needs, without making a
+        string per row where the store keeps the column decoded."""
     def pages_of(self, parts: list[tuple[str, np.ndarray]], column: str) -> np.ndarray | None:
         """A key of the page of ``column`` each row of ``parts`` (as for ``take_rows``)
         sits in, equal for rows of one page; None where rows are not read by page."""
@@ -295,8 +295,8 @@ class PagedFragments:
         pages of all fragments at once (``page_reader.take_rows``)."""
         return take_rows([(self._pages(frag_id), rows) for frag_id, rows in parts], columns)
 
-    def take_encoded(self, parts: list[tuple[str, np.ndarray]], column: str) -> list[pa.Array]:
-        return take_encoded([(self._pages(frag_id), rows) for frag_id, rows in parts], column)
+    def take_codes(self, parts: list[tuple[str, np.ndarray]], column: str) -> list[CodedRows]:
+        return take_codes([(self._pages(frag_id), rows) for frag_id, rows in parts], column)
 
     def pages_of(self, parts: list[tuple[str, np.ndarray]], column: str) -> np.ndarray | None:
         return pages_of([(self._pages(frag_id), rows) for frag_id, rows in parts], column)
@@ -953,8 +953,8 @@ class MemoryStore:
         tables = [self._fragments[frag_id].select(columns).take(pa.array(rows)) for frag_id, rows in parts]
         return tables[0] if len(tables) == 1 else pa.concat_tables(tables)
 
-    def take_encoded(self, parts: list[tuple[str, np.ndarray]], column: str) -> list[pa.Array]:
-        return encoded(self.take_rows(parts, [column]).column(0))
+    def take_codes(self, parts: list[tuple[str, np.ndarray]], column: str) -> list[CodedRows]:
+        return [CodedRows.of(self.take_rows(parts, [column]).column(0))]
 
     def pages_of(self, parts: list[tuple[str, np.ndarray]], column: str) -> None:
         return None  # (rows in memory: no pages to read)
