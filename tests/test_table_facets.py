@@ -1,6 +1,8 @@
 """``Table.facets``: the most frequent values of a column among a search's matches, as
-counted from the rows ``Table.search`` returns, on every tier (segments with deletions, an
-unindexed tail, fresh rows), in memory and in a directory; and its errors."""
+counted from the rows ``Table.search`` returns, on every tier (segments with deletions,
+several segments and fragments, fragments rewritten, an unindexed tail, fresh rows), in
+memory and in a directory, counted from the postings or from the rows found; and its
+errors."""
 
 from __future__ import annotations
 
@@ -11,8 +13,10 @@ import pyarrow as pa
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from whole_columns import whole_columns
 
 import datafusion_fts as fts
+from datafusion_fts import table as table_module
 from datafusion_fts.errors import InvalidArgument
 
 WORDS = ("alpha", "beta", "gamma", "delta")
@@ -30,26 +34,67 @@ def tables(draw) -> pa.Table:
     })
 
 
-@settings(max_examples=120, deadline=None)
-@given(tables(), st.sampled_from(["indexed", "deleted", "fresh", "tail"]), st.sampled_from(["memory", "directory"]),
+@settings(max_examples=150, deadline=None)
+@given(tables(), st.sampled_from(["indexed", "deleted", "fresh", "tail", "segments", "optimized"]),
+       st.sampled_from(["memory", "directory", "directory, columns read whole"]),
        st.sampled_from(WORDS + ("alpha beta", "+alpha -gamma", "nothing")), st.sampled_from(["cat", "year"]),
        st.none() | st.integers(0, 5))
 def test_facets_count_the_values_of_the_rows_a_search_returns(tmp_path_factory, table, tiers, store, query, column,
                                                                 limit):
-    db = fts.connect(tmp_path_factory.mktemp("db") if store == "directory" else None)
+    """Counted from the rows found, and (``fts.counts_from_postings``) from one word's
+    postings by the codes a directory keeps of a column read whole: over segments with
+    deletions, several segments over several fragments (``segments``), fragments
+    rewritten without their deleted rows (``optimized``), an unindexed tail, fresh rows."""
+    with whole_columns(store.endswith("whole")):  # (from the first read on: readers keep what they found narrow)
+        t, got, expected, fused = _both_ways(tmp_path_factory, table, tiers, store, query, column, limit)
+    for answer in got.values():
+        assert answer.schema == pa.schema([t.snapshot().meta.sql_schema.field(column),
+                                           pa.field("_count", pa.int64(), False)])
+        assert [tuple(r.values()) for r in answer.to_pylist()] == expected
+    one_word = query in WORDS and query in " ".join(t.to_arrow().column("body").to_pylist()).split()
+    if store.endswith("whole") and tiers in ("indexed", "deleted", "segments") and one_word:
+        assert fused and fused[0] is not None  # (counted from the postings)
+    if store == "memory" or tiers in ("fresh", "tail"):
+        assert not any(fused)  # (no codes kept in memory; fresh and unindexed rows have no fragment or no postings)
+
+
+def _both_ways(tmp_path_factory, table: pa.Table, tiers: str, store: str, query: str, column: str,
+               limit: int | None) -> tuple[fts.Table, dict[bool, pa.Table], list[tuple], list]:
+    """The table on ``tiers`` in ``store``, its facets with ``fts.counts_from_postings``
+    on and off, the counts of the rows ``search`` returns, and what each ``counted_by``
+    gave."""
+    db = fts.connect(tmp_path_factory.mktemp("db") if store != "memory" else None)
     t = db.create_table("docs", table)
     if tiers != "tail":
         t.create_index("body")
-    if tiers == "deleted":
+    if tiers in ("deleted", "optimized"):
         t.delete_rows(np.arange(0, table.num_rows, 3, dtype=np.int64))
-    elif tiers in ("fresh", "tail"):
+    if tiers in ("fresh", "tail"):
         t.insert(table.slice(0, table.num_rows // 2))
+    elif tiers == "segments":
+        t.bulk_insert(table.slice(table.num_rows // 2))
+        t.delete_rows(np.arange(1, table.num_rows, 4, dtype=np.int64))
+    if tiers in ("segments", "optimized"):
+        t.optimize()
     values = t.search(query, limit=None, columns=[column]).column(column).to_pylist()
     counts = sorted(Counter(values).items(), key=lambda kv: (-kv[1], kv[0] is None, kv[0] if kv[0] is not None else 0))
     expected = counts if limit is None else counts[:limit]
-    got = t.facets(query, column, limit=limit)
-    assert got.schema == pa.schema([t.snapshot().meta.sql_schema.field(column), pa.field("_count", pa.int64(), False)])
-    assert [tuple(r.values()) for r in got.to_pylist()] == expected
+    fused: list = []
+    real = table_module.counted_by
+    table_module.counted_by = lambda *a: fused.append(found := real(*a)) or found  # type: ignore[assignment]
+    try:
+        got = {on: _facets(db, t, query, column, limit, on) for on in (True, False)}
+    finally:
+        table_module.counted_by = real  # type: ignore[assignment]
+    return t, got, expected, fused
+
+
+def _facets(db: fts.Database, t: fts.Table, query: str, column: str, limit: int | None, on: bool) -> pa.Table:
+    db.settings.set("fts.counts_from_postings", on)
+    try:
+        return t.facets(query, column, limit=limit)
+    finally:
+        db.settings.set("fts.counts_from_postings", True)
 
 
 def test_facets_refuse_what_they_cannot_count() -> None:

@@ -132,6 +132,10 @@ REGISTRY: dict[str, Setting] = {
                 "SQL's fast paths: a search's result standing in for its table, with prefilters, a pushed-down "
                 "top k and direct answers, where they give the general plan's answer (changes speed only, never "
                 "results); off, every SELECT that searches takes the general plan, for tests comparing both."),
+        Setting("fts.counts_from_postings", True, _bool,
+                "Counts by a column over a one-term search's matches (GROUP BY, facets) counted as the term's "
+                "postings are read, by the codes a store keeps of the column, no row id made (changes speed "
+                "only, never results); off, the matching rows are found, then counted, for tests comparing both."),
         Setting("fts.substring_index", True, _bool,
                 "Whether LIKE, ILIKE, regular expressions, strpos, starts_with and ends_with over a column with an "
                 "n-gram index read a table's candidate rows from the index (changes speed only, never results); "

@@ -19,7 +19,7 @@ from .errors import CatalogError, EngineError, InvalidArgument
 from .index.build_progress import Progress
 from .operators.base import SEARCH_SCHEMA
 from .operators.grouped_counts import GroupedCounts, groupable
-from .planner.count_matches import count_matches, counted_from_statistics, matching_rows
+from .planner.count_matches import count_matches, counted_by, counted_from_statistics, matching_rows
 from .planner.plan_search import Catalog, plan_search
 from .planner.plan_substring import SubstringPlan, plan_substring
 from .planner.run_search import run_search
@@ -396,6 +396,22 @@ class Table:
         request = self._request(query, None, 0, include_row_ids, default_columns, False)
         return matching_rows(request, self.db), request.snapshot
 
+    def grouped(
+        self, query: Query | str, grouped: GroupedCounts, include_row_ids: Iterable[int] | np.ndarray | None = None,
+        default_columns: list[str] | None = None,
+    ) -> pa.Table | None:
+        """``grouped``'s answer over the live rows matching ``query`` (SQL's GROUP BY
+        over a search, :meth:`facets`): counts alone of a query of one term are counted
+        as its postings are read, by the codes of the column (``fts.counts_from_postings``;
+        planner/count_matches.counted_by), where the store keeps them; else over the
+        matching rows (:meth:`matching_rows`). None where DataFusion must add values up."""
+        request = self._request(query, None, 0, include_row_ids, default_columns, False)
+        if grouped.counts_only and self.db.settings.get("fts.counts_from_postings"):
+            counted = counted_by(request, self.db, grouped.key)
+            if counted is not None:
+                return grouped.from_counts(counted, request.snapshot.meta.sql_schema)
+        return grouped.over(matching_rows(request, self.db), request.snapshot)
+
     def facets(
         self,
         query: Query | str,
@@ -419,8 +435,8 @@ class Table:
             raise InvalidArgument(f"facets count the values of a text or integer column; {column!r} is {field.type}")
         if limit is not None and (isinstance(limit, bool) or not isinstance(limit, int) or limit < 0):
             raise InvalidArgument(f"limit must be a non-negative integer or None, got {limit!r}")
-        counted = GroupedCounts.facets(column, limit)
-        found = self.db.retrying(lambda: counted.over(*self.matching_rows(query, include_row_ids, default_columns)))
+        found = self.db.retrying(
+            lambda: self.grouped(query, GroupedCounts.facets(column, limit), include_row_ids, default_columns))
         assert found is not None  # (counts alone: never a sum to decline)
         return found
 

@@ -6,6 +6,8 @@ with prefilters."""
 
 from __future__ import annotations
 
+from collections import Counter
+
 import numpy as np
 import pyarrow as pa
 import pytest
@@ -14,6 +16,7 @@ from hypothesis import strategies as st
 from engine_tables import engine_table
 from reference import ref_search
 from strategies import corpora, corpus_and_query, table_words, values
+from whole_columns import whole_columns
 
 import datafusion_fts as fts
 from datafusion_fts.planner import count_matches
@@ -130,3 +133,31 @@ def test_counts_and_rows_over_overlapping_segments_are_the_reference_s(case, lay
     expected = sorted(row for row, _ in ref_search(ref, query))
     assert t.matching_rows(query)[0].tolist() == expected
     assert t.count(query) == len(expected)
+
+
+@settings(max_examples=100, deadline=None)
+@given(corpora(deletes=True), st.sampled_from(["segments", "indexed"]), st.lists(st.integers(0, 40), max_size=4),
+       st.data())
+def test_counts_by_a_column_from_one_word_s_postings_are_the_reference_s(tmp_path_factory, ref, layout, splits,
+                                                                         data):
+    """``counted_by`` (a one-word query's matches counted by a column's codes as its
+    postings are read) over overlapping segments (DESIGN §5.4: a row counted in the first
+    segment covering it only) and deleted rows, in a directory keeping the column's codes:
+    the brute-force reference's matches counted by their values."""
+    with whole_columns():  # (from the first read of a file on: the readers keep what they found narrow)
+        db = fts.connect(tmp_path_factory.mktemp("db"))
+        t = engine_table(ref, layout, splits, db)
+        column = data.draw(st.sampled_from(ref.columns or ["title"]))
+        by = data.draw(st.sampled_from(t.snapshot().meta.sql_schema.names))
+        query = Match(column, data.draw(st.sampled_from(table_words(ref) or ["a"])))
+        expected = Counter(ref.rows[row].get(by) for row, _ in ref_search(ref, query))
+        request = t._request(query, None, 0, None, None, False)
+        counted = count_matches.counted_by(request, db, by)
+        found = count_matches._bound(request, db)
+    if counted is None:  # (only where the word binds to more than one term, or no part holds it)
+        assert found is None or count_matches._one_term(found[1], found[2]) is None or not expected
+        return
+    got: Counter = Counter()
+    for keys, counts in counted:
+        got.update({value: int(n) for value, n in zip(keys.to_pylist() + [None], counts.tolist()) if n})
+    assert got == expected

@@ -36,6 +36,7 @@ from ..kernels.postings_codec import (
     DamagedPostings,
     check_layout,
     check_positions,
+    count_codes,
     gather,
     live_counts,
     pack_positions,
@@ -342,6 +343,17 @@ class Segment:
                 self.source, self.position_source, *self.term_range(term_id), a, b,
                 within if within is not None else _none(np.int64), use, drop, positions, tfs,
             )
+        except DamagedPostings as exc:
+            raise self.damaged(exc) from exc
+
+    def count_codes(self, term_id: int, a: int, b: int, drop: np.ndarray, codes: np.ndarray, shift: int,
+                    counts: np.ndarray) -> None:
+        """Count the term's postings a..b not at local rows of ``drop`` (ascending) by a
+        column's ``codes`` (storage/coded_rows.py): ``counts[codes[row + shift]]`` one
+        more for each."""
+        self.verify(np.array([term_id]), False)
+        try:
+            count_codes(self.source, *self.term_range(term_id), a, b, drop, codes, shift, counts)
         except DamagedPostings as exc:
             raise self.damaged(exc) from exc
 

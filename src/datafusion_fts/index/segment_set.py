@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from functools import cached_property
-from typing import Sequence
+from typing import Callable, Sequence
 
 import numpy as np
 import pyarrow as pa
@@ -20,6 +20,10 @@ from .bm25 import ColumnStats, block_bound_factors, norms
 from .expansion import fuzzy_candidates, gram_candidates, prefix_candidates
 from .segment import Segment
 from .term_postings import TermPostings
+
+# A column's codes over global ids [lo, hi) to count n rows by: (codes, keys, the id of the
+# first code), or None (SegmentSet.count_by).
+CodesOver = Callable[[int, int, int], "tuple[np.ndarray, pa.Array, int] | None"]
 
 _NONE = np.zeros(0, dtype=np.int64)
 
@@ -216,6 +220,33 @@ class SegmentSet:
             return _NONE
         rows = np.concatenate(pieces) if len(pieces) > 1 else pieces[0]
         return rows if len(pieces) == 1 or bool(np.all(rows[1:] > rows[:-1])) else np.sort(rows)
+
+    def count_by(self, term: str, codes_over: CodesOver) -> list[tuple[pa.Array, np.ndarray]] | None:
+        """The live rows holding ``term`` counted by a column, without their ids made:
+        per set of codes they fall in (a fragment's), its keys and how many rows hold
+        each (the last: NULL). ``codes_over(lo, hi, n)`` gives the codes of the column over
+        global ids [lo, hi) (``n`` of them to be counted), their keys, and the id of the
+        first code; None where it has none (the rows' fragment keeps no such codes), and
+        then so is the answer. None too where no part has postings of the term."""
+        counted: list[tuple[np.ndarray, pa.Array, np.ndarray]] = []
+        for p in self.parts:
+            tid = p.segment.term_id(term)
+            if tid < 0:
+                continue
+            a, b = p.posting_range(tid)
+            if a >= b:
+                continue
+            base = p.segment.meta.base
+            coded = codes_over(base + p.lo, base + p.hi, b - a)
+            if coded is None:
+                return None
+            codes, keys, first = coded
+            found = next((c for c in counted if c[0] is codes), None)
+            if found is None:
+                found = (codes, keys, np.zeros(len(keys) + 1, np.int64))
+                counted.append(found)
+            p.segment.count_codes(tid, a, b, p.deleted, codes, base - first, found[2])
+        return [(keys, counts) for _, keys, counts in counted] or None
 
     def _vocabularies(self) -> list[pa.Array]:
         """Each part's terms that occur in the live rows it ranks."""

@@ -38,7 +38,7 @@ part way hides is not found: rows are read as given, inside the segment.)
 
 import numpy as np
 
-from libc.stdint cimport int64_t, uint8_t, uint32_t, uint64_t
+from libc.stdint cimport int32_t, int64_t, uint8_t, uint16_t, uint32_t, uint64_t
 from libc.stdlib cimport free, realloc
 from libc.string cimport memcpy, memset
 
@@ -458,6 +458,58 @@ def live_counts(tuple src, const int64_t[::1] post_offsets, const int64_t[::1] b
         if not ok:
             raise DamagedPostings(BAD_ROWS)
         return counts_a
+    finally:
+        release(&held)
+
+
+# Codes of a column (storage/coded_rows.narrow's types).
+ctypedef fused code:
+    uint8_t
+    uint16_t
+    int32_t
+
+
+def count_codes(tuple src, int64_t start, int64_t end, int64_t blk0, int64_t a, int64_t z, const int64_t[::1] drop,
+                const code[::1] codes, int64_t shift, int64_t[::1] counts):
+    """Count postings a..z of a term's postings [start, end) whose row is not in ``drop``
+    (ascending) by a column's codes: one more in ``counts[codes[row + shift]]`` for each
+    (the caller's: every such place in ``codes``, every code in ``counts``). A match set
+    counted by a column without its rows made: no row id is written or read again
+    (storage/coded_rows.py)."""
+    cdef Arrays held
+    cdef Source s_
+    cdef uint32_t brows[BLOCK_SIZE]
+    cdef bint ok = True, sound
+    cdef int64_t b, last_block, s, n, i, k, r, di = 0
+    cdef int64_t n_drop = drop.shape[0]
+    held.n = 0
+    try:
+        s_ = tuple_source(&held, src)
+        b = blk0 + (a - start) // BLOCK_SIZE
+        last_block = blk0 + (z - 1 - start) // BLOCK_SIZE if z > a else b - 1
+        with nogil:
+            while b <= last_block:
+                n = _block(start, end, blk0, b, &s)
+                sound = load_rows(&s_, blk0, b, s, n, brows)
+                ok &= sound
+                i = max(a - s, 0)
+                k = min(z - s, n)
+                if sound and k > i:  # (an unsound block's rows may lie outside the part: it raises)
+                    if di == n_drop or drop[di] > <int64_t>brows[k - 1]:
+                        while i < k:
+                            counts[codes[brows[i] + shift]] += 1
+                            i += 1
+                    else:
+                        while i < k:
+                            r = brows[i]
+                            i += 1
+                            while di < n_drop and drop[di] < r:
+                                di += 1
+                            if di == n_drop or drop[di] != r:
+                                counts[codes[r + shift]] += 1
+                b += 1
+        if not ok:
+            raise DamagedPostings(BAD_ROWS)
     finally:
         release(&held)
 

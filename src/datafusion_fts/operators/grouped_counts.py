@@ -76,14 +76,33 @@ class GroupedCounts:
         taken as codes (no value taken per match where the store keeps its codes)."""
         return self.answer(version.take_codes(ids, self.key), version.take(ids, self.columns), version.meta.sql_schema)
 
+    @property
+    def counts_only(self) -> bool:
+        """Whether every aggregate is ``count(*)``: the answer needs the keys' counts alone."""
+        return all(agg is None or agg.column is None for _, agg in self.items)
+
     def answer(self, key: list[CodedRows], rows: pa.Table, schema: pa.Schema) -> pa.Table | None:
         """The answer over the matches' ``key`` (coded, part after part) and ``rows``
         (their :attr:`columns`, in the same order), each output typed as DataFusion types
         it for the table's columns as SQL declares them in ``schema``; None where a
         column's values make an aggregate's result depend on how DataFusion splits the
-        rows (then DataFusion's). The groups are ordered and paged as numbers (a rank of
-        the few keys, the aggregates' values); only the page's rows become Arrow."""
-        keys, counts, row_codes = _unified(key)
+        rows (then DataFusion's)."""
+        return self._answer(*_unified(key), rows, schema)
+
+    def from_counts(self, counted: list[tuple[pa.Array, np.ndarray]], schema: pa.Schema) -> pa.Table:
+        """The answer of :attr:`counts_only` aggregates from the matches' keys and how
+        many hold each (the last: NULL), part after part (each with keys of its own)."""
+        assert self.counts_only
+        keys, counts, _ = _merged(counted)
+        found = self._answer(keys, counts, None, None, schema)
+        assert found is not None  # (counts: never a sum to decline)
+        return found
+
+    def _answer(self, keys: pa.Array, counts: np.ndarray, row_codes: Callable[[], np.ndarray] | None,
+                rows: pa.Table | None, schema: pa.Schema) -> pa.Table | None:
+        """:meth:`answer` from the keys, their counts and the rows' codes. The groups are
+        ordered and paged as numbers (a rank of the few keys, the aggregates' values);
+        only the page's rows become Arrow."""
         values: dict[str, _Values] = {}
         for name, agg in self.items:
             if agg is not None:
@@ -138,17 +157,30 @@ def _placed(ranks: np.ndarray, null: np.ndarray, desc: bool, nulls_first: bool) 
 
 def _unified(parts: list[CodedRows]) -> tuple[pa.Array, np.ndarray, Callable[[], np.ndarray]]:
     """The distinct keys of every part, how many rows hold each (the last: NULL), and
-    a function making each row's code (parts after one another). Parts' keys are
-    numbered in the first part's order, then the new keys of each next part."""
-    if len(parts) == 1:
-        return parts[0].keys, parts[0].counts(), parts[0].row_codes
-    keys = pc.unique(pa.concat_arrays([p.keys for p in parts])) if parts else pa.array([], pa.string())
+    a function making each row's code (parts after one another)."""
+    if len(parts) <= 1:
+        part = parts[0] if parts else CodedRows(np.zeros(0, np.uint8), None, pa.array([], pa.string()))
+        return part.keys, part.counts(), part.row_codes
+    keys, counts, maps = _merged([(p.keys, p.counts()) for p in parts])
+    return keys, counts, lambda: np.concatenate([to[p.row_codes()] for p, to in zip(parts, maps)])
+
+
+def _merged(counted: list[tuple[pa.Array, np.ndarray]]) -> tuple[pa.Array, np.ndarray, list[np.ndarray]]:
+    """Parts' keys and counts (the last: NULL) as one set of keys and its counts, and per
+    part where each of its codes goes in it. The keys are numbered in the first part's
+    order, then the new keys of each next part."""
+    if len(counted) == 1:
+        keys, counts = counted[0]
+        return keys, counts, [np.arange(len(keys) + 1, dtype=narrow(len(keys) + 1))]
+    first = counted[0][0].type  # (files of one table may store text as string or large_string)
+    counted = [(k if k.type == first else k.cast(first), counts) for k, counts in counted]
+    keys = pc.unique(pa.concat_arrays([k for k, _ in counted]))
     code = narrow(len(keys) + 1)
-    maps = [np.append(pc.index_in(p.keys, keys).to_numpy(zero_copy_only=False), len(keys)).astype(code) for p in parts]
-    counts = np.zeros(len(keys) + 1, np.int64)
-    for part, to in zip(parts, maps):
-        np.add.at(counts, to, part.counts())
-    return keys, counts, lambda: np.concatenate([to[p.row_codes()] for p, to in zip(parts, maps)] or [np.zeros(0, code)])
+    maps = [np.append(pc.index_in(k, keys).to_numpy(zero_copy_only=False), len(keys)).astype(code) for k, _ in counted]
+    total = np.zeros(len(keys) + 1, np.int64)
+    for (_, counts), to in zip(counted, maps):
+        np.add.at(total, to, counts)
+    return keys, total, maps
 
 
 def _aggregate(agg: Aggregate, codes: np.ndarray, counts: np.ndarray, column: pa.ChunkedArray,

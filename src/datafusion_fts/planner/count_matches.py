@@ -11,7 +11,8 @@ inside a part taken out), unions merged, conjunctions narrowed clause by clause,
 prefilter's rows as the first narrowing. A tree of one term (one group of one term: a
 word, a fuzzy or prefix word that expands to itself alone) without a prefilter is
 counted from each part's postings offsets (``SegmentSet.lookup``, ``SegmentPart.df``):
-no postings read. A phrase, or a clause that matches every row, and any request the
+no postings read; its matches counted by a column are counted as its postings are read,
+by the column's codes (``counted_by``: no row id made). A phrase, or a clause that matches every row, and any request the
 rule leaves out, is counted or its rows found by running the search (the general path,
 which every request could take: ``tests/planner/test_count_matches.py`` holds both to
 the same answer).
@@ -19,7 +20,10 @@ the same answer).
 
 from __future__ import annotations
 
+from functools import partial
+
 import numpy as np
+import pyarrow as pa
 
 from ..index.segment_set import SegmentSet
 from ..kernels.merge import SUBTRACT, UNION_ADD, merge
@@ -61,12 +65,34 @@ def matching_rows(req: SearchRequest, catalog: Catalog) -> np.ndarray:
     return _matching_rows(req, catalog, _bound(req, catalog))
 
 
+def counted_by(req: SearchRequest, catalog: Catalog, column: str) -> list[tuple[pa.Array, np.ndarray]] | None:
+    """Per fragment holding some of the rows ``req`` matches, the keys of ``column`` and
+    how many of those rows hold each (the last: NULL), counted from one term's postings
+    and the column's codes
+    (``SegmentSet.count_by``): no row id made. Where the rule above holds for a tree of
+    one term without a prefilter and every part's rows lie in a fragment whose store keeps
+    the column's codes (``TableSnapshot.whole_codes``); else None, and the caller counts
+    :func:`matching_rows` by the column (the same counts: tests/planner/test_count_matches.py)."""
+    found = _bound(req, catalog) if req.include is None else None
+    if found is None:
+        return None
+    sets, bound, ruled = found
+    one = _one_term(bound, ruled)
+    return None if one is None else sets[one[0]].count_by(one[1], partial(ruled.snapshot.whole_codes, column))
+
+
 def _from_statistics(sets: dict[str, SegmentSet], bound: BoundQuery, ruled: SearchRequest) -> int | None:
     """A tree of one term's count without a prefilter, from document frequencies."""
-    if ruled.include is not None or not isinstance(bound, BoundTerms) or len(bound.groups) != 1 \
-            or len(bound.groups[0]) != 1:
-        return None
-    return sets[bound.column].lookup([bound.groups[0][0]])[0][0]
+    one = _one_term(bound, ruled)
+    return None if one is None else sets[one[0]].lookup([one[1]])[0][0]
+
+
+def _one_term(bound: BoundQuery, ruled: SearchRequest) -> tuple[str, str] | None:
+    """The column and term of a tree of one term (one group of one term) without a
+    prefilter."""
+    if ruled.include is None and isinstance(bound, BoundTerms) and len(bound.groups) == 1 and len(bound.groups[0]) == 1:
+        return bound.column, bound.groups[0][0]
+    return None
 
 
 def _matching_rows(req: SearchRequest, catalog: Catalog,

@@ -455,7 +455,7 @@ class SqlSession:
         (sql/direct_groups.py), over the matches found unscored among the rows its
         prefilter keeps; None where DataFusion must add its values up."""
         include = prefiltered_ids(self.db, search.table, search.alias, search.prefilter) if search.prefilter else None
-        return grouped.over(*self.db.table(search.table).matching_rows(search.tree, include))
+        return self.db.table(search.table).grouped(search.tree, grouped, include)
 
     def _run_lowered(self, text: str, lowered: list[Lowered]) -> datafusion.DataFrame:
         """Run the searches of a lowered statement, then its SQL ``text`` over their results."""

@@ -243,6 +243,20 @@ class TableSnapshot:
             parts.append(CodedRows.of(fresh.take(pa.array(row_ids[fresh_from:] - self.meta.next_rowid))))
         return parts
 
+    def whole_codes(self, column: str, lo: int, hi: int, n: int) -> tuple[np.ndarray, pa.Array, int] | None:
+        """Column ``column`` (text or integers) over the row ids [lo, hi) as codes
+        (``Store.whole_codes``), their keys, and the id of the first code, where one
+        fragment without gaps holds those ids and its store keeps such codes for counting
+        ``n`` of its rows (a row's code is then at its id less that first id); else None.
+        What counting matches by a column from their postings needs
+        (``SegmentSet.count_by``)."""
+        at = int(np.searchsorted([f.row_lo for f in self.meta.fragments], lo, side="right")) - 1
+        frag = self.meta.fragments[at] if at >= 0 else None
+        if frag is None or frag.gaps or hi > frag.row_lo + frag.rows:
+            return None
+        found = self._data.whole_codes(frag.id, column, n)
+        return None if found is None else (*found, frag.row_lo)
+
     def _take(self, row_ids: np.ndarray, columns: list[str]) -> pa.Table:
         """:meth:`take` in one fetch: the store is asked once for the rows of every
         fragment, ascending, and reads only the pages they sit in."""

@@ -128,7 +128,7 @@ def test_a_narrow_column_fetched_for_many_rows_is_decoded_once_whole(tmp_path: P
     pages = len(reader._pages_of(reader._column("year").leaf).first_rows)
     assert pages > 2 * page_reader.WHOLE_MIN_ROWS
     few = np.sort(rng.choice(n, pages - 1, replace=False))
-    assert not reader._reads_whole(reader._column("year"), few)  # (fewer rows than pages)
+    assert not reader._reads_whole(reader._column("year"), len(few))  # (fewer rows than pages)
     assert reader.take(few, ["year"]).column(0).equals(table.column("year").take(pa.array(few)))
     assert kept() == []
     many = np.sort(rng.choice(n, 6000, replace=False))
@@ -138,7 +138,7 @@ def test_a_narrow_column_fetched_for_many_rows_is_decoded_once_whole(tmp_path: P
     again = np.sort(rng.choice(n, 5000, replace=False))
     assert reader.take(again, ["cat"]).column(0).equals(table.column("cat").take(pa.array(again)))
     assert kept() == ["cat", "year"]  # (read again: none)
-    assert reader._reads_whole(reader._column("year"), few)  # (kept whole: taken from it now)
+    assert reader._reads_whole(reader._column("year"), len(few))  # (kept whole: taken from it now)
     assert reader.take(few, ["year"]).column(0).equals(table.column("year").take(pa.array(few)))
 
 
@@ -158,7 +158,7 @@ def test_take_codes_are_the_column_taken(tmp_path_factory, seed, n, options, gro
     with whole_columns(whole):
         for name in ("s", "l", "i", "j"):
             got = reader.take_codes(rows, name)
-            assert (got.places is not None) == (whole and reader._reads_whole(reader._column(name), rows))
+            assert (got.places is not None) == (whole and reader._reads_whole(reader._column(name), len(rows)))
             codes = got.row_codes()
             assert len(got) == len(rows) and len(set(got.keys.to_pylist())) == len(got.keys)
             values = got.keys.take(pa.array(codes, mask=codes == len(got.keys)))

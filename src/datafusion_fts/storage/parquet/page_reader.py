@@ -463,7 +463,7 @@ class PageReader:
             if column is None:
                 slow.append(name)
                 continue
-            if keep and self._reads_whole(column, rows):
+            if keep and self._reads_whole(column, len(rows)):
                 pieces[name] = [self._whole_column(name).take(pa.array(rows)).cast(self.schema.field(name).type)]
                 continue
             pieces[name] = []
@@ -494,26 +494,25 @@ class PageReader:
         their places in the whole file's codes where :meth:`take` reads it whole (no
         value taken, no code copied), else its values encoded. What counting by the
         column needs."""
-        column = self._column(name)
-        if column is not None and self._reads_whole(column, rows):
-            codes, keys = self._whole_codes(name)
-            return CodedRows(codes, rows, keys)
+        found = self.whole_codes(name, len(rows))
+        if found is not None:
+            return CodedRows(found[0], rows, found[1])
         return CodedRows.of(self.take(rows, [name]).column(0))
 
-    def _reads_whole(self, column: _Column, rows: np.ndarray) -> bool:
-        """Whether a fetch of ``rows`` reads ``column`` whole, kept decoded
+    def _reads_whole(self, column: _Column, n: int) -> bool:
+        """Whether a fetch of ``n`` rows reads ``column`` whole, kept decoded
         (:meth:`_whole_column`): a narrow column (at most ``NARROW_BYTES`` a row as stored:
         codes, numbers, dates) kept whole already, or fetched for at least as many rows as
         it has pages in the file (``WHOLE_DENSITY`` rows a page; such a fetch reads about
         every page anyway). A GROUP BY or aggregate over many matches fetches such a
         column for every match, statement after statement; page by page, every page was
         decoded again each time. The same values either way."""
-        if not column.narrow or len(rows) < WHOLE_MIN_ROWS:
+        if not column.narrow or n < WHOLE_MIN_ROWS:
             return False
         if self._cache.holds(self._whole_key(column.name)):
             return True
         pages = self._pages_of(column.leaf)
-        return pages is not None and len(rows) * WHOLE_DENSITY >= len(pages.first_rows)
+        return pages is not None and n * WHOLE_DENSITY >= len(pages.first_rows)
 
     def _whole_key(self, name: str) -> tuple:
         """Where the cache keeps column ``name`` of the whole file (:meth:`_whole_column`)."""
@@ -533,14 +532,19 @@ class PageReader:
 
         return self._cache.get(self._whole_key(name), read, lambda c: c.nbytes)
 
-    def _whole_codes(self, name: str) -> tuple[np.ndarray, pa.Array]:
-        """Column ``name`` of the whole file as one code a row (``coded_rows``), and its
-        distinct values, kept in the cache beside the column (text is read as a
-        dictionary already; other values are encoded once)."""
+    def whole_codes(self, name: str, n: int) -> tuple[np.ndarray, pa.Array] | None:
+        """Column ``name`` (text or integers) of the whole file as one code a row
+        (``coded_rows``) and its distinct values, where a fetch of ``n`` of its rows reads
+        it whole (:meth:`_reads_whole`), else None: rows counted by it need only their
+        places. Kept in the cache beside the column (text is read as a dictionary
+        already; other values are encoded once)."""
+        column = self._column(name)
+        if column is None or not self._reads_whole(column, n):
+            return None
 
         def read() -> tuple[np.ndarray, pa.Array]:
-            column = self._whole_column(name)
-            encoded = column if pa.types.is_dictionary(column.type) else column.dictionary_encode()
+            whole = self._whole_column(name)
+            encoded = whole if pa.types.is_dictionary(whole.type) else whole.dictionary_encode()
             return codes_of(encoded), encoded.dictionary
 
         return self._cache.get((*self._key, "whole codes", name), read, lambda c: c[0].nbytes + c[1].nbytes)

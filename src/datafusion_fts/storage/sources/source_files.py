@@ -412,6 +412,10 @@ class SourceFiles:
         """As a store's ``take_codes``: :meth:`take_rows`'s values coded."""
         return [CodedRows.of(self.take_rows(parts, [column]).column(0))]
 
+    def whole_codes(self, frag_id: str, column: str, n: int) -> None:
+        """None: the source's files are read as they are, nothing kept coded."""
+        return None
+
     def fetch_units(self, parts: list[tuple[str, np.ndarray]], column: str) -> Counter[str]:
         """What :meth:`take_rows` reads of ``column``: pages or row groups of the files,
         or pages of the stored copies (nothing for a partition column: its values are in

@@ -175,6 +175,10 @@ class Store(Protocol):
         """Text ``column`` of the rows of ``parts`` (as for ``take_rows``) as codes,
         fragment after fragment: what counting by the column needs, without making a
         string per row where the store keeps the column decoded."""
+    def whole_codes(self, frag_id: str, column: str, n: int) -> tuple[np.ndarray, pa.Array] | None:
+        """Column ``column`` of the whole fragment as codes and keys
+        (``PageReader.whole_codes``) where the store keeps it so for counting ``n`` of its
+        rows, else None."""
     def pages_of(self, parts: list[tuple[str, np.ndarray]], column: str) -> np.ndarray | None:
         """A key of the page of ``column`` each row of ``parts`` (as for ``take_rows``)
         sits in, equal for rows of one page; None where rows are not read by page."""
@@ -294,6 +298,9 @@ class PagedFragments:
         """Rows by fragment and local index, reading only the pages they sit in, the
         pages of all fragments at once (``page_reader.take_rows``)."""
         return take_rows([(self._pages(frag_id), rows) for frag_id, rows in parts], columns)
+
+    def whole_codes(self, frag_id: str, column: str, n: int) -> tuple[np.ndarray, pa.Array] | None:
+        return self._pages(frag_id).whole_codes(column, n)
 
     def take_codes(self, parts: list[tuple[str, np.ndarray]], column: str) -> list[CodedRows]:
         return take_codes([(self._pages(frag_id), rows) for frag_id, rows in parts], column)
@@ -955,6 +962,9 @@ class MemoryStore:
 
     def take_codes(self, parts: list[tuple[str, np.ndarray]], column: str) -> list[CodedRows]:
         return [CodedRows.of(self.take_rows(parts, [column]).column(0))]
+
+    def whole_codes(self, frag_id: str, column: str, n: int) -> None:
+        return None  # (rows in memory: coded per fetch, nothing kept)
 
     def pages_of(self, parts: list[tuple[str, np.ndarray]], column: str) -> None:
         return None  # (rows in memory: no pages to read)
