@@ -35,6 +35,8 @@ from ..storage.snapshot import TableSnapshot
 
 # Beyond this, a float sum of integers may round: the answer is DataFusion's.
 _EXACT = float(2**53)
+# All bits but the sign.
+_FLIP = np.int64(0x7FFFFFFFFFFFFFFF)
 
 
 @dataclass(frozen=True)
@@ -106,17 +108,19 @@ class GroupedCounts:
         values: dict[str, _Values] = {}
         for name, agg in self.items:
             if agg is not None:
-                found = _Values(counts, None, pa.int64()) if agg.column is None else \
-                    _aggregate(agg, row_codes(), counts, rows.column(agg.column), schema.field(agg.column).type)
+                if agg.column is None:
+                    found: _Values | None = _Values(counts, None, pa.int64())
+                else:
+                    assert row_codes is not None and rows is not None  # (not counts alone)
+                    found = _aggregate(agg, row_codes(), counts, rows.column(agg.column), schema.field(agg.column).type)
                 if found is None:
                     return None
                 values[name] = found
         groups = np.flatnonzero(counts)
         if self.order:
-            ranked = {name: v.ranks(groups) for name, v in values.items()}
-            key_ranks = np.append(pc.rank(keys, tiebreaker="dense").to_numpy(), 0)[groups], groups == len(keys)
-            order = [_placed(*ranked.get(name, key_ranks), desc, nulls_first) for name, desc, nulls_first in self.order]
-            groups = groups[np.lexsort(order[::-1])]
+            keyed = [(values[name].keys(groups) if name in values else _key_order(keys, groups), desc, nulls_first)
+                     for name, desc, nulls_first in self.order]
+            groups = groups[np.lexsort([k for item in reversed(keyed) for k in _sort_keys(*item)])]
         groups = groups[self.offset : None if self.limit is None else self.offset + self.limit]
         columns, fields = [], []
         for name, agg in self.items:
@@ -138,21 +142,42 @@ class _Values:
     null: np.ndarray | None
     type: pa.DataType
 
-    def ranks(self, groups: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        """The ``groups``' dense ranks by value (NaN the largest, as DataFusion orders
-        floats), and which are NULL."""
-        ranks = np.unique(self.values[groups], return_inverse=True)[1]
-        return ranks, np.zeros(len(groups), bool) if self.null is None else self.null[groups]
+    def keys(self, groups: np.ndarray) -> tuple[np.ndarray, np.ndarray | None]:
+        """The ``groups``' values as int64 keys in DataFusion's order (floats as arrow
+        orders them, by their total order: -NaN first, -0.0 below +0.0, NaN last), and
+        which are NULL (None: none)."""
+        values = self.values[groups]
+        if values.dtype.kind == "f":
+            bits = values.view(np.int64)
+            values = bits ^ ((bits >> 63) & _FLIP)  # (as Rust's f64::total_cmp)
+        return values.astype(np.int64, copy=False), None if self.null is None else self.null[groups]
 
     def array(self, groups: np.ndarray) -> pa.Array:
         return pa.array(self.values[groups], self.type, mask=None if self.null is None else self.null[groups])
 
 
-def _placed(ranks: np.ndarray, null: np.ndarray, desc: bool, nulls_first: bool) -> np.ndarray:
-    """Sort keys of one ORDER BY item from ascending dense ranks: reversed when
-    descending, NULLs after every value unless ``nulls_first``."""
-    keys = (ranks.max(initial=0) - ranks) if desc else ranks
-    return np.where(null, -1 if nulls_first else len(ranks) + 1, keys)
+def _key_order(keys: pa.Array, groups: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The ``groups``' keys as int64 keys in their order (their ranks among ``keys``),
+    and which are NULL (the group past the keys). A few keys are ranked in Python (str
+    order is UTF-8's byte order, as DataFusion orders text); pyarrow ranks many."""
+    n = len(keys)
+    if n <= 256:
+        ranks = np.zeros(n + 1, np.int64)
+        ranks[sorted(range(n), key=keys.to_pylist().__getitem__)] = np.arange(n)
+    else:
+        ranks = np.append(pc.rank(keys, tiebreaker="dense").to_numpy(), 0)
+    return ranks[groups], groups == n
+
+
+def _sort_keys(keyed: tuple[np.ndarray, np.ndarray | None], desc: bool, nulls_first: bool) -> list[np.ndarray]:
+    """One ORDER BY item's keys for ``numpy.lexsort`` (the last the most significant):
+    its values' keys, reversed when descending, then NULLs after every value unless
+    ``nulls_first``."""
+    values, null = keyed
+    out = [~values if desc else values]
+    if null is not None:
+        out.append(~null if nulls_first else null)
+    return out
 
 
 def _unified(parts: list[CodedRows]) -> tuple[pa.Array, np.ndarray, Callable[[], np.ndarray]]:
