@@ -528,7 +528,10 @@ class SqlSession:
         if found is None:
             return None
         if found.grouped is not None:
-            return (f"counts by {found.grouped.key} of the matches, found unscored, without DataFusion "
+            how = ("counted as the postings of a query of one term are read, where the fragments keep the column's "
+                   "codes, else found unscored" if found.grouped.counts_only
+                   and self.db.settings.get("fts.counts_from_postings") else "found unscored")
+            return (f"counts by {found.grouped.key} of the matches, {how}, without DataFusion "
                     "(DataFusion's plan below where a sum would not be exact)")
         if found.counted is not None:
             return "the number of matches, without DataFusion"
