@@ -51,3 +51,15 @@ def test_an_average_past_exact_float_sums_is_declined():
     assert grouped.answer(key, rows, schema) is None
     small = pa.table({"x": pa.array([3, 4], pa.int64())})
     assert grouped.answer(key, small, schema).to_pylist() == [{"k": "a", "m": 3.5}]
+
+
+@given(st.lists(st.none() | st.integers(0, 2_000), min_size=300, max_size=3_000), st.booleans(),
+       st.none() | st.integers(0, 400))
+def test_many_keys_are_ranked_and_taken_by_pyarrow(values, text, limit):
+    """Past a few hundred distinct keys the groups' order and page are made by pyarrow
+    (a few are made in Python): the same counts, order and NULL placement."""
+    array = pa.array([None if v is None else (f"k{v:05d}" if text else v) for v in values],
+                     pa.string() if text else pa.int64())
+    schema = pa.schema([pa.field("k", array.type)])
+    got = GroupedCounts.facets("k", limit).answer([CodedRows.of(array)], pa.table({}), schema)
+    assert [tuple(r.values()) for r in got.to_pylist()] == _expected(array.to_pylist(), limit)

@@ -35,6 +35,8 @@ from ..storage.snapshot import TableSnapshot
 
 # Beyond this, a float sum of integers may round: the answer is DataFusion's.
 _EXACT = float(2**53)
+# Up to this many keys, a page of groups is made in Python (fewer calls into pyarrow).
+_FEW_KEYS = 256
 # All bits but the sign.
 _FLIP = np.int64(0x7FFFFFFFFFFFFFFF)
 
@@ -117,16 +119,19 @@ class GroupedCounts:
                     return None
                 values[name] = found
         groups = np.flatnonzero(counts)
+        listed = keys.to_pylist() if len(keys) <= _FEW_KEYS else None
         if self.order:
-            keyed = [(values[name].keys(groups) if name in values else _key_order(keys, groups), desc, nulls_first)
-                     for name, desc, nulls_first in self.order]
+            keyed = [(values[name].keys(groups) if name in values else _key_order(keys, listed, groups), desc,
+                      nulls_first) for name, desc, nulls_first in self.order]
             groups = groups[np.lexsort([k for item in reversed(keyed) for k in _sort_keys(*item)])]
         groups = groups[self.offset : None if self.limit is None else self.offset + self.limit]
         columns, fields = [], []
         for name, agg in self.items:
             if agg is None:
                 field = schema.field(self.key)
-                columns.append(keys.take(pa.array(groups, mask=groups == len(keys))).cast(field.type))
+                n = len(keys)
+                columns.append(pa.array([listed[g] if g < n else None for g in groups.tolist()], field.type)
+                               if listed is not None else keys.take(pa.array(groups, mask=groups == n)).cast(field.type))
                 fields.append(pa.field(name, field.type, field.nullable))
             else:
                 columns.append(values[name].array(groups))
@@ -156,14 +161,15 @@ class _Values:
         return pa.array(self.values[groups], self.type, mask=None if self.null is None else self.null[groups])
 
 
-def _key_order(keys: pa.Array, groups: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+def _key_order(keys: pa.Array, listed: list | None, groups: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """The ``groups``' keys as int64 keys in their order (their ranks among ``keys``),
-    and which are NULL (the group past the keys). A few keys are ranked in Python (str
-    order is UTF-8's byte order, as DataFusion orders text); pyarrow ranks many."""
+    and which are NULL (the group past the keys). A few keys (``listed``, as Python
+    values) are ranked in Python (str order is UTF-8's byte order, as DataFusion orders
+    text); pyarrow ranks many."""
     n = len(keys)
-    if n <= 256:
+    if listed is not None:
         ranks = np.zeros(n + 1, np.int64)
-        ranks[sorted(range(n), key=keys.to_pylist().__getitem__)] = np.arange(n)
+        ranks[sorted(range(n), key=listed.__getitem__)] = np.arange(n)
     else:
         ranks = np.append(pc.rank(keys, tiebreaker="dense").to_numpy(), 0)
     return ranks[groups], groups == n
