@@ -19,7 +19,7 @@ from hypothesis import strategies as st
 import datafusion_fts as fts
 from datafusion_fts.kernels.invert import BLOCK_SIZE
 from datafusion_fts.kernels.posting_cursor import cursor_moves
-from datafusion_fts.kernels.postings_codec import gather, pack_positions, pack_postings, rank
+from datafusion_fts.kernels.postings_codec import DamagedPostings, count_codes, gather, pack_positions, pack_postings, rank
 from datafusion_fts.query import Boolean, Match, Phrase
 
 ROW_MAX = 2**32 - 1  # the largest local row a segment can hold (rows are uint32)
@@ -144,6 +144,54 @@ def test_probes_and_ranks_decode_only_what_they_need_and_agree(lists, data):
             assert np.array_equal(alone[0], got[0]) and len(alone[1]) == 0
             for p in probes[:5]:
                 assert rank(src, start, end, blk0, int(p)) == start + int(np.searchsorted(rows, p))
+
+
+@st.composite
+def near_lists(draw):
+    """Terms' postings over rows 0..5,000 (a column's codes can cover them): block edges
+    included, sparse or dense."""
+    lists = []
+    for _ in range(draw(st.integers(1, 3))):
+        n = draw(st.sampled_from(EDGE_LENGTHS) | st.integers(0, 3 * BLOCK_SIZE))
+        if draw(st.booleans()):
+            rows = np.arange(n, dtype=np.int64) * draw(st.integers(1, 3)) + draw(st.integers(0, 100))
+        else:
+            rows = np.unique(np.array(draw(st.lists(st.integers(0, 5_000), min_size=n, max_size=n)), np.int64))
+        lists.append((rows.astype(np.uint32), np.ones(len(rows), np.uint32), []))
+    return lists
+
+
+@given(near_lists(), st.sampled_from([np.uint8, np.uint16, np.int32]), st.data())
+def test_counts_by_codes_are_the_codes_of_the_rows_read(lists, code_type, data):
+    """``count_codes`` (a match set counted by a column's codes as its postings are
+    unpacked) over any range of a term's postings, with rows dropped or not, every layout:
+    the counts of the codes at the rows ``gather`` reads."""
+    post_offsets, block_offsets, layouts = _sources(lists, False)
+    n_keys = data.draw(st.integers(1, 300 if code_type != np.uint8 else 255))
+    shift = data.draw(st.integers(0, 7))
+    codes = np.random.default_rng(data.draw(st.integers(0, 2**32 - 1))).integers(0, n_keys, 5_400 + shift).astype(code_type)
+    for t, (rows, _, _) in enumerate(lists):
+        start, end, blk0 = post_offsets[t], post_offsets[t + 1], block_offsets[t]
+        a = start + data.draw(st.integers(0, end - start))
+        b = data.draw(st.integers(a, end))
+        drop = np.unique(np.array(data.draw(st.lists(_rows_or_any(rows), max_size=5)), np.int64))
+        for src, psrc in layouts:
+            read = gather(src, psrc, start, end, blk0, a, b, NONE, False, drop, False, False)[0]
+            counts = np.zeros(n_keys, np.int64)
+            count_codes(src, start, end, blk0, a, b, drop, codes, shift, counts)
+            assert counts.tolist() == np.bincount(codes[read.astype(np.int64) + shift], minlength=n_keys).tolist()
+
+
+def test_counting_damaged_postings_raises_and_reads_no_code_past_the_column():
+    """Row gaps that no longer add up to a block's stored last row: DamagedPostings, and
+    no row past the column is looked up (codes sized to the rows written)."""
+    rows = np.arange(0, 3 * BLOCK_SIZE, 1, dtype=np.uint32) * 2
+    post_offsets, block_offsets, layouts = _sources([(rows, np.ones(len(rows), np.uint32), [])], False)
+    (words, words_at, bits, u32, _, last, ords), _ = layouts[0]
+    damaged = (words ^ np.uint32(0x5A5A5A5A), words_at, bits, u32, u32, last, ords)
+    codes = np.zeros(int(rows[-1]) + 1, np.uint8)
+    with pytest.raises(DamagedPostings):
+        count_codes(damaged, 0, len(rows), 0, 0, len(rows), NONE, codes, 0, np.zeros(1, np.int64))
 
 
 @given(posting_lists(with_positions=False), st.data())

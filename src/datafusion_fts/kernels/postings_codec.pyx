@@ -469,6 +469,33 @@ ctypedef fused code:
     int32_t
 
 
+cdef inline bint _count_block(const Source* src, int64_t blk0, int64_t b, int64_t n, const code* codes,
+                              int64_t n_codes, int64_t shift, int64_t* counts) noexcept nogil:
+    """``count_codes`` of the whole bit-packed block ``b`` (``n`` rows, none dropped):
+    each row unpacked and counted at once. False (nothing more counted) at a row past
+    the block's stored last row or outside ``codes``, or if the rows do not end on it."""
+    cdef const uint32_t* words = src.words
+    cdef uint64_t width = src.block_bits[2 * b]
+    cdef uint64_t mask = (<uint64_t>1 << width) - 1
+    cdef int64_t at = src.block_words[b]
+    cdef uint64_t bit = 0
+    cdef uint64_t last = src.blk_last[b]
+    cdef uint64_t row = <uint64_t>(<int64_t>src.blk_last[b - 1] + 1) if b > blk0 else 0
+    cdef uint64_t got = row - 1
+    cdef uint64_t top = <uint64_t>(n_codes - shift) if n_codes > shift else 0  # (rows below it are in codes)
+    cdef int64_t j
+    if last >= top or <int64_t>row + shift < 0:
+        return False
+    for j in range(n):
+        got = row + _get(words, at, mask, bit)
+        if got > last:
+            return False
+        counts[codes[<int64_t>got + shift]] += 1
+        row = got + 1
+        bit += width
+    return got == last
+
+
 def count_codes(tuple src, int64_t start, int64_t end, int64_t blk0, int64_t a, int64_t z, const int64_t[::1] drop,
                 const code[::1] codes, int64_t shift, int64_t[::1] counts):
     """Count postings a..z of a term's postings [start, end) whose row is not in ``drop``
@@ -490,10 +517,17 @@ def count_codes(tuple src, int64_t start, int64_t end, int64_t blk0, int64_t a, 
         with nogil:
             while b <= last_block:
                 n = _block(start, end, blk0, b, &s)
-                sound = load_rows(&s_, blk0, b, s, n, brows)
-                ok &= sound
                 i = max(a - s, 0)
                 k = min(z - s, n)
+                if s_.n_words and not s_.n_ords and i == 0 and k == n and (di == n_drop or drop[di] > <int64_t>s_.blk_last[b]):
+                    # (a whole bit-packed block, nothing to drop: its rows counted as they are
+                    # unpacked, each checked to lie in ``codes``, the block checked to end
+                    # on its stored last row)
+                    ok &= _count_block(&s_, blk0, b, n, &codes[0], codes.shape[0], shift, &counts[0])
+                    b += 1
+                    continue
+                sound = load_rows(&s_, blk0, b, s, n, brows)
+                ok &= sound
                 if sound and k > i:  # (an unsound block's rows may lie outside the part: it raises)
                     if di == n_drop or drop[di] > <int64_t>brows[k - 1]:
                         while i < k:
