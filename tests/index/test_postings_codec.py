@@ -194,6 +194,22 @@ def test_counting_damaged_postings_raises_and_reads_no_code_past_the_column():
         count_codes(damaged, 0, len(rows), 0, 0, len(rows), NONE, codes, 0, np.zeros(1, np.int64))
 
 
+@pytest.mark.parametrize("layout", [0, 1, 2])
+def test_rows_past_the_codes_are_counted_only_if_dropped(layout):
+    """Ids past a fragment's file (rows deleted before it was written) have no code: such
+    rows are dropped, and counting one that is not is damage, never a read past the codes."""
+    rows = np.arange(0, 3 * BLOCK_SIZE, dtype=np.uint32)
+    post_offsets, block_offsets, layouts = _sources([(rows, np.ones(len(rows), np.uint32), [])], False)
+    src, _ = layouts[layout]
+    codes = np.arange(2 * BLOCK_SIZE + 10, dtype=np.int32) % 7
+    past = np.arange(len(codes), len(rows), dtype=np.int64)
+    counts = np.zeros(7, np.int64)
+    count_codes(src, 0, len(rows), 0, 0, len(rows), past, codes, 0, counts)
+    assert counts.tolist() == np.bincount(codes, minlength=7).tolist()
+    with pytest.raises(DamagedPostings):
+        count_codes(src, 0, len(rows), 0, 0, len(rows), past[1:], codes, 0, np.zeros(7, np.int64))
+
+
 @given(posting_lists(with_positions=False), st.data())
 def test_cursors_seek_and_advance_to_the_first_row_at_or_past_their_target(lists, data):
     post_offsets, block_offsets, layouts = _sources(lists, False)

@@ -500,15 +500,17 @@ def count_codes(tuple src, int64_t start, int64_t end, int64_t blk0, int64_t a, 
                 const code[::1] codes, int64_t shift, int64_t[::1] counts):
     """Count postings a..z of a term's postings [start, end) whose row is not in ``drop``
     (ascending) by a column's codes: one more in ``counts[codes[row + shift]]`` for each
-    (the caller's: every such place in ``codes``, every code in ``counts``). A match set
-    counted by a column without its rows made: no row id is written or read again
-    (storage/coded_rows.py)."""
+    (every code in ``counts``: the caller's). A match set counted by a column without its
+    rows made: no row id is written or read again (storage/coded_rows.py). A row counted
+    must have a place in ``codes`` (rows past them, of ids no file holds, are deleted
+    ones, dropped): one without is damage, as a row past its block's stored last row."""
     cdef Arrays held
     cdef Source s_
     cdef uint32_t brows[BLOCK_SIZE]
     cdef bint ok = True, sound
     cdef int64_t b, last_block, s, n, i, k, r, di = 0
     cdef int64_t n_drop = drop.shape[0]
+    cdef int64_t n_codes = codes.shape[0]
     held.n = 0
     try:
         s_ = tuple_source(&held, src)
@@ -519,28 +521,27 @@ def count_codes(tuple src, int64_t start, int64_t end, int64_t blk0, int64_t a, 
                 n = _block(start, end, blk0, b, &s)
                 i = max(a - s, 0)
                 k = min(z - s, n)
-                if s_.n_words and not s_.n_ords and i == 0 and k == n and (di == n_drop or drop[di] > <int64_t>s_.blk_last[b]):
-                    # (a whole bit-packed block, nothing to drop: its rows counted as they are
-                    # unpacked, each checked to lie in ``codes``, the block checked to end
-                    # on its stored last row)
-                    ok &= _count_block(&s_, blk0, b, n, &codes[0], codes.shape[0], shift, &counts[0])
+                if s_.n_words and not s_.n_ords and i == 0 and k == n and <int64_t>s_.blk_last[b] + shift < n_codes \
+                        and (di == n_drop or drop[di] > <int64_t>s_.blk_last[b]):
+                    # (a whole bit-packed block inside ``codes``, nothing to drop: its rows
+                    # counted as they are unpacked, each checked against the block's
+                    # stored last row, the block checked to end on it)
+                    ok &= _count_block(&s_, blk0, b, n, &codes[0], n_codes, shift, &counts[0])
                     b += 1
                     continue
                 sound = load_rows(&s_, blk0, b, s, n, brows)
                 ok &= sound
-                if sound and k > i:  # (an unsound block's rows may lie outside the part: it raises)
-                    if di == n_drop or drop[di] > <int64_t>brows[k - 1]:
-                        while i < k:
-                            counts[codes[brows[i] + shift]] += 1
-                            i += 1
-                    else:
-                        while i < k:
-                            r = brows[i]
-                            i += 1
-                            while di < n_drop and drop[di] < r:
-                                di += 1
-                            if di == n_drop or drop[di] != r:
-                                counts[codes[r + shift]] += 1
+                while sound and i < k:  # (an unsound block's rows may lie anywhere: it raises)
+                    r = brows[i]
+                    i += 1
+                    while di < n_drop and drop[di] < r:
+                        di += 1
+                    if di < n_drop and drop[di] == r:
+                        continue
+                    if r + shift < 0 or r + shift >= n_codes:
+                        ok = False
+                        break
+                    counts[codes[r + shift]] += 1
                 b += 1
         if not ok:
             raise DamagedPostings(BAD_ROWS)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from bisect import bisect_right
 from collections import Counter
 from dataclasses import dataclass, field
 from functools import cached_property
@@ -246,15 +247,21 @@ class TableSnapshot:
     def whole_codes(self, column: str, lo: int, hi: int, n: int) -> tuple[np.ndarray, pa.Array, int] | None:
         """Column ``column`` (text or integers) over the row ids [lo, hi) as codes
         (``Store.whole_codes``), their keys, and the id of the first code, where one
-        fragment without gaps holds those ids and its store keeps such codes for counting
-        ``n`` of its rows (a row's code is then at its id less that first id); else None.
-        What counting matches by a column from their postings needs
-        (``SegmentSet.count_by``)."""
-        at = int(np.searchsorted([f.row_lo for f in self.meta.fragments], lo, side="right")) - 1
+        fragment holds those ids and its store keeps such codes for counting ``n`` of its
+        rows (a row's code is then at its id less that first id: a fragment whose file
+        lacks the ids of rows deleted before it was written has its codes spread over its
+        ids, those ids' codes never counted, and ids past its file have none); else None. What counting matches by a
+        column from their postings needs (``SegmentSet.count_by``)."""
+        at = bisect_right(self._fragment_starts, lo) - 1
         frag = self.meta.fragments[at] if at >= 0 else None
-        if frag is None or frag.gaps or hi > frag.row_lo + frag.rows:
+        # (ids past its file up to the next fragment are of rows deleted before it was
+        # written: no code, never counted; fresh rows have no fragment)
+        end = self._fragment_starts[at + 1] if at + 1 < len(self._fragment_starts) else self.meta.next_rowid
+        if frag is None or hi > end:
             return None
-        found = self._data.whole_codes(frag.id, column, n)
+        gaps = self.derived(("gaps", frag.id), self.store.read_deletes, frag.gaps, frag.gaps_crc) - frag.row_lo \
+            if frag.gaps else None
+        found = self._data.whole_codes(frag.id, column, n, gaps)
         return None if found is None else (*found, frag.row_lo)
 
     def _take(self, row_ids: np.ndarray, columns: list[str]) -> pa.Table:
@@ -269,6 +276,11 @@ class TableSnapshot:
             parts.append(fresh.take(pa.array(rows[fresh_from:] - self.meta.next_rowid)))
         table = parts[0] if len(parts) == 1 else pa.concat_tables(parts)
         return table if inverse is None or np.array_equal(rows, row_ids) else reorder_rows(table, inverse)
+
+    @cached_property
+    def _fragment_starts(self) -> list[int]:
+        """Each fragment's first row id, ascending (as the fragments are)."""
+        return [f.row_lo for f in self.meta.fragments]
 
     def _stored(self, rows: np.ndarray) -> tuple[list[tuple[str, np.ndarray]], int]:
         """Ascending distinct ``rows`` as (fragment id, local rows) of each fragment

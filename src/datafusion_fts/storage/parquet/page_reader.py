@@ -532,22 +532,33 @@ class PageReader:
 
         return self._cache.get(self._whole_key(name), read, lambda c: c.nbytes)
 
-    def whole_codes(self, name: str, n: int) -> tuple[np.ndarray, pa.Array] | None:
+    def whole_codes(self, name: str, n: int, gaps: np.ndarray | None = None) -> tuple[np.ndarray, pa.Array] | None:
         """Column ``name`` (text or integers) of the whole file as one code a row
         (``coded_rows``) and its distinct values, where a fetch of ``n`` of its rows reads
         it whole (:meth:`_reads_whole`), else None: rows counted by it need only their
-        places. Kept in the cache beside the column (text is read as a dictionary
-        already; other values are encoded once)."""
+        places. With ``gaps`` (ascending offsets, from the file's first row id, of the ids
+        its range holds but the file lacks: deleted rows), the codes spread over the ids,
+        a gap's code 0 (never counted: its row is deleted). Kept in the cache beside the
+        column (text is read as a dictionary already; other values are encoded once)."""
         column = self._column(name)
         if column is None or not self._reads_whole(column, n):
             return None
+        spread = gaps is not None and len(gaps) > 0
 
         def read() -> tuple[np.ndarray, pa.Array]:
             whole = self._whole_column(name)
             encoded = whole if pa.types.is_dictionary(whole.type) else whole.dictionary_encode()
-            return codes_of(encoded), encoded.dictionary
+            codes = codes_of(encoded)
+            if spread:
+                kept = np.ones(len(codes) + len(gaps), bool)  # type: ignore[arg-type]
+                kept[gaps] = False
+                by_id = np.zeros(len(kept), codes.dtype)
+                by_id[kept] = codes
+                codes = by_id
+            return codes, encoded.dictionary
 
-        return self._cache.get((*self._key, "whole codes", name), read, lambda c: c[0].nbytes + c[1].nbytes)
+        key = (*self._key, "whole codes by id" if spread else "whole codes", name)
+        return self._cache.get(key, read, lambda c: c[0].nbytes + c[1].nbytes)
 
     def _take_from_groups(self, rows: np.ndarray, name: str) -> list[pa.Array]:
         """Column ``name`` at ``rows`` (ascending), from its row groups decoded whole by

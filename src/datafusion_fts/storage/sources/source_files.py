@@ -412,7 +412,7 @@ class SourceFiles:
         """As a store's ``take_codes``: :meth:`take_rows`'s values coded."""
         return [CodedRows.of(self.take_rows(parts, [column]).column(0))]
 
-    def whole_codes(self, frag_id: str, column: str, n: int) -> None:
+    def whole_codes(self, frag_id: str, column: str, n: int, gaps: np.ndarray | None = None) -> None:
         """None: the source's files are read as they are, nothing kept coded."""
         return None
 

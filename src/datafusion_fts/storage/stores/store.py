@@ -175,10 +175,11 @@ class Store(Protocol):
         """Text ``column`` of the rows of ``parts`` (as for ``take_rows``) as codes,
         fragment after fragment: what counting by the column needs, without making a
         string per row where the store keeps the column decoded."""
-    def whole_codes(self, frag_id: str, column: str, n: int) -> tuple[np.ndarray, pa.Array] | None:
-        """Column ``column`` of the whole fragment as codes and keys
-        (``PageReader.whole_codes``) where the store keeps it so for counting ``n`` of its
-        rows, else None."""
+    def whole_codes(self, frag_id: str, column: str, n: int, gaps: np.ndarray | None = None
+                    ) -> tuple[np.ndarray, pa.Array] | None:
+        """Column ``column`` of the whole fragment as codes and keys (spread over its ids
+        around ``gaps``: ``PageReader.whole_codes``) where the store keeps it so for
+        counting ``n`` of its rows, else None."""
     def pages_of(self, parts: list[tuple[str, np.ndarray]], column: str) -> np.ndarray | None:
         """A key of the page of ``column`` each row of ``parts`` (as for ``take_rows``)
         sits in, equal for rows of one page; None where rows are not read by page."""
@@ -299,8 +300,9 @@ class PagedFragments:
         pages of all fragments at once (``page_reader.take_rows``)."""
         return take_rows([(self._pages(frag_id), rows) for frag_id, rows in parts], columns)
 
-    def whole_codes(self, frag_id: str, column: str, n: int) -> tuple[np.ndarray, pa.Array] | None:
-        return self._pages(frag_id).whole_codes(column, n)
+    def whole_codes(self, frag_id: str, column: str, n: int, gaps: np.ndarray | None = None
+                    ) -> tuple[np.ndarray, pa.Array] | None:
+        return self._pages(frag_id).whole_codes(column, n, gaps)
 
     def take_codes(self, parts: list[tuple[str, np.ndarray]], column: str) -> list[CodedRows]:
         return take_codes([(self._pages(frag_id), rows) for frag_id, rows in parts], column)
@@ -963,7 +965,7 @@ class MemoryStore:
     def take_codes(self, parts: list[tuple[str, np.ndarray]], column: str) -> list[CodedRows]:
         return [CodedRows.of(self.take_rows(parts, [column]).column(0))]
 
-    def whole_codes(self, frag_id: str, column: str, n: int) -> None:
+    def whole_codes(self, frag_id: str, column: str, n: int, gaps: np.ndarray | None = None) -> None:
         return None  # (rows in memory: coded per fetch, nothing kept)
 
     def pages_of(self, parts: list[tuple[str, np.ndarray]], column: str) -> None:
