@@ -126,6 +126,14 @@ cdef inline int64_t _block(int64_t start, int64_t end, int64_t blk0, int64_t b, 
     return min(s[0] + BLOCK_SIZE, end) - s[0]
 
 
+cdef inline int64_t _block_span(int64_t start, int64_t blk0, int64_t a, int64_t z, int64_t* last) noexcept nogil:
+    """The first block holding postings a..z of a term's postings from ``start`` (its first
+    block ``blk0``), and (``last``) the last one: before the first where there are none."""
+    cdef int64_t first = blk0 + (a - start) // BLOCK_SIZE
+    last[0] = blk0 + (z - 1 - start) // BLOCK_SIZE if z > a else first - 1
+    return first
+
+
 # -- writing ---------------------------------------------------------------------------
 def pack_postings(const int64_t[::1] post_offsets, const uint32_t[::1] rows, const uint32_t[::1] tfs,
                   const int64_t[::1] block_offsets):
@@ -342,8 +350,7 @@ def gather(tuple src, tuple psrc, int64_t start, int64_t end, int64_t blk0, int6
         rows = u32_out(&held, rows_a)
         tfs = u32_out(&held, tfs_a)
         pos_offsets = i64_out(&held, pos_offsets_a)
-        b = blk0 + (a - start) // BLOCK_SIZE
-        last_block = blk0 + (z - 1 - start) // BLOCK_SIZE if z > a else b - 1
+        b = _block_span(start, blk0, a, z, &last_block)
         with nogil:
             while b <= last_block:
                 n = _block(start, end, blk0, b, &s)
@@ -514,8 +521,7 @@ def count_codes(tuple src, int64_t start, int64_t end, int64_t blk0, int64_t a, 
     held.n = 0
     try:
         s_ = tuple_source(&held, src)
-        b = blk0 + (a - start) // BLOCK_SIZE
-        last_block = blk0 + (z - 1 - start) // BLOCK_SIZE if z > a else b - 1
+        b = _block_span(start, blk0, a, z, &last_block)
         with nogil:
             while b <= last_block:
                 n = _block(start, end, blk0, b, &s)
