@@ -493,6 +493,13 @@ cdef inline bint _count_block(const Source* src, int64_t blk0, int64_t b, int64_
     cdef int64_t j
     if last >= top or <int64_t>row + shift < 0:
         return False
+    if row + <uint64_t>n * (mask + 1) <= top:  # (no gaps of this width reach past the codes: no check a row)
+        for j in range(n):
+            got = row + _get(words, at, mask, bit)
+            counts[codes[<int64_t>got + shift]] += 1
+            row = got + 1
+            bit += width
+        return got == last
     for j in range(n):
         got = row + _get(words, at, mask, bit)
         if got > last:
