@@ -425,8 +425,8 @@ class Table:
         it (``_count``, int64): most frequent first, ties by value, NULL last. The counts a
         search page shows beside its results; with :meth:`count` and :meth:`search`, each
         of its parts. Counted as SQL counts ``GROUP BY column`` over a search
-        (operators/grouped_counts.py): the matches found unscored, a text column's codes counted,
-        no string made per match."""
+        (:meth:`grouped`): from a one-term query's postings by the column's codes, or over
+        the matches found unscored, no value made per match."""
         schema = self.snapshot().meta.sql_schema
         field = schema.field(column) if isinstance(column, str) and column in schema.names else None
         if field is None:
