@@ -71,6 +71,44 @@ def merge(int mode, const int64_t[::1] a_rows, const double[::1] a_sc, const int
     return fitted(rows_arr, k), fitted(sc_arr, k)
 
 
+def merge_rows(int mode, const int64_t[::1] a_rows, const int64_t[::1] b_rows):
+    """The rows ``mode`` (UNION_ADD: either list's; SUBTRACT: a's that b lacks) keeps of
+    lists ``a`` and ``b`` (rows ascending, distinct), without scores: a match set's rows
+    (planner/count_matches.py), where :func:`merge` would carry a zero score a row."""
+    cdef Py_ssize_t na = a_rows.shape[0], nb = b_rows.shape[0]
+    rows_arr = _empty(na + nb if mode == UNION_ADD else na, _INT64)
+    cdef int64_t[::1] rows = rows_arr
+    cdef Py_ssize_t i = 0, j = 0, k = 0
+    cdef int64_t x, y
+    with nogil:  # (without branches on the rows' order: which list moves is data, not a jump)
+        if mode == UNION_ADD:
+            while i < na and j < nb:
+                x = a_rows[i]
+                y = b_rows[j]
+                rows[k] = x if x <= y else y
+                k += 1
+                i += x <= y
+                j += y <= x
+        else:
+            while i < na and j < nb:
+                x = a_rows[i]
+                y = b_rows[j]
+                rows[k] = x
+                k += x < y
+                i += x <= y
+                j += y <= x
+        while i < na:
+            rows[k] = a_rows[i]
+            k += 1
+            i += 1
+        while mode == UNION_ADD and j < nb:
+            rows[k] = b_rows[j]
+            k += 1
+            j += 1
+    rows = None  # (nothing views the array now: it may shrink in place)
+    return fitted(rows_arr, k)
+
+
 cdef inline Py_ssize_t _merge(int mode, const int64_t* a_rows, const double* a_sc, Py_ssize_t na,
                               const int64_t* b_rows, const double* b_sc, Py_ssize_t nb, double weight,
                               int64_t* rows, double* sc) noexcept nogil:

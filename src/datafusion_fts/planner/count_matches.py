@@ -26,7 +26,7 @@ import numpy as np
 import pyarrow as pa
 
 from ..index.segment_set import SegmentSet
-from ..kernels.merge import SUBTRACT, UNION_ADD, merge
+from ..kernels.merge import SUBTRACT, UNION_ADD, merge_rows
 from ..query.bind import bind
 from ..query.bound import BoundBoolean, BoundBoost, BoundQuery, BoundTerms
 from .plan_search import Catalog, apply_rules, index_context, simplified
@@ -138,7 +138,7 @@ def _rows(node: BoundQuery, sets: dict[str, SegmentSet], within: np.ndarray | No
         if found is None or not len(found):
             return found
         out = _rows(clause, sets, found)
-        found = None if out is None else merge(SUBTRACT, found, np.zeros(len(found)), out, np.zeros(len(out)), 0.0)[0]
+        found = None if out is None else merge_rows(SUBTRACT, found, out)
     return found
 
 
@@ -149,7 +149,7 @@ def _union(parts: list[np.ndarray]) -> np.ndarray:
         return _NONE
     rows = parts[0]
     for part in parts[1:]:
-        rows = merge(UNION_ADD, rows, np.zeros(len(rows)), part, np.zeros(len(part)), 0.0)[0]
+        rows = merge_rows(UNION_ADD, rows, part)
     return rows
 
 
