@@ -221,32 +221,36 @@ class SegmentSet:
         rows = np.concatenate(pieces) if len(pieces) > 1 else pieces[0]
         return rows if len(pieces) == 1 or bool(np.all(rows[1:] > rows[:-1])) else np.sort(rows)
 
-    def count_by(self, term: str, codes_over: CodesOver) -> list[tuple[pa.Array, np.ndarray]] | None:
-        """The live rows holding ``term`` counted by a column, without their ids made:
-        per set of codes they fall in (a fragment's), its keys and how many rows hold
-        each (the last: NULL). ``codes_over(lo, hi, n)`` gives the codes of the column over
-        global ids [lo, hi) (``n`` of them to be counted), their keys, and the id of the
-        first code; None where it has none (the rows' fragment keeps no such codes), and
-        then so is the answer. None too where no part has postings of the term."""
-        counted: list[tuple[np.ndarray, pa.Array, np.ndarray]] = []
+    def count_by(self, terms: list[str], codes_over: CodesOver) -> list[tuple[pa.Array, np.ndarray]] | None:
+        """The live rows holding any of ``terms`` counted by a column, without their ids
+        made: per set of codes they fall in (a fragment's), its keys and how many rows
+        hold each (the last: NULL). ``codes_over(lo, hi, n)`` gives the codes of the
+        column over global ids [lo, hi) (``n`` of them to be counted), their keys, and the
+        id of the first code; None where it has none (the rows' fragment keeps no such
+        codes), and then so is the answer. None too where no part has postings of the
+        terms. A row holding several of the terms is counted once (a byte a code marks
+        the rows counted)."""
+        counted: list[tuple[np.ndarray, pa.Array, np.ndarray, np.ndarray | None]] = []
         for p in self.parts:
-            tid = p.segment.term_id(term)
-            if tid < 0:
-                continue
-            a, b = p.posting_range(tid)
-            if a >= b:
-                continue
             base = p.segment.meta.base
-            coded = codes_over(base + p.lo, base + p.hi, b - a)
-            if coded is None:
-                return None
-            codes, keys, first = coded
-            found = next((c for c in counted if c[0] is codes), None)
-            if found is None:
-                found = (codes, keys, np.zeros(len(keys) + 1, np.int64))
-                counted.append(found)
-            p.segment.count_codes(tid, a, b, p.deleted, codes, base - first, found[2])
-        return [(keys, counts) for _, keys, counts in counted] or None
+            for term in terms:
+                tid = p.segment.term_id(term)
+                if tid < 0:
+                    continue
+                a, b = p.posting_range(tid)
+                if a >= b:
+                    continue
+                coded = codes_over(base + p.lo, base + p.hi, b - a)
+                if coded is None:
+                    return None
+                codes, keys, first = coded
+                found = next((c for c in counted if c[0] is codes), None)
+                if found is None:
+                    seen = np.zeros(len(codes), np.uint8) if len(terms) > 1 else None
+                    found = (codes, keys, np.zeros(len(keys) + 1, np.int64), seen)
+                    counted.append(found)
+                p.segment.count_codes(tid, a, b, p.deleted, codes, base - first, found[2], found[3])
+        return [(keys, counts) for _, keys, counts, _ in counted] or None
 
     def _vocabularies(self) -> list[pa.Array]:
         """Each part's terms that occur in the live rows it ranks."""

@@ -511,13 +511,15 @@ cdef inline bint _count_block(const Source* src, int64_t blk0, int64_t b, int64_
 
 
 def count_codes(tuple src, int64_t start, int64_t end, int64_t blk0, int64_t a, int64_t z, const int64_t[::1] drop,
-                const code[::1] codes, int64_t shift, int64_t[::1] counts):
+                const code[::1] codes, int64_t shift, int64_t[::1] counts, uint8_t[::1] seen):
     """Count postings a..z of a term's postings [start, end) whose row is not in ``drop``
     (ascending) by a column's codes: one more in ``counts[codes[row + shift]]`` for each
     (every code in ``counts``: the caller's). A match set counted by a column without its
     rows made: no row id is written or read again (storage/coded_rows.py). A row counted
     must have a place in ``codes`` (rows past them, of ids no file holds, are deleted
-    ones, dropped): one without is damage, as a row past its block's stored last row."""
+    ones, dropped): one without is damage, as a row past its block's stored last row.
+    With ``seen`` (one byte a code, else empty), a row whose place is marked there is not
+    counted again, and is marked: the terms of a union counted one after another."""
     cdef Arrays held
     cdef Source s_
     cdef uint32_t brows[BLOCK_SIZE]
@@ -525,6 +527,9 @@ def count_codes(tuple src, int64_t start, int64_t end, int64_t blk0, int64_t a, 
     cdef int64_t b, last_block, s, n, i, k, r, di = 0
     cdef int64_t n_drop = drop.shape[0]
     cdef int64_t n_codes = codes.shape[0]
+    cdef bint once = seen.shape[0] > 0
+    if once and seen.shape[0] != n_codes:
+        raise ValueError("seen must hold one byte a code")
     held.n = 0
     try:
         s_ = tuple_source(&held, src)
@@ -534,8 +539,8 @@ def count_codes(tuple src, int64_t start, int64_t end, int64_t blk0, int64_t a, 
                 n = _block(start, end, blk0, b, &s)
                 i = max(a - s, 0)
                 k = min(z - s, n)
-                if s_.n_words and not s_.n_ords and i == 0 and k == n and <int64_t>s_.blk_last[b] + shift < n_codes \
-                        and (di == n_drop or drop[di] > <int64_t>s_.blk_last[b]):
+                if not once and s_.n_words and not s_.n_ords and i == 0 and k == n \
+                        and <int64_t>s_.blk_last[b] + shift < n_codes and (di == n_drop or drop[di] > <int64_t>s_.blk_last[b]):
                     # (a whole bit-packed block inside ``codes``, nothing to drop: its rows
                     # counted as they are unpacked, each checked against the block's
                     # stored last row, the block checked to end on it)
@@ -554,6 +559,10 @@ def count_codes(tuple src, int64_t start, int64_t end, int64_t blk0, int64_t a, 
                     if r + shift < 0 or r + shift >= n_codes:
                         ok = False
                         break
+                    if once:
+                        if seen[r + shift]:
+                            continue
+                        seen[r + shift] = 1
                     counts[codes[r + shift]] += 1
                 b += 1
         if not ok:

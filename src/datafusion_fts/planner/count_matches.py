@@ -67,18 +67,20 @@ def matching_rows(req: SearchRequest, catalog: Catalog) -> np.ndarray:
 
 def counted_by(req: SearchRequest, catalog: Catalog, column: str) -> list[tuple[pa.Array, np.ndarray]] | None:
     """Per fragment holding some of the rows ``req`` matches, the keys of ``column`` and
-    how many of those rows hold each (the last: NULL), counted from one term's postings
-    and the column's codes
-    (``SegmentSet.count_by``): no row id made. Where the rule above holds for a tree of
-    one term without a prefilter and every part's rows lie in a fragment whose store keeps
-    the column's codes (``TableSnapshot.whole_codes``); else None, and the caller counts
-    :func:`matching_rows` by the column (the same counts: tests/planner/test_count_matches.py)."""
+    how many of those rows hold each (the last: NULL), counted from the terms' postings
+    and the column's codes (``SegmentSet.count_by``): no row id made. Where the rule above
+    holds for a tree of terms any of which a row holds to match (an OR of words, or one
+    word and its expansions) without a prefilter, and every part's rows lie in a fragment
+    whose store keeps the column's codes (``TableSnapshot.whole_codes``); else None, and
+    the caller counts :func:`matching_rows` by the column (the same counts:
+    tests/planner/test_count_matches.py)."""
     found = _bound(req, catalog) if req.include is None else None
     if found is None:
         return None
     sets, bound, ruled = found
-    one = _one_term(bound, ruled)
-    return None if one is None else sets[one[0]].count_by(one[1], partial(ruled.snapshot.whole_codes, column))
+    if ruled.include is not None or not isinstance(bound, BoundTerms) or (bound.require_all and len(bound.groups) > 1):
+        return None
+    return sets[bound.column].count_by(list(dict.fromkeys(bound.terms())), partial(ruled.snapshot.whole_codes, column))
 
 
 def _from_statistics(sets: dict[str, SegmentSet], bound: BoundQuery, ruled: SearchRequest) -> int | None:
