@@ -133,7 +133,7 @@ REGISTRY: dict[str, Setting] = {
                 "top k and direct answers, where they give the general plan's answer (changes speed only, never "
                 "results); off, every SELECT that searches takes the general plan, for tests comparing both."),
         Setting("fts.counts_from_postings", True, _bool,
-                "Counts by a column over a one-term search's matches (GROUP BY, facets) counted as the term's "
+                "Counts by a column over the matches of an OR of words (GROUP BY, facets) counted as their "
                 "postings are read, by the codes a store keeps of the column, no row id made (changes speed "
                 "only, never results); off, the matching rows are found, then counted, for tests comparing both."),
         Setting("fts.substring_index", True, _bool,

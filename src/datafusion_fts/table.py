@@ -401,8 +401,8 @@ class Table:
         default_columns: list[str] | None = None,
     ) -> pa.Table | None:
         """``grouped``'s answer over the live rows matching ``query`` (SQL's GROUP BY
-        over a search, :meth:`facets`): counts alone of a query of one term are counted
-        as its postings are read, by the codes of the column (``fts.counts_from_postings``;
+        over a search, :meth:`facets`): counts alone of an OR of terms are counted
+        as their postings are read, by the codes of the column (``fts.counts_from_postings``;
         planner/count_matches.counted_by), where the store keeps them; else over the
         matching rows (:meth:`matching_rows`). None where DataFusion must add values up."""
         request = self._request(query, None, 0, include_row_ids, default_columns, False)
@@ -425,7 +425,7 @@ class Table:
         it (``_count``, int64): most frequent first, ties by value, NULL last. The counts a
         search page shows beside its results; with :meth:`count` and :meth:`search`, each
         of its parts. Counted as SQL counts ``GROUP BY column`` over a search
-        (:meth:`grouped`): from a one-term query's postings by the column's codes, or over
+        (:meth:`grouped`): from an OR of words' postings by the column's codes, or over
         the matches found unscored, no value made per match."""
         schema = self.snapshot().meta.sql_schema
         field = schema.field(column) if isinstance(column, str) and column in schema.names else None

@@ -5,8 +5,10 @@ page, for SQL's ``GROUP BY`` over a search answered without DataFusion
 The matches come unscored, ascending (``planner/count_matches.matching_rows``); the key
 (text or integers) is taken as codes (``TableSnapshot.take_codes``: where the store keeps
 the fragment's column decoded, the matches' places in its codes, no value taken per
-match), counted in one pass (``storage/coded_rows.py``), and the few groups ordered
-(``pyarrow`` ranks, NULLs placed per key) and paged.
+match) and counted in one pass (``storage/coded_rows.py``), or the keys' counts come
+counted already (``from_counts``: ``planner/count_matches.counted_by``); the few groups
+are ordered as int64 keys (NULLs placed per ORDER BY item) and paged, and only the page
+becomes Arrow.
 
 Only aggregates whose value is DataFusion's whatever way it splits the rows are computed:
 ``count(*)``, ``count(c)``, and ``min``, ``max``, ``sum``, ``avg`` of signed integers
@@ -14,8 +16,8 @@ while the sum of their magnitudes stays under 2^53 (every partial sum is then ex
 whichever order DataFusion adds them in; its ``avg`` divides that float sum by the
 count); past it the answer is declined (None), and the caller asks DataFusion. And the
 ``sum`` and ``avg`` of a float64 column, added in the rows' order: DataFusion's own float
-sums depend on how it splits the rows among partitions (with two or more, its answers
-differ between runs of one statement); in one partition it adds them in the order they
+sums depend on how it splits the rows among partitions (with several, its answers to
+one statement can differ between runs); in one partition it adds them in the order they
 come, and the order of the table's rows is the one order every plan shares. Each output
 column is typed as DataFusion types it.
 """

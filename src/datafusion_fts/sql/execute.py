@@ -528,7 +528,7 @@ class SqlSession:
         if found is None:
             return None
         if found.grouped is not None:
-            how = ("counted as the postings of a query of one term are read, where the fragments keep the column's "
+            how = ("counted as the postings of an OR of terms are read, where the fragments keep the column's "
                    "codes, else found unscored" if found.grouped.counts_only
                    and self.db.settings.get("fts.counts_from_postings") else "found unscored")
             return (f"counts by {found.grouped.key} of the matches, {how}, without DataFusion "

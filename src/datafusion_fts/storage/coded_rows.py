@@ -1,5 +1,5 @@
-"""Rows of a column (text or integers) as codes into its distinct values: what counting by the column
-needs (operators/grouped_counts.py), without a string made per row.
+"""Rows of a column (text or integers) as codes into its distinct values: what counting
+by the column needs (operators/grouped_counts.py), without a value made per row.
 
 A store that keeps a file's column decoded keeps it as one code a row over the whole file
 (``PageReader.take_codes``); the rows a search matches are then only their places in it,
