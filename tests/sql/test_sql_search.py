@@ -27,6 +27,7 @@ from strategies import (
 )
 
 import datafusion_fts as fts
+from datafusion_fts import table as table_module
 from datafusion_fts.query import Boolean, Match, Phrase, parse
 
 Hit = tuple[int, str]
@@ -744,15 +745,18 @@ def test_a_count_over_the_matches_beside_a_top_k_is_the_search_s_count(library, 
 ])
 def test_a_statement_that_reads_no_score_finds_its_matches_unscored(library, sql, scored):
     """Every match of a statement that reads no score() is found without scoring
-    (Table.matching_rows; EXPLAIN: ``unscored``), one reading it anywhere is scored; rows,
-    names and types as the general plan (fts.sql_fast_paths off) gives them."""
+    (planner/count_matches: its rows, or its counts by a column; EXPLAIN: ``unscored``),
+    one reading it anywhere is scored; rows, names and types as the general plan
+    (fts.sql_fast_paths off) gives them."""
     found = []
-    real = fts.Table.matching_rows
-    fts.Table.matching_rows = lambda self, *a: found.append(1) or real(self, *a)  # type: ignore[method-assign]
+    real = {name: getattr(table_module, name) for name in ("matching_rows", "counted_by")}
+    for name, function in real.items():
+        setattr(table_module, name, lambda *a, function=function: found.append(1) or function(*a))
     try:
         fast = library.sql(sql).to_arrow_table()
     finally:
-        fts.Table.matching_rows = real  # type: ignore[method-assign]
+        for name, function in real.items():
+            setattr(table_module, name, function)
     assert bool(found) != scored
     assert ("unscored" in explain(library, sql)["logical_plan"]) != scored
     library.settings.set("fts.sql_fast_paths", False)
