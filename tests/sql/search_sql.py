@@ -33,6 +33,7 @@ import pyarrow.parquet as pq
 sys.path[:0] = [str(Path(__file__).resolve().parents[1])]  # (tests/: the reference, when run as a script)
 
 from reference import Evaluator, RefTable
+from whole_columns import whole_columns
 
 import datafusion_fts as fts
 from datafusion_fts.query.parser import parse
@@ -922,11 +923,14 @@ def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--statements", type=int, default=1000, help="per setup")
     parser.add_argument("--seed", type=int, default=2026)
+    parser.add_argument("--whole-columns", action="store_true",
+                        help="stores keep narrow columns whole (coded) from the first read, as they do for many rows "
+                             "(tests/whole_columns.py): facets counted from postings")
     args = parser.parse_args(argv)
     print("| setup | statements | runs (fast paths on, off) | identical | wrong | refused |")
     print("| --- | ---: | ---: | ---: | ---: | ---: |")
     for setup in SETUPS:
-        with tempfile.TemporaryDirectory() as tmp:
+        with tempfile.TemporaryDirectory() as tmp, whole_columns(args.whole_columns):
             db, rows = build(setup, Path(tmp), args.seed)
             wrong, refused, count = differences(db, rows, setup, args.seed + SETUPS.index(setup), args.statements)
             del db

@@ -204,53 +204,44 @@ class SegmentSet:
         """The live rows holding ``term`` (global ids, ascending), only those of ``within``
         (ascending) when given: what an n-gram index's candidates are made of, which need
         neither frequencies nor norms."""
-        pieces = []
-        for p in self.parts:
-            tid = p.segment.term_id(term)
-            if tid < 0:
-                continue
-            a, b = p.posting_range(tid)
-            local = _local(p, within)
-            if a >= b or local is not None and not len(local):
-                continue
-            rows = p.segment.read(tid, a, b, local, p.deleted, False, tfs=False)[0]
-            if len(rows):
-                pieces.append(np.add(rows, p.segment.meta.base, dtype=np.int64))  # (one array, not two)
+        pieces = [rows for p in self.parts if (rows := _part_rows(p, term, within)) is not None]
         if not pieces:
             return _NONE
         rows = np.concatenate(pieces) if len(pieces) > 1 else pieces[0]
         return rows if len(pieces) == 1 or bool(np.all(rows[1:] > rows[:-1])) else np.sort(rows)
 
-    def count_by(self, terms: list[str], codes_over: CodesOver) -> list[tuple[pa.Array, np.ndarray]] | None:
+    def count_by(self, terms: list[str], codes_over: CodesOver) -> tuple[list[tuple[pa.Array, np.ndarray]], np.ndarray]:
         """The live rows holding any of ``terms`` counted by a column, without their ids
-        made: per set of codes they fall in (a fragment's), its keys and how many rows
-        hold each (the last: NULL). ``codes_over(lo, hi, n)`` gives the codes of the
-        column over global ids [lo, hi) (``n`` of them to be counted), their keys, and the
-        id of the first code; None where it has none (the rows' fragment keeps no such
-        codes), and then so is the answer. None too where no part has postings of the
-        terms. A row holding several of the terms is counted once (a byte a code marks
-        the rows counted)."""
+        made where the column has codes: per set of codes they fall in (a fragment's),
+        its keys and how many rows hold each (the last: NULL); and the rows of the parts
+        whose rows have no codes (fresh rows; every row of a store keeping none), global
+        ids, ascending, for the caller to count. ``codes_over(lo, hi, n)`` gives the codes
+        of the column over global ids [lo, hi) (``n`` of them to be counted), their keys,
+        and the id of the first code, or None. A row holding several of the terms is
+        counted once (a byte a code marks the rows counted)."""
         counted: list[tuple[np.ndarray, pa.Array, np.ndarray, np.ndarray | None]] = []
+        rest: list[np.ndarray] = []
         for p in self.parts:
             base = p.segment.meta.base
-            for term in terms:
-                tid = p.segment.term_id(term)
-                if tid < 0:
-                    continue
-                a, b = p.posting_range(tid)
-                if a >= b:
-                    continue
-                coded = codes_over(base + p.lo, base + p.hi, b - a)
-                if coded is None:
-                    return None
-                codes, keys, first = coded
-                found = next((c for c in counted if c[0] is codes), None)
-                if found is None:
-                    seen = np.zeros(len(codes), np.uint8) if len(terms) > 1 else None
-                    found = (codes, keys, np.zeros(len(keys) + 1, np.int64), seen)
-                    counted.append(found)
+            held = [(term, tid, *p.posting_range(tid)) for term in terms if (tid := p.segment.term_id(term)) >= 0]
+            held = [(term, tid, a, b) for term, tid, a, b in held if a < b]
+            if not held:
+                continue
+            # (one choice a part: a row holding two terms is counted the one way or the other)
+            coded = codes_over(base + p.lo, base + p.hi, sum(b - a for _, _, a, b in held))
+            if coded is None:
+                rest.extend(rows for term, _, _, _ in held if (rows := _part_rows(p, term, None)) is not None)
+                continue
+            codes, keys, first = coded
+            found = next((c for c in counted if c[0] is codes), None)
+            if found is None:
+                seen = np.zeros(len(codes), np.uint8) if len(terms) > 1 else None
+                found = (codes, keys, np.zeros(len(keys) + 1, np.int64), seen)
+                counted.append(found)
+            for _, tid, a, b in held:
                 p.segment.count_codes(tid, a, b, p.deleted, codes, base - first, found[2], found[3])
-        return [(keys, counts) for _, keys, counts, _ in counted] or None
+        others = (np.unique(np.concatenate(rest)) if len(rest) > 1 else rest[0]) if rest else _NONE
+        return [(keys, counts) for _, keys, counts, _ in counted], others
 
     def _vocabularies(self) -> list[pa.Array]:
         """Each part's terms that occur in the live rows it ranks."""
@@ -303,6 +294,20 @@ def _piece(
     if not positions:
         return TermPostings(ids, tfs, norm[rows])
     return TermPostings(ids, tfs, norm[rows], po, pos)
+
+
+def _part_rows(p: RankedPart, term: str, within: np.ndarray | None) -> np.ndarray | None:
+    """The live rows of part ``p`` holding ``term`` (global ids, ascending), only those of
+    ``within`` (ascending) when given; None where there are none."""
+    tid = p.segment.term_id(term)
+    if tid < 0:
+        return None
+    a, b = p.posting_range(tid)
+    local = _local(p, within)
+    if a >= b or local is not None and not len(local):
+        return None
+    rows = p.segment.read(tid, a, b, local, p.deleted, False, tfs=False)[0]
+    return np.add(rows, p.segment.meta.base, dtype=np.int64) if len(rows) else None  # (one array, not two)
 
 
 def _local(p: RankedPart, within: np.ndarray | None) -> np.ndarray | None:

@@ -97,7 +97,8 @@ class GroupedCounts:
 
     def from_counts(self, counted: list[tuple[pa.Array, np.ndarray]], schema: pa.Schema) -> pa.Table:
         """The answer of :attr:`counts_only` aggregates from the matches' keys and how
-        many hold each (the last: NULL), part after part (each with keys of its own)."""
+        many hold each (the last: NULL), part after part (each with keys of its own; no
+        part: no match)."""
         assert self.counts_only
         keys, counts, _ = _merged(counted)
         found = self._answer(keys, counts, None, None, schema)
@@ -202,8 +203,8 @@ def _merged(counted: list[tuple[pa.Array, np.ndarray]]) -> tuple[pa.Array, np.nd
     """Parts' keys and counts (the last: NULL) as one set of keys and its counts, and per
     part where each of its codes goes in it. The keys are numbered in the first part's
     order, then the new keys of each next part."""
-    if len(counted) == 1:
-        keys, counts = counted[0]
+    if len(counted) <= 1:
+        keys, counts = counted[0] if counted else (pa.array([], pa.string()), np.zeros(1, np.int64))
         return keys, counts, [np.arange(len(keys) + 1, dtype=narrow(len(keys) + 1))]
     first = counted[0][0].type  # (files of one table may store text as string or large_string)
     counted = [(k if k.type == first else k.cast(first), counts) for k, counts in counted]

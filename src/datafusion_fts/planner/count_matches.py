@@ -66,13 +66,14 @@ def matching_rows(req: SearchRequest, catalog: Catalog) -> np.ndarray:
 
 
 def counted_by(req: SearchRequest, catalog: Catalog, column: str) -> list[tuple[pa.Array, np.ndarray]] | None:
-    """Per fragment holding some of the rows ``req`` matches, the keys of ``column`` and
-    how many of those rows hold each (the last: NULL), counted from the terms' postings
-    and the column's codes (``SegmentSet.count_by``): no row id made. Where the rule above
-    holds for a tree of terms any of which a row holds to match (an OR of words, or one
-    word and its expansions) without a prefilter, and every part's rows lie in a fragment
-    whose store keeps the column's codes (``TableSnapshot.whole_codes``); else None, and
-    the caller counts :func:`matching_rows` by the column (the same counts:
+    """Per fragment holding some of the rows ``req`` matches (and for its fresh rows), the
+    keys of ``column`` and how many of those rows hold each (the last: NULL), counted from
+    the terms' postings and the column's codes (``SegmentSet.count_by``): no row id made
+    where a fragment's store keeps the column's codes (``TableSnapshot.whole_codes``);
+    the other parts' rows (fresh rows, a store keeping none) taken as codes and counted.
+    Where the rule above holds for a tree of terms any of which a row holds to match (an
+    OR of words, or one word and its expansions) without a prefilter; else None, and the
+    caller counts :func:`matching_rows` by the column (the same counts:
     tests/planner/test_count_matches.py)."""
     found = _bound(req, catalog) if req.include is None else None
     if found is None:
@@ -80,7 +81,9 @@ def counted_by(req: SearchRequest, catalog: Catalog, column: str) -> list[tuple[
     sets, bound, ruled = found
     if ruled.include is not None or not isinstance(bound, BoundTerms) or (bound.require_all and len(bound.groups) > 1):
         return None
-    return sets[bound.column].count_by(list(dict.fromkeys(bound.terms())), partial(ruled.snapshot.whole_codes, column))
+    snap = ruled.snapshot
+    counted, rest = sets[bound.column].count_by(list(dict.fromkeys(bound.terms())), partial(snap.whole_codes, column))
+    return counted + [(part.keys, part.counts()) for part in snap.take_codes(rest, column)] if len(rest) else counted
 
 
 def _from_statistics(sets: dict[str, SegmentSet], bound: BoundQuery, ruled: SearchRequest) -> int | None:
