@@ -402,9 +402,10 @@ class Table:
     ) -> pa.Table | None:
         """``grouped``'s answer over the live rows matching ``query`` (SQL's GROUP BY
         over a search, :meth:`facets`): counts alone of an OR of terms are counted
-        as their postings are read, by the codes of the column (``fts.counts_from_postings``;
-        planner/count_matches.counted_by), where the store keeps them; else over the
-        matching rows (:meth:`matching_rows`). None where DataFusion must add values up."""
+        as their postings are read, by the codes of the column where the store keeps them,
+        the other rows found and coded (``fts.counts_from_postings``;
+        planner/count_matches.counted_by); any other over the matching rows
+        (:meth:`matching_rows`). None where DataFusion must add values up."""
         request = self._request(query, None, 0, include_row_ids, default_columns, False)
         if grouped.counts_only and self.db.settings.get("fts.counts_from_postings"):
             counted = counted_by(request, self.db, grouped.key)
