@@ -19,12 +19,12 @@ from hypothesis import strategies as st
 import datafusion_fts as fts
 from datafusion_fts.kernels.invert import BLOCK_SIZE
 from datafusion_fts.kernels.posting_cursor import cursor_moves
-from datafusion_fts.kernels.postings_codec import DamagedPostings, count_codes, gather, pack_positions, pack_postings, rank
+from datafusion_fts.kernels.postings_codec import DamagedPostings, count_postings, gather, pack_positions, pack_postings, rank
 from datafusion_fts.query import Boolean, Match, Phrase
 
 ROW_MAX = 2**32 - 1  # the largest local row a segment can hold (rows are uint32)
 NONE = np.zeros(0, np.int64)
-UNSEEN = np.zeros(0, np.uint8)  # (count_codes without marking rows seen)
+UNSEEN = np.zeros(0, np.uint8)  # (count_postings without marking rows seen)
 EDGE_LENGTHS = [0, 1, 2, BLOCK_SIZE - 1, BLOCK_SIZE, BLOCK_SIZE + 1, 2 * BLOCK_SIZE, 2 * BLOCK_SIZE + 1]
 
 
@@ -164,7 +164,7 @@ def near_lists(draw):
 
 @given(near_lists(), st.sampled_from([np.uint8, np.uint16, np.int32]), st.data())
 def test_counts_by_codes_are_the_codes_of_the_rows_read(lists, code_type, data):
-    """``count_codes`` (a match set counted by a column's codes as its postings are
+    """``count_postings`` (a match set counted by a column's codes as its postings are
     unpacked) over any range of a term's postings, with rows dropped or not, every layout:
     the counts of the codes at the rows ``gather`` reads."""
     post_offsets, block_offsets, layouts = _sources(lists, False)
@@ -179,13 +179,13 @@ def test_counts_by_codes_are_the_codes_of_the_rows_read(lists, code_type, data):
         for src, psrc in layouts:
             read = gather(src, psrc, start, end, blk0, a, b, NONE, False, drop, False, False)[0]
             counts = np.zeros(n_keys, np.int64)
-            count_codes(src, start, end, blk0, a, b, drop, codes, shift, counts, UNSEEN)
+            count_postings(src, start, end, blk0, a, b, drop, codes, shift, counts, UNSEEN)
             assert counts.tolist() == np.bincount(codes[read.astype(np.int64) + shift], minlength=n_keys).tolist()
     # Every term's postings counted in turn, each row once (a union of the terms):
     for src, _ in layouts:
         seen, counts, union = np.zeros(len(codes), np.uint8), np.zeros(n_keys, np.int64), set()
         for t, (rows, _, _) in enumerate(lists):
-            count_codes(src, post_offsets[t], post_offsets[t + 1], block_offsets[t], post_offsets[t], post_offsets[t + 1],
+            count_postings(src, post_offsets[t], post_offsets[t + 1], block_offsets[t], post_offsets[t], post_offsets[t + 1],
                         NONE, codes, shift, counts, seen)
             union.update(rows.tolist())
         assert counts.tolist() == np.bincount(codes[np.array(sorted(union), np.int64) + shift],
@@ -201,7 +201,7 @@ def test_counting_damaged_postings_raises_and_reads_no_code_past_the_column():
     damaged = (words ^ np.uint32(0x5A5A5A5A), words_at, bits, u32, u32, last, ords)
     codes = np.zeros(int(rows[-1]) + 1, np.uint8)
     with pytest.raises(DamagedPostings):
-        count_codes(damaged, 0, len(rows), 0, 0, len(rows), NONE, codes, 0, np.zeros(1, np.int64), UNSEEN)
+        count_postings(damaged, 0, len(rows), 0, 0, len(rows), NONE, codes, 0, np.zeros(1, np.int64), UNSEEN)
 
 
 @pytest.mark.parametrize("layout", [0, 1, 2])
@@ -214,10 +214,10 @@ def test_rows_past_the_codes_are_counted_only_if_dropped(layout):
     codes = np.arange(2 * BLOCK_SIZE + 10, dtype=np.int32) % 7
     past = np.arange(len(codes), len(rows), dtype=np.int64)
     counts = np.zeros(7, np.int64)
-    count_codes(src, 0, len(rows), 0, 0, len(rows), past, codes, 0, counts, UNSEEN)
+    count_postings(src, 0, len(rows), 0, 0, len(rows), past, codes, 0, counts, UNSEEN)
     assert counts.tolist() == np.bincount(codes, minlength=7).tolist()
     with pytest.raises(DamagedPostings):
-        count_codes(src, 0, len(rows), 0, 0, len(rows), past[1:], codes, 0, np.zeros(7, np.int64), UNSEEN)
+        count_postings(src, 0, len(rows), 0, 0, len(rows), past[1:], codes, 0, np.zeros(7, np.int64), UNSEEN)
 
 
 @given(posting_lists(with_positions=False), st.data())

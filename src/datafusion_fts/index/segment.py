@@ -36,7 +36,7 @@ from ..kernels.postings_codec import (
     DamagedPostings,
     check_layout,
     check_positions,
-    count_codes,
+    count_postings,
     gather,
     live_counts,
     pack_positions,
@@ -346,14 +346,14 @@ class Segment:
         except DamagedPostings as exc:
             raise self.damaged(exc) from exc
 
-    def count_codes(self, term_id: int, a: int, b: int, drop: np.ndarray, codes: np.ndarray, shift: int,
+    def count_postings(self, term_id: int, a: int, b: int, drop: np.ndarray, codes: np.ndarray, shift: int,
                     counts: np.ndarray, seen: np.ndarray | None = None) -> None:
         """Count the term's postings a..b not at local rows of ``drop`` (ascending) by a
         column's ``codes`` (storage/coded_rows.py): ``counts[codes[row + shift]]`` one
         more for each, but for rows marked in ``seen`` (one byte a code), which it marks."""
         self.verify(np.array([term_id]), False)
         try:
-            count_codes(self.source, *self.term_range(term_id), a, b, drop, codes, shift, counts,
+            count_postings(self.source, *self.term_range(term_id), a, b, drop, codes, shift, counts,
                         _none(np.uint8) if seen is None else seen)
         except DamagedPostings as exc:
             raise self.damaged(exc) from exc

@@ -239,7 +239,7 @@ class SegmentSet:
                 found = (codes, keys, np.zeros(len(keys) + 1, np.int64), seen)
                 counted.append(found)
             for _, tid, a, b in held:
-                p.segment.count_codes(tid, a, b, p.deleted, codes, base - first, found[2], found[3])
+                p.segment.count_postings(tid, a, b, p.deleted, codes, base - first, found[2], found[3])
         others = (np.unique(np.concatenate(rest)) if len(rest) > 1 else rest[0]) if rest else _NONE
         return [(keys, counts) for _, keys, counts, _ in counted], others
 

@@ -5,13 +5,7 @@ codes to intp; ``count_at`` is one pass that writes nothing per row."""
 
 import numpy as np
 
-from libc.stdint cimport int32_t, int64_t, uint8_t, uint16_t
-
-# Codes as storage/coded_rows.narrow types them.
-ctypedef fused code:
-    uint8_t
-    uint16_t
-    int32_t
+from libc.stdint cimport int64_t
 
 
 def count_at(const code[::1] codes, const int64_t[::1] places, int64_t n):

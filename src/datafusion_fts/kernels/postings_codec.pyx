@@ -38,11 +38,12 @@ part way hides is not found: rows are read as given, inside the segment.)
 
 import numpy as np
 
-from libc.stdint cimport int32_t, int64_t, uint8_t, uint16_t, uint32_t, uint64_t
+from libc.stdint cimport int64_t, uint8_t, uint32_t, uint64_t
 from libc.stdlib cimport free, realloc
 from libc.string cimport memcpy, memset
 
 from datafusion_fts.kernels.buffers cimport Arrays, i64, i64_out, release, u32, u32_out
+from datafusion_fts.kernels.group_codes cimport code
 
 from datafusion_fts.errors import StorageError
 
@@ -469,16 +470,9 @@ def live_counts(tuple src, const int64_t[::1] post_offsets, const int64_t[::1] b
         release(&held)
 
 
-# Codes of a column (storage/coded_rows.narrow's types).
-ctypedef fused code:
-    uint8_t
-    uint16_t
-    int32_t
-
-
 cdef inline bint _count_block(const Source* src, int64_t blk0, int64_t b, int64_t n, const code* codes,
                               int64_t n_codes, int64_t shift, int64_t* counts) noexcept nogil:
-    """``count_codes`` of the whole bit-packed block ``b`` (``n`` rows, none dropped):
+    """``count_postings`` of the whole bit-packed block ``b`` (``n`` rows, none dropped):
     each row unpacked and counted at once. False (nothing more counted) at a row past
     the block's stored last row or outside ``codes``, or if the rows do not end on it."""
     cdef const uint32_t* words = src.words
@@ -510,7 +504,7 @@ cdef inline bint _count_block(const Source* src, int64_t blk0, int64_t b, int64_
     return got == last
 
 
-def count_codes(tuple src, int64_t start, int64_t end, int64_t blk0, int64_t a, int64_t z, const int64_t[::1] drop,
+def count_postings(tuple src, int64_t start, int64_t end, int64_t blk0, int64_t a, int64_t z, const int64_t[::1] drop,
                 const code[::1] codes, int64_t shift, int64_t[::1] counts, uint8_t[::1] seen):
     """Count postings a..z of a term's postings [start, end) whose row is not in ``drop``
     (ascending) by a column's codes: one more in ``counts[codes[row + shift]]`` for each

@@ -11,11 +11,12 @@ inside a part taken out), unions merged, conjunctions narrowed clause by clause,
 prefilter's rows as the first narrowing. A tree of one term (one group of one term: a
 word, a fuzzy or prefix word that expands to itself alone) without a prefilter is
 counted from each part's postings offsets (``SegmentSet.lookup``, ``SegmentPart.df``):
-no postings read; its matches counted by a column are counted as its postings are read,
-by the column's codes (``counted_by``: no row id made). A phrase, or a clause that matches every row, and any request the
-rule leaves out, is counted or its rows found by running the search (the general path,
-which every request could take: ``tests/planner/test_count_matches.py`` holds both to
-the same answer).
+no postings read. The matches of an OR of terms without a prefilter, counted by a
+column, are counted as the terms' postings are read, by the column's codes
+(``counted_by``: no row id made). A phrase, or a clause that matches every row, and any
+request the rule leaves out, is counted or its rows found by running the search (the
+general path, which every request could take: ``tests/planner/test_count_matches.py``
+holds both to the same answer).
 """
 
 from __future__ import annotations

@@ -234,9 +234,9 @@ class TableSnapshot:
         return self._take(row_ids, columns)
 
     def take_codes(self, row_ids: np.ndarray, column: str) -> list[CodedRows]:
-        """Text ``column`` of ``row_ids`` (live rows, ascending, distinct) as codes, one
-        part a fragment (its own keys) and one for the fresh rows: counting by it needs
-        codes, not a string per row (``Store.take_codes``)."""
+        """``column`` (text or integers) of ``row_ids`` (live rows, ascending, distinct) as
+        codes, one part a fragment (its own keys) and one for the fresh rows: counting by it
+        needs codes, not a value per row (``Store.take_codes``)."""
         stored, fresh_from = self._stored(row_ids)
         parts = self._data.take_codes(stored, column) if stored else []
         if fresh_from < len(row_ids):
@@ -250,8 +250,9 @@ class TableSnapshot:
         fragment holds those ids and its store keeps such codes for counting ``n`` of its
         rows (a row's code is then at its id less that first id: a fragment whose file
         lacks the ids of rows deleted before it was written has its codes spread over its
-        ids, those ids' codes never counted, and ids past its file have none); else None. What counting matches by a
-        column from their postings needs (``SegmentSet.count_by``)."""
+        ids, those ids' codes never counted, and ids past its file have none); else None.
+        What counting matches by a column from their postings needs
+        (``SegmentSet.count_by``)."""
         at = bisect_right(self._fragment_starts, lo) - 1
         frag = self.meta.fragments[at] if at >= 0 else None
         # (ids past its file up to the next fragment are of rows deleted before it was

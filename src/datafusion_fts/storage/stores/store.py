@@ -172,9 +172,9 @@ class Store(Protocol):
         """The ``columns`` of rows of fragments, fragment after fragment: ``parts`` are
         (fragment id, local rows ascending and distinct, at least one)."""
     def take_codes(self, parts: list[tuple[str, np.ndarray]], column: str) -> list[CodedRows]:
-        """Text ``column`` of the rows of ``parts`` (as for ``take_rows``) as codes,
-        fragment after fragment: what counting by the column needs, without making a
-        string per row where the store keeps the column decoded."""
+        """``column`` (text or integers) of the rows of ``parts`` (as for ``take_rows``)
+        as codes, fragment after fragment: what counting by the column needs, without
+        making a value per row where the store keeps the column decoded."""
     def whole_codes(self, frag_id: str, column: str, n: int, gaps: np.ndarray | None = None
                     ) -> tuple[np.ndarray, pa.Array] | None:
         """Column ``column`` of the whole fragment as codes and keys (spread over its ids
