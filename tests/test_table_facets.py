@@ -8,16 +8,16 @@ from __future__ import annotations
 
 from collections import Counter
 
-import numpy as np
 import pyarrow as pa
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from tiers import TIERS, table_on
 from whole_columns import whole_columns
 
 import datafusion_fts as fts
-from datafusion_fts import table as table_module
 from datafusion_fts.errors import InvalidArgument
+from datafusion_fts.planner import answer_search
 
 WORDS = ("alpha", "beta", "gamma", "delta")
 
@@ -35,7 +35,7 @@ def tables(draw) -> pa.Table:
 
 
 @settings(max_examples=150, deadline=None)
-@given(tables(), st.sampled_from(["indexed", "deleted", "fresh", "tail", "segments", "optimized"]),
+@given(tables(), st.sampled_from(TIERS),
        st.sampled_from(["memory", "directory", "directory, columns read whole"]),
        st.sampled_from(WORDS + ("alpha beta", "+alpha -gamma", "nothing")), st.sampled_from(["cat", "year"]),
        st.none() | st.integers(0, 5))
@@ -62,28 +62,17 @@ def _both_ways(tmp_path_factory, table: pa.Table, tiers: str, store: str, query:
     on and off, the counts of the rows ``search`` returns, and what each ``counted_by``
     gave."""
     db = fts.connect(tmp_path_factory.mktemp("db") if store != "memory" else None)
-    t = db.create_table("docs", table)
-    if tiers != "tail":
-        t.create_index("body")
-    if tiers in ("deleted", "optimized"):
-        t.delete_rows(np.arange(0, table.num_rows, 3, dtype=np.int64))
-    if tiers in ("fresh", "tail"):
-        t.insert(table.slice(0, table.num_rows // 2))
-    elif tiers == "segments":
-        t.bulk_insert(table.slice(table.num_rows // 2))
-        t.delete_rows(np.arange(1, table.num_rows, 4, dtype=np.int64))
-    if tiers in ("segments", "optimized"):
-        t.optimize()
+    t = table_on(db, table, tiers)
     values = t.search(query, limit=None, columns=[column]).column(column).to_pylist()
     counts = sorted(Counter(values).items(), key=lambda kv: (-kv[1], kv[0] is None, kv[0] if kv[0] is not None else 0))
     expected = counts if limit is None else counts[:limit]
     fused: list = []
-    real = table_module.counted_by
-    table_module.counted_by = lambda *a: fused.append(found := real(*a)) or found  # type: ignore[assignment]
+    real = answer_search.counted_by
+    answer_search.counted_by = lambda *a: fused.append(found := real(*a)) or found  # type: ignore[assignment]
     try:
         got = {on: _facets(db, t, query, column, limit, on) for on in (True, False)}
     finally:
-        table_module.counted_by = real  # type: ignore[assignment]
+        answer_search.counted_by = real  # type: ignore[assignment]
     return t, got, expected, fused
 
 

@@ -4,7 +4,7 @@ API")."""
 
 from __future__ import annotations
 
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any, Callable, Iterable, Iterator, Protocol, TypeVar
 
 import datafusion
@@ -19,13 +19,12 @@ from .errors import CatalogError, EngineError, InvalidArgument
 from .index.build_progress import Progress
 from .operators.base import SEARCH_SCHEMA
 from .operators.grouped_counts import GroupedCounts, groupable
-from .planner.count_matches import count_matches, counted_by, counted_from_statistics, matching_rows
+from .planner.answer_search import Answer, Search, answer, request_for
 from .planner.plan_search import Catalog, plan_search
 from .planner.plan_substring import SubstringPlan, plan_substring
-from .planner.run_search import run_search
-from .planner.search_request import SearchRequest
+from .planner.search_request import SearchedTable
 from .query.substring import Need
-from .query.tree import QUERY_TYPES, Query
+from .query.tree import Query
 from .settings import INT64_MAX, Settings
 from .storage.files.manifest import (
     FULLTEXT,
@@ -283,6 +282,14 @@ class Table:
         return [plan_substring(snap, self.db, column, need, shown, share) for column, need, shown in needs], snap
 
     # -- search -------------------------------------------------------------------------
+    # Every method below asks one ``Search`` (planner/answer_search.py): what it asks beside
+    # the ranked rows (a total, counts by a column) is answered there, from one snapshot.
+    def run(self, search: Search) -> Answer:
+        """``search``'s answer on the table's current snapshot, run once: a caller that
+        reads more of the snapshot (the rows' columns) retries the whole read
+        (``db.retrying``), as the methods below do."""
+        return answer(search, self.snapshot(), self.db, self.db.settings)
+
     def search(
         self,
         query: Query | str,
@@ -301,10 +308,32 @@ class Table:
         snapshot lost a file to another process's garbage collection runs once more on the current
         version.
         """
+        asked = Search(query, limit, offset, include_row_ids, default_columns)
+        return self.db.retrying(lambda: _with_columns(self.run(asked), columns)[0])
 
-        def read() -> pa.Table:
-            found, snap, wanted = self._find(query, limit, offset, include_row_ids, columns, default_columns)
-            return _with_columns(found, snap, wanted)
+    def search_page(
+        self,
+        query: Query | str,
+        limit: int = 10,
+        offset: int = 0,
+        columns: list[str] | None = None,
+        facets: Iterable[str] = (),
+        facet_limit: int | None = 10,
+        include_row_ids: Iterable[int] | np.ndarray | None = None,
+        default_columns: list[str] | None = None,
+    ) -> SearchPage:
+        """What a search page shows, from one snapshot: :meth:`search`'s rows, how many rows
+        match (``total``), and :meth:`facets` of each column of ``facets`` over the same
+        matches. The total comes from the index's statistics where they give it (a query of
+        one term), the facets from the postings by the columns' codes where they can
+        (docs/design.md: "Direct answers"), else every match is found once, unranked."""
+        groups = tuple(self._facet(column, facet_limit) for column in facets)
+        asked = Search(query, limit, offset, include_row_ids, default_columns, total=True, groups=groups)
+
+        def read() -> SearchPage:
+            rows, found = _with_columns(self.run(asked), columns)
+            assert found.total is not None
+            return SearchPage(rows, found.total, {g.key: counted for g, counted in zip(groups, found.groups)})
 
         return self.db.retrying(read)
 
@@ -324,34 +353,16 @@ class Table:
         bounded by the batch size (and 16 bytes a row for the ranked ids and scores)."""
         if isinstance(batch_rows, bool) or not isinstance(batch_rows, int) or batch_rows <= 0:
             raise InvalidArgument(f"batch_rows must be a positive integer, got {batch_rows!r}")
-        found, snap, wanted = self.db.retrying(
-            lambda: self._find(query, limit, offset, include_row_ids, columns, default_columns)
-        )
+        found = self.db.retrying(lambda: self.run(Search(query, limit, offset, include_row_ids, default_columns)))
+        snap, wanted = found.snapshot, _wanted(found.snapshot, columns)
         schema = pa.schema([*SEARCH_SCHEMA, *(snap.schema.field(name) for name in wanted)])
 
         def batches() -> Iterator[pa.RecordBatch]:
-            for start in range(0, found.num_rows, batch_rows):
-                yield from _with_columns(found.slice(start, batch_rows), snap, wanted).combine_chunks().to_batches()
+            for start in range(0, found.rows.num_rows, batch_rows):
+                page = replace(found, rows=found.rows.slice(start, batch_rows))
+                yield from _with_columns(page, wanted)[0].combine_chunks().to_batches()
 
         return pa.RecordBatchReader.from_batches(schema, batches())
-
-    def _find(
-        self,
-        query: Query | str,
-        limit: int | None,
-        offset: int,
-        include_row_ids: Iterable[int] | np.ndarray | None,
-        columns: list[str] | None,
-        default_columns: list[str] | None,
-    ) -> tuple[pa.Table, TableSnapshot, list[str]]:
-        """:meth:`find`, and the columns wanted (checked against the snapshot's)."""
-        request = self._request(query, limit, offset, include_row_ids, default_columns)
-        snap = request.snapshot
-        wanted = snap.schema.names if columns is None else list(columns)
-        for name in wanted:
-            if name not in snap.schema.names:
-                raise CatalogError(f"table {self.name!r} has no column {name!r}")
-        return run_search(request, self.db), snap, wanted
 
     def find(
         self,
@@ -364,11 +375,10 @@ class Table:
     ) -> tuple[pa.Table, TableSnapshot]:
         """The ranked ``_rowid`` and ``_score`` of a search (``search`` without columns)
         and the snapshot it read: columns fetched for those rows must come from that
-        snapshot, the search's visibility cut (docs/design.md: "Fresh tier and visibility"). SQL's
-        searches run this; without ``by_score`` every match (``limit`` None) comes in
-        row-id order."""
-        request = self._request(query, limit, offset, include_row_ids, default_columns, by_score)
-        return run_search(request, self.db), request.snapshot
+        snapshot, the search's visibility cut (docs/design.md: "Fresh tier and visibility").
+        Without ``by_score`` every match (``limit`` None) comes in row-id order."""
+        found = self.run(Search(query, limit, offset, include_row_ids, default_columns, by_score=by_score))
+        return found.rows, found.snapshot
 
     def count(
         self,
@@ -380,9 +390,10 @@ class Table:
         A query of one term on a fully indexed table is counted from the index's document
         frequencies, without reading postings (planner/count_matches.py); any other by
         finding its matches."""
-        return self.db.retrying(
-            lambda: count_matches(self._request(query, None, 0, include_row_ids, default_columns, False), self.db)
-        )
+        asked = Search(query, include_row_ids=include_row_ids, default_columns=default_columns, rows=False, total=True)
+        total = self.db.retrying(lambda: self.run(asked).total)
+        assert total is not None
+        return total
 
     def matching_rows(
         self, query: Query | str, include_row_ids: Iterable[int] | np.ndarray | None = None,
@@ -393,25 +404,8 @@ class Table:
         scores needs no more. On a fully indexed table a tree of terms is read from its
         postings without frequencies or norms (planner/count_matches.py); any other by
         finding its matches."""
-        request = self._request(query, None, 0, include_row_ids, default_columns, False)
-        return matching_rows(request, self.db), request.snapshot
-
-    def grouped(
-        self, query: Query | str, grouped: GroupedCounts, include_row_ids: Iterable[int] | np.ndarray | None = None,
-        default_columns: list[str] | None = None,
-    ) -> pa.Table | None:
-        """``grouped``'s answer over the live rows matching ``query`` (SQL's GROUP BY
-        over a search, :meth:`facets`): counts alone of an OR of terms are counted
-        as their postings are read, by the codes of the column where the store keeps them,
-        the other rows found and coded (``fts.counts_from_postings``;
-        planner/count_matches.counted_by); any other over the matching rows
-        (:meth:`matching_rows`). None where DataFusion must add values up."""
-        request = self._request(query, None, 0, include_row_ids, default_columns, False)
-        if grouped.counts_only and self.db.settings.get("fts.counts_from_postings"):
-            counted = counted_by(request, self.db, grouped.key)
-            if counted is not None:
-                return grouped.from_counts(counted, request.snapshot.meta.sql_schema)
-        return grouped.over(matching_rows(request, self.db), request.snapshot)
+        found = self.run(Search(query, None, 0, include_row_ids, default_columns, by_score=False, scored=False))
+        return found.rows.column(0).to_numpy(), found.snapshot
 
     def facets(
         self,
@@ -424,10 +418,18 @@ class Table:
         """The ``limit`` most frequent values of ``column`` (text or integers) among the
         live rows matching ``query`` (None: every value), each with how many of them hold
         it (``_count``, int64): most frequent first, ties by value, NULL last. The counts a
-        search page shows beside its results; with :meth:`count` and :meth:`search`, each
-        of its parts. Counted as SQL counts ``GROUP BY column`` over a search
-        (:meth:`grouped`): from an OR of words' postings by the column's codes, or over
-        the matches found unscored, no value made per match."""
+        search page shows beside its results (:meth:`search_page`). Counted as SQL counts
+        ``GROUP BY column`` over a search: from an OR of words' postings by the column's
+        codes (``fts.counts_from_postings``), or over the matches found unscored, no value
+        made per match."""
+        asked = Search(query, include_row_ids=include_row_ids, default_columns=default_columns, rows=False,
+                       groups=(self._facet(column, limit),))
+        found = self.db.retrying(lambda: self.run(asked).groups[0])
+        assert found is not None  # (counts alone: never a sum to decline)
+        return found
+
+    def _facet(self, column: str, limit: int | None) -> GroupedCounts:
+        """The counts of :meth:`facets` by ``column``, checked."""
         schema = self.snapshot().meta.sql_schema
         field = schema.field(column) if isinstance(column, str) and column in schema.names else None
         if field is None:
@@ -436,20 +438,7 @@ class Table:
             raise InvalidArgument(f"facets count the values of a text or integer column; {column!r} is {field.type}")
         if limit is not None and (isinstance(limit, bool) or not isinstance(limit, int) or limit < 0):
             raise InvalidArgument(f"limit must be a non-negative integer or None, got {limit!r}")
-        found = self.db.retrying(
-            lambda: self.grouped(query, GroupedCounts.facets(column, limit), include_row_ids, default_columns))
-        assert found is not None  # (counts alone: never a sum to decline)
-        return found
-
-    def find_counted(
-        self, query: Query | str, limit: int, include_row_ids: Iterable[int] | np.ndarray | None = None,
-    ) -> tuple[pa.Table, int, TableSnapshot] | None:
-        """:meth:`find`'s top ``limit`` and the number of all matches, from one snapshot,
-        where the index's statistics give that number (see :meth:`count`); None else (then
-        counting means finding every match)."""
-        request = self._request(query, limit, 0, include_row_ids, None)
-        total = counted_from_statistics(request, self.db)
-        return None if total is None else (run_search(request, self.db), total, request.snapshot)
+        return GroupedCounts.facets(column, limit)
 
     def plan(
         self,
@@ -461,51 +450,38 @@ class Table:
         by_score: bool = True,
     ):
         """The physical plan ``search`` (``find``) would run, and the planner's decisions."""
-        return plan_search(self._request(query, limit, offset, include_row_ids, default_columns, by_score), self.db)
-
-    def _request(
-        self,
-        query: Query | str,
-        limit: int | None,
-        offset: int,
-        include_row_ids: Iterable[int] | np.ndarray | None,
-        default_columns: list[str] | None,
-        by_score: bool = True,
-    ) -> SearchRequest:
-        """A search's arguments, checked, on the table's current snapshot."""
-        if query is None:
-            raise InvalidArgument("query must not be None")
-        snap = self.snapshot()
-        if isinstance(query, str):
-            from .query.parser import parse
-
-            columns = default_columns or list(snap.meta.fulltext) or [
-                f.name for f in snap.schema if pa.types.is_string(f.type) or pa.types.is_large_string(f.type)
-            ]
-            query = parse(query, columns, max_terms=self.db.settings.get("fts.max_query_terms"))
-        if not isinstance(query, QUERY_TYPES):
-            raise InvalidArgument(f"query must be a query tree or a string, got {type(query).__name__}")
-        if limit is not None and (isinstance(limit, bool) or not isinstance(limit, int) or not 0 < limit <= INT64_MAX):
-            raise InvalidArgument(f"limit must be a positive integer up to 2^63-1 or None, got {limit!r}")
-        if isinstance(offset, bool) or not isinstance(offset, int) or not 0 <= offset <= INT64_MAX - (limit or 0):
-            raise InvalidArgument(f"offset must be a non-negative integer, limit plus offset at most 2^63-1, got {offset!r}")
-        include = None
-        if include_row_ids is not None:
-            values = include_row_ids if isinstance(include_row_ids, np.ndarray) else list(include_row_ids)
-            array = np.asarray(values)
-            if array.size and not np.issubdtype(array.dtype, np.integer):
-                raise InvalidArgument(f"include_row_ids must be integers, got {array.dtype} values")
-            include = np.unique(array.astype(np.int64))
-        options = self.db.settings.search_options()
-        return SearchRequest(snap, query, limit, offset, include, *options, by_score)
+        asked = Search(query, limit, offset, include_row_ids, default_columns, by_score=by_score)
+        return plan_search(request_for(asked, self.snapshot(), self.db.settings), self.db)
 
 
-def _with_columns(found: pa.Table, snap: TableSnapshot, wanted: list[str]) -> pa.Table:
-    """``found`` (ranked ``_rowid``, ``_score``) with the ``wanted`` columns of its rows."""
-    if not wanted:
-        return found
-    values = snap.take(found.column(0).to_numpy(), wanted)
+@dataclass(frozen=True)
+class SearchPage:
+    """A search page (:meth:`Table.search_page`): the page of rows, how many rows match,
+    and the most frequent values of each faceted column among them."""
+
+    rows: pa.Table
+    total: int
+    facets: dict[str, pa.Table]
+
+
+def _wanted(snap: SearchedTable, columns: list[str] | None) -> list[str]:
+    """The columns asked (None: all), checked against ``snap``'s."""
+    wanted = snap.schema.names if columns is None else list(columns)
     for name in wanted:
-        found = found.append_column(snap.schema.field(name), values.column(name))
-    return found
+        if name not in snap.schema.names:
+            raise CatalogError(f"table {snap.name!r} has no column {name!r}")
+    return wanted
 
+
+def _with_columns(found: Answer, columns: list[str] | None) -> tuple[pa.Table, Answer]:
+    """``found``'s rows (ranked ``_rowid``, ``_score``) with their ``columns`` (None: all),
+    from the snapshot it read; and ``found``."""
+    snap = found.snapshot
+    wanted = _wanted(snap, columns)
+    rows = found.rows
+    if not wanted:
+        return rows, found
+    values = snap.take(rows.column(0).to_numpy(), wanted)
+    for name in wanted:
+        rows = rows.append_column(snap.schema.field(name), values.column(name))
+    return rows, found

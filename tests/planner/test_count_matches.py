@@ -11,15 +11,16 @@ from collections import Counter
 import numpy as np
 import pyarrow as pa
 import pytest
+from engine_tables import engine_table
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from engine_tables import engine_table
 from reference import ref_search
 from strategies import corpora, corpus_and_query, table_words, values
 from whole_columns import whole_columns
 
 import datafusion_fts as fts
 from datafusion_fts.planner import count_matches
+from datafusion_fts.planner.answer_search import Search, request_for
 from datafusion_fts.planner.count_matches import counted_from_statistics
 from datafusion_fts.planner.run_search import run_search
 from datafusion_fts.query import Match, Prefix
@@ -88,7 +89,7 @@ def test_one_term_on_a_fully_indexed_table_is_counted_from_document_frequencies(
     t = db.create_table("docs", pa.table({"body": body}))
     t.create_index("body")
     t.delete_rows(np.arange(0, 300, 7, dtype=np.int64))  # (deletions inside the segment)
-    request = t._request(query, None, 0, None, None, False)
+    request = request_for(Search(query, None, by_score=False), t.snapshot(), t.db.settings)
     counted = counted_from_statistics(request, db)
     found = t.find(query, limit=None)[0].num_rows
     if isinstance(query, Match) and query.text in ("alpha", "zzz"):
@@ -154,7 +155,7 @@ def test_counts_by_a_column_from_the_words_postings_are_the_reference_s(tmp_path
         words = data.draw(st.lists(st.sampled_from(table_words(ref) or ["a"]), min_size=1, max_size=3))
         query = Match(column, " ".join(words), operator=data.draw(st.sampled_from(["or", "and"])))
         expected = Counter(ref.rows[row].get(by) for row, _ in ref_search(ref, query))
-        request = t._request(query, None, 0, None, None, False)
+        request = request_for(Search(query, None, by_score=False), t.snapshot(), t.db.settings)
         counted = count_matches.counted_by(request, db, by)
         found = count_matches._bound(request, db)
     union = found is not None and isinstance(found[1], BoundTerms) and not (found[1].require_all

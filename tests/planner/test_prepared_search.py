@@ -10,6 +10,7 @@ from reference import RefTable, ref_search
 
 import datafusion_fts as fts
 from datafusion_fts.operators.base import SEARCH_SCHEMA
+from datafusion_fts.planner.answer_search import Search, request_for
 from datafusion_fts.planner.prepared_search import search_prepared
 from datafusion_fts.query import Boolean, Boost, Match, MultiMatch, Phrase, Prefix
 
@@ -28,7 +29,7 @@ def table() -> fts.Table:
 
 
 def prepared(t: fts.Table, query, **kwargs):
-    return search_prepared(t._request(query, kwargs.get("limit", 10), kwargs.get("offset", 0), None, None), t.db)
+    return search_prepared(request_for(Search(query, kwargs.get("limit", 10), kwargs.get("offset", 0)), t.snapshot(), t.db.settings), t.db)
 
 
 def planned(t: fts.Table, query, **kwargs) -> list[tuple[int, str]]:

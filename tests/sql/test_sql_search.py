@@ -27,7 +27,7 @@ from strategies import (
 )
 
 import datafusion_fts as fts
-from datafusion_fts import table as table_module
+from datafusion_fts.planner import answer_search
 from datafusion_fts.query import Boolean, Match, Phrase, parse
 
 Hit = tuple[int, str]
@@ -709,16 +709,16 @@ def test_order_by_another_column_with_limit_is_not_cut_by_the_search(library):
 def test_a_count_over_the_matches_beside_a_top_k_is_the_search_s_count(library, sql):
     """``count(*) OVER ()`` beside ``ORDER BY score() DESC LIMIT k``: the top k is pushed
     into the search, which counts every match once, or, for one term on a fully indexed
-    table, runs its top k and reads the count from the index (Table.find_counted; EXPLAIN:
+    table, runs its top k and reads the count from the index (planner/answer_search.py; EXPLAIN:
     ``total``); every row, name, type and nullability as the general plan
     (fts.sql_fast_paths off) gives them."""
     counted = []
-    real = fts.Table.find_counted
-    fts.Table.find_counted = lambda self, *a: counted.append(found := real(self, *a)) or found  # type: ignore[method-assign]
+    real = answer_search.counted_from_statistics
+    answer_search.counted_from_statistics = lambda *a: counted.append(found := real(*a)) or found  # type: ignore[assignment]
     try:
         fast = library.sql(sql).to_arrow_table()
     finally:
-        fts.Table.find_counted = real  # type: ignore[method-assign]
+        answer_search.counted_from_statistics = real  # type: ignore[assignment]
     statistics = bool(counted) and counted[0] is not None
     if "'beta') ORDER BY s DESC LIMIT 2" in sql:  # (from the index's statistics where it has one)
         assert counted and statistics == bool(library.table("docs").snapshot().meta.fulltext)
@@ -749,14 +749,14 @@ def test_a_statement_that_reads_no_score_finds_its_matches_unscored(library, sql
     one reading it anywhere is scored; rows, names and types as the general plan
     (fts.sql_fast_paths off) gives them."""
     found = []
-    real = {name: getattr(table_module, name) for name in ("matching_rows", "counted_by")}
+    real = {name: getattr(answer_search, name) for name in ("matching_rows", "counted_by")}
     for name, function in real.items():
-        setattr(table_module, name, lambda *a, function=function: found.append(1) or function(*a))
+        setattr(answer_search, name, lambda *a, function=function: found.append(1) or function(*a))
     try:
         fast = library.sql(sql).to_arrow_table()
     finally:
         for name, function in real.items():
-            setattr(table_module, name, function)
+            setattr(answer_search, name, function)
     assert bool(found) != scored
     assert ("unscored" in explain(library, sql)["logical_plan"]) != scored
     library.settings.set("fts.sql_fast_paths", False)

@@ -61,15 +61,16 @@ def timed_search(table: Table, query: str, **kwargs: Any) -> tuple[pa.Table, flo
 def run_search(
     db_path: Path, table: str, query: str, limit: int, offset: int, columns: str | None, fmt: str
 ) -> None:
-    """``search``: the ranked rows, as a table for reading or in ``fmt`` for programs."""
+    """``search``: the ranked rows, as a table for reading (with how many rows match, as a
+    search page shows it: one search, ``Table.search_page``) or in ``fmt`` for programs."""
     handle = open_database(db_path).table(table)
-    result, ms = timed_search(
-        handle, query, limit=limit, offset=offset, columns=column_list(columns)
-    )
     if fmt != "table":
+        result = handle.search(query, limit=limit, offset=offset, columns=column_list(columns))
         STREAM_WRITERS[fmt](sys.stdout.buffer, result.to_batches(), result.schema)
         return
-    shown = [name for name in result.column_names if name not in ("_rowid", "_score")]
-    total = handle.count(query)  # (beside the page, as a search page shows it)
-    title = f"{query}  ·  {total:,} {'match' if total == 1 else 'matches'}  ·  {ms:.1f} ms"
-    Console().print(results_table(result, title, shown, first_rank=offset + 1))
+    start = time.perf_counter()
+    page = handle.search_page(query, limit=limit, offset=offset, columns=column_list(columns))
+    ms = (time.perf_counter() - start) * 1000.0
+    shown = [name for name in page.rows.column_names if name not in ("_rowid", "_score")]
+    title = f"{query}  ·  {page.total:,} {'match' if page.total == 1 else 'matches'}  ·  {ms:.1f} ms"
+    Console().print(results_table(page.rows, title, shown, first_rank=offset + 1))

@@ -80,7 +80,7 @@ class GroupedCounts:
     def over(self, ids: np.ndarray, version: TableSnapshot) -> pa.Table | None:
         """The answer over the live rows ``ids`` (ascending) of ``version``: the key
         taken as codes (no value taken per match where the store keeps its codes)."""
-        return self.answer(version.take_codes(ids, self.key), version.take(ids, self.columns), version.meta.sql_schema)
+        return self.answer(version.take_codes(ids, self.key), version.take(ids, self.columns), version.sql_schema)
 
     @property
     def counts_only(self) -> bool:

@@ -10,7 +10,6 @@ import numpy as np
 import pyarrow as pa
 
 from ..query.tree import Query
-from ..settings import Settings
 from ..storage.files.manifest import IndexMeta
 from ..storage.sources.foreign import ForeignTable
 
@@ -26,6 +25,13 @@ class SearchedTable(Protocol):
 
     @property
     def schema(self) -> pa.Schema: ...
+
+    @property
+    def sql_schema(self) -> pa.Schema:
+        """The columns as SQL declares them (as results type them)."""
+
+    def searched_columns(self) -> list[str]:
+        """The columns a query string searches when it names none."""
 
     @property
     def managed(self) -> bool:
@@ -82,17 +88,6 @@ def evolve(req: SearchRequest, **changes: Any) -> SearchRequest:
     for name, value in changes.items():
         values[_FIELD_INDEX[name]] = value
     return tuple.__new__(SearchRequest, values)
-
-
-def foreign_request(table: ForeignTable, query: Query, k: int | None, settings: Settings | None) -> SearchRequest:
-    """The search of a table of the session that no database manages (scanned: docs/design.md,
-    "fts_search and the text functions"), under a connection's planner ``settings`` (None:
-    the defaults, for a session with no database). ``db.sql`` and ``fts_search`` both ask
-    here, so a session table is searched alike from either."""
-    if settings is None:
-        return SearchRequest(table, query, k)
-    return SearchRequest(table, query, k, force_plan=settings.get("fts.force_plan"),
-                         residual_row_limit=settings.get("fts.residual_row_limit"))
 
 
 def session_table(ctx: datafusion.SessionContext, name: str) -> ForeignTable:

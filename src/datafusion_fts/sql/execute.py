@@ -20,12 +20,11 @@ from ..errors import CatalogError, InvalidArgument, SqlError
 from ..operators.base import SEARCH_SCHEMA
 from ..operators.explain import explain_search
 from ..operators.grouped_counts import GroupedCounts
-from ..operators.ordering import ordered
+from ..planner.answer_search import Answer, Search, answer
 from ..planner.count_matches import counted_from_statistics
 from ..planner.logical import LogicalSearch, RelationSearch, SessionRows
-from ..planner.plan_search import column_analyzer, plan_search
-from ..planner.run_search import run_search
-from ..planner.search_request import SearchRequest, described_source, foreign_request, session_table
+from ..planner.plan_search import column_analyzer
+from ..planner.search_request import SearchRequest, described_source, session_table
 from ..session.catalog import RESERVED_PREFIX, fresh_name
 from ..session.defined_tables import register_rows, result_definition
 from ..settings import MAX_NAME_CHARS
@@ -290,13 +289,21 @@ class SqlSession:
         )
         return statement, lowered, text if text is not None else generated(statement)
 
+    def _answer(self, search: LogicalSearch, **asked: Any) -> Answer:
+        """``search`` asked as ``asked`` (planner/answer_search.py ``Search``): of a managed
+        table among the rows its prefilter keeps, or of a table of the session."""
+        if not search.managed:
+            table = session_table(self.ctx, search.table)
+            return answer(Search(search.tree, **asked), table, None, self.db.settings)
+        include = prefiltered_ids(self.db, search.table, search.alias, search.prefilter) if search.prefilter else None
+        return self.db.table(search.table).run(Search(search.tree, include_row_ids=include, **asked))
+
     def _count(self, search: LogicalSearch) -> int:
-        """How many rows ``search`` matches (``Table.count``: from the index's statistics
-        where they tell it exactly); a search with a prefilter or of a session's table, by
-        running it."""
-        if search.managed and not search.prefilter:
-            return self.db.table(search.table).count(search.tree)
-        return self.db.retrying(partial(self._run_search, search, planned=False))[0].num_rows
+        """How many rows ``search`` matches (from the index's statistics where they tell it
+        exactly, else by finding them: planner/count_matches.py)."""
+        total = self.db.retrying(lambda: self._answer(search, rows=False, total=True).total)
+        assert total is not None
+        return total
 
     def _run_search(
         self, search: LogicalSearch, in_order: bool = False, planned: bool = True
@@ -307,74 +314,37 @@ class SqlSession:
         With ``planned`` (EXPLAIN, score_explain()) also its plan and request, else the
         search runs as ``Table.search`` runs it (prepared, when it can be). A search that
         marks rows (``join="mark"``) finds every match: ``_rowid`` and ``_score``."""
-        if not search.managed:
-            foreign = session_table(self.ctx, search.table)
-            if search.k == 0:
-                return foreign.take_scored(np.zeros(0, np.int64), np.zeros(0)), None, None
-            request = foreign_request(foreign, search.tree, search.k, self.db.settings)
-            plan = None
-            if planned:
-                plan, request = plan_search(request, None)
-                found = pa.Table.from_batches(list(plan.execute()), schema=SEARCH_SCHEMA)
-            else:
-                found = run_search(request, None)
-            if not search.carries_rows:
-                return found, plan, request
-            return foreign.take_scored(found.column(0).to_numpy(), found.column(1).to_numpy()), plan, request
-        table = self.db.table(search.table)
-        include = None
-        if search.prefilter:
-            include = prefiltered_ids(self.db, search.table, search.alias, search.prefilter)
         if search.k == 0:
+            if not search.managed:
+                return session_table(self.ctx, search.table).take_scored(np.zeros(0, np.int64), np.zeros(0)), None, None
             fields = [self.db.table_meta(search.table).sql_schema.field(c) for c in search.columns]
             score = _CARRIED_SCORE if search.carries_rows else SEARCH_SCHEMA.field(1)
             total_field = [_TOTAL_FIELD] if search.total else []
             return pa.schema([SEARCH_SCHEMA.field(0), *fields, score, *total_field]).empty_table(), None, None
-        plan = request = None
-        # Counted beside a top k (``total``): the top k and the count from the index's
-        # statistics where they give it (Table.find_counted), else every match in row-id
-        # order, counted, then its top k.
-        counted = None
-        if search.total and not planned and search.k is not None:
-            counted = table.find_counted(search.tree, search.k, include)
-        fast = self.db.settings.get("fts.sql_fast_paths")
-        if counted is not None:
-            result, total, snap = counted
-            by_score = True
-        elif fast and not (search.scored or in_order or planned or search.total) and search.k is None \
-                and search.carries_rows:
-            # Every match of a statement that reads no score (a GROUP BY, a count beside
-            # other columns): found without scoring (a fast path: the general one scores
-            # them), in row-id order; its ``_score`` NULL, which nothing reads.
-            ids, snap = table.matching_rows(search.tree, include)
-            result = pa.table([pa.array(ids, pa.int64()), pa.nulls(len(ids), pa.float64())],
-                              schema=pa.schema([SEARCH_SCHEMA.field(0), _CARRIED_SCORE]))
-            total, by_score = len(ids), False
-        else:
-            # Every match, for a statement that orders rows itself: in row-id order, not sorted
-            # by score first (a fast path: fts.sql_fast_paths off keeps the search's order).
-            by_score = (in_order or search.k is not None or not fast) and not search.total
-            limit = None if search.total else search.k
-            if planned:
-                plan, request = table.plan(search.tree, limit=limit, include_row_ids=include, by_score=by_score)
-                result = pa.Table.from_batches(list(plan.execute()), schema=SEARCH_SCHEMA)
-                snap = request.snapshot
-            else:
-                result, snap = table.find(search.tree, limit=limit, include_row_ids=include, by_score=by_score)
-            total = result.num_rows
-            if search.total:
-                result = result.take(ordered(result.column(0).to_numpy(), result.column(1).to_numpy(), search.k))
-                by_score = True
+        # Fast paths (fts.sql_fast_paths; off, every match is ranked as the general plan
+        # ranks it): every match of a statement that orders rows itself comes in row-id
+        # order, not sorted by score first; one that reads no score (a GROUP BY, a count
+        # beside other columns) is found without scoring, its ``_score`` NULL.
+        fast = self.db.settings.get("fts.sql_fast_paths") and search.managed
+        unscored = fast and not (search.scored or in_order or planned or search.total) and search.k is None \
+            and search.carries_rows
+        found = self._answer(search, limit=search.k, by_score=in_order or search.k is not None or not fast,
+                             scored=not unscored, total=search.total, explained=planned)
+        result, snap = found.rows, found.snapshot
+        if not search.managed:
+            if search.carries_rows:
+                result = snap.take_scored(result.column(0).to_numpy(), result.column(1).to_numpy())
+            return result, found.plan, found.request
         if search.carries_rows and search.columns:  # (else the result is _rowid, _score already)
-            if not in_order and by_score:  # (no reordering copy of the fetched rows)
+            if not in_order and found.ranked:  # (no reordering copy of the fetched rows)
                 result = result.take(pa.array(np.argsort(result.column(0).to_numpy(), kind="stable")))
             rows = carried_rows(snap, result.column(0), search.columns)
             result = rows.append_column(_CARRIED_SCORE, result.column(1))
         elif search.carries_rows:
             result = result.cast(pa.schema([SEARCH_SCHEMA.field(0), _CARRIED_SCORE]))
         if search.total:
-            result = result.append_column(_TOTAL_FIELD, pa.array([total] * result.num_rows, pa.int64()))
-        return result, plan, request
+            result = result.append_column(_TOTAL_FIELD, pa.array([found.total] * result.num_rows, pa.int64()))
+        return result, found.plan, found.request
 
     def _register_result(self, name: str, result: pa.Table, definition: str | None = None) -> None:
         """Show a search result to DataFusion for the rewritten statement to join; with a
@@ -452,10 +422,9 @@ class SqlSession:
 
     def _grouped(self, search: LogicalSearch, grouped: GroupedCounts) -> pa.Table | None:
         """The answer of a statement counting ``search``'s matches by a column
-        (sql/direct_groups.py), over the matches found unscored among the rows its
-        prefilter keeps; None where DataFusion must add its values up."""
-        include = prefiltered_ids(self.db, search.table, search.alias, search.prefilter) if search.prefilter else None
-        return self.db.table(search.table).grouped(search.tree, grouped, include)
+        (sql/direct_groups.py), among the rows its prefilter keeps; None where DataFusion
+        must add its values up."""
+        return self._answer(search, rows=False, groups=(grouped,)).groups[0]
 
     def _run_lowered(self, text: str, lowered: list[Lowered]) -> datafusion.DataFrame:
         """Run the searches of a lowered statement, then its SQL ``text`` over their results."""

@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Any, Callable, Protocol, TypeVar
 import datafusion
 import pyarrow as pa
 
+from ..planner.answer_search import Answer, Search
 from ..settings import Settings
 from ..udfs.error_bridge import ErrorBridge
 from .managed_dml import DmlHost, DmlTable
@@ -38,15 +39,8 @@ class SqlTable(DmlTable, Protocol):
 
     def insert(self, data: Any) -> int: ...
 
-    def find(
-        self, query: Any, limit: int | None = 10, offset: int = 0, include_row_ids: Any = None,
-        default_columns: list[str] | None = None,
-    ) -> tuple[pa.Table, TableVersion]: ...
-
-    def plan(
-        self, query: Any, limit: int | None = 10, offset: int = 0, include_row_ids: Any = None,
-        default_columns: list[str] | None = None,
-    ) -> Any: ...
+    def run(self, search: Search) -> Answer:
+        """One search's answer (planner/answer_search.py), on the table's current snapshot."""
 
 
 class SqlHost(DmlHost, Protocol):

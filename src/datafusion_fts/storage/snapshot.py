@@ -12,7 +12,7 @@ import numpy as np
 import pyarrow as pa
 
 from .coded_rows import CodedRows
-from .files.manifest import ROWID, FragmentMeta, IndexMeta, TableMeta
+from .files.manifest import ROWID, FragmentMeta, IndexMeta, TableMeta, text_columns
 from .parquet.large_take import take_out_of_order
 from .parquet.reorder_rows import reorder_rows
 from .sources.source_files import TAIL_ID_PREFIX, SourceFiles
@@ -57,6 +57,15 @@ class TableSnapshot:
     @property
     def schema(self) -> pa.Schema:
         return self.meta.schema
+
+    @property
+    def sql_schema(self) -> pa.Schema:
+        """The columns as SQL declares them (their types in results)."""
+        return self.meta.sql_schema
+
+    def searched_columns(self) -> list[str]:
+        """The columns a query string searches by default: the indexed ones, else the text ones."""
+        return list(self.meta.fulltext) or text_columns(self.schema)
 
     @property
     def committed_rows(self) -> int:

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import weakref
 from concurrent.futures import ThreadPoolExecutor
-from typing import Any, Protocol
+from typing import Any, Callable, Protocol, TypeVar
 
 import datafusion
 import pyarrow as pa
@@ -19,17 +19,17 @@ from datafusion import udtf
 from datafusion.expr import Expr
 
 from ..errors import CatalogError, InvalidArgument
-from ..planner.run_search import run_search
-from ..planner.search_request import foreign_request
+from ..planner.answer_search import Answer, Search, answer
 from ..query.parser import parse
-from ..query.tree import Query
 from ..settings import Settings
 from ..storage.sources.foreign import ForeignTable
 from .error_bridge import ErrorBridge
 
+T = TypeVar("T")
+
 
 class _Searchable(Protocol):
-    def search(self, query: Query, *, limit: int | None, columns: list[str]) -> pa.Table: ...
+    def run(self, search: Search) -> Answer: ...
 
 
 class ManagedTables(Protocol):
@@ -41,6 +41,8 @@ class ManagedTables(Protocol):
     def table_names(self) -> list[str]: ...
 
     def table(self, name: str) -> _Searchable: ...
+
+    def retrying(self, read: Callable[[], T]) -> T: ...
 
 
 def _value(raw: Any, name: str, kind: type) -> Any:
@@ -55,12 +57,12 @@ def _value(raw: Any, name: str, kind: type) -> Any:
 
 def search_any(ctx: datafusion.SessionContext, db: ManagedTables | None, table: str, column: str, query: str, k: int | None) -> pa.Table:
     """``_rowid``, ``_score`` of the top ``k`` rows of ``table`` for the query string."""
-    tree = parse(query, [column])
+    asked = Search(parse(query, [column]), limit=k)
     if db is not None and table in db.table_names():
-        return db.table(table).search(tree, limit=k, columns=[])
+        return db.retrying(lambda: db.table(table).run(asked)).rows
     if not ctx.table_exist(table):
         raise CatalogError(f"fts_search: no table named {table!r}")
-    return run_search(foreign_request(ForeignTable(ctx, table), tree, k, db.settings if db is not None else None), None)
+    return answer(asked, ForeignTable(ctx, table), None, db.settings if db is not None else Settings()).rows
 
 
 def register_fts_search(ctx: datafusion.SessionContext, db: ManagedTables | None, errors: ErrorBridge) -> None:

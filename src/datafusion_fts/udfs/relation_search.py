@@ -19,8 +19,7 @@ from ..errors import CatalogError
 from ..operators.base import ExecutionPlan
 from ..planner.logical import RelationSearch
 from ..planner.plan_search import plan_search
-from ..planner.run_search import run_search
-from ..planner.search_request import SearchRequest, foreign_request
+from ..planner.answer_search import Search, answer, request_for
 from ..settings import Settings
 from ..storage.sources.foreign import HeldRows
 from .error_bridge import ErrorBridge
@@ -40,7 +39,8 @@ class _RelationScores(WindowEvaluator):
             named = kind[0].as_py() if len(kind) else "Utf8"
             if named not in _TEXT_TYPES:
                 raise CatalogError(f"MATCH column {column!r} is not text (it is {named})")
-        found = run_search(relation_request(self.search, pa.table(texts), self.settings), None)
+        found = answer(relation_search_of(self.search), HeldRows(self.search.relation, pa.table(texts)), None,
+                       self.settings).rows
         scores = np.zeros(num_rows)
         unmatched = np.ones(num_rows, np.bool_)
         ids = found.column(0).to_numpy()
@@ -49,16 +49,16 @@ class _RelationScores(WindowEvaluator):
         return pa.array(scores, pa.float64(), mask=unmatched)
 
 
-def relation_request(search: RelationSearch, rows: pa.Table, settings: Settings) -> SearchRequest:
-    """The search of ``rows``, what a relation yields, for ``search`` (every match)."""
-    return foreign_request(HeldRows(search.relation, rows), search.tree, None, settings)
+def relation_search_of(search: RelationSearch) -> Search:
+    """What the search of a relation's rows asks: every match."""
+    return Search(search.tree, limit=None)
 
 
 def relation_plan(search: RelationSearch, settings: Settings) -> ExecutionPlan:
     """The plan the window function runs for ``search`` (shown by EXPLAIN): its shape,
     over no rows."""
     rows = pa.table({c: pa.array([], pa.large_string()) for c in search.columns})
-    return plan_search(relation_request(search, rows, settings), None)[0]
+    return plan_search(request_for(relation_search_of(search), HeldRows(search.relation, rows), settings), None)[0]
 
 
 def relation_search(name: str, search: RelationSearch, settings: Settings, errors: ErrorBridge

@@ -197,6 +197,12 @@ class SegmentMeta:
 FULLTEXT, NGRAM = "fulltext", "ngram"
 
 
+def text_columns(schema: pa.Schema) -> list[str]:
+    """The columns of ``schema`` holding text: what a query string naming no column searches
+    where no index says otherwise."""
+    return [f.name for f in schema if pa.types.is_string(f.type) or pa.types.is_large_string(f.type)]
+
+
 def ngram_key(column: str) -> str:
     """The key of ``column``'s n-gram index among a table's indexes, which key its
     full-text index by the column's name: no column name holds a NUL."""

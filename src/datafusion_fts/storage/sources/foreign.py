@@ -15,7 +15,7 @@ import datafusion
 import numpy as np
 import pyarrow as pa
 
-from ..files.manifest import ROWID
+from ..files.manifest import ROWID, text_columns
 
 T = TypeVar("T")
 
@@ -46,6 +46,10 @@ class ForeignTable:
     def index(self, column: str) -> None:
         """No index: a table of the session is searched by scanning it."""
         return None
+
+    def searched_columns(self) -> list[str]:
+        """The columns a query string searches by default: the text ones (no index)."""
+        return text_columns(self.schema)
 
     def describe_source(self) -> None:
         """No files indexed in place to describe (EXPLAIN)."""
