@@ -12,26 +12,12 @@ import pyarrow as pa
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from tiers import TIERS, table_on
+from tiers import TIERS, WORDS, table_on, tables
 from whole_columns import whole_columns
 
 import datafusion_fts as fts
 from datafusion_fts.errors import InvalidArgument
 from datafusion_fts.planner import answer_search
-
-WORDS = ("alpha", "beta", "gamma", "delta")
-
-
-@st.composite
-def tables(draw) -> pa.Table:
-    n = draw(st.integers(1, 40))
-    words = st.lists(st.sampled_from(WORDS), min_size=1, max_size=4).map(" ".join)
-    return pa.table({
-        "body": pa.array(draw(st.lists(words, min_size=n, max_size=n))),
-        "cat": pa.array(draw(st.lists(st.none() | st.sampled_from(["news", "blog", "wiki", ""]), min_size=n,
-                                      max_size=n)), pa.string()),
-        "year": pa.array(draw(st.lists(st.none() | st.integers(1990, 1995), min_size=n, max_size=n)), pa.int32()),
-    })
 
 
 @settings(max_examples=150, deadline=None)

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 import pyarrow as pa
+from hypothesis import strategies as st
 
 import datafusion_fts as fts
 
@@ -12,6 +13,21 @@ import datafusion_fts as fts
 # no index (every row unindexed) with fresh rows; segments: several segments over several
 # fragments, with deletions; optimized: fragments rewritten without their deleted rows.
 TIERS = ("indexed", "deleted", "fresh", "tail", "segments", "optimized")
+WORDS = ("alpha", "beta", "gamma", "delta")
+
+
+@st.composite
+def tables(draw: st.DrawFn) -> pa.Table:
+    """Up to 40 rows: ``body`` (1-4 of ``WORDS``), ``cat`` (text, NULL and empty among
+    them) and ``year`` (int32, NULLs): columns to search and to count by."""
+    n = draw(st.integers(1, 40))
+    words = st.lists(st.sampled_from(WORDS), min_size=1, max_size=4).map(" ".join)
+    return pa.table({
+        "body": pa.array(draw(st.lists(words, min_size=n, max_size=n))),
+        "cat": pa.array(draw(st.lists(st.none() | st.sampled_from(["news", "blog", "wiki", ""]), min_size=n,
+                                      max_size=n)), pa.string()),
+        "year": pa.array(draw(st.lists(st.none() | st.integers(1990, 1995), min_size=n, max_size=n)), pa.int32()),
+    })
 
 
 def table_on(db: fts.Database, table: pa.Table, tiers: str, column: str = "body") -> fts.Table:

@@ -13,7 +13,7 @@ import pyarrow as pa
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from tiers import TIERS, table_on
+from tiers import TIERS, WORDS, table_on, tables
 
 import datafusion_fts as fts
 from datafusion_fts.errors import InvalidArgument
@@ -21,20 +21,7 @@ from datafusion_fts.operators.grouped_counts import GroupedCounts
 from datafusion_fts.planner.answer_search import Answer, Search, answer
 from datafusion_fts.storage.sources.foreign import ForeignTable
 
-WORDS = ("alpha", "beta", "gamma", "delta")
 QUERIES = WORDS + ("alpha beta", "+alpha -gamma", '"alpha beta"', "alph*", "nothing")
-
-
-@st.composite
-def tables(draw) -> pa.Table:
-    n = draw(st.integers(1, 40))
-    words = st.lists(st.sampled_from(WORDS), min_size=1, max_size=4).map(" ".join)
-    return pa.table({
-        "body": pa.array(draw(st.lists(words, min_size=n, max_size=n))),
-        "cat": pa.array(draw(st.lists(st.none() | st.sampled_from(["news", "blog", "wiki"]), min_size=n,
-                                      max_size=n)), pa.string()),
-        "year": pa.array(draw(st.lists(st.none() | st.integers(1990, 1993), min_size=n, max_size=n)), pa.int32()),
-    })
 
 
 def _db(tmp_path_factory, store: str) -> fts.Database:
