@@ -9,9 +9,10 @@ with its default tokenizer (the same split as ours on this ASCII corpus), ``cat`
 text fast field, ``year`` an integer fast field, ``price`` a float fast field
 (``bench-data/tantivy-facets-<n>/``).
 
-Queries: the corpus's terms matching 5-15 % of rows (one term each), and ORs of two of
-them for ``count`` and ``by cat`` (the counts of both systems are checked equal, and their
-counts by ``cat``). Per query, medians of ``--repeats`` passes, the two systems
+Queries: the corpus's terms matching 5-15 % of rows (one term each), ORs of two of them
+for ``count`` and ``by cat``, and rare terms (0.02-0.06 % of a 20,000-row sample's rows)
+for ``count``, ``by cat``, ``by year`` and ``top 10 + total`` (the counts of both systems
+are checked equal, and their counts by ``cat``). Per query, medians of ``--repeats`` passes, the two systems
 interleaved statement by statement:
 
 =========================  ===========================================  ==========================================
@@ -166,8 +167,10 @@ def check(db: fts.Database, index, term: str) -> int:
     return ours
 
 
-# Statements also measured for queries of two terms (an OR: either term's rows).
+# Statements also measured for queries of two terms (an OR: either term's rows), and for
+# rare terms (0.02-0.06 % of a sample's rows).
 PAIRED = ("count", "by cat, top 10")
+RARE = ("count", "by cat, top 10", "by year, count + avg", "top 10 + total")
 
 
 def measure(db: fts.Database, index, terms: list[str], repeats: int, names: tuple[str, ...] | None = None,
@@ -190,15 +193,17 @@ def measure(db: fts.Database, index, terms: list[str], repeats: int, names: tupl
 
 
 def report(n_rows: int, matches: dict[str, int], results: dict[str, dict[str, float]], repeats: int,
-           paired: dict[str, int]) -> str:
+           paired: dict[str, int], rare: dict[str, int]) -> str:
     share = [100 * m / n_rows for m in matches.values()]
     both = [100 * m / n_rows for m in paired.values()]
+    few = [100 * m / n_rows for m in rare.values()]
     lines = [
         SECTION,
         "",
         f"Run {_dt.date.today().isoformat()} at {git_state()} (`python benchmarks/bench_facets.py`), "
         f"{n_rows:,} rows, {len(matches)} one-term queries matching {min(share):.1f}-{max(share):.1f} % of rows "
-        f"and {len(paired)} ORs of two of them matching {min(both):.1f}-{max(both):.1f} % "
+        f"and {len(paired)} ORs of two of them matching {min(both):.1f}-{max(both):.1f} %, "
+        f"{len(rare)} rare terms matching {min(few):.3f}-{max(few):.3f} % (measured last) "
         f"(both systems' counts checked equal, and their counts by `cat`), medians of {repeats} passes, "
         f"interleaved; load average {loadavg()}. Ours through `db.sql(...).to_arrow_table()`; "
         "Tantivy 0.27 through tantivy-py (see the script's docstring for each call).",
@@ -226,14 +231,17 @@ def main(argv: list[str] | None = None) -> None:
     db = build_ours(table, bc.DATA / f"facets-{n_rows}", log)
     index = build_tantivy(table, bc.DATA / f"tantivy-facets-{n_rows}", log)
     terms = [t for t, _ in frequent_terms(table, args.queries)]
+    rare_terms = [t for t, _ in frequent_terms(table, args.queries, 0.0002, 0.0006)]
     del table
     matches = {t: check(db, index, t) for t in terms}
     pairs = [f"{a} {b}" for a, b in zip(terms, terms[1:])]
     paired = {p: check(db, index, p) for p in pairs}
-    log(f"queries: {json.dumps(matches)}; two terms: {json.dumps(paired)}")
+    rare = {t: check(db, index, t) for t in rare_terms}
+    log(f"queries: {json.dumps(matches)}; two terms: {json.dumps(paired)}; rare: {json.dumps(rare)}")
     results = measure(db, index, terms, args.repeats)
     results.update(measure(db, index, pairs, args.repeats, PAIRED, ", two terms (OR)"))
-    section = report(n_rows, matches, results, args.repeats, paired)
+    results.update(measure(db, index, rare_terms, args.repeats, RARE, ", rare term"))
+    section = report(n_rows, matches, results, args.repeats, paired, rare)
     print(section)
     if not args.no_docs:
         bc.write_docs_section(SECTION, section)

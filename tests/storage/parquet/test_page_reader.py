@@ -127,8 +127,8 @@ def test_a_narrow_column_fetched_for_many_rows_is_decoded_once_whole(tmp_path: P
 
     pages = len(reader._pages_of(reader._column("year").leaf).first_rows)
     assert pages > 2 * page_reader.WHOLE_MIN_ROWS
-    few = np.sort(rng.choice(n, pages - 1, replace=False))
-    assert not reader._reads_whole(reader._column("year"), len(few))  # (fewer rows than pages)
+    few = np.sort(rng.choice(n, 5, replace=False))
+    assert not reader._reads_whole(reader._column("year"), len(few), few)  # (fewer rows than pages, small pages)
     assert reader.take(few, ["year"]).column(0).equals(table.column("year").take(pa.array(few)))
     assert kept() == []
     many = np.sort(rng.choice(n, 6000, replace=False))
@@ -139,7 +139,37 @@ def test_a_narrow_column_fetched_for_many_rows_is_decoded_once_whole(tmp_path: P
     assert reader.take(again, ["cat"]).column(0).equals(table.column("cat").take(pa.array(again)))
     assert kept() == ["cat", "year"]  # (read again: none)
     assert reader._reads_whole(reader._column("year"), len(few))  # (kept whole: taken from it now)
+    assert reader._reads_whole(reader._column("year"), 1)  # (however few the rows)
+    scattered = np.sort(rng.choice(n, pages - 1, replace=False))  # (touching most pages: whole)
+    assert _reader(path)._reads_whole(reader._column("cat"), len(scattered), scattered)
+    assert not reader._reads_whole(reader._column("body"), len(many))  # (wide: never whole)
+    one = np.array([n - 1])
+    assert reader.take_codes(one, "cat").places is not None  # (its places in the kept codes)
     assert reader.take(few, ["year"]).column(0).equals(table.column("year").take(pa.array(few)))
+
+
+def test_a_few_rows_of_large_pages_read_the_narrow_column_whole(tmp_path: Path) -> None:
+    """A page is decoded from its start: once the pages a narrow column's fetches decoded
+    hold half the file's rows (a few rows of a file written with a page a row group, as
+    many writers do; or fetch after fetch), it is read whole, for at most about twice that
+    work, and later rows are taken from it; rows of one page of four do not."""
+    path = tmp_path / "t.parquet"
+    n = 40_000
+    table = pa.table({"id": pa.array(np.arange(n), pa.int64()), "body": pa.array([f"word {i} " * 20 for i in range(n)])})
+    pq.write_table(table, path, row_group_size=10_000, write_page_index=True)  # (a page a row group)
+    reader = _reader(path)
+    assert len(reader._pages_of(reader._column("id").leaf).first_rows) == 4
+    one = np.array([12_345])
+    assert not reader._reads_whole(reader._column("id"), 1, one)  # (a quarter of the rows)
+    two = np.array([5, 25_000])
+    assert reader._reads_whole(reader._column("id"), 2, two)
+    assert not reader._reads_whole(reader._column("body"), 2, two)  # (wide: page by page)
+    assert reader.take(two, ["id", "body"]).equals(table.take(pa.array(two)))
+    assert reader._reads_whole(reader._column("id"), 1, one)  # (kept: any rows from it)
+    assert reader.take(one, ["id"]).column(0).to_pylist() == [12_345]
+    again = _reader(path)  # (rows of one page a fetch, fetch after fetch: whole once they add up)
+    assert not again._reads_whole(again._column("id"), 1, one)
+    assert again._reads_whole(again._column("id"), 1, one)
 
 
 @settings(max_examples=max(settings.default.max_examples // 2, 1))

@@ -16,7 +16,7 @@ from s3_server import S3Server, s3_server
 import datafusion_fts as fts
 from datafusion_fts.storage.objects.remote import RemoteObjects
 
-ROWS = pa.table({"id": list(range(3000)), "body": [f"w{i % 13} w{i % 7} alpha" for i in range(3000)]})
+ROWS = pa.table({"id": list(range(3000)), "body": [f"w{i % 13} w{i % 7} alpha row{i}" for i in range(3000)]})  # (bodies all differ: a wide column)
 # Requests give up fast: one retry, a second each (the defaults wait minutes).
 FAST = {"timeout": "1s", "connect_timeout": "1s", "max_retries": "1", "retry_timeout": "3"}
 
@@ -46,10 +46,10 @@ def _stop_at_read(monkeypatch: pytest.MonkeyPatch, reads: int, stop) -> None:
 
 
 def _ids(db: fts.Database, query: str) -> list[int]:
-    """The ids of the query's top 20 (in the total order: fetched for those 20 rows only,
-    page by page; a narrow column fetched for many rows may be taken from its whole
-    column, kept decoded, and read from the store no more)."""
-    return [r["id"] for r in db.sql(f"SELECT id FROM docs WHERE MATCH(body, '{query}') "
+    """The ids of the query's top 20 (in the total order), fetched with their bodies: a
+    wide column is read page by page from the store for those rows every time, where a
+    narrow one may be taken from its whole column, kept decoded, and read no more."""
+    return [r["id"] for r in db.sql(f"SELECT id, body FROM docs WHERE MATCH(body, '{query}') "
                                     "ORDER BY score() DESC LIMIT 20").to_pylist()]
 
 
