@@ -10,6 +10,7 @@ per page cost more than the second core gave (see ``PageReader.take``).
 
 from __future__ import annotations
 
+import functools
 import os
 import threading
 from collections.abc import Iterator
@@ -38,9 +39,16 @@ def one_part() -> Iterator[None]:
         _ALONE.on = before
 
 
+@functools.cache
+def _cores() -> int:
+    """The machine's cores, asked once (``os.cpu_count`` costs ~2 us, and a fetch of a few
+    rows asked it three times)."""
+    return os.cpu_count() or 1
+
+
 def _helpers() -> ThreadPoolExecutor | None:
     """The helper threads of this process (None on one core)."""
-    n = (os.cpu_count() or 1) - 1
+    n = _cores() - 1
     if n < 1:
         return None
     pid = os.getpid()
@@ -57,10 +65,12 @@ def cuts(weights: np.ndarray, least: float) -> list[tuple[int, int]]:
     core, each of at least ``least`` (one range if the whole weighs less than twice that,
     or within :func:`one_part`)."""
     n = len(weights)
-    cores = 1 if getattr(_ALONE, "on", False) else os.cpu_count() or 1
-    total = float(weights.sum()) if n else 0.0
+    if n < 2:
+        return [(0, n)]
+    cores = 1 if getattr(_ALONE, "on", False) else _cores()
+    total = float(weights.sum())
     parts = int(min(cores, total // least)) if least > 0 else cores
-    if parts < 2 or n < 2:
+    if parts < 2:
         return [(0, n)]
     ends = np.searchsorted(np.cumsum(weights), total * np.arange(1, parts) / parts, side="right")
     bounds = [0, *sorted({int(min(max(e, 1), n - 1)) for e in ends.tolist()}), n]
