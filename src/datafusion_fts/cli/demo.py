@@ -25,7 +25,7 @@ from ..demo_corpus import DOCSTRING_SCHEMA, iter_stdlib_docstring_batches
 from ..table import Table
 from .common import BuildBars, progress
 from .options import check_database_path
-from .search import results_table, timed_search
+from .search import results_table, timed
 
 DEMO_TABLE = "docs"
 DEMO_COLUMNS = ["module", "name", "title"]
@@ -124,7 +124,7 @@ def print_summary(
 def show_queries(table: Table, console: Console) -> None:
     """One result table per showcase query, titled with the query and its time."""
     for case in SHOWCASE:
-        result, ms = timed_search(table, case.query, limit=PAGE_SIZE, columns=DEMO_COLUMNS)
+        result, ms = timed(table.search, case.query, limit=PAGE_SIZE, columns=DEMO_COLUMNS)
         caption = f"{case.feature}  ·  {plan_note(table, case.query)}"
         console.print(
             results_table(result, f"{case.query}  ·  {ms:.1f} ms", DEMO_COLUMNS, caption=caption)
@@ -139,8 +139,8 @@ def show_paging(table: Table, console: Console) -> None:
     pages = []
     for page in (0, 1):
         offset = page * PAGE_SIZE
-        result, ms = timed_search(
-            table, PAGING_QUERY, limit=PAGE_SIZE, offset=offset, columns=DEMO_COLUMNS
+        result, ms = timed(
+            table.search, PAGING_QUERY, limit=PAGE_SIZE, offset=offset, columns=DEMO_COLUMNS
         )
         where = f"page {page + 1} (limit {PAGE_SIZE}, offset {offset})"
         title = f"{PAGING_QUERY}  ·  {where}  ·  {ms:.1f} ms"
@@ -198,7 +198,7 @@ def run_demo(path: Path | None, keep: bool, console: Console) -> None:
         start = time.perf_counter()
         index_demo_table(table, console)
         index_s = time.perf_counter() - start
-        _, warm_ms = timed_search(table, SHOWCASE[0].query, limit=PAGE_SIZE, columns=DEMO_COLUMNS)
+        _, warm_ms = timed(table.search, SHOWCASE[0].query, limit=PAGE_SIZE, columns=DEMO_COLUMNS)
         print_summary(console, table.count_rows(), load_s, index_s, warm_ms)
         show_queries(table, console)
         show_paging(table, console)

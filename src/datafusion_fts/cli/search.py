@@ -5,9 +5,9 @@ from __future__ import annotations
 
 import sys
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import pyarrow as pa
 from rich import box
@@ -15,9 +15,10 @@ from rich.console import Console
 from rich.table import Table as RichTable
 from rich.text import Text
 
-from ..table import Table
 from .common import column_list, open_database, shorten
 from .render import STREAM_WRITERS
+
+T = TypeVar("T")
 
 
 def results_table(
@@ -51,10 +52,10 @@ def results_table(
     return table
 
 
-def timed_search(table: Table, query: str, **kwargs: Any) -> tuple[pa.Table, float]:
-    """``table.search(query, ...)`` and its wall time in milliseconds."""
+def timed(call: Callable[..., T], *args: Any, **kwargs: Any) -> tuple[T, float]:
+    """``call(*args, **kwargs)`` (a search) and its wall time in milliseconds."""
     start = time.perf_counter()
-    result = table.search(query, **kwargs)
+    result = call(*args, **kwargs)
     return result, (time.perf_counter() - start) * 1000.0
 
 
@@ -68,9 +69,7 @@ def run_search(
         result = handle.search(query, limit=limit, offset=offset, columns=column_list(columns))
         STREAM_WRITERS[fmt](sys.stdout.buffer, result.to_batches(), result.schema)
         return
-    start = time.perf_counter()
-    page = handle.search_page(query, limit=limit, offset=offset, columns=column_list(columns))
-    ms = (time.perf_counter() - start) * 1000.0
+    page, ms = timed(handle.search_page, query, limit=limit, offset=offset, columns=column_list(columns))
     shown = [name for name in page.rows.column_names if name not in ("_rowid", "_score")]
     title = f"{query}  ·  {page.total:,} {'match' if page.total == 1 else 'matches'}  ·  {ms:.1f} ms"
     Console().print(results_table(page.rows, title, shown, first_rank=offset + 1))

@@ -29,7 +29,7 @@ from ..query.tree import QUERY_TYPES, Query
 from ..settings import INT64_MAX, Settings
 from .count_matches import count_matches, counted_by, counted_from_statistics, matching_rows
 from .plan_search import Catalog, plan_search
-from .run_search import run_search
+from .run_search import executed, run_search
 from .search_request import SearchedTable, SearchRequest, evolve
 
 # Rows found without their scores (``Search.scored`` False): ``_score`` NULL.
@@ -152,4 +152,4 @@ def _run(req: SearchRequest, catalog: Catalog | None,
     if not explained:
         return run_search(req, catalog), None, None
     plan, ruled = plan_search(req, catalog)
-    return pa.Table.from_batches(list(plan.execute()), schema=SEARCH_SCHEMA), plan, ruled
+    return executed(plan), plan, ruled

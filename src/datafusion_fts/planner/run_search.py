@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import pyarrow as pa
 
-from ..operators.base import SEARCH_SCHEMA, search_table
+from ..operators.base import SEARCH_SCHEMA, ExecutionPlan, search_table
 from .plan_search import Catalog, plan_search
 from .prepared_search import search_prepared
 from .search_request import SearchRequest
@@ -22,6 +22,10 @@ def run_search(req: SearchRequest, catalog: Catalog | None) -> pa.Table:
     segments; None for a table of the session, which is scanned)."""
     found = search_prepared(req, catalog) if catalog is not None else None
     if found is None:
-        plan, _ = plan_search(req, catalog)
-        return pa.Table.from_batches(list(plan.execute()), schema=SEARCH_SCHEMA)
+        return executed(plan_search(req, catalog)[0])
     return search_table(*found)
+
+
+def executed(plan: ExecutionPlan) -> pa.Table:
+    """The ranked ``_rowid`` and ``_score`` ``plan`` yields, as one table."""
+    return pa.Table.from_batches(list(plan.execute()), schema=SEARCH_SCHEMA)
