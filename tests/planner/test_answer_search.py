@@ -18,6 +18,7 @@ from tiers import TIERS, WORDS, table_on, tables
 import datafusion_fts as fts
 from datafusion_fts.errors import InvalidArgument
 from datafusion_fts.operators.grouped_counts import GroupedCounts
+from datafusion_fts.planner import answer_search
 from datafusion_fts.planner.answer_search import Answer, Search, answer
 from datafusion_fts.storage.sources.foreign import ForeignTable
 
@@ -135,3 +136,31 @@ def test_bad_arguments_raise_before_anything_runs(wants, message) -> None:
     asked = {"query": "alpha", **wants}
     with pytest.raises(fts.FtsError, match=message):
         t.run(Search(**asked))
+
+
+@pytest.mark.parametrize("query", ["alpha", "alpha beta"])
+def test_a_search_page_reads_one_version_while_a_writer_inserts(query, monkeypatch) -> None:
+    """DESIGN §5.5: a search's parts read one visibility cut. A row inserted while the page
+    is found (after the snapshot is taken, before the total and the facets are counted)
+    is in none of them: the total and the facets are those of the version the rows came
+    from, and the next search sees the row."""
+    db = fts.connect()
+    t = db.create_table("docs", pa.table({"body": ["alpha beta", "alpha", "beta", "alpha gamma"],
+                                          "cat": ["x", "y", "x", "y"]}))
+    t.create_index("body")
+    before = t.count(query)
+    real = answer_search.run_search
+    inserted = []
+
+    def racing(*args, **kwargs):
+        if not inserted:
+            inserted.append(t.insert(pa.table({"body": ["alpha beta alpha"], "cat": ["z"]})))
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(answer_search, "run_search", racing)
+    page = t.search_page(query, limit=10, facets=["cat"], facet_limit=None)
+    assert inserted and page.total == before
+    assert sum(page.facets["cat"].column("_count").to_pylist()) == before
+    assert "z" not in page.facets["cat"].column("cat").to_pylist()
+    assert page.rows.num_rows == before and max(page.rows.column("_rowid").to_pylist()) < 4
+    assert t.count(query) == before + 1
