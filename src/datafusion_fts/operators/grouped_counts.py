@@ -26,6 +26,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
+from functools import lru_cache
 
 import numpy as np
 import pyarrow as pa
@@ -121,25 +122,53 @@ class GroupedCounts:
                 if found is None:
                     return None
                 values[name] = found
+        n = len(keys)
+        field = schema.field(self.key)
+        if n <= _FEW_KEYS:  # (Python values: a few calls into numpy and pyarrow, each costly with cold caches)
+            listed = keys.to_pylist()
+            groups = self._few_ordered(listed, counts, values)
+            columns = [pa.array([listed[g] if g < n else None for g in groups], field.type) if agg is None
+                       else values[name].listed(groups) for name, agg in self.items]
+        else:
+            ordered = self._ordered(keys, counts, values)
+            columns = [keys.take(pa.array(ordered, mask=ordered == n)).cast(field.type) if agg is None
+                       else values[name].array(ordered) for name, agg in self.items]
+        return pa.Table.from_arrays(columns, schema=_schema(tuple(
+            (name, field.type, field.nullable) if agg is None else (name, values[name].type, values[name].null is not None)
+            for name, agg in self.items)))
+
+    def _few_ordered(self, listed: list, counts: np.ndarray, values: dict[str, _Values]) -> list[int]:
+        """The page's groups in order, among a few keys (``listed``, as Python values; the
+        group past them: NULL): each group's sort key a tuple, an ORDER BY item's NULL
+        flag before its value, as ``numpy.lexsort`` orders them in :meth:`_ordered`."""
+        n = len(listed)
+        items: list[list] = []
+        for name, desc, nulls_first in self.order:
+            if name in values:
+                keyed, null = values[name].keys(slice(None))
+                order, nulls = keyed.tolist(), None if null is None else null.tolist()
+            else:  # (the key's rank: str order is UTF-8's byte order, as DataFusion orders text)
+                order = [0] * (n + 1)
+                for rank, g in enumerate(sorted(range(n), key=listed.__getitem__)):
+                    order[g] = rank
+                nulls = [False] * n + [True]
+            if nulls is not None:
+                items.append([null != nulls_first for null in nulls])
+            items.append([-v for v in order] if desc else order)
+        present = counts.tolist()
+        groups = [g for g in range(n + 1) if present[g]]
+        if items:
+            groups.sort(key=list(zip(*items)).__getitem__)
+        return groups[self.offset : None if self.limit is None else self.offset + self.limit]
+
+    def _ordered(self, keys: pa.Array, counts: np.ndarray, values: dict[str, _Values]) -> np.ndarray:
+        """The page's groups in order, among many keys (ranked by pyarrow)."""
         groups = np.flatnonzero(counts)
-        listed = keys.to_pylist() if len(keys) <= _FEW_KEYS else None
         if self.order:
-            keyed = [(values[name].keys(groups) if name in values else _key_order(keys, listed, groups), desc,
-                      nulls_first) for name, desc, nulls_first in self.order]
+            keyed = [(values[name].keys(groups) if name in values else _key_order(keys, groups), desc, nulls_first)
+                     for name, desc, nulls_first in self.order]
             groups = groups[np.lexsort([k for item in reversed(keyed) for k in _sort_keys(*item)])]
-        groups = groups[self.offset : None if self.limit is None else self.offset + self.limit]
-        columns, fields = [], []
-        for name, agg in self.items:
-            if agg is None:
-                field = schema.field(self.key)
-                n = len(keys)
-                columns.append(pa.array([listed[g] if g < n else None for g in groups.tolist()], field.type)
-                               if listed is not None else keys.take(pa.array(groups, mask=groups == n)).cast(field.type))
-                fields.append(pa.field(name, field.type, field.nullable))
-            else:
-                columns.append(values[name].array(groups))
-                fields.append(pa.field(name, values[name].type, values[name].null is not None))
-        return pa.table(columns, schema=pa.schema(fields))
+        return groups[self.offset : None if self.limit is None else self.offset + self.limit]
 
 
 @dataclass(frozen=True)
@@ -150,7 +179,7 @@ class _Values:
     null: np.ndarray | None
     type: pa.DataType
 
-    def keys(self, groups: np.ndarray) -> tuple[np.ndarray, np.ndarray | None]:
+    def keys(self, groups: np.ndarray | slice) -> tuple[np.ndarray, np.ndarray | None]:
         """The ``groups``' values as int64 keys in DataFusion's order (floats as arrow
         orders them, by their total order: -NaN first, -0.0 below +0.0, NaN last), and
         which are NULL (None: none)."""
@@ -163,19 +192,27 @@ class _Values:
     def array(self, groups: np.ndarray) -> pa.Array:
         return pa.array(self.values[groups], self.type, mask=None if self.null is None else self.null[groups])
 
+    def listed(self, groups: list[int]) -> pa.Array:
+        """:meth:`array` of a few groups, made of Python values."""
+        values = self.values.tolist()
+        if self.null is None:
+            return pa.array([values[g] for g in groups], self.type)
+        null = self.null.tolist()
+        return pa.array([None if null[g] else values[g] for g in groups], self.type)
 
-def _key_order(keys: pa.Array, listed: list | None, groups: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """The ``groups``' keys as int64 keys in their order (their ranks among ``keys``),
-    and which are NULL (the group past the keys). A few keys (``listed``, as Python
-    values) are ranked in Python (str order is UTF-8's byte order, as DataFusion orders
-    text); pyarrow ranks many."""
-    n = len(keys)
-    if listed is not None:
-        ranks = np.zeros(n + 1, np.int64)
-        ranks[sorted(range(n), key=listed.__getitem__)] = np.arange(n)
-    else:
-        ranks = np.append(pc.rank(keys, tiebreaker="dense").to_numpy(), 0)
-    return ranks[groups], groups == n
+
+def _key_order(keys: pa.Array, groups: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The ``groups``' keys as int64 keys in their order (their ranks among ``keys``, by
+    pyarrow: text in UTF-8's byte order, as DataFusion orders it), and which are NULL
+    (the group past the keys)."""
+    ranks = np.append(pc.rank(keys, tiebreaker="dense").to_numpy(), 0)
+    return ranks[groups], groups == len(keys)
+
+
+@lru_cache(maxsize=256)
+def _schema(fields: tuple[tuple[str, pa.DataType, bool], ...]) -> pa.Schema:
+    """The answer's schema, from its columns' names, types and nullability (made once)."""
+    return pa.schema([pa.field(name, type_, nullable) for name, type_, nullable in fields])
 
 
 def _sort_keys(keyed: tuple[np.ndarray, np.ndarray | None], desc: bool, nulls_first: bool) -> list[np.ndarray]:
@@ -203,9 +240,9 @@ def _merged(counted: list[tuple[pa.Array, np.ndarray]]) -> tuple[pa.Array, np.nd
     """Parts' keys and counts (the last: NULL) as one set of keys and its counts, and per
     part where each of its codes goes in it. The keys are numbered in the first part's
     order, then the new keys of each next part."""
-    if len(counted) <= 1:
+    if len(counted) <= 1:  # (no map: one part's codes are the keys' own)
         keys, counts = counted[0] if counted else (pa.array([], pa.string()), np.zeros(1, np.int64))
-        return keys, counts, [np.arange(len(keys) + 1, dtype=narrow(len(keys) + 1))]
+        return keys, counts, []
     first = counted[0][0].type  # (files of one table may store text as string or large_string)
     counted = [(k if k.type == first else k.cast(first), counts) for k, counts in counted]
     keys = pc.unique(pa.concat_arrays([k for k, _ in counted]))
