@@ -276,10 +276,14 @@ class TableSnapshot:
 
     def _take(self, row_ids: np.ndarray, columns: list[str]) -> pa.Table:
         """:meth:`take` in one fetch: the store is asked once for the rows of every
-        fragment, ascending, and reads only the pages they sit in."""
+        fragment, ascending, and reads only the pages they sit in (the values laid out in
+        the order asked where no fresh row is among them)."""
         ascending = bool(np.all(row_ids[1:] > row_ids[:-1]))  # (a search's matches: no sort needed)
         rows, inverse = (row_ids, None) if ascending else np.unique(row_ids, return_inverse=True)
         stored, fresh_from = self._stored(rows)
+        if inverse is not None and stored and fresh_from == len(rows):
+            # (the store picks the values in the order asked: a top k's rows by score)
+            return self._data.take_rows(stored, columns, inverse)
         parts = [self._data.take_rows(stored, columns)] if stored else []
         if fresh_from < len(rows):
             fresh = pa.Table.from_batches(self.fresh).select(columns)

@@ -102,10 +102,25 @@ def test_take_equals_pyarrow(tmp_path_factory, seed, n, options, group_rows, dat
     pq.write_table(table, path, row_group_size=group_rows, write_page_index=True, **options)
     rows = np.array(sorted(data.draw(st.sets(st.integers(0, n - 1), min_size=0, max_size=n))), dtype=np.int64)
     names = data.draw(st.lists(st.sampled_from(table.column_names), min_size=1, max_size=5, unique=True))
+    # (and in an order asked: a search's rows by score, repeats allowed; past CHUNK_PAGES
+    # rows the fetch is reordered after, below it the values are picked in that order)
+    order = _an_order(data, len(rows))
     with whole_columns(data.draw(st.booleans())):  # (every column read by whole row groups, or as it comes)
         got = _reader(path).take(rows, names)
+        ordered = _reader(path).take(rows, names, order=order) if order is not None else None
     expected = pq.read_table(path).select(names).take(pa.array(rows))  # (date64 reads back as date32)
     assert _decoded(got).equals(_decoded(expected))
+    if ordered is not None:
+        assert _decoded(ordered).equals(_decoded(expected.take(pa.array(order))))
+
+
+def _an_order(data: st.DataObject, n: int) -> np.ndarray | None:
+    """None, or an order of ``n`` fetched rows: a permutation, or indexes with repeats."""
+    if not n or not data.draw(st.booleans()):
+        return None
+    if data.draw(st.booleans()):
+        return np.array(data.draw(st.permutations(range(n))), dtype=np.int64)
+    return np.array(data.draw(st.lists(st.integers(0, n - 1), min_size=1, max_size=2 * n)), dtype=np.int64)
 
 
 def test_a_narrow_column_fetched_for_many_rows_is_decoded_once_whole(tmp_path: Path) -> None:
@@ -225,6 +240,9 @@ def test_rows_of_several_files_equal_each_files_own(tmp_path_factory, files, dat
     first = next(t for t, (_, rows) in zip(expected, parts) if len(rows))
     want = pa.concat_tables([t.select(names).cast(first.select(names).schema) for t in expected])
     assert _decoded(take_rows(parts, names)).equals(_decoded(want))
+    order = _an_order(data, want.num_rows)
+    if order is not None:
+        assert _decoded(take_rows(parts, names, order)).equals(_decoded(want.take(pa.array(order))))
 
 
 def test_a_damaged_page_in_a_later_file_names_that_file(tmp_path: Path) -> None:

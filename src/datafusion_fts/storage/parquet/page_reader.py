@@ -83,6 +83,7 @@ from ..files import checksums
 from . import c_page_codecs
 from .data_files import DataFile, LocalFile, read_file_ranges
 from .parquet_values import bytes_array, numeric_array, validity
+from .reorder_rows import reorder_rows
 from .side_by_side import one_part
 
 # Pages of one column a fetch decodes at once (a few MiB of small pages: enough for its
@@ -440,10 +441,13 @@ class PageReader:
 
     def take(
         self, rows: np.ndarray, names: list[str], pool: Executor | None = None, chunk_pages: int = CHUNK_PAGES,
-        keep: bool = True,
+        keep: bool = True, order: np.ndarray | None = None,
     ) -> pa.Table:
         """The ``names`` columns of file-local ``rows`` (ascending, distinct); ``keep``: an
-        object store's pages read are kept in its range cache (not by scans).
+        object store's pages read are kept in its range cache (not by scans). With
+        ``order``, row i of the result is ``rows[order[i]]`` (repeats allowed): a fetch of
+        at most ``chunk_pages`` rows picks its values in that order (a search's rows by
+        score: no reordering copy), a larger one is reordered after.
 
         Each column's rows are read in pieces of at most ``chunk_pages`` pages (so what a
         large fetch holds at once is bounded), run on ``pool`` when one is given: reads,
@@ -457,6 +461,9 @@ class PageReader:
         already share the cores, run whole."""
         if len(rows) and not 0 <= rows[0] <= rows[-1] < self.num_rows:
             raise StorageError(f"rows {rows[0]}..{rows[-1]} asked of data file {self.path} of {self.num_rows} rows")
+        if order is not None and len(rows) > chunk_pages:  # (fetched in pieces: reordered whole)
+            return reorder_rows(self.take(rows, names, pool, chunk_pages, keep), order)
+        picked = rows if order is None else rows[order]
         pieces: dict[str, list] = {}
         tasks = []
         slow = []
@@ -466,18 +473,19 @@ class PageReader:
                 slow.append(name)
                 continue
             if keep and self._reads_whole(column, len(rows), rows):
-                pieces[name] = [self._whole_column(name).take(numeric_array(rows)).cast(self.schema.field(name).type)]
+                pieces[name] = [self._whole_column(name).take(numeric_array(picked)).cast(self.schema.field(name).type)]
                 continue
             pieces[name] = []
             for chunk in self._chunks(column, rows, chunk_pages):
                 tasks.append((name, column, chunk))
         if pool is not None and len(tasks) > 1:
-            arrays = list(pool.map(lambda task: _alone(_take_pieces, [_Piece(self, task[1], task[2])], keep), tasks))
+            arrays = list(pool.map(lambda task: _alone(_take_pieces, [_Piece(self, task[1], task[2])], keep, order),
+                                   tasks))
         else:
-            arrays = [_take_pieces([_Piece(self, column, chunk)], keep) for _, column, chunk in tasks]
+            arrays = [_take_pieces([_Piece(self, column, chunk)], keep, order) for _, column, chunk in tasks]
         for (name, _, _), array in zip(tasks, arrays):
             pieces[name].append(array)
-        pieces.update((name, self._take_from_groups(rows, name)) for name in slow)
+        pieces.update((name, self._take_from_groups(rows, name, order)) for name in slow)
         fields = [self.schema.field(n) for n in names]
         return pa.table([pa.chunked_array(pieces[f.name], f.type) for f in fields], schema=pa.schema(fields))
 
@@ -578,10 +586,11 @@ class PageReader:
         key = (*self._key, "whole codes by id" if spread else "whole codes", name)
         return self._cache.get(key, read, lambda c: c[0].nbytes + c[1].nbytes)
 
-    def _take_from_groups(self, rows: np.ndarray, name: str) -> list[pa.Array]:
-        """Column ``name`` at ``rows`` (ascending), from its row groups decoded whole by
-        pyarrow and kept in the cache (text and bytes as dictionaries: only the rows taken
-        become strings): the columns this reader cannot read page by page."""
+    def _take_from_groups(self, rows: np.ndarray, name: str, order: np.ndarray | None = None) -> list[pa.Array]:
+        """Column ``name`` at ``rows`` (ascending; with ``order``, in that order, as
+        :meth:`take`), from its row groups decoded whole by pyarrow and kept in the cache
+        (text and bytes as dictionaries: only the rows taken become strings): the columns
+        this reader cannot read page by page."""
         field = self.schema.field(name)
         groups = np.searchsorted(self.group_starts, rows, side="right") - 1
         bounds = np.flatnonzero(np.diff(groups, prepend=-1)).tolist() + [len(rows)]
@@ -591,7 +600,7 @@ class PageReader:
             values = self._group_column(group, name)
             taken = values.take(pa.array(rows[lo:hi] - self.group_starts[group]))
             out.extend(taken.cast(field.type).chunks)
-        return out
+        return out if order is None else pa.chunked_array(out, field.type).take(numeric_array(order)).chunks
 
     def _group_column(self, group: int, name: str) -> pa.ChunkedArray:
         def read() -> pa.ChunkedArray:
@@ -639,30 +648,37 @@ class PageReader:
 
 
 
-def take_rows(parts: list[tuple[PageReader, np.ndarray]], names: list[str]) -> pa.Table:
+def take_rows(parts: list[tuple[PageReader, np.ndarray]], names: list[str], order: np.ndarray | None = None
+              ) -> pa.Table:
     """The ``names`` columns of several files' rows (each file's local rows ascending
     and distinct; at least one row in all), file after file, as one table of the first
-    file's column types.
+    file's column types; with ``order``, row i of the result is row ``order[i]`` of that
+    (as ``PageReader.take``).
 
     A column decoded alike in every file is fetched as one piece of work: the pages of
     all files read by one compiled loop, parsed, checked, decompressed and picked from
     together. Per file and column, a separate fetch paid ~100 us of its own besides its
     pages (top-10 rows of three columns at 10M documents touch ten files: 30 fetches)."""
     parts = [(reader, rows) for reader, rows in parts if len(rows)]
-    if len(parts) == 1 or sum(len(rows) for _, rows in parts) > CHUNK_PAGES:
-        # (one file, or a large fetch: file by file, each in pieces of bounded size)
+    if len(parts) == 1:
+        return parts[0][0].take(parts[0][1], names, order=order)
+    if sum(len(rows) for _, rows in parts) > CHUNK_PAGES:
+        # (a large fetch: file by file, each in pieces of bounded size)
         tables = [reader.take(rows, names) for reader, rows in parts]
-        return pa.concat_tables([t if t.schema == tables[0].schema else t.cast(tables[0].schema) for t in tables])
+        table = pa.concat_tables([t if t.schema == tables[0].schema else t.cast(tables[0].schema) for t in tables])
+        return table if order is None else reorder_rows(table, order)
     fields = [parts[0][0].schema.field(n) for n in names]
     columns: list[pa.ChunkedArray] = []
     for name, field in zip(names, fields):
         found = [reader._column(name) for reader, _ in parts]
         if all(c is not None and _decodes_alike(c, found[0]) and reader.schema.field(name) == field
                for c, (reader, _) in zip(found, parts)):
-            columns.append(pa.chunked_array([_take_pieces([_Piece(r, c, rows) for (r, rows), c in zip(parts, found)])]))
-        else:
             columns.append(pa.chunked_array(
-                [c for r, rows in parts for c in r.take(rows, [name]).column(0).cast(field.type).chunks], field.type))
+                [_take_pieces([_Piece(r, c, rows) for (r, rows), c in zip(parts, found)], order=order)]))
+        else:
+            column = pa.chunked_array(
+                [c for r, rows in parts for c in r.take(rows, [name]).column(0).cast(field.type).chunks], field.type)
+            columns.append(column if order is None else column.take(numeric_array(order)))
     return pa.table(columns, schema=pa.schema(fields))
 
 
@@ -723,10 +739,12 @@ def _alone(run: Callable[..., T], *args: Any) -> T:
         return run(*args)
 
 
-def _take_pieces(pieces: list[_Piece], keep: bool = True) -> pa.Array:
+def _take_pieces(pieces: list[_Piece], keep: bool = True, order: np.ndarray | None = None) -> pa.Array:
     """The column's values at each piece's rows, piece after piece, from the pages they
     sit in (the pieces' columns decode alike); an object store's pages read are kept in
-    its range cache if ``keep`` (a fetch's: a scan reads each page once)."""
+    its range cache if ``keep`` (a fetch's: a scan reads each page once). With ``order``,
+    value i is that of row ``order[i]`` of those (the values are picked in row order,
+    then laid out in this one)."""
     column = pieces[0].column
     located = []
     for piece in pieces:
@@ -788,6 +806,8 @@ def _take_pieces(pieces: list[_Piece], keep: bool = True) -> pa.Array:
     except _BadPage as err:
         path = pieces[int(which[err.page])].reader.path
         raise StorageError(f"damaged data file {path}: a page of column {column.name!r} {err.why}") from None
+    if order is not None:
+        valid, a, b = valid[order], a[order], b[order]
     return _arrow(column, buf, valid, a, b)
 
 

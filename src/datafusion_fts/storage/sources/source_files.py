@@ -47,6 +47,7 @@ from ..parquet.page_reader import (
     pages_of,
     take_rows,
 )
+from ..parquet.reorder_rows import reorder_rows
 from ..stores.store import Store
 from .csv_files import count_rows, header_names, iter_columns, read_columns
 from .object_sources import SourceStores, remote_root
@@ -385,10 +386,11 @@ class SourceFiles:
             position += batch.num_rows
             yield batch
 
-    def take_rows(self, parts: list[tuple[str, np.ndarray]], columns: list[str]) -> pa.Table:
+    def take_rows(self, parts: list[tuple[str, np.ndarray]], columns: list[str], order: np.ndarray | None = None
+                  ) -> pa.Table:
         """As a store's ``take_rows``: the stored columns from the copies of the files
         that have one (the committed ones: those not yet committed follow them in row-id
-        order), every other column and file from the files."""
+        order), every other column and file from the files; reordered by ``order``."""
         copied = self._copied(parts)
         kept = [c for c in columns if c in self._stored] if copied else []
         read = [c for c in columns if c not in kept]
@@ -406,7 +408,8 @@ class SourceFiles:
             found[name] = pa.chunked_array(
                 [pa.repeat(partition_values(self._meta, self._fragments[f].file or "")[name], len(rows))
                  for f, rows in parts], self._meta.schema.field(name).type)
-        return pa.table({c: found[c] for c in columns})
+        table = pa.table({c: found[c] for c in columns})
+        return table if order is None else reorder_rows(table, order)
 
     def take_codes(self, parts: list[tuple[str, np.ndarray]], column: str) -> list[CodedRows]:
         """As a store's ``take_codes``: :meth:`take_rows`'s values coded."""

@@ -55,6 +55,7 @@ from ..parquet.page_reader import (
     take_codes,
     take_rows,
 )
+from ..parquet.reorder_rows import reorder_rows
 
 ROW_GROUP_ROWS = 65_536
 # The rows of a batch a scan of a fragment or a source file yields.
@@ -168,9 +169,11 @@ class Store(Protocol):
     def iter_fragment(
         self, frag_id: str, columns: list[str], batch_rows: int, local_range: tuple[int, int] | None = None
     ) -> Iterator[pa.RecordBatch]: ...
-    def take_rows(self, parts: list[tuple[str, np.ndarray]], columns: list[str]) -> pa.Table:
+    def take_rows(self, parts: list[tuple[str, np.ndarray]], columns: list[str], order: np.ndarray | None = None
+                  ) -> pa.Table:
         """The ``columns`` of rows of fragments, fragment after fragment: ``parts`` are
-        (fragment id, local rows ascending and distinct, at least one)."""
+        (fragment id, local rows ascending and distinct, at least one); with ``order``,
+        row i of the result is row ``order[i]`` of that (repeats allowed)."""
     def take_codes(self, parts: list[tuple[str, np.ndarray]], column: str) -> list[CodedRows]:
         """``column`` (text or integers) of the rows of ``parts`` (as for ``take_rows``)
         as codes, fragment after fragment: what counting by the column needs, without
@@ -295,10 +298,12 @@ class PagedFragments:
         """What the fragments' rows take decoded, as their footers say."""
         return sum(self._pages(frag_id).data_bytes for frag_id in frag_ids)
 
-    def take_rows(self, parts: list[tuple[str, np.ndarray]], columns: list[str]) -> pa.Table:
+    def take_rows(self, parts: list[tuple[str, np.ndarray]], columns: list[str], order: np.ndarray | None = None
+                  ) -> pa.Table:
         """Rows by fragment and local index, reading only the pages they sit in, the
-        pages of all fragments at once (``page_reader.take_rows``)."""
-        return take_rows([(self._pages(frag_id), rows) for frag_id, rows in parts], columns)
+        pages of all fragments at once (``page_reader.take_rows``), a small fetch's
+        values picked in ``order``."""
+        return take_rows([(self._pages(frag_id), rows) for frag_id, rows in parts], columns, order)
 
     def whole_codes(self, frag_id: str, column: str, n: int, gaps: np.ndarray | None = None
                     ) -> tuple[np.ndarray, pa.Array] | None:
@@ -958,9 +963,11 @@ class MemoryStore:
             table = table.slice(local_range[0], local_range[1] - local_range[0] + 1)
         yield from table.to_batches(max_chunksize=batch_rows)
 
-    def take_rows(self, parts: list[tuple[str, np.ndarray]], columns: list[str]) -> pa.Table:
+    def take_rows(self, parts: list[tuple[str, np.ndarray]], columns: list[str], order: np.ndarray | None = None
+                  ) -> pa.Table:
         tables = [self._fragments[frag_id].select(columns).take(pa.array(rows)) for frag_id, rows in parts]
-        return tables[0] if len(tables) == 1 else pa.concat_tables(tables)
+        table = tables[0] if len(tables) == 1 else pa.concat_tables(tables)
+        return table if order is None else reorder_rows(table, order)
 
     def take_codes(self, parts: list[tuple[str, np.ndarray]], column: str) -> list[CodedRows]:
         return [CodedRows.of(self.take_rows(parts, [column]).column(0))]
