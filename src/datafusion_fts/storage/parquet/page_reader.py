@@ -20,6 +20,7 @@ dictionary, files without an offset index) are read by row group through pyarrow
 
 from __future__ import annotations
 
+import itertools
 import json
 import os
 import threading
@@ -547,10 +548,17 @@ class PageReader:
     def _whole_column(self, name: str) -> pa.Array:
         """Column ``name`` of the whole file, decoded by pyarrow and kept in the cache; text
         and bytes as one dictionary over the file (a take of many rows is one gather of
-        codes and one cast: per row group, the two cost ~80 us each)."""
+        codes and one cast: per row group, the two cost ~80 us each). Numbers and times
+        are read a row group at a time into the one array kept: read whole and then
+        joined, a 1M-row int64 column held it twice at once, and the process's resident
+        memory grew by 22.6 MB for the 8 MB kept (pyarrow's allocator keeps what it
+        freed)."""
 
         def read() -> pa.Array:
             with open_parquet(self.file.arrow_source(), self._meta, self._as_dictionary(name)) as parquet:
+                field = parquet.schema_arrow.field(name)
+                if _fixed_width(field.type):
+                    return _read_fixed(parquet, name, self.num_rows)
                 column = parquet.read(columns=[name]).column(0)
             if column.num_chunks and pa.types.is_dictionary(column.type):
                 column = column.unify_dictionaries()
@@ -646,6 +654,43 @@ class PageReader:
         arrow = pa.Codec(_CODECS[codec])
         return lambda view, spans: [arrow.decompress(view[a:b], decompressed_size=z) for a, b, z in spans]
 
+
+
+def _fixed_width(t: pa.DataType) -> bool:
+    """Whether values of ``t`` are one fixed-width number each (no bit-packed booleans)."""
+    return (pa.types.is_integer(t) or pa.types.is_floating(t) or pa.types.is_temporal(t)) and \
+        not pa.types.is_interval(t) and t.bit_width % 8 == 0
+
+
+def _read_fixed(parquet: Any, name: str, n: int) -> pa.Array:
+    """Column ``name`` (fixed-width values) of all ``n`` rows of the open file
+    ``parquet``, read a row group at a time into one buffer (and its validity), of the
+    type pyarrow reads it as."""
+    chunks = (chunk for group in range(parquet.num_row_groups)
+              for chunk in parquet.read_row_group(group, columns=[name]).column(0).chunks)
+    first = next(chunks, None)
+    if first is None:
+        return pa.array([], parquet.schema_arrow.field(name).type)
+    arrow_type = first.type
+    width = arrow_type.bit_width // 8
+    data = np.empty(n * width, dtype=np.uint8)
+    valid = np.ones(n, dtype=np.bool_)
+    at = 0
+    for chunk in itertools.chain([first], chunks):
+        m = len(chunk)
+        if chunk.type != arrow_type or at + m > n:
+            raise StorageError(f"column {name!r} does not read as {n} values of {arrow_type}")
+        values = chunk.buffers()[1]
+        if values is not None and m:
+            data[at * width : (at + m) * width] = np.frombuffer(values, np.uint8)[
+                chunk.offset * width : (chunk.offset + m) * width]
+        if chunk.null_count:
+            valid[at : at + m] = chunk.is_valid().to_numpy(zero_copy_only=False)
+        at += m
+    if at != n:
+        raise StorageError(f"column {name!r} does not read as {n} values of {arrow_type}")
+    mask, nulls = validity(valid)
+    return pa.Array.from_buffers(arrow_type, n, [mask, pa.py_buffer(data)], null_count=nulls)
 
 
 def take_rows(parts: list[tuple[PageReader, np.ndarray]], names: list[str], order: np.ndarray | None = None
