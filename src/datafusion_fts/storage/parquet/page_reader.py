@@ -535,8 +535,7 @@ class PageReader:
             return True
         if rows is None or not len(rows):
             return False
-        page_of = np.searchsorted(pages.first_rows, rows, side="right") - 1  # (ascending, as ``rows``)
-        touched = page_of[np.diff(page_of, prepend=-1) != 0]
+        touched = locate_rows(pages.first_rows, rows)[0]
         decoded = self._decoded.get(column.name, 0) + int(np.diff(pages.first_rows, append=self.num_rows)[touched].sum())
         self._decoded[column.name] = decoded  # (a heuristic's count: a lost update between threads costs nothing)
         return 2 * decoded >= self.num_rows
