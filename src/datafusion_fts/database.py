@@ -101,9 +101,11 @@ class Database:
                 functools.partial(self.settings.get, "fts.store_refresh_seconds"),
                 functools.partial(self.settings.get, "fts.gc_grace_seconds"),
                 SegmentCache(functools.partial(self.settings.get, "fts.segment_cache_dir"),
-                             functools.partial(self.settings.get, "fts.segment_cache_bytes")))
+                             functools.partial(self.settings.get, "fts.segment_cache_bytes")),
+                functools.partial(self.settings.get, "fts.text_codec"))
         else:
-            self.store = DirectoryStore(path, read_only) if path is not None else MemoryStore()
+            self.store = (DirectoryStore(path, read_only, functools.partial(self.settings.get, "fts.text_codec"))
+                          if path is not None else MemoryStore())
         self.ray_init: dict[str, Any] = {}  # ray.init arguments for fts.executor = 'ray'
         # Told the phases of index builds not given a callback of their own: SQL's
         # CREATE FULLTEXT INDEX and OPTIMIZE (index/build_progress.py).

@@ -1,8 +1,8 @@
 """LZ4 block decompression (Parquet's LZ4_RAW codec) in a compiled loop, many pages per call.
 
-Data files this system writes use ZSTD or no codec (see ``store._writer_options``), but
-other writers' files (a database's data written otherwise, a user's Parquet) may use LZ4.
-Through pyarrow each page costs a call that allocates its own buffer, ~5 us for a 4 KiB
+The page reader decompresses LZ4 pages (this system's text pages by default, see
+``store._writer_options``; other writers' files) through liblz4 where the system has it
+(``storage/parquet/c_page_codecs.py``, about twice this loop's speed), else here. Through pyarrow each page costs a call that allocates its own buffer, ~5 us for a 4 KiB
 page, most of it call overhead; here all of a fetch's pages decompress in one call into
 one buffer. Every read and write is bounds-checked: a damaged page fails, never reads or
 writes outside its buffers.

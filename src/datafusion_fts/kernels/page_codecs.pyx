@@ -1,12 +1,12 @@
-"""Parquet pages checked (CRC-32) and decompressed (ZSTD) by compiled loops calling the C
-libraries, many pages per call and without the GIL.
+"""Parquet pages checked (CRC-32) and decompressed (ZSTD, LZ4) by compiled loops calling
+the C libraries, many pages per call and without the GIL.
 
 The data files this system writes hold ZSTD pages of a few KiB, each with a CRC. From
 Python every page is a ``zlib.crc32`` call and a ``zstandard`` call returning its own
 bytes object, joined afterwards, and the GIL is taken back after each: a fetch of many
 pages could not use a second core. Here a piece of a fetch checks and decompresses all
-its pages in one call into one buffer, calling libz's ``crc32`` and libzstd's
-``ZSTD_decompressDCtx`` through the addresses the caller found at run time
+its pages in one call into one buffer, calling libz's ``crc32``, libzstd's
+``ZSTD_decompressDCtx`` and liblz4's ``LZ4_decompress_safe`` through the addresses the caller found at run time
 (``storage/parquet/c_page_codecs.py`` loads the libraries with ctypes): the package is
 built without their headers, and runs where they are missing (its callers then fall
 back to ``zlib`` and ``zstandard``).
@@ -19,6 +19,9 @@ ctypedef unsigned long (*Crc32)(unsigned long, const uint8_t*, unsigned int) noe
 # size_t ZSTD_decompressDCtx(ZSTD_DCtx*, void* dst, size_t, const void* src, size_t): the
 # bytes written, or an error code (a size_t near 2**64).
 ctypedef size_t (*DecompressDCtx)(void*, void*, size_t, const void*, size_t) noexcept nogil
+# int LZ4_decompress_safe(const char* src, char* dst, int compressedSize, int dstCapacity):
+# the bytes written, or a negative number for a damaged block.
+ctypedef int (*Lz4DecompressSafe)(const char*, char*, int, int) noexcept nogil
 
 
 def first_bad_crc(size_t crc32, const uint8_t[::1] src, const uint8_t[::1] has, const int64_t[::1] lo,
@@ -63,6 +66,31 @@ def bad_zstd_frame(size_t decompress, size_t dctx, const uint8_t[::1] src, const
                 bad = i
                 break
             if frame(context, &out[0] + at, <size_t>z, &src[0] + a, <size_t>(b - a)) != <size_t>z:
+                bad = i
+                break
+            at += z
+    return bad
+
+
+def bad_lz4_block(size_t decompress, const uint8_t[::1] src, const int64_t[::1] lo, const int64_t[::1] hi,
+                  const int64_t[::1] sizes, uint8_t[::1] out) -> int:
+    """LZ4 block i (``src[lo[i]:hi[i]]``, Parquet's LZ4_RAW, ``sizes[i]`` bytes
+    decompressed) into ``out`` after blocks 0..i-1, through liblz4's
+    ``LZ4_decompress_safe`` at address ``decompress`` (which never reads or writes
+    outside the spans it is given). Returns -1, or the first block out of ``src``'s
+    bounds, damaged, or of another size."""
+    cdef Lz4DecompressSafe block = <Lz4DecompressSafe><void*>decompress
+    cdef int64_t n = lo.shape[0], i, a, b, z, at = 0, bad = -1
+    if not hi.shape[0] == sizes.shape[0] == n:
+        raise ValueError("an end and a size per block wanted")
+    with nogil:
+        for i in range(n):
+            a, b, z = lo[i], hi[i], sizes[i]
+            if a < 0 or b < a or b > src.shape[0] or z < 0 or at + z > out.shape[0] \
+                    or b - a >= 1LL << 31 or z >= 1LL << 31:
+                bad = i
+                break
+            if block(<const char*>&src[0] + a, <char*>&out[0] + at, <int>(b - a), <int>z) != z:
                 bad = i
                 break
             at += z

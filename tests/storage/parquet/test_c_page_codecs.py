@@ -1,5 +1,6 @@
-"""c_page_codecs: CRCs and ZSTD frames through the C libraries, equal to zlib's and
-zstandard's, every damaged or out-of-bounds page found, never read past its buffer."""
+"""c_page_codecs: CRCs, ZSTD frames and LZ4 blocks through the C libraries, equal to
+zlib's, zstandard's and pyarrow's, every damaged or out-of-bounds page found, never read
+past its buffer."""
 
 from __future__ import annotations
 
@@ -14,13 +15,18 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from datafusion_fts.storage.parquet import c_page_codecs, page_reader
-from datafusion_fts.storage.parquet.c_page_codecs import check_crcs, decompress_frames
+from datafusion_fts.storage.parquet.c_page_codecs import check_crcs, decompress_frames, decompress_lz4_blocks
 
 pytestmark = pytest.mark.skipif(not c_page_codecs.AVAILABLE, reason="no libz or libzstd on this system")
 
 
-def _frames(pages: list[bytes]) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-    compressed = [zstandard.ZstdCompressor(level=3).compress(p) for p in pages]
+needs_lz4 = pytest.mark.skipif(not c_page_codecs.LZ4_AVAILABLE, reason="no liblz4 on this system")
+LZ4 = pa.Codec("lz4_raw")
+
+
+def _frames(pages: list[bytes], lz4: bool = False) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    compressed = [LZ4.compress(p, asbytes=True) if lz4 else zstandard.ZstdCompressor(level=3).compress(p)
+                  for p in pages]
     sizes = np.array([len(c) for c in compressed], dtype=np.int64)
     hi = np.cumsum(sizes)
     return np.frombuffer(b"".join(compressed), np.uint8), hi - sizes, hi, np.array([len(p) for p in pages])
@@ -57,14 +63,49 @@ def test_damaged_and_out_of_bounds_pages_are_found():
     assert check_crcs(src, np.ones(3, bool), lo, hi + len(src), np.zeros(3, np.int64)) == 0
 
 
-def test_the_page_reader_reads_alike_with_and_without_them(tmp_path, monkeypatch):
-    """A fetch through the compiled calls equals one through zlib and zstandard."""
+@needs_lz4
+@settings(max_examples=40)
+@given(st.lists(st.one_of(st.binary(max_size=3000), st.integers(0, 70_000).map(lambda n: b"ab" * (n // 2))),
+                max_size=12), st.data())
+def test_lz4_blocks_equal_pyarrows(pages, data):
+    src, lo, hi, sizes = _frames(pages, lz4=True)
+    out, bad = decompress_lz4_blocks(src, lo, hi, sizes)
+    assert bad == -1 and out.tobytes() == b"".join(pages)
+    if len(pages):
+        i = data.draw(st.integers(0, len(pages) - 1))
+        for wrong in (1, -1):
+            other = sizes.copy()
+            other[i] += wrong  # (a page header claiming another size)
+            if other[i] >= 0:
+                assert decompress_lz4_blocks(src, lo, hi, other)[1] == i
+
+
+@needs_lz4
+@given(st.binary(min_size=1, max_size=2000), st.data())
+def test_damaged_lz4_blocks_fail_or_decode_never_read_outside(page, data):
+    src, lo, hi, sizes = _frames([page, b"tail" * 50], lz4=True)
+    damaged = src.copy()
+    at = data.draw(st.integers(int(lo[0]), int(hi[0]) - 1))
+    damaged[at] ^= data.draw(st.integers(1, 255))
+    out, bad = decompress_lz4_blocks(damaged, lo, hi, sizes)
+    assert bad in (-1, 0)  # (a flipped literal byte still decodes, to other bytes of the same size)
+    assert decompress_lz4_blocks(src, lo, hi + len(src), sizes)[1] == 0
+    assert decompress_lz4_blocks(src, lo - 10**9, hi, sizes)[1] == 0
+
+
+@pytest.mark.parametrize("codec", ["zstd", "lz4"])
+def test_the_page_reader_reads_alike_with_and_without_them(tmp_path, monkeypatch, codec):
+    """A fetch through the compiled calls equals one through zlib, zstandard and the
+    package's own LZ4 decoder."""
+    if codec == "lz4" and not c_page_codecs.LZ4_AVAILABLE:
+        pytest.skip("no liblz4 on this system")
     path = tmp_path / "f.parquet"
     table = pa.table({"body": [f"row {i} " + "word " * (i % 40) for i in range(3000)], "n": np.arange(3000)})
-    pq.write_table(table, path, compression="zstd", data_page_size=2048, write_page_index=True,
+    pq.write_table(table, path, compression=codec, data_page_size=2048, write_page_index=True,
                    write_page_checksum=True)
     rows = np.arange(0, 3000, 7)
     fast = page_reader.PageReader(path, page_reader.DecodedCache()).take(rows, ["body", "n"])
     monkeypatch.setattr(c_page_codecs, "AVAILABLE", False)
+    monkeypatch.setattr(c_page_codecs, "LZ4_AVAILABLE", False)
     slow = page_reader.PageReader(path, page_reader.DecodedCache()).take(rows, ["body", "n"])
     assert fast.equals(slow) and fast.equals(table.take(pa.array(rows)))

@@ -1,6 +1,6 @@
 """side_by_side: a loop over many pages cut in parts of about equal weight, run at once;
 every index covered once, results in order, the first damaged item found whichever part
-holds it (the CRC, ZSTD and ``pread`` loops cut so)."""
+holds it (the CRC, ZSTD, LZ4 and ``pread`` loops cut so)."""
 
 from __future__ import annotations
 
@@ -9,6 +9,7 @@ import threading
 import zlib
 
 import numpy as np
+import pyarrow as pa
 import pytest
 import zstandard
 from hypothesis import given
@@ -49,6 +50,7 @@ def small_parts(monkeypatch):
     """Every loop cut in as many parts as there are cores, whatever its size."""
     monkeypatch.setattr(c_page_codecs, "CRC_PART_BYTES", 1)
     monkeypatch.setattr(c_page_codecs, "ZSTD_PART_BYTES", 1)
+    monkeypatch.setattr(c_page_codecs, "LZ4_PART_BYTES", 1)
     monkeypatch.setattr(file_ranges, "PART_WEIGHT", 1)
     monkeypatch.setattr(file_ranges, "RANGE_WEIGHT", 1)
 
@@ -73,6 +75,23 @@ def test_frames_and_crcs_in_parts_find_the_first_damaged_page(small_parts):
         wrong[[first, 39]] ^= 1
         assert c_page_codecs.decompress_frames(src, lo, hi, longer)[1] == first
         assert c_page_codecs.check_crcs(src, has, lo, hi, wrong) == first
+
+
+@pytest.mark.skipif(not c_page_codecs.LZ4_AVAILABLE, reason="no liblz4 on this system")
+def test_lz4_blocks_in_parts_find_the_first_damaged_page(small_parts):
+    pages = [bytes([i]) * (100 + 37 * i) + os.urandom(50) for i in range(40)]
+    compressed = [pa.Codec("lz4_raw").compress(p, asbytes=True) for p in pages]
+    sizes = np.array([len(c) for c in compressed], dtype=np.int64)
+    hi = np.cumsum(sizes)
+    plain = np.array([len(p) for p in pages])
+    out, bad = c_page_codecs.decompress_lz4_blocks(np.frombuffer(b"".join(compressed), np.uint8), hi - sizes, hi,
+                                                   plain)
+    assert bad == -1 and out.tobytes() == b"".join(pages)
+    for first in (0, 17, 39):
+        longer = plain.copy()
+        longer[[first, 39]] += 1
+        assert c_page_codecs.decompress_lz4_blocks(np.frombuffer(b"".join(compressed), np.uint8), hi - sizes, hi,
+                                                   longer)[1] == first
 
 
 def test_ranges_in_parts_read_alike_and_say_which_file_is_short(small_parts, tmp_path):

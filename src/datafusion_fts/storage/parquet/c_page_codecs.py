@@ -1,11 +1,14 @@
-"""Parquet pages checked (CRC-32) and decompressed (ZSTD) by compiled loops calling the C
-libraries, many pages per call and without the GIL (``kernels/page_codecs.pyx``).
+"""Parquet pages checked (CRC-32) and decompressed (ZSTD, LZ4) by compiled loops calling
+the C libraries, many pages per call and without the GIL (``kernels/page_codecs.pyx``).
 
-libz's ``crc32`` and libzstd's ``ZSTD_decompressDCtx`` are found at run time, here, and
-the kernels call them by address: the package is built without the libraries' headers.
-Both are the system's shared libraries (``libz.so.1``, ``libzstd.so.1``: present wherever
-CPython's zlib module or systemd is). Where one cannot be loaded, ``AVAILABLE`` is False
-and the page reader checks and decompresses through ``zlib`` and ``zstandard``.
+libz's ``crc32``, libzstd's ``ZSTD_decompressDCtx`` and liblz4's ``LZ4_decompress_safe``
+are found at run time, here, and the kernels call them by address: the package is built
+without the libraries' headers. They are the system's shared libraries (``libz.so.1``,
+``libzstd.so.1``, ``liblz4.so.1``: present wherever CPython's zlib module or systemd
+is). Where libz or libzstd cannot be loaded, ``AVAILABLE`` is False and the page reader
+checks and decompresses through ``zlib`` and ``zstandard``; without liblz4
+(``LZ4_AVAILABLE``), LZ4 pages go through the package's own decoder
+(``kernels/lz4_block.pyx``, about half liblz4's speed).
 """
 
 from __future__ import annotations
@@ -13,15 +16,17 @@ from __future__ import annotations
 import ctypes
 import ctypes.util
 import threading
+from collections.abc import Callable
 
 import numpy as np
 
-from ...kernels.page_codecs import bad_zstd_frame, first_bad_crc
+from ...kernels.page_codecs import bad_lz4_block, bad_zstd_frame, first_bad_crc
 from .side_by_side import first_bad
 
 # Bytes of pages worth a part on a second core (~100-250 us of work: a hand-off costs ~30).
 CRC_PART_BYTES = 512 << 10
 ZSTD_PART_BYTES = 256 << 10
+LZ4_PART_BYTES = 512 << 10  # (liblz4 decompresses ~3 GB/s: ~170 us)
 
 
 def _load(name: str, symbols: tuple[str, ...]) -> ctypes.CDLL | None:
@@ -41,13 +46,16 @@ def _load(name: str, symbols: tuple[str, ...]) -> ctypes.CDLL | None:
 
 _ZSTD = _load("zstd", ("ZSTD_createDCtx", "ZSTD_freeDCtx", "ZSTD_decompressDCtx"))
 _Z = _load("z", ("crc32",))
+_LZ4 = _load("lz4", ("LZ4_decompress_safe",))
 AVAILABLE = _ZSTD is not None and _Z is not None
+LZ4_AVAILABLE = _LZ4 is not None
 if _ZSTD is not None:
     _ZSTD.ZSTD_createDCtx.restype = ctypes.c_void_p
     _ZSTD.ZSTD_freeDCtx.argtypes = [ctypes.c_void_p]
 # Where the functions the kernels call are.
 _DECOMPRESS_DCTX = ctypes.cast(_ZSTD.ZSTD_decompressDCtx, ctypes.c_void_p).value if _ZSTD is not None else 0
 _CRC32 = ctypes.cast(_Z.crc32, ctypes.c_void_p).value if _Z is not None else 0
+_LZ4_DECOMPRESS = ctypes.cast(_LZ4.LZ4_decompress_safe, ctypes.c_void_p).value if _LZ4 is not None else 0
 
 
 def check_crcs(src: np.ndarray, has: np.ndarray, lo: np.ndarray, hi: np.ndarray, crc: np.ndarray) -> int:
@@ -83,6 +91,29 @@ def decompress_frames(src: np.ndarray, lo: np.ndarray, hi: np.ndarray, sizes: np
     each; into ``out`` if given, of their total size), and -1 or the first frame that is
     not ZSTD of its size. Needs ``AVAILABLE``."""
     assert _ZSTD is not None
+
+    def run(lo: np.ndarray, hi: np.ndarray, sizes: np.ndarray, out: np.ndarray) -> int:
+        context = getattr(_local, "context", None)
+        if context is None:
+            context = _local.context = _Context(_ZSTD)
+        return bad_zstd_frame(_DECOMPRESS_DCTX, context.handle, src, lo, hi, sizes, out)
+
+    return _side_by_side(run, lo, hi, sizes, out, ZSTD_PART_BYTES)
+
+
+def decompress_lz4_blocks(src: np.ndarray, lo: np.ndarray, hi: np.ndarray, sizes: np.ndarray,
+                          out: np.ndarray | None = None) -> tuple[np.ndarray, int]:
+    """:func:`decompress_frames` of LZ4 blocks (Parquet's LZ4_RAW). Needs ``LZ4_AVAILABLE``."""
+    assert _LZ4 is not None
+    return _side_by_side(lambda lo, hi, sizes, out: bad_lz4_block(_LZ4_DECOMPRESS, src, lo, hi, sizes, out),
+                         lo, hi, sizes, out, LZ4_PART_BYTES)
+
+
+def _side_by_side(run: Callable[[np.ndarray, np.ndarray, np.ndarray, np.ndarray], int], lo: np.ndarray,
+                  hi: np.ndarray, sizes: np.ndarray, out: np.ndarray | None, least: int) -> tuple[np.ndarray, int]:
+    """``run(lo, hi, sizes, out)`` (a kernel decompressing spans end to end into ``out``,
+    returning -1 or its first bad span) over parts of the spans of about ``least``
+    decompressed bytes each, side by side, each into its own stretch of the result."""
     lo, hi, sizes = lo.astype(np.int64), hi.astype(np.int64), sizes.astype(np.int64)
     if out is None:
         out = np.empty(int(sizes.sum()), dtype=np.uint8)
@@ -91,11 +122,7 @@ def decompress_frames(src: np.ndarray, lo: np.ndarray, hi: np.ndarray, sizes: np
     starts = np.cumsum(sizes) - sizes
 
     def part(a: int, b: int) -> int:
-        context = getattr(_local, "context", None)
-        if context is None:
-            context = _local.context = _Context(_ZSTD)
         at = int(starts[a]) if a < len(starts) else 0
-        return bad_zstd_frame(_DECOMPRESS_DCTX, context.handle, src, lo[a:b], hi[a:b], sizes[a:b],
-                              out[at : at + int(sizes[a:b].sum())])
+        return run(lo[a:b], hi[a:b], sizes[a:b], out[at : at + int(sizes[a:b].sum())])
 
-    return out, first_bad(sizes, ZSTD_PART_BYTES, part)
+    return out, first_bad(sizes, least, part)

@@ -456,7 +456,7 @@ class PageReader:
         scattered rows a page is ~10 us of work, and handing the GIL between threads that
         often cost more than the second core gave (100 random rows of the benchmark's
         three columns: 4.0 ms on one thread, 6.0 ms on two; 4,000 rows: 134 vs 170 ms).
-        A fetch's loops over a piece's pages (reads, CRCs, ZSTD) are cut in parts run side
+        A fetch's loops over a piece's pages (reads, CRCs, decompression) are cut in parts run side
         by side instead (:mod:`.side_by_side`; 1,000 rows of those columns: 26 ms before,
         ~14 ms with that and the pages decompressed in place); a scan's, whose pieces
         already share the cores, run whole."""
@@ -926,11 +926,16 @@ def _decompress(
     """``raw[lo[i]:hi[i]]`` decompressed to ``sizes[i]`` bytes each, end to end in one
     array (``out`` if given, of their total size), with ``reader``'s decompressors for
     this thread (``codecs``: each span's, or one for all); ``pages[i]``: which page span i
-    is, for errors. ZSTD pages go through one compiled call where libzstd loads
-    (:mod:`.c_page_codecs`)."""
+    is, for errors. ZSTD pages go through one compiled call where libzstd loads, LZ4
+    pages where liblz4 does (:mod:`.c_page_codecs`)."""
     one = len(codecs) == 1 or len(set(codecs.tolist())) == 1
+    compiled = None
     if one and str(codecs[0]) == "ZSTD" and c_page_codecs.AVAILABLE:
-        out, bad = c_page_codecs.decompress_frames(raw, lo, hi, sizes, out)
+        compiled = c_page_codecs.decompress_frames
+    elif one and str(codecs[0]) == "LZ4" and c_page_codecs.LZ4_AVAILABLE:
+        compiled = c_page_codecs.decompress_lz4_blocks
+    if compiled is not None:
+        out, bad = compiled(raw, lo, hi, sizes, out)
         if bad >= 0:
             raise _BadPage(int(pages[bad]), "does not decompress to its size")
         return out

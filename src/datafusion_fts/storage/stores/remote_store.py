@@ -58,6 +58,7 @@ from ..parquet.data_files import RangeCache, RemoteFile
 from .segment_cache import KeptFile, SegmentCache
 from .store import (
     READ_ONLY_ASKED,
+    TEXT_CODECS,
     PagedFragments,
     bundle_arrays,
     deletes_file,
@@ -87,8 +88,10 @@ class RemoteStore(PagedFragments):
     def __init__(self, objects: ObjectStore, cache: RangeCache, read_only: bool = False,
                  refresh_seconds: Callable[[], float] = lambda: 0.0,
                  grace_seconds: Callable[[], float] = lambda: 600.0,
-                 segments: SegmentCache | None = None) -> None:
+                 segments: SegmentCache | None = None,
+                 text_codec: Callable[[], str] = lambda: TEXT_CODECS[0]) -> None:
         self.objects = objects
+        self._text_codec = text_codec  # (fts.text_codec now)
         self.root = objects.url
         self.read_only: str | None = READ_ONLY_ASKED if read_only else None
         self._ranges = cache
@@ -219,7 +222,7 @@ class RemoteStore(PagedFragments):
         self.refuse_writes()
         with tempfile.TemporaryDirectory(prefix="fts-fragment-") as tmp:
             path = Path(tmp) / f"{frag_id}.parquet"
-            rows, crcs = write_fragment_file(path, schema, batches)
+            rows, crcs = write_fragment_file(path, schema, batches, self._text_codec())
             self._create(self._key(frag_id), path.read_bytes())
         with self._lock:
             self._footer_crcs[frag_id] = crcs.footer

@@ -63,10 +63,15 @@ SCAN_BATCH_ROWS = 32_768
 # A data page closes once its values pass PAGE_BYTES, checked every ``write_batch_size``
 # rows; that step is chosen per file so a page of the widest column holds about
 # PAGE_ROW_BYTES (see _writer_options). Smaller pages cost more bytes on disk (less for
-# ZSTD to work with), larger ones more time per fetched row: on the benchmark corpus
-# (~400-byte bodies) pages of 16 bodies make the files 1.19x the size of 1 MiB pages.
+# the codec to work with), larger ones more time per fetched row: on the benchmark corpus
+# (~400-byte bodies) pages of 16 bodies make ZSTD files 1.19x the size of 1 MiB pages;
+# with LZ4, pages of 8 KiB or 16 KiB made files 6 % or 10 % smaller than 4 KiB, and
+# fetching 941 scattered rows' title and body 1.5x or 2.2x slower.
 PAGE_BYTES = 4096
 PAGE_ROW_BYTES = 8192
+# The codecs of text and other variable-width columns a data file may be written with
+# (``fts.text_codec``; see _writer_options), the first the default.
+TEXT_CODECS = ("lz4", "zstd")
 # Rows a page holds at most (a delta-encoded page of ids is decoded up to the fetched row).
 PAGE_MAX_ROWS = 1024
 # Column statistics are kept but for text columns longer than this on average (bodies'
@@ -374,19 +379,19 @@ def _pulled(batches: Iterable[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
         yield batch
 
 
-def write_fragment_file(path: Path, schema: pa.Schema, batches: Iterable[pa.RecordBatch]
-                        ) -> tuple[int, checksums.ParquetCrcs]:
+def write_fragment_file(path: Path, schema: pa.Schema, batches: Iterable[pa.RecordBatch],
+                        text_codec: str = TEXT_CODECS[0]) -> tuple[int, checksums.ParquetCrcs]:
     """Write a data fragment's Parquet file at ``path`` (through ``path.parquet.tmp``,
-    fsynced, renamed into place); the rows written and the crc32s of the file. An error
-    of ``batches`` (the user's reader) is raised as it is; one of the disk, as a
-    StorageError."""
+    fsynced, renamed into place), its text columns compressed with ``text_codec``; the
+    rows written and the crc32s of the file. An error of ``batches`` (the user's reader)
+    is raised as it is; one of the disk, as a StorageError."""
     tmp = path.with_suffix(".parquet.tmp")
     rows = 0
     source = _pulled(batches)
     try:
         first = next(source, None)
         with _writing(f"data file {path}", tmp):
-            with pq.ParquetWriter(tmp, schema, **_writer_options(schema, first)) as writer:
+            with pq.ParquetWriter(tmp, schema, **_writer_options(schema, first, text_codec)) as writer:
                 # Row groups of ROW_GROUP_ROWS whatever the incoming batch sizes.
                 pending: list[pa.RecordBatch] = []
                 pending_rows = 0
@@ -523,15 +528,22 @@ class _ChangeCounters:
         _COUNTERS.pack_into(self._map, 0, done + commits, changes + 1)
 
 
-def _writer_options(schema: pa.Schema, sample: pa.RecordBatch | None) -> dict:
+def _writer_options(schema: pa.Schema, sample: pa.RecordBatch | None, text_codec: str = TEXT_CODECS[0]) -> dict:
     """ParquetWriter options for a data fragment whose first batch is ``sample``: small
     pages with an offset index and CRCs (see the module docstring).
 
-    Text and other variable-width columns are compressed with ZSTD. Integers and times
-    are delta-encoded (DELTA_BINARY_PACKED: ids and timestamps take a few bits a value)
-    and floats and booleans stored plain, both without a codec: a small ZSTD frame costs
-    ~6 us to set up and an LZ4 one of 4 KiB of integers as much, which a fetched row
-    would pay per column."""
+    Text and other variable-width columns are compressed with ``text_codec``: LZ4 (the
+    default, Parquet's LZ4_RAW) or ZSTD. ZSTD pages are ~35 % smaller (the benchmark
+    corpus: 278 MB against 427 MB; real English text 0.76 against 1.08 MB), but each small
+    ZSTD frame sets up its entropy tables: 4-7 KiB pages decompress in 6-9 us against 1.5-2.5
+    us for LZ4, which every fetched row pays per text column, and DataFusion's scans of the
+    files pay per page too (a LIKE over 1M bodies: ~1.4x the time). Nested columns, which
+    are read by row group, keep ZSTD. Integers and times are delta-encoded
+    (DELTA_BINARY_PACKED: ids and timestamps take a few bits a value) and floats and
+    booleans stored plain, both without a codec: a codec's frame of 4 KiB of integers
+    costs a fetched row more than reading it plain."""
+    if text_codec not in TEXT_CODECS:
+        raise ValueError(f"text codec {text_codec!r}: one of {', '.join(TEXT_CODECS)} wanted")
     step = 1024
     stats: list[str] | bool = True
     dictionary: list[str] | bool = True
@@ -539,7 +551,7 @@ def _writer_options(schema: pa.Schema, sample: pa.RecordBatch | None) -> dict:
     encoding: dict[str, str] = {}
     if not any(pa.types.is_nested(f.type) for f in schema):
         integral = {f.name for f in schema if pa.types.is_integer(f.type) or pa.types.is_temporal(f.type)}
-        compression = {f.name: "none" if pa.types.is_primitive(f.type) else "zstd" for f in schema}
+        compression = {f.name: "none" if pa.types.is_primitive(f.type) else text_codec for f in schema}
         encoding = dict.fromkeys(integral, "DELTA_BINARY_PACKED")
         dictionary = [f.name for f in schema if f.name not in integral]
         if sample is not None and sample.num_rows:
@@ -585,8 +597,10 @@ class DirectoryStore(PagedFragments):
 
     commits_inserts = False  # (its logs hold acknowledged inserts)
 
-    def __init__(self, root: str | os.PathLike[str], read_only: bool = False) -> None:
+    def __init__(self, root: str | os.PathLike[str], read_only: bool = False,
+                 text_codec: Callable[[], str] = lambda: TEXT_CODECS[0]) -> None:
         self.root = Path(root)
+        self._text_codec = text_codec  # (fts.text_codec now)
         # Why this store may not be written (None: it may): asked, or the storage refused.
         self.read_only: str | None = READ_ONLY_ASKED if read_only else None
         if read_only:
@@ -770,7 +784,7 @@ class DirectoryStore(PagedFragments):
     def write_fragment(
         self, frag_id: str, schema: pa.Schema, batches: Iterable[pa.RecordBatch]
     ) -> tuple[int, checksums.ParquetCrcs]:
-        return write_fragment_file(self._fragment_path(frag_id), schema, batches)
+        return write_fragment_file(self._fragment_path(frag_id), schema, batches, self._text_codec())
 
     def _fragment_file(self, frag_id: str) -> Path:
         return self._fragment_path(frag_id)
