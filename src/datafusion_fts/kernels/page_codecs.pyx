@@ -47,50 +47,41 @@ def first_bad_crc(size_t crc32, const uint8_t[::1] src, const uint8_t[::1] has, 
     return bad
 
 
-def bad_zstd_frame(size_t decompress, size_t dctx, const uint8_t[::1] src, const int64_t[::1] lo,
-                   const int64_t[::1] hi, const int64_t[::1] sizes, uint8_t[::1] out) -> int:
+# The codecs ``bad_frame`` decompresses.
+ZSTD = 0
+LZ4 = 1
+
+
+def bad_frame(int codec, size_t decompress, size_t dctx, const uint8_t[::1] src, const int64_t[::1] lo,
+              const int64_t[::1] hi, const int64_t[::1] sizes, uint8_t[::1] out) -> int:
     """Frame i (``src[lo[i]:hi[i]]``, ``sizes[i]`` bytes decompressed) into ``out`` after
-    frames 0..i-1, through libzstd's ``ZSTD_decompressDCtx`` at address ``decompress``
-    with the context ``dctx`` (this thread's). Returns -1, or the first frame out of
+    frames 0..i-1, through the function at address ``decompress``: for ``codec`` ZSTD
+    libzstd's ``ZSTD_decompressDCtx`` with the context ``dctx`` (this thread's); for LZ4
+    (Parquet's LZ4_RAW blocks) liblz4's ``LZ4_decompress_safe``, which never reads or
+    writes outside the spans it is given. Returns -1, or the first frame out of
     ``src``'s bounds, damaged, or of another size: nothing is read or written outside
     the buffers."""
-    cdef DecompressDCtx frame = <DecompressDCtx><void*>decompress
+    cdef DecompressDCtx zstd = <DecompressDCtx><void*>decompress
+    cdef Lz4DecompressSafe lz4 = <Lz4DecompressSafe><void*>decompress
     cdef void* context = <void*>dctx
-    cdef int64_t n = lo.shape[0], i, a, b, z, at = 0, bad = -1
+    cdef int64_t n = lo.shape[0], i, a, b, z, at = 0, bad = -1, done
     if not hi.shape[0] == sizes.shape[0] == n:
         raise ValueError("an end and a size per frame wanted")
-    with nogil:
-        for i in range(n):
-            a, b, z = lo[i], hi[i], sizes[i]
-            if a < 0 or b < a or b > src.shape[0] or z < 0 or at + z > out.shape[0]:
-                bad = i
-                break
-            if frame(context, &out[0] + at, <size_t>z, &src[0] + a, <size_t>(b - a)) != <size_t>z:
-                bad = i
-                break
-            at += z
-    return bad
-
-
-def bad_lz4_block(size_t decompress, const uint8_t[::1] src, const int64_t[::1] lo, const int64_t[::1] hi,
-                  const int64_t[::1] sizes, uint8_t[::1] out) -> int:
-    """LZ4 block i (``src[lo[i]:hi[i]]``, Parquet's LZ4_RAW, ``sizes[i]`` bytes
-    decompressed) into ``out`` after blocks 0..i-1, through liblz4's
-    ``LZ4_decompress_safe`` at address ``decompress`` (which never reads or writes
-    outside the spans it is given). Returns -1, or the first block out of ``src``'s
-    bounds, damaged, or of another size."""
-    cdef Lz4DecompressSafe block = <Lz4DecompressSafe><void*>decompress
-    cdef int64_t n = lo.shape[0], i, a, b, z, at = 0, bad = -1
-    if not hi.shape[0] == sizes.shape[0] == n:
-        raise ValueError("an end and a size per block wanted")
+    if codec != ZSTD and codec != LZ4:
+        raise ValueError(f"codec {codec}: ZSTD ({ZSTD}) or LZ4 ({LZ4}) wanted")
+    cdef bint is_lz4 = codec == LZ4
     with nogil:
         for i in range(n):
             a, b, z = lo[i], hi[i], sizes[i]
             if a < 0 or b < a or b > src.shape[0] or z < 0 or at + z > out.shape[0] \
-                    or b - a >= 1LL << 31 or z >= 1LL << 31:
+                    or (is_lz4 and (b - a >= 1LL << 31 or z >= 1LL << 31)):
                 bad = i
                 break
-            if block(<const char*>&src[0] + a, <char*>&out[0] + at, <int>(b - a), <int>z) != z:
+            if not is_lz4:
+                done = <int64_t>zstd(context, &out[0] + at, <size_t>z, &src[0] + a, <size_t>(b - a))
+            else:
+                done = lz4(<const char*>&src[0] + a, <char*>&out[0] + at, <int>(b - a), <int>z)
+            if done != z:
                 bad = i
                 break
             at += z

@@ -109,3 +109,11 @@ def test_the_page_reader_reads_alike_with_and_without_them(tmp_path, monkeypatch
     monkeypatch.setattr(c_page_codecs, "LZ4_AVAILABLE", False)
     slow = page_reader.PageReader(path, page_reader.DecodedCache()).take(rows, ["body", "n"])
     assert fast.equals(slow) and fast.equals(table.take(pa.array(rows)))
+
+
+def test_a_codec_the_kernel_does_not_know_is_refused():
+    from datafusion_fts.kernels.page_codecs import bad_frame
+
+    empty = np.zeros(0, np.int64)
+    with pytest.raises(ValueError, match="codec 7"):
+        bad_frame(7, 0, 0, np.zeros(1, np.uint8), empty, empty, empty, np.zeros(1, np.uint8))

@@ -20,7 +20,7 @@ from collections.abc import Callable
 
 import numpy as np
 
-from ...kernels.page_codecs import bad_lz4_block, bad_zstd_frame, first_bad_crc
+from ...kernels.page_codecs import LZ4, ZSTD, bad_frame, first_bad_crc
 from .side_by_side import first_bad
 
 # Bytes of pages worth a part on a second core (~100-250 us of work: a hand-off costs ~30).
@@ -96,7 +96,7 @@ def decompress_frames(src: np.ndarray, lo: np.ndarray, hi: np.ndarray, sizes: np
         context = getattr(_local, "context", None)
         if context is None:
             context = _local.context = _Context(_ZSTD)
-        return bad_zstd_frame(_DECOMPRESS_DCTX, context.handle, src, lo, hi, sizes, out)
+        return bad_frame(ZSTD, _DECOMPRESS_DCTX, context.handle, src, lo, hi, sizes, out)
 
     return _side_by_side(run, lo, hi, sizes, out, ZSTD_PART_BYTES)
 
@@ -105,7 +105,7 @@ def decompress_lz4_blocks(src: np.ndarray, lo: np.ndarray, hi: np.ndarray, sizes
                           out: np.ndarray | None = None) -> tuple[np.ndarray, int]:
     """:func:`decompress_frames` of LZ4 blocks (Parquet's LZ4_RAW). Needs ``LZ4_AVAILABLE``."""
     assert _LZ4 is not None
-    return _side_by_side(lambda lo, hi, sizes, out: bad_lz4_block(_LZ4_DECOMPRESS, src, lo, hi, sizes, out),
+    return _side_by_side(lambda lo, hi, sizes, out: bad_frame(LZ4, _LZ4_DECOMPRESS, 0, src, lo, hi, sizes, out),
                          lo, hi, sizes, out, LZ4_PART_BYTES)
 
 
