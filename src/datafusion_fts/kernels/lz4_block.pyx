@@ -2,7 +2,8 @@
 
 The page reader decompresses LZ4 pages (this system's text pages by default, see
 ``store._writer_options``; other writers' files) through liblz4 where the system has it
-(``storage/parquet/c_page_codecs.py``, about twice this loop's speed), else here. Through pyarrow each page costs a call that allocates its own buffer, ~5 us for a 4 KiB
+(``storage/parquet/c_page_codecs.py``, about twice this loop's speed), else here.
+Through pyarrow each page costs a call that allocates its own buffer, ~5 us for a 4 KiB
 page, most of it call overhead; here all of a fetch's pages decompress in one call into
 one buffer. Every read and write is bounds-checked: a damaged page fails, never reads or
 writes outside its buffers.

@@ -1,15 +1,15 @@
 """Parquet pages checked (CRC-32) and decompressed (ZSTD, LZ4) by compiled loops calling
 the C libraries, many pages per call and without the GIL.
 
-The data files this system writes hold ZSTD pages of a few KiB, each with a CRC. From
-Python every page is a ``zlib.crc32`` call and a ``zstandard`` call returning its own
+The data files this system writes hold LZ4 or ZSTD pages of a few KiB, each with a CRC.
+From Python every page is a ``zlib.crc32`` call and a decompressor's call returning its own
 bytes object, joined afterwards, and the GIL is taken back after each: a fetch of many
 pages could not use a second core. Here a piece of a fetch checks and decompresses all
 its pages in one call into one buffer, calling libz's ``crc32``, libzstd's
-``ZSTD_decompressDCtx`` and liblz4's ``LZ4_decompress_safe`` through the addresses the caller found at run time
-(``storage/parquet/c_page_codecs.py`` loads the libraries with ctypes): the package is
-built without their headers, and runs where they are missing (its callers then fall
-back to ``zlib`` and ``zstandard``).
+``ZSTD_decompressDCtx`` and liblz4's ``LZ4_decompress_safe`` through the addresses the
+caller found at run time (``storage/parquet/c_page_codecs.py`` loads the libraries with
+ctypes): the package is built without their headers, and runs where they are missing
+(its callers then fall back to ``zlib``, ``zstandard`` and ``kernels/lz4_block.pyx``).
 """
 
 from libc.stdint cimport int64_t, uint8_t
