@@ -4,6 +4,7 @@ past its buffer."""
 
 from __future__ import annotations
 
+import os
 import zlib
 
 import numpy as np
@@ -117,3 +118,86 @@ def test_a_codec_the_kernel_does_not_know_is_refused():
     empty = np.zeros(0, np.int64)
     with pytest.raises(ValueError, match="codec 7"):
         bad_frame(7, 0, 0, np.zeros(1, np.uint8), empty, empty, empty, np.zeros(1, np.uint8))
+
+
+def _outcome(path, rows: np.ndarray) -> pa.Table | str:
+    try:
+        return page_reader.PageReader(path, page_reader.DecodedCache()).take(rows, ["body", "n"])
+    except page_reader.StorageError as exc:
+        return str(exc)
+
+
+@pytest.mark.parametrize("codec", ["zstd", "lz4", "none"])
+@pytest.mark.parametrize("seed", range(16))
+def test_small_pieces_read_alike_in_one_call_and_in_separate_loops(tmp_path, monkeypatch, codec, seed):
+    """A small piece is checked and decompressed by one compiled call
+    (``check_and_inflate``): the same values, and on a damaged file the same error
+    naming the same page's fault, as the separate CRC and decompression loops."""
+    if codec == "lz4" and not c_page_codecs.LZ4_AVAILABLE:
+        pytest.skip("no liblz4 on this system")
+    rng = np.random.default_rng(seed)
+    path = tmp_path / "f.parquet"
+    table = pa.table({"body": [f"row {i} " + "word " * int(rng.integers(0, 60)) for i in range(3000)],
+                      "n": np.arange(3000)})
+    # (damaged files without CRCs: their decompression finds the damage, or reads other values)
+    pq.write_table(table, path, compression=codec, data_page_size=1024, write_page_index=True,
+                   write_page_checksum=seed % 4 != 3, data_page_version=str(rng.choice(["1.0", "2.0"])))
+    rows = np.unique(rng.integers(0, 3000, int(rng.integers(1, 40))))
+    if seed % 2:  # (bytes changed somewhere in the pages of the rows fetched)
+        data = bytearray(path.read_bytes())
+        pages = page_reader.PageReader(path, page_reader.DecodedCache())._pages_of(0)
+        page = int(np.searchsorted(pages.first_rows, rows[int(rng.integers(len(rows)))], side="right") - 1)
+        lo = int(pages.offsets[page])
+        for at in rng.integers(lo, lo + int(pages.sizes[page]), int(rng.integers(1, 4))):
+            data[int(at)] ^= int(rng.integers(1, 256))
+        path.write_bytes(bytes(data))
+    one = _outcome(path, rows)
+    monkeypatch.setattr(c_page_codecs, "FUSED_BYTES", -1)
+    loops = _outcome(path, rows)
+    assert type(one) is type(loops)
+    assert one == loops if isinstance(one, str) else one.equals(loops)
+    if not seed % 2:
+        assert one.equals(table.take(pa.array(rows)))
+
+
+def test_a_piece_past_the_fused_size_takes_the_separate_loops(monkeypatch):
+    assert c_page_codecs.check_and_inflate("ZSTD", np.zeros(c_page_codecs.FUSED_BYTES + 1, np.uint8),
+                                           np.zeros((0, 13), np.int64)) is None
+    assert c_page_codecs.check_and_inflate("SNAPPY", np.zeros(10, np.uint8), np.zeros((0, 13), np.int64)) is None
+
+
+@pytest.mark.parametrize("lz4", [False, True])
+def test_one_call_finds_the_first_bad_crc_before_any_bad_frame(lz4):
+    """``checked_and_inflated`` checks every CRC first (as the separate loops do), then
+    decompresses, moving each compressed page's span after the raw pages."""
+    from datafusion_fts.kernels.page_codecs import LZ4 as LZ4_KIND
+    from datafusion_fts.kernels.page_codecs import ZSTD as ZSTD_KIND
+    from datafusion_fts.kernels.page_codecs import checked_and_inflated
+    from datafusion_fts.kernels.parquet_thrift import (
+        S_CRC, S_CRC_HI, S_CRC_LO, S_FIELDS, S_HAS_CRC, S_PACKED, S_USIZE, S_VAL_HI, S_VAL_LO)
+
+    if lz4 and not c_page_codecs.LZ4_AVAILABLE:
+        pytest.skip("no liblz4 on this system")
+    pages = [b"alpha " * 50, b"beta " * 70, os.urandom(300), b"gamma"]
+    src, lo, hi, sizes = _frames(pages, lz4=lz4)
+
+    def table() -> np.ndarray:
+        spans = np.zeros((4, S_FIELDS), np.int64)
+        spans[:, S_VAL_LO], spans[:, S_VAL_HI], spans[:, S_USIZE] = lo, hi, sizes
+        spans[:, S_PACKED] = [1, 1, 1, 0]  # (the last page's values stored as they are)
+        spans[:, S_HAS_CRC], spans[:, S_CRC_LO], spans[:, S_CRC_HI] = 1, lo, hi
+        spans[:, S_CRC] = [zlib.crc32(src[a:b].tobytes()) for a, b in zip(lo, hi)]
+        return spans
+
+    kind, address = (LZ4_KIND, c_page_codecs._LZ4_DECOMPRESS) if lz4 else (ZSTD_KIND, c_page_codecs._DECOMPRESS_DCTX)
+    context = 0 if lz4 else c_page_codecs._zstd_context()
+    spans = table()
+    buf, bad, why = checked_and_inflated(kind, c_page_codecs._CRC32, address, context, src, spans)
+    assert (bad, why) == (-1, 0)
+    assert [buf[a:b].tobytes() for a, b in spans[:3, [S_VAL_LO, S_VAL_HI]]] == pages[:3]
+    assert buf[: len(src)].tobytes() == src.tobytes()
+    wrong = table()
+    wrong[1, S_USIZE] += 1  # (a header claiming another size: found while decompressing)
+    assert checked_and_inflated(kind, c_page_codecs._CRC32, address, context, src, wrong)[1:] == (1, 1)
+    wrong[3, S_CRC] ^= 1  # (and a later page's CRC: CRCs are checked first)
+    assert checked_and_inflated(kind, c_page_codecs._CRC32, address, context, src, wrong)[1:] == (3, 0)

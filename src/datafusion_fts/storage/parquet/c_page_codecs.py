@@ -20,13 +20,16 @@ from collections.abc import Callable
 
 import numpy as np
 
-from ...kernels.page_codecs import LZ4, ZSTD, bad_frame, first_bad_crc
+from ...kernels.page_codecs import LZ4, ZSTD, bad_frame, checked_and_inflated, first_bad_crc
 from .side_by_side import first_bad
 
 # Bytes of pages worth a part on a second core (~100-250 us of work: a hand-off costs ~30).
 CRC_PART_BYTES = 512 << 10
 ZSTD_PART_BYTES = 256 << 10
 LZ4_PART_BYTES = 512 << 10  # (liblz4 decompresses ~3 GB/s: ~170 us)
+# Raw bytes of a piece of a fetch up to which its CRCs and decompression run in one call
+# (``check_and_inflate``): far too little work to cut in parts.
+FUSED_BYTES = 128 << 10
 
 
 def _load(name: str, symbols: tuple[str, ...]) -> ctypes.CDLL | None:
@@ -93,10 +96,7 @@ def decompress_frames(src: np.ndarray, lo: np.ndarray, hi: np.ndarray, sizes: np
     assert _ZSTD is not None
 
     def run(lo: np.ndarray, hi: np.ndarray, sizes: np.ndarray, out: np.ndarray) -> int:
-        context = getattr(_local, "context", None)
-        if context is None:
-            context = _local.context = _Context(_ZSTD)
-        return bad_frame(ZSTD, _DECOMPRESS_DCTX, context.handle, src, lo, hi, sizes, out)
+        return bad_frame(ZSTD, _DECOMPRESS_DCTX, _zstd_context(), src, lo, hi, sizes, out)
 
     return _side_by_side(run, lo, hi, sizes, out, ZSTD_PART_BYTES)
 
@@ -126,3 +126,30 @@ def _side_by_side(run: Callable[[np.ndarray, np.ndarray, np.ndarray, np.ndarray]
         return run(lo[a:b], hi[a:b], sizes[a:b], out[at : at + int(sizes[a:b].sum())])
 
     return out, first_bad(sizes, least, part)
+
+
+def check_and_inflate(codec: str, raw: np.ndarray, spans: np.ndarray) -> tuple[np.ndarray, int, int] | None:
+    """A small piece of a fetch (``raw``: its pages, at most ``FUSED_BYTES``; ``spans``:
+    their span table, the values' spans moved where they are decompressed) checked and
+    decompressed in one compiled call (``kernels/page_codecs.checked_and_inflated``):
+    ``(buf, bad, why)``, why 0 a CRC mismatch, 1 a page that does not decompress to its
+    size. None where it does not apply: a larger piece (its loops are cut in parts), a
+    codec (``codec``, Parquet's name of the piece's one codec) other than ZSTD, LZ4 and
+    none, or a library missing."""
+    if len(raw) > FUSED_BYTES or not AVAILABLE:
+        return None
+    if codec == "LZ4":
+        if _LZ4 is None:
+            return None
+        return checked_and_inflated(LZ4, _CRC32, _LZ4_DECOMPRESS, 0, raw, spans)
+    if codec in ("ZSTD", "UNCOMPRESSED"):  # (no page of a column without a codec is compressed)
+        return checked_and_inflated(ZSTD, _CRC32, _DECOMPRESS_DCTX, _zstd_context(), raw, spans)
+    return None
+
+
+def _zstd_context() -> int:
+    """This thread's ZSTD decompression context (made on first use)."""
+    context = getattr(_local, "context", None)
+    if context is None:
+        context = _local.context = _Context(_ZSTD)
+    return context.handle

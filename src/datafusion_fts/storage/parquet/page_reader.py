@@ -809,23 +809,20 @@ def _take_pieces(pieces: list[_Piece], keep: bool = True, order: np.ndarray | No
         bad, why = page_spans(raw, sizes, compressed, column.max_def, spans)
         if bad >= 0:
             raise _BadPage(bad, _WHY[why])
-        _check_crcs(raw, spans)
         # Decompressed values go after the raw pages (decompressed there: not copied
-        # again), where their spans then point.
-        buf = raw
-        packed = np.flatnonzero(spans[:, S_PACKED])
-        if len(packed):
-            if len(pieces) == 1 and not column.mixed:
-                codecs = column.codecs[:1]  # (one codec: one tight loop)
-            else:
-                codecs = np.concatenate([c.codecs[g] for c, g in mine])[packed]
-            done = spans[packed, S_USIZE]
-            buf = np.empty(len(raw) + int(done.sum()), dtype=np.uint8)
-            buf[: len(raw)] = raw
-            _decompress(pieces[0].reader, raw, codecs, packed, spans[packed, S_VAL_LO], spans[packed, S_VAL_HI],
-                        done, buf[len(raw) :])
-            spans[packed, S_VAL_LO] = len(raw) + np.cumsum(done) - done
-            spans[packed, S_VAL_HI] = spans[packed, S_VAL_LO] + done
+        # again), where their spans then point. A small piece of one codec is checked and
+        # decompressed by one compiled call (ten rows' pages: the arrays and calls between
+        # separate loops cost more than the pages).
+        fused = None
+        if len(pieces) == 1 and not column.mixed:
+            fused = c_page_codecs.check_and_inflate(str(column.codecs[0]), raw, spans)
+        if fused is not None:
+            buf, bad, why = fused
+            if bad >= 0:
+                raise _BadPage(bad, ("has a checksum mismatch", "does not decompress to its size")[why])
+        else:
+            _check_crcs(raw, spans)
+            buf = _inflated(pieces, [c.codecs[g] for c, g in mine], raw, spans)
         encodings = spans[:, S_ENCODING]
         dict_n = np.zeros(len(sizes), np.int64)
         dictionaries = {}
@@ -853,6 +850,28 @@ def _take_pieces(pieces: list[_Piece], keep: bool = True, order: np.ndarray | No
     if order is not None:
         valid, a, b = valid[order], a[order], b[order]
     return _arrow(column, buf, valid, a, b)
+
+
+def _inflated(pieces: list[_Piece], codecs: list[np.ndarray], raw: np.ndarray, spans: np.ndarray) -> np.ndarray:
+    """``raw`` followed by the values of its compressed pages decompressed, where their
+    spans (``spans``' S_VAL_LO, S_VAL_HI) are moved; ``codecs``: each piece's pages'
+    codecs."""
+    packed = np.flatnonzero(spans[:, S_PACKED])
+    if not len(packed):
+        return raw
+    column = pieces[0].column
+    if len(pieces) == 1 and not column.mixed:
+        one = column.codecs[:1]  # (one codec: one tight loop)
+    else:
+        one = np.concatenate(codecs)[packed]
+    done = spans[packed, S_USIZE]
+    buf = np.empty(len(raw) + int(done.sum()), dtype=np.uint8)
+    buf[: len(raw)] = raw
+    _decompress(pieces[0].reader, raw, one, packed, spans[packed, S_VAL_LO], spans[packed, S_VAL_HI],
+                done, buf[len(raw) :])
+    spans[packed, S_VAL_LO] = len(raw) + np.cumsum(done) - done
+    spans[packed, S_VAL_HI] = spans[packed, S_VAL_LO] + done
+    return buf
 
 
 def _check_crcs(raw: np.ndarray, spans: np.ndarray) -> None:
