@@ -57,6 +57,17 @@ ZSTD = 0
 LZ4 = 1
 
 
+cdef inline int64_t _inflated(bint is_lz4, size_t decompress, void* context, const uint8_t* src, int64_t n,
+                              uint8_t* dst, int64_t z) noexcept nogil:
+    """The bytes the frame ``src[:n]`` decompresses to in ``dst[:z]`` (z when whole; an
+    LZ4 block's spans fit an int, the callers check): through libzstd's
+    ``ZSTD_decompressDCtx`` at ``decompress`` with ``context``, or liblz4's
+    ``LZ4_decompress_safe`` there."""
+    if is_lz4:
+        return (<Lz4DecompressSafe><void*>decompress)(<const char*>src, <char*>dst, <int>n, <int>z)
+    return <int64_t>(<DecompressDCtx><void*>decompress)(context, dst, <size_t>z, src, <size_t>n)
+
+
 def bad_frame(int codec, size_t decompress, size_t dctx, const uint8_t[::1] src, const int64_t[::1] lo,
               const int64_t[::1] hi, const int64_t[::1] sizes, uint8_t[::1] out) -> int:
     """Frame i (``src[lo[i]:hi[i]]``, ``sizes[i]`` bytes decompressed) into ``out`` after
@@ -66,10 +77,8 @@ def bad_frame(int codec, size_t decompress, size_t dctx, const uint8_t[::1] src,
     writes outside the spans it is given. Returns -1, or the first frame out of
     ``src``'s bounds, damaged, or of another size: nothing is read or written outside
     the buffers."""
-    cdef DecompressDCtx zstd = <DecompressDCtx><void*>decompress
-    cdef Lz4DecompressSafe lz4 = <Lz4DecompressSafe><void*>decompress
     cdef void* context = <void*>dctx
-    cdef int64_t n = lo.shape[0], i, a, b, z, at = 0, bad = -1, done
+    cdef int64_t n = lo.shape[0], i, a, b, z, at = 0, bad = -1
     if not hi.shape[0] == sizes.shape[0] == n:
         raise ValueError("an end and a size per frame wanted")
     if codec != ZSTD and codec != LZ4:
@@ -82,11 +91,7 @@ def bad_frame(int codec, size_t decompress, size_t dctx, const uint8_t[::1] src,
                     or (is_lz4 and (b - a >= 1LL << 31 or z >= 1LL << 31)):
                 bad = i
                 break
-            if not is_lz4:
-                done = <int64_t>zstd(context, &out[0] + at, <size_t>z, &src[0] + a, <size_t>(b - a))
-            else:
-                done = lz4(<const char*>&src[0] + a, <char*>&out[0] + at, <int>(b - a), <int>z)
-            if done != z:
+            if _inflated(is_lz4, decompress, context, &src[0] + a, b - a, &out[0] + at, z) != z:
                 bad = i
                 break
             at += z
@@ -105,10 +110,8 @@ def checked_and_inflated(int codec, size_t crc32, size_t decompress, size_t dctx
     loops do, without the arrays and calls between them (a fetch of ten rows' pages
     spent more on those than on the pages)."""
     cdef Crc32 checksum = <Crc32><void*>crc32
-    cdef DecompressDCtx zstd = <DecompressDCtx><void*>decompress
-    cdef Lz4DecompressSafe lz4 = <Lz4DecompressSafe><void*>decompress
     cdef void* context = <void*>dctx
-    cdef int64_t n = spans.shape[0], m = raw.shape[0], i, a, b, z, at, total = raw.shape[0], bad = -1, done
+    cdef int64_t n = spans.shape[0], m = raw.shape[0], i, a, b, z, at, total = raw.shape[0], bad = -1
     cdef int why = 0
     cdef bint is_lz4 = codec == LZ4
     if spans.shape[1] != S_FIELDS:
@@ -143,11 +146,7 @@ def checked_and_inflated(int codec, size_t crc32, size_t decompress, size_t dctx
                     or (is_lz4 and (b - a >= 1LL << 31 or z >= 1LL << 31)):
                 bad, why = i, 1
                 break
-            if not is_lz4:
-                done = <int64_t>zstd(context, &out[0] + at, <size_t>z, &raw[0] + a, <size_t>(b - a))
-            else:
-                done = lz4(<const char*>&raw[0] + a, <char*>&out[0] + at, <int>(b - a), <int>z)
-            if done != z:
+            if _inflated(is_lz4, decompress, context, &raw[0] + a, b - a, &out[0] + at, z) != z:
                 bad, why = i, 1
                 break
             spans[i, S_VAL_LO] = at
