@@ -29,24 +29,28 @@ ctypedef size_t (*DecompressDCtx)(void*, void*, size_t, const void*, size_t) noe
 ctypedef int (*Lz4DecompressSafe)(const char*, char*, int, int) noexcept nogil
 
 
+cdef inline bint _crc_ok(Crc32 checksum, const uint8_t* src, int64_t n, int64_t a, int64_t b,
+                         int64_t crc) noexcept nogil:
+    """Whether ``src[a:b]`` lies within ``src[:n]`` and has the CRC-32 ``crc`` (unsigned)."""
+    if a < 0 or b < a or b > n or b - a >= 1LL << 32:
+        return False
+    return <int64_t>checksum(0, src + a, <unsigned int>(b - a)) == crc
+
+
 def first_bad_crc(size_t crc32, const uint8_t[::1] src, const uint8_t[::1] has, const int64_t[::1] lo,
                   const int64_t[::1] hi, const int64_t[::1] crc) -> int:
     """-1, or the first page ``i`` with ``has[i]`` (a bool array) whose bytes
     ``src[lo[i]:hi[i]]`` are out of bounds or do not have the CRC-32 ``crc[i]``
     (unsigned); ``crc32``: the address of libz's ``crc32``."""
     cdef Crc32 checksum = <Crc32><void*>crc32
-    cdef int64_t n = lo.shape[0], i, a, b, bad = -1
+    cdef int64_t n = lo.shape[0], i, bad = -1
     if not has.shape[0] == hi.shape[0] == crc.shape[0] == n:
         raise ValueError("a flag, end and CRC per page wanted")
     with nogil:
         for i in range(n):
             if not has[i]:
                 continue
-            a, b = lo[i], hi[i]
-            if a < 0 or b < a or b > src.shape[0] or b - a >= 1LL << 32:
-                bad = i
-                break
-            if <int64_t>checksum(0, &src[0] + a, <unsigned int>(b - a)) != crc[i]:
+            if not _crc_ok(checksum, &src[0], src.shape[0], lo[i], hi[i], crc[i]):
                 bad = i
                 break
     return bad
@@ -57,15 +61,17 @@ ZSTD = 0
 LZ4 = 1
 
 
-cdef inline int64_t _inflated(bint is_lz4, size_t decompress, void* context, const uint8_t* src, int64_t n,
-                              uint8_t* dst, int64_t z) noexcept nogil:
-    """The bytes the frame ``src[:n]`` decompresses to in ``dst[:z]`` (z when whole; an
-    LZ4 block's spans fit an int, the callers check): through libzstd's
+cdef inline bint _frame_whole(bint is_lz4, size_t decompress, void* context, const uint8_t* src, int64_t n,
+                             int64_t a, int64_t b, uint8_t* dst, int64_t room, int64_t z) noexcept nogil:
+    """Whether the frame ``src[a:b]`` lies within ``src[:n]`` and decompresses to exactly
+    ``z`` bytes into ``dst[:z]`` (``room`` bytes there): through libzstd's
     ``ZSTD_decompressDCtx`` at ``decompress`` with ``context``, or liblz4's
-    ``LZ4_decompress_safe`` there."""
+    ``LZ4_decompress_safe`` there (whose spans must fit an int)."""
+    if a < 0 or b < a or b > n or z < 0 or z > room or (is_lz4 and (b - a >= 1LL << 31 or z >= 1LL << 31)):
+        return False
     if is_lz4:
-        return (<Lz4DecompressSafe><void*>decompress)(<const char*>src, <char*>dst, <int>n, <int>z)
-    return <int64_t>(<DecompressDCtx><void*>decompress)(context, dst, <size_t>z, src, <size_t>n)
+        return (<Lz4DecompressSafe><void*>decompress)(<const char*>src + a, <char*>dst, <int>(b - a), <int>z) == z
+    return <int64_t>(<DecompressDCtx><void*>decompress)(context, dst, <size_t>z, src + a, <size_t>(b - a)) == z
 
 
 def bad_frame(int codec, size_t decompress, size_t dctx, const uint8_t[::1] src, const int64_t[::1] lo,
@@ -78,7 +84,7 @@ def bad_frame(int codec, size_t decompress, size_t dctx, const uint8_t[::1] src,
     ``src``'s bounds, damaged, or of another size: nothing is read or written outside
     the buffers."""
     cdef void* context = <void*>dctx
-    cdef int64_t n = lo.shape[0], i, a, b, z, at = 0, bad = -1
+    cdef int64_t n = lo.shape[0], i, z, at = 0, bad = -1
     if not hi.shape[0] == sizes.shape[0] == n:
         raise ValueError("an end and a size per frame wanted")
     if codec != ZSTD and codec != LZ4:
@@ -86,12 +92,9 @@ def bad_frame(int codec, size_t decompress, size_t dctx, const uint8_t[::1] src,
     cdef bint is_lz4 = codec == LZ4
     with nogil:
         for i in range(n):
-            a, b, z = lo[i], hi[i], sizes[i]
-            if a < 0 or b < a or b > src.shape[0] or z < 0 or at + z > out.shape[0] \
-                    or (is_lz4 and (b - a >= 1LL << 31 or z >= 1LL << 31)):
-                bad = i
-                break
-            if _inflated(is_lz4, decompress, context, &src[0] + a, b - a, &out[0] + at, z) != z:
+            z = sizes[i]
+            if not _frame_whole(is_lz4, decompress, context, &src[0], src.shape[0], lo[i], hi[i], &out[0] + at,
+                                out.shape[0] - at, z):
                 bad = i
                 break
             at += z
@@ -111,18 +114,16 @@ def checked_and_inflated(int codec, size_t crc32, size_t decompress, size_t dctx
     spent more on those than on the pages)."""
     cdef Crc32 checksum = <Crc32><void*>crc32
     cdef void* context = <void*>dctx
-    cdef int64_t n = spans.shape[0], m = raw.shape[0], i, a, b, z, at, total = raw.shape[0], bad = -1
+    cdef int64_t n = spans.shape[0], m = raw.shape[0], i, z, at, total = raw.shape[0], bad = -1
     cdef int why = 0
     cdef bint is_lz4 = codec == LZ4
     if spans.shape[1] != S_FIELDS:
         raise ValueError(f"a span table of {S_FIELDS} columns wanted")
     if codec != ZSTD and codec != LZ4:
         raise ValueError(f"codec {codec}: ZSTD ({ZSTD}) or LZ4 ({LZ4}) wanted")
-    for i in range(n):
-        if spans[i, S_PACKED]:
-            z = spans[i, S_USIZE]
-            if z < 0 or z >= 1LL << 40:
-                return np.frombuffer(raw, dtype=np.uint8), i, 1
+    for i in range(n):  # (a size out of range is left out: that page fails below, after every CRC)
+        z = spans[i, S_USIZE]
+        if spans[i, S_PACKED] and 0 <= z < 1LL << 40:
             total += z
     buf = np.empty(total, dtype=np.uint8)
     cdef uint8_t[::1] out = buf
@@ -130,23 +131,17 @@ def checked_and_inflated(int codec, size_t crc32, size_t decompress, size_t dctx
         if m:
             memcpy(&out[0], &raw[0], m)
         for i in range(n):
-            if not spans[i, S_HAS_CRC]:
-                continue
-            a, b = spans[i, S_CRC_LO], spans[i, S_CRC_HI]
-            if a < 0 or b < a or b > m or b - a >= 1LL << 32 \
-                    or <int64_t>checksum(0, &raw[0] + a, <unsigned int>(b - a)) != spans[i, S_CRC]:
+            if spans[i, S_HAS_CRC] and not _crc_ok(checksum, &raw[0], m, spans[i, S_CRC_LO], spans[i, S_CRC_HI],
+                                                   spans[i, S_CRC]):
                 bad = i
                 break
         at = m
         for i in range(n if bad < 0 else 0):
             if not spans[i, S_PACKED]:
                 continue
-            a, b, z = spans[i, S_VAL_LO], spans[i, S_VAL_HI], spans[i, S_USIZE]
-            if a < 0 or b < a or b > m or at + z > total \
-                    or (is_lz4 and (b - a >= 1LL << 31 or z >= 1LL << 31)):
-                bad, why = i, 1
-                break
-            if _inflated(is_lz4, decompress, context, &raw[0] + a, b - a, &out[0] + at, z) != z:
+            z = spans[i, S_USIZE]
+            if not _frame_whole(is_lz4, decompress, context, &raw[0], m, spans[i, S_VAL_LO], spans[i, S_VAL_HI],
+                                &out[0] + at, total - at, z):
                 bad, why = i, 1
                 break
             spans[i, S_VAL_LO] = at

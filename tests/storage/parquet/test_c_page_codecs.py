@@ -201,3 +201,9 @@ def test_one_call_finds_the_first_bad_crc_before_any_bad_frame(lz4):
     assert checked_and_inflated(kind, c_page_codecs._CRC32, address, context, src, wrong)[1:] == (1, 1)
     wrong[3, S_CRC] ^= 1  # (and a later page's CRC: CRCs are checked first)
     assert checked_and_inflated(kind, c_page_codecs._CRC32, address, context, src, wrong)[1:] == (3, 0)
+    for size in (-5, 1 << 41):  # (a size out of range: that page fails, but after every CRC)
+        wrong = table()
+        wrong[0, S_USIZE] = size
+        assert checked_and_inflated(kind, c_page_codecs._CRC32, address, context, src, wrong)[1:] == (0, 1)
+        wrong[3, S_CRC] ^= 1
+        assert checked_and_inflated(kind, c_page_codecs._CRC32, address, context, src, wrong)[1:] == (3, 0)

@@ -822,7 +822,7 @@ def _take_pieces(pieces: list[_Piece], keep: bool = True, order: np.ndarray | No
                 raise _BadPage(bad, ("has a checksum mismatch", "does not decompress to its size")[why])
         else:
             _check_crcs(raw, spans)
-            buf = _inflated(pieces, [c.codecs[g] for c, g in mine], raw, spans)
+            buf = _inflated(pieces, mine, raw, spans)
         encodings = spans[:, S_ENCODING]
         dict_n = np.zeros(len(sizes), np.int64)
         dictionaries = {}
@@ -852,10 +852,11 @@ def _take_pieces(pieces: list[_Piece], keep: bool = True, order: np.ndarray | No
     return _arrow(column, buf, valid, a, b)
 
 
-def _inflated(pieces: list[_Piece], codecs: list[np.ndarray], raw: np.ndarray, spans: np.ndarray) -> np.ndarray:
+def _inflated(pieces: list[_Piece], mine: list[tuple[_Column, np.ndarray]], raw: np.ndarray, spans: np.ndarray
+              ) -> np.ndarray:
     """``raw`` followed by the values of its compressed pages decompressed, where their
-    spans (``spans``' S_VAL_LO, S_VAL_HI) are moved; ``codecs``: each piece's pages'
-    codecs."""
+    spans (``spans``' S_VAL_LO, S_VAL_HI) are moved; ``mine``: each piece's column and
+    its pages' row groups (their codecs)."""
     packed = np.flatnonzero(spans[:, S_PACKED])
     if not len(packed):
         return raw
@@ -863,7 +864,7 @@ def _inflated(pieces: list[_Piece], codecs: list[np.ndarray], raw: np.ndarray, s
     if len(pieces) == 1 and not column.mixed:
         one = column.codecs[:1]  # (one codec: one tight loop)
     else:
-        one = np.concatenate(codecs)[packed]
+        one = np.concatenate([c.codecs[g] for c, g in mine])[packed]
     done = spans[packed, S_USIZE]
     buf = np.empty(len(raw) + int(done.sum()), dtype=np.uint8)
     buf[: len(raw)] = raw
