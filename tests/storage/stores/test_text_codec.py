@@ -5,26 +5,19 @@ alike; numbers stay without a codec; a value not offered is refused and writes n
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from pathlib import Path
 
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
-from s3_server import S3Server, s3_server
+from s3_server import S3Server
+from test_remote_store import s3  # noqa: F401  (s3: its server with a bucket, a fixture)
 
 import datafusion_fts as fts
 from datafusion_fts.errors import FtsError
 from datafusion_fts.storage.stores.store import TEXT_CODECS
 
 WORDS = ["alpha", "beta", "gamma", "delta", "épée", "数据库"]
-
-
-@pytest.fixture(scope="module")
-def s3() -> Iterator[S3Server]:
-    with s3_server() as server:
-        server.client().create_bucket(Bucket="bucket")
-        yield server
 
 
 def _rows(lo: int, n: int) -> pa.Table:
