@@ -30,7 +30,7 @@ from ..storage.files.manifest import IndexMeta
 from ..storage.snapshot import TableSnapshot
 from .build_progress import MERGING, BuildReporter
 from .builder import build_segment, merge_segments
-from .malloc_policy import return_large_blocks
+from .malloc_policy import large_blocks_returned
 from .segment import Segment
 
 # A build tokenizes at most this much text at once, then inverts it into a segment.
@@ -60,6 +60,7 @@ def live_rows(snap: TableSnapshot, lo: int, hi: int) -> int:
     return min(hi, last) - lo + 1 - gone
 
 
+@large_blocks_returned()  # (what a chunk frees does not stay in the heap)
 def build_range(
     snap: TableSnapshot, index: IndexMeta, lo: int, hi: int, new_id: Callable[[], str],
     progress: BuildReporter,
@@ -67,7 +68,6 @@ def build_range(
     """Chunk segments (disjoint, in row order) over the inclusive row-id range [lo, hi] of
     ``index``'s column, for :func:`merge_neighbours`; ``progress`` is told the rows of each
     chunk as it is finished (the caller has started its tokenizing phase)."""
-    return_large_blocks()  # (what a chunk frees does not stay in the heap)
     analyzer = analyzer_for(index.analyzer)
     last = snap.row_count - 1
     chunks: list[Segment] = []
@@ -131,6 +131,7 @@ def build_range(
     return chunks
 
 
+@large_blocks_returned()
 def merge_neighbours(
     segments: list[Segment], new_id: Callable[[], str], progress: BuildReporter,
     max_postings: int = MERGE_MAX_POSTINGS,
