@@ -55,7 +55,8 @@ def substring_reads(statement: exp.Expression, schemas: Schemas,
     """Each table of ``statement`` that may be read as its candidates (see the module's
     docstring); ``ngram_columns(table)`` names a managed table's columns with an n-gram index;
     ``splicer``, over the statement's text, finds its conjuncts' text."""
-    if statement.find(FtsMatch) is not None or any(c.name == ROWID for c in statement.find_all(exp.Column)):
+    if any(isinstance(node, FtsMatch) or (isinstance(node, exp.Column) and node.name == ROWID)
+           for node in statement.walk()):
         return []
     out = []
     for select in statement.find_all(exp.Select):
@@ -77,9 +78,10 @@ def substring_reads(statement: exp.Expression, schemas: Schemas,
             source = _column_source(column, sources)
             if source is None or identifier(column) not in ngram_columns(source.table or ""):
                 continue
+            text = written[i] if written is not None else None
             entry = found.setdefault(id(source.node), (source, {}))
             entry[1].setdefault(identifier(column), []).append(
-                (need, conj.sql(), check, written[i] if written is not None else None))  # (sql(): for EXPLAIN)
+                (need, text if text is not None else conj.sql(), check, text))  # (EXPLAIN's: as written, else sqlglot's)
             if not _one_run(conj):
                 scattered.add(id(source.node))
         for source, columns in found.values():
