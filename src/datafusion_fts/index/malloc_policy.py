@@ -14,12 +14,13 @@ So while a build runs (:func:`large_blocks_returned`), the threshold is fixed at
 ~880 MB, and takes ~13% longer (pages of a fresh mapping are faulted in again; medians of
 four runs, 15.0 vs 17.0 s).
 
-Left fixed, it cost every later query of the process as much: a fetch of 941 rows' text
-(a few MiB of pages read and decompressed, freed, asked for again by the next query)
-faulted ~3,000 fresh pages in and took 18-24 ms instead of 13.6. Once the last build
-ends, the threshold is therefore set where glibc's own moving one ends up
-(:data:`AFTER_THRESHOLD`, with the heap trimmed only past twice that, as glibc pairs
-them), and what the build left in the heap is handed back (``malloc_trim``).
+Left fixed, it could cost later queries of the process as much: a fetch of 941 rows'
+text (a few MiB of pages read and decompressed, freed, asked for again by the next query)
+faulted ~2,300-4,000 fresh pages in and took 16-24 ms instead of 11-16 (a process that
+built a small index, then fetched from another table). Once the last build ends, the
+threshold is therefore set where glibc's own moving one ends up (:data:`AFTER_THRESHOLD`,
+the heap trimmed only past twice that, as glibc pairs them), and what the build left in
+the heap is handed back (``malloc_trim``).
 """
 
 from __future__ import annotations
