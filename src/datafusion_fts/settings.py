@@ -130,8 +130,10 @@ REGISTRY: dict[str, Setting] = {
                 "Block skipping and block-max pruning in top-k term searches (changes speed only, never results)."),
         Setting("fts.sql_fast_paths", True, _bool,
                 "SQL's fast paths: a search's result standing in for its table, with prefilters, a pushed-down "
-                "top k and direct answers, where they give the general plan's answer (changes speed only, never "
-                "results); off, every SELECT that searches takes the general plan, for tests comparing both."),
+                "top k and direct answers, where they give the general plan's answer, and statements remembered by "
+                "the shape of their text (searches, substring predicates) (changes speed only, never results); off, "
+                "every SELECT that searches takes the general plan and every statement is parsed, for tests comparing "
+                "both."),
         Setting("fts.counts_from_postings", True, _bool,
                 "Counts by a column over the matches of an OR of words (GROUP BY, facets) counted as their "
                 "postings are read, by the codes a store keeps of the column, no row id made (changes speed "

@@ -134,3 +134,48 @@ def test_many_candidates_fetch_the_other_columns_of_the_rows_their_predicates_ke
     db.sql("SET fts.substring_recheck_rows = 0")  # (one run of text asked: one step, whatever the count)
     assert len(db.sql("SELECT id FROM t WHERE body LIKE '%needle x%' AND strpos(body, 'hay') > 0").to_pylist()) == 1960
     assert fetched == [(1960, ("id", "body", "extra"))]  # (the candidates: 1,960)
+
+
+def test_a_statement_of_a_remembered_shape_reads_as_one_parsed(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Statements sent again with other literals take their reads from the template of their
+    shape (sql/substring_shapes.py): on generated statements (many of each shape), the
+    plans EXPLAIN shows (which tables, what their predicates ask, the texts DataFusion
+    evaluates) and the answers are those of the same statement parsed, with the fast paths
+    off; statements remembered and bound are counted."""
+    import re
+
+    from substring_predicates import Predicates, managed_table
+
+    from datafusion_fts.sql import substring_shapes
+
+    rnd = random.Random(11)
+    db = fts.connect(tmp_path / "db")
+    managed_table(db, rnd)
+    db.sql("SET fts.substring_candidate_share = 1")
+    bound = []
+    real = substring_shapes.SubstringTemplate.bind
+    monkeypatch.setattr(substring_shapes.SubstringTemplate, "bind",
+                        lambda self, sql, shape: bound.append(found := real(self, sql, shape)) or found)
+    texts = [r["body"] for r in db.sql("SELECT body FROM docs").to_arrow_table().to_pylist()]
+    gen = Predicates(rnd, texts)
+
+    def outcome(sql: str, fast: bool) -> object:
+        db.sql(f"SET fts.sql_fast_paths = {'true' if fast else 'false'}")
+        try:
+            plan = db.sql(f"EXPLAIN {sql}").to_arrow_table().to_pylist()
+            rows = db.sql(sql).to_arrow_table().to_pylist()
+        except Exception as err:  # (DataFusion's errors have no class of their own)
+            return type(err).__name__
+        plan = [(r["plan_type"], re.sub(r"metrics=\[[^\]]*\]|__fts_\w+", "", r["plan"])) for r in plan]
+        return plan[0] if plan[0][0] == "substring_plan" else None, rows
+
+    different = []
+    for _ in range(400):
+        sql = gen.statement("docs")
+        if "MATCH" in sql:
+            continue
+        fast, slow = outcome(sql, True), outcome(sql, False)
+        if fast != slow:
+            different.append((sql, fast, slow))
+    assert not different, different[:2]
+    assert sum(r is not None for r in bound) > 100  # (most statements repeat a shape)

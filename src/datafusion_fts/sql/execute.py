@@ -154,7 +154,7 @@ class SqlSession:
         self._shape = shape_of(text) if self.db.settings.get("fts.sql_fast_paths") else None
         if self._shape is not None:
             template = self.db.statements.get(text, self._shape, self._schema_of)
-            if template is not None:  # a search of a known shape: no parsing, no lowering
+            if isinstance(template, Template):  # a search of a known shape: no parsing, no lowering
                 if template.direct is None:  # (DataFusion reads tables too: see list_sources)
                     self.db.list_sources(text)
                 return self.db.errors.call(self._run_template, template, self._shape)

@@ -30,23 +30,65 @@ from .splice import Splicer
 
 
 @dataclass(frozen=True)
-class SubstringRead:
-    """A managed table of a SELECT (its FROM or JOIN ``node``) and, per column with an
-    n-gram index, what its WHERE's substring conjuncts ask of the column and their text."""
+class SubstringConjunct:
+    """A substring conjunct of a WHERE (LIKE, a regular expression, strpos ...) over a column
+    with an n-gram index: what it asks of the column, and its place in the statement."""
 
-    node: exp.Table
+    column: str
+    need: Need
+    # Its regular expression evaluated on '' (SQL), if it has one: DataFusion refuses a
+    # malformed pattern or flag only when it evaluates the predicate on some row, and the
+    # candidates may be none.
+    check: str | None
+    # Whether it asks for one run of text anywhere (LIKE or ILIKE '%run%' with no wildcard or
+    # escape inside, strpos > 0): a candidate holding the run's grams nearly always holds it.
+    one_run: bool
+    node: exp.Expression  # (as parsed: sql/substring_shapes.py binds a copy to other literals)
+    span: tuple[int, int] | None  # (where its text is in the statement; None: not placed)
+    text: str | None  # (that text)
+
+    @property
+    def shown(self) -> str:
+        """EXPLAIN's text of it: as written, else as sqlglot writes it."""
+        return self.text if self.text is not None else self.node.sql()
+
+
+@dataclass(frozen=True)
+class SubstringRead:
+    """A managed table of a SELECT (its FROM or JOIN, read as ``alias``; ``span``: that
+    reference's place in the text, from its name to its alias, None if not placed) and
+    its WHERE's substring conjuncts over its columns with an n-gram index."""
+
     table: str
-    needs: tuple[tuple[str, Need, str], ...]  # (column, requirement, the conjuncts as SQL)
-    # Its regular expressions evaluated on '' (SQL): DataFusion refuses a malformed pattern or
-    # flag only when it evaluates the predicate on some row, and the candidates may be none.
-    checks: tuple[str, ...] = ()
-    # Its substring conjuncts as the statement writes them (None: their text could not be
-    # placed), which DataFusion may evaluate on the candidates' own columns first.
-    predicates: tuple[str, ...] | None = None
-    # Whether each conjunct asks for one run of text anywhere (LIKE or ILIKE '%run%' with no
-    # wildcard or escape inside, strpos > 0): a candidate holding the run's grams nearly
-    # always holds the run, so evaluating the conjuncts first would not pay.
-    runs_only: bool = False
+    alias: str
+    span: tuple[int, int] | None
+    conjuncts: tuple[SubstringConjunct, ...]
+
+    @property
+    def needs(self) -> tuple[tuple[str, Need, str], ...]:
+        """Per column (in the order first met): what its conjuncts ask together, and their
+        text."""
+        columns: dict[str, list[SubstringConjunct]] = {}
+        for conj in self.conjuncts:
+            columns.setdefault(conj.column, []).append(conj)
+        return tuple((column, all_of([c.need for c in items]), "; ".join(c.shown for c in items))
+                     for column, items in columns.items())
+
+    @property
+    def checks(self) -> tuple[str, ...]:
+        return tuple(c.check for c in self.conjuncts if c.check is not None)
+
+    @property
+    def predicates(self) -> tuple[str, ...] | None:
+        """The conjuncts as the statement writes them (None: some could not be placed),
+        which DataFusion may evaluate on the candidates' own columns first."""
+        texts = tuple(c.text for c in self.conjuncts if c.text is not None)
+        return texts if len(texts) == len(self.conjuncts) else None
+
+    @property
+    def runs_only(self) -> bool:
+        """Whether every conjunct asks one run of text (evaluating them first would not pay)."""
+        return all(c.one_run for c in self.conjuncts)
 
 
 def substring_reads(statement: exp.Expression, schemas: Schemas,
@@ -54,7 +96,7 @@ def substring_reads(statement: exp.Expression, schemas: Schemas,
                     ) -> list[SubstringRead]:
     """Each table of ``statement`` that may be read as its candidates (see the module's
     docstring); ``ngram_columns(table)`` names a managed table's columns with an n-gram index;
-    ``splicer``, over the statement's text, finds its conjuncts' text."""
+    ``splicer``, over the statement's text as written (no edits), places its parts."""
     if any(isinstance(node, FtsMatch) or (isinstance(node, exp.Column) and node.name == ROWID)
            for node in statement.walk()):
         return []
@@ -66,34 +108,37 @@ def substring_reads(statement: exp.Expression, schemas: Schemas,
         sources, missing = select_sources(select, schemas)
         if missing:
             continue
-        found: dict[int, tuple[Source, dict[str, list[tuple[Need, str, str | None, str | None]]]]] = {}
-        scattered: set[int] = set()  # (sources with a conjunct that asks more than one run)
+        found: dict[int, tuple[Source, list[SubstringConjunct]]] = {}
         parts = conjuncts(where.this)
-        written = splicer.conjunct_texts(parts) if splicer is not None else None
+        spans = splicer.conjunct_spans(parts) if splicer is not None else None
         for i, conj in enumerate(parts):
-            read = _substring_predicate(conj)
-            if read is None:
+            made = substring_conjunct(conj, spans[i] if spans is not None else None,
+                                      splicer.text if splicer is not None else "")
+            if made is None:
                 continue
-            column, need, check = read
-            source = _column_source(column, sources)
-            if source is None or identifier(column) not in ngram_columns(source.table or ""):
+            source = _column_source(made[0], sources)
+            if source is None or made[1].column not in ngram_columns(source.table or ""):
                 continue
-            text = written[i] if written is not None else None
-            entry = found.setdefault(id(source.node), (source, {}))
-            entry[1].setdefault(identifier(column), []).append(
-                (need, text if text is not None else conj.sql(), check, text))  # (EXPLAIN's: as written, else sqlglot's)
-            if not _one_run(conj):
-                scattered.add(id(source.node))
-        for source, columns in found.values():
-            items = [item for column_items in columns.values() for item in column_items]
-            needs = tuple((column, all_of([n for n, _, _, _ in column_items]), "; ".join(t for _, t, _, _ in column_items))
-                          for column, column_items in columns.items())
-            checks = tuple(c for _, _, c, _ in items if c is not None)
-            texts = tuple(w for _, _, _, w in items if w is not None)
-            assert isinstance(source.node, exp.Table) and source.table is not None
-            out.append(SubstringRead(source.node, source.table, needs, checks,
-                                     texts if len(texts) == len(items) else None, id(source.node) not in scattered))
+            found.setdefault(id(source.node), (source, []))[1].append(made[1])
+        for source, items in found.values():
+            node = source.node
+            assert isinstance(node, exp.Table) and source.table is not None
+            alias = node.alias if node.args.get("alias") is not None else identifier(node)
+            span = splicer.table_span(node) if splicer is not None else None
+            out.append(SubstringRead(source.table, alias, span, tuple(items)))
     return out
+
+
+def substring_conjunct(node: exp.Expression, span: tuple[int, int] | None, text: str
+                       ) -> tuple[exp.Column, SubstringConjunct] | None:
+    """``node`` (a conjunct of a WHERE, at ``span`` of statement ``text``) as a substring
+    conjunct, with the column it reads; None if it is another predicate."""
+    read = _substring_predicate(node)
+    if read is None:
+        return None
+    column, need, check = read
+    return column, SubstringConjunct(identifier(column), need, check, _one_run(node), node, span,
+                                     text[span[0] : span[1]] if span is not None else None)
 
 
 def _column_source(column: exp.Column, sources: list[Source]) -> Source | None:

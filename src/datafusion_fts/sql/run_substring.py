@@ -5,6 +5,8 @@ candidate rows, fetched by row id, under the name the statement reads it by."""
 from __future__ import annotations
 
 from collections.abc import Mapping
+from functools import partial
+from typing import Any
 
 import datafusion
 import numpy as np
@@ -15,12 +17,14 @@ from ..errors import SqlError
 from ..planner.plan_substring import SubstringPlan
 from ..session.catalog import fresh_name, quote, rows_name
 from ..session.defined_tables import register_rows
-from .dialect import Explain, identifier, parse_sql
+from .dialect import Explain, parse_sql
 from .hosts import SqlHost
 from .lower_select import ROWID
 from .lower_substring import SubstringRead, substring_reads
 from .result_frame import detached_frame
-from .splice import Splicer
+from .splice import Edit, Splicer, spliced
+from .statement_cache import shape_of
+from .substring_shapes import SubstringTemplate, substring_template
 from .tables import TableMetadata, TableVersion, carried_rows
 
 
@@ -31,6 +35,52 @@ def run_substring(db: SqlHost, text: str) -> datafusion.DataFrame | None:
     plan of what it runs, each table's plan and why (``substring_plan``)."""
     if not db.settings.get("fts.substring_index"):
         return None
+    found = _statement_reads(db, text)
+    if found is None:
+        return None
+    explain, reads = found
+    if not reads or any(read.span is None for read in reads) or not _valid(db, reads):
+        return None  # (a table not placed in the text: the text as written)
+    tables = db.manifest.tables
+    shown: list[str] = []
+    lines: list[str] = []
+    edits: list[Edit] = []
+    try:
+        for read in reads:
+            plans, rows = db.retrying(lambda: _candidate_rows(db, read))
+            lines += _explained(read, plans)
+            if rows is None:
+                continue
+            name = fresh_name()
+            register_rows(db.ctx, name, rows, tables[read.table].definition)
+            shown.append(name)
+            assert read.span is not None
+            edits.append((*read.span, f"{quote(name)} AS {quote(read.alias)}"))
+        if not (shown or explain):
+            return None
+        edited = spliced(text, edits)
+        if not explain:
+            return db.ctx.sql(edited)
+        plan = db.ctx.sql(edited).to_arrow_table()
+        return detached_frame(db.ctx, pa.table({"plan_type": ["substring_plan", *plan.column(0).to_pylist()],
+                                                "plan": ["\n".join(lines), *plan.column(1).to_pylist()]}))
+    finally:  # (a statement planned holds the tables it reads)
+        for name in shown:
+            db.ctx.deregister_table(name)
+
+
+def _statement_reads(db: SqlHost, text: str) -> tuple[bool, list[SubstringRead]] | None:
+    """Whether ``text`` is an EXPLAIN, and the tables it reads by substring predicates over
+    n-gram indexes: from the template of its shape where one fits (sql/substring_shapes.py),
+    else parsed (and its template kept); None where sqlglot cannot parse it as one query."""
+    tables = db.manifest.tables
+    shape = shape_of(text) if db.settings.get("fts.sql_fast_paths") else None
+    if shape is not None:
+        template = db.statements.get(text, shape, partial(_looked_up, tables))
+        if isinstance(template, SubstringTemplate):
+            reads = template.bind(text, shape)
+            if reads is not None:
+                return template.explain, reads
     try:
         statements = parse_sql(text)
     except SqlError:
@@ -41,34 +91,13 @@ def run_substring(db: SqlHost, text: str) -> datafusion.DataFrame | None:
     query = statements[0].this if explain else statements[0]
     if not isinstance(query, exp.Query):
         return None
-    tables = db.manifest.tables
-    splicer = Splicer(text)
-    reads = _reads(tables, query, splicer)
-    if not reads or not _valid(db, reads):
-        return None
-    shown: list[str] = []
-    lines: list[str] = []
-    try:
-        for read in reads:
-            plans, rows = db.retrying(lambda: _candidate_rows(db, read))
-            lines += _explained(read, plans)
-            if rows is None:
-                continue
-            name = fresh_name()
-            register_rows(db.ctx, name, rows, tables[read.table].definition)
-            shown.append(name)
-            splicer.replace_table(read.node, f"{quote(name)} AS {quote(_alias(read))}")
-        edited = splicer.result()
-        if edited is None or not (shown or explain):  # (an edit not placed: the text as written)
-            return None
-        if not explain:
-            return db.ctx.sql(edited)
-        plan = db.ctx.sql(edited).to_arrow_table()
-        return detached_frame(db.ctx, pa.table({"plan_type": ["substring_plan", *plan.column(0).to_pylist()],
-                                                "plan": ["\n".join(lines), *plan.column(1).to_pylist()]}))
-    finally:  # (a statement planned holds the tables it reads)
-        for name in shown:
-            db.ctx.deregister_table(name)
+    seen: dict[str, Any] = {}
+    reads = _reads(tables, query, Splicer(text), seen)
+    if shape is not None:
+        template = substring_template(text, shape, explain, query, reads, seen)
+        if template is not None:
+            db.statements.put(shape, template)
+    return explain, reads
 
 
 def prefiltered_ids(db: SqlHost, table: str, alias: str, prefilter: str) -> np.ndarray:
@@ -118,25 +147,33 @@ def _valid(db: SqlHost, reads: list[SubstringRead]) -> bool:
     return True
 
 
-def _reads(tables: Mapping[str, TableMetadata], query: exp.Query, splicer: Splicer) -> list[SubstringRead]:
+def _reads(tables: Mapping[str, TableMetadata], query: exp.Query, splicer: Splicer,
+           seen: dict[str, Any] | None = None) -> list[SubstringRead]:
     """The tables of ``tables`` (a version of the database's) that ``query`` (whose text
-    ``splicer`` holds) reads by substring predicates over n-gram indexes."""
+    ``splicer`` holds) reads by substring predicates over n-gram indexes; each table looked
+    up, and what was found, put in ``seen``."""
+
+    def look_up(name: str) -> tuple[pa.Schema, frozenset[str]] | None:
+        found = _looked_up(tables, name)
+        if seen is not None:
+            seen[name] = found
+        return found
 
     def schema_of(name: str) -> tuple[pa.Schema, bool] | None:
-        meta = tables.get(name)
-        return (meta.sql_schema, True) if meta is not None else None  # (other tables: not read so)
+        found = look_up(name)
+        return (found[0], True) if found is not None else None  # (other tables: not read so)
 
     def ngram_columns(name: str) -> frozenset[str]:
-        meta = tables.get(name)
-        return meta.ngram_columns if meta is not None else frozenset()
+        found = look_up(name)
+        return found[1] if found is not None else frozenset()
 
     return substring_reads(query, schema_of, ngram_columns, splicer)
 
 
-def _alias(read: SubstringRead) -> str:
-    """The name the statement reads ``read``'s table by."""
-    node = read.node
-    return node.alias if node.args.get("alias") is not None else identifier(node)
+def _looked_up(tables: Mapping[str, TableMetadata], name: str) -> tuple[pa.Schema, frozenset[str]] | None:
+    """A managed table's SQL schema and columns with an n-gram index; None: not one."""
+    meta = tables.get(name)
+    return (meta.sql_schema, meta.ngram_columns) if meta is not None else None
 
 
 def _candidate_rows(db: SqlHost, read: SubstringRead, rowid: bool = False
@@ -172,7 +209,7 @@ def _rechecked(db: SqlHost, read: SubstringRead, version: TableVersion, ids: pa.
     (see sql/lower_substring.py), so this changes what is fetched, never the answer."""
     first = carried_rows(version, ids, columns)
     where = " AND ".join(f"({text})" for text in read.predicates or ())
-    kept_ids = _kept_ids(db, first, read.table, _alias(read), where)
+    kept_ids = _kept_ids(db, first, read.table, read.alias, where)
     keep = np.isin(first.column(ROWID).to_numpy(), kept_ids)
     first = first.filter(pa.array(keep))
     rest = carried_rows(version, first.column(ROWID), [n for n in version.meta.sql_schema.names if n not in columns])

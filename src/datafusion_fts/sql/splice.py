@@ -104,11 +104,16 @@ class Splicer:
 
     def replace_table(self, table: exp.Table, replacement: str) -> None:
         """Replace a table reference, from its name to its alias (if any)."""
+        span = self.table_span(table)
+        if span is not None:
+            self.edits.append((*span, replacement))
+
+    def table_span(self, table: exp.Table) -> tuple[int, int] | None:
+        """Where a table reference is in the text, from its name to its alias (if any)."""
         name = self._index(table.this)
         alias = table.args.get("alias")
         last = self._index(alias.this) if alias is not None else name
-        if name is not None and last is not None:
-            self.edits.append((self.tokens[name].start, self.tokens[last].end, replacement))
+        return None if name is None or last is None else (self.tokens[name].start, self.tokens[last].end)
 
     def wrap(self, derived: exp.Expression, head: str, tail: str) -> None:
         """Put ``head`` before a derived table's ``(`` and ``tail`` in place of its alias
@@ -195,10 +200,24 @@ class Splicer:
         return [self.text[self.tokens[i].start:self.tokens[i].end] for i in map(self._index, names) if i is not None]
 
     def conjunct_texts(self, conjuncts: list[exp.Expression]) -> list[str] | None:
-        """The text of each of a WHERE clause's top-level ``AND`` operands, as written (with
-        the edits made in it so far), for
-        ``conjuncts`` (sqlglot's, in order), so a prefilter DataFusion runs is the user's
-        own SQL; None (nothing broken: the caller generates them) when the text does not
+        """The text of each of a WHERE clause's top-level ``AND`` operands (``conjuncts``,
+        sqlglot's, in order; placed by :meth:`conjunct_spans`) with the edits made in it so
+        far, so a prefilter DataFusion runs is the user's own SQL; None (nothing broken: the
+        caller generates them) where they cannot be placed."""
+        spans = self.conjunct_spans(conjuncts)
+        if spans is None:
+            return None
+        texts = []
+        for begin, end in spans:  # (with the edits made in them so far: text functions' calls)
+            inside = [(a - begin, b - begin, r) for a, b, r in self.edits if begin <= a and b <= end]
+            if any(a < end and b > begin and not (begin <= a and b <= end) for a, b, _ in self.edits):
+                return None
+            texts.append(spliced(self.text[begin:end], inside))
+        return texts
+
+    def conjunct_spans(self, conjuncts: list[exp.Expression]) -> list[tuple[int, int]] | None:
+        """Where each of a WHERE clause's top-level ``AND`` operands is in the text, for
+        ``conjuncts`` (sqlglot's, in order); None (nothing broken) when the text does not
         split into exactly those (a parenthesised group of ANDs is one piece of text but
         several conjuncts) or a conjunct has no position to check it by. A piece has no OR
         at its top (``a AND b OR c`` is one conjunct, an OR, but two pieces), so pieces
@@ -213,14 +232,7 @@ class Splicer:
         if len(pieces) != len(conjuncts) or any(
                 not (lo <= first and last <= hi) for (lo, hi), (first, last) in zip(pieces, spans)):
             return None
-        texts = []
-        for lo, hi in pieces:  # (with the edits made in them so far: text functions' calls)
-            begin, end = self.tokens[lo].start, self.tokens[hi].end
-            inside = [(a - begin, b - begin, r) for a, b, r in self.edits if begin <= a and b <= end]
-            if any(a < end and b > begin and not (begin <= a and b <= end) for a, b, _ in self.edits):
-                return None
-            texts.append(spliced(self.text[begin:end], inside))
-        return texts
+        return [(self.tokens[lo].start, self.tokens[hi].end) for lo, hi in pieces]
 
     def _span(self, node: exp.Expression) -> tuple[int, int] | None:
         """The indexes of the first and last tokens of ``node``'s positioned leaves."""

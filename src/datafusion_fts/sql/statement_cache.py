@@ -21,7 +21,7 @@ import re
 import threading
 from collections import OrderedDict
 from dataclasses import dataclass, replace
-from typing import Any, Callable
+from typing import Any, Callable, Protocol
 
 import pyarrow as pa
 from sqlglot import exp
@@ -190,6 +190,18 @@ class Template:
     lowered: tuple[Lowered, ...]
     direct: Direct | None = None
 
+    def fits(self, sql: str, shape: Shape, schema_of: Callable[[str], Any]) -> bool:
+        """Whether ``sql`` repeats the other literals and the tables read are as they were."""
+        if len(shape.spans) != len(self.slots) + len(self.fixed):
+            return False
+        if any(shape.literal(sql, i) != value for i, value in self.fixed):
+            return False
+        for name, seen in self.tables:
+            now = schema_of(name)
+            if (now is None) != (seen is None) or (now is not None and (now[1] != seen[1] or not now[0].equals(seen[0]))):
+                return False
+        return True
+
     def bind(
         self, sql: str, shape: Shape, parse_leaf: Callable[[str, int, str, tuple[str, ...]], Query],
         new_name: Callable[[], str],
@@ -223,31 +235,32 @@ class Template:
                 for i, columns in zip(self.slots, self.columns)]
 
 
+class Remembered(Protocol):
+    """A template of a shape: a search statement's (:class:`Template`) or one with
+    substring predicates (sql/substring_shapes.py)."""
+
+    def fits(self, sql: str, shape: Shape, look_up: Callable[[str], Any]) -> bool:
+        """Whether statement ``sql`` of the shape may use it, the tables as ``look_up``
+        finds them now."""
+
+
 class StatementCache:
     """Templates by shape, at most :data:`CAPACITY` of them (thread-safe)."""
 
     def __init__(self) -> None:
-        self._items: OrderedDict[str, Template] = OrderedDict()
+        self._items: OrderedDict[str, Remembered] = OrderedDict()
         self._lock = threading.Lock()
 
-    def get(self, sql: str, shape: Shape, schema_of: Callable[[str], Any]) -> Template | None:
-        """The template of ``sql``'s shape, if its other literals and the tables it read
-        are as they were."""
+    def get(self, sql: str, shape: Shape, look_up: Callable[[str], Any]) -> Remembered | None:
+        """The template of ``sql``'s shape, if it :meth:`~Remembered.fits` the statement
+        and the tables (``look_up``: as its kind looks them up)."""
         with self._lock:
             found = self._items.get(shape.key)
             if found is not None:
                 self._items.move_to_end(shape.key)
-        if found is None or len(shape.spans) != len(found.slots) + len(found.fixed):
-            return None
-        if any(shape.literal(sql, i) != value for i, value in found.fixed):
-            return None
-        for name, seen in found.tables:
-            now = schema_of(name)
-            if (now is None) != (seen is None) or (now is not None and (now[1] != seen[1] or not now[0].equals(seen[0]))):
-                return None
-        return found
+        return found if found is not None and found.fits(sql, shape, look_up) else None
 
-    def put(self, shape: Shape, template: Template) -> None:
+    def put(self, shape: Shape, template: Remembered) -> None:
         with self._lock:
             self._items[shape.key] = template
             self._items.move_to_end(shape.key)
