@@ -133,7 +133,7 @@ def test_many_candidates_fetch_the_other_columns_of_the_rows_their_predicates_ke
     fetched.clear()
     db.sql("SET fts.substring_recheck_rows = 0")  # (one run of text asked: one step, whatever the count)
     assert len(db.sql("SELECT id FROM t WHERE body LIKE '%needle x%' AND strpos(body, 'hay') > 0").to_pylist()) == 1960
-    assert fetched == [(1960, ("id", "body", "extra"))]  # (the candidates: 1,960)
+    assert fetched == [(1960, ("id", "body"))]  # (the candidates: 1,960; the statement names no other column)
 
 
 def test_a_statement_of_a_remembered_shape_reads_as_one_parsed(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -179,3 +179,63 @@ def test_a_statement_of_a_remembered_shape_reads_as_one_parsed(tmp_path: Path, m
             different.append((sql, fast, slow))
     assert not different, different[:2]
     assert sum(r is not None for r in bound) > 100  # (most statements repeat a shape)
+
+
+@pytest.mark.parametrize("statement, columns", [
+    ("SELECT id FROM t WHERE body LIKE '%needle%' ORDER BY id", ("id", "body")),
+    ("SELECT count(*) AS n FROM t WHERE body LIKE '%needle%'", ("body",)),
+    ("SELECT extra, count(*) AS n FROM t WHERE body LIKE '%needle%' GROUP BY extra ORDER BY extra", ("body", "extra")),
+    ("SELECT * FROM t WHERE body LIKE '%needle%' ORDER BY id", ("id", "body", "extra", "note")),
+    ("SELECT t.* FROM t WHERE body LIKE '%needle%' ORDER BY id", ("id", "body", "extra", "note")),
+    ("SELECT a.id FROM t a NATURAL JOIN t b WHERE a.body LIKE '%needle%' ORDER BY 1", ("id", "body", "extra", "note")),
+    ("SELECT a.id FROM t a JOIN t b USING (note) WHERE a.body LIKE '%needle%' ORDER BY 1",
+     ("id", "body", "extra", "note")),
+    ("SELECT \"NOTE\" FROM t WHERE body LIKE '%needle%' ORDER BY 1", None),  # (no such column: DataFusion says so)
+    ("SELECT id, upper(note) AS u FROM t WHERE body LIKE '%needle%' ORDER BY id", ("id", "body", "note")),
+])
+def test_candidates_carry_the_columns_the_statement_names(statement: str, columns: tuple[str, ...] | None,
+                                                           monkeypatch: pytest.MonkeyPatch) -> None:
+    """A table's candidate rows are fetched with the columns the statement may read (those
+    it names and those SQL declares not null; every one for a star, NATURAL or USING),
+    the others null; the answer is DataFusion's, every column read."""
+    db = fts.connect()
+    n = 300
+    db.create_table("t", pa.table({"id": pa.array(range(n), pa.int64()),
+                                   "body": [f"needle {i}" if i % 7 == 0 else f"hay {i}" for i in range(n)],
+                                   "extra": [str(i % 3) for i in range(n)], "note": [f"n{i}" for i in range(n)]},
+                                  schema=pa.schema([pa.field("id", pa.int64(), nullable=False), ("body", pa.string()),
+                                                    ("extra", pa.string()), ("note", pa.string())])))
+    db.sql("CREATE NGRAM INDEX ON t (body)")
+    db.sql("SET fts.substring_candidate_share = 1")
+    fetched: list[tuple[str, ...]] = []
+    real = run_substring.carried_rows
+    monkeypatch.setattr(run_substring, "carried_rows",
+                        lambda v, ids, names: fetched.append(tuple(names)) or real(v, ids, names))
+
+    def answer() -> object:
+        try:
+            return db.sql(statement).to_arrow_table()
+        except Exception as err:  # (DataFusion's errors have no class of their own)
+            return type(err).__name__
+
+    found = answer()
+    db.sql("SET fts.substring_index = false")
+    assert found == answer()
+    if columns is None:
+        assert isinstance(found, str)
+    else:
+        assert fetched == [columns]
+
+
+def test_a_column_declared_not_null_is_carried_though_not_named(monkeypatch: pytest.MonkeyPatch) -> None:
+    db = fts.connect()
+    db.sql("CREATE TABLE u (id BIGINT NOT NULL, k TEXT NOT NULL, body TEXT)")
+    db.sql("INSERT INTO u VALUES (1, 'a', 'needle one'), (2, 'b', 'hay'), (3, 'c', NULL)")
+    db.sql("CREATE NGRAM INDEX ON u (body)")
+    db.sql("SET fts.substring_candidate_share = 1")
+    fetched: list[tuple[str, ...]] = []
+    real = run_substring.carried_rows
+    monkeypatch.setattr(run_substring, "carried_rows",
+                        lambda v, ids, names: fetched.append(tuple(names)) or real(v, ids, names))
+    assert db.sql("SELECT count(*) AS n FROM u WHERE body LIKE '%needle%'").to_pylist() == [{"n": 1}]
+    assert fetched == [("id", "k", "body")]

@@ -63,6 +63,9 @@ class SubstringRead:
     alias: str
     span: tuple[int, int] | None
     conjuncts: tuple[SubstringConjunct, ...]
+    # The names (lowercased) the statement may read a column by; None: any column (a star,
+    # a NATURAL join or USING). A candidate row's other columns need not be fetched.
+    names: frozenset[str] | None = None
 
     @property
     def needs(self) -> tuple[tuple[str, Need, str], ...]:
@@ -101,6 +104,7 @@ def substring_reads(statement: exp.Expression, schemas: Schemas,
            for node in statement.walk()):
         return []
     out = []
+    names = referenced_names(statement)
     for select in statement.find_all(exp.Select):
         where = select.args.get("where")
         if where is None:
@@ -125,8 +129,23 @@ def substring_reads(statement: exp.Expression, schemas: Schemas,
             assert isinstance(node, exp.Table) and source.table is not None
             alias = node.alias if node.args.get("alias") is not None else identifier(node)
             span = splicer.table_span(node) if splicer is not None else None
-            out.append(SubstringRead(source.table, alias, span, tuple(items)))
+            out.append(SubstringRead(source.table, alias, span, tuple(items), names))
     return out
+
+
+def referenced_names(statement: exp.Expression) -> frozenset[str] | None:
+    """Every name ``statement`` may read a column by, lowercased (those of its identifiers
+    and words, a superset: tables and aliases too), or None where it may read columns it
+    does not name: a star (``count(*)`` aside), a NATURAL join, a join USING columns."""
+    names = set()
+    for node in statement.walk():
+        if isinstance(node, exp.Star) and not isinstance(node.parent, exp.Count):
+            return None
+        if isinstance(node, exp.Join) and (node.method == "NATURAL" or node.args.get("using")):
+            return None
+        if isinstance(node, (exp.Identifier, exp.Var)):
+            names.add(node.name.lower())
+    return frozenset(names)
 
 
 def substring_conjunct(node: exp.Expression, span: tuple[int, int] | None, text: str

@@ -180,7 +180,8 @@ def _candidate_rows(db: SqlHost, read: SubstringRead, rowid: bool = False
                     ) -> tuple[list[SubstringPlan], pa.Table | None]:
     """The plans of ``read``'s columns and the candidate rows of its table, every column as
     SQL declares it (after ``_rowid`` with ``rowid``), from one snapshot (None when every
-    plan is a scan)."""
+    plan is a scan). Only the columns the statement may read are fetched (``read.names``;
+    and those that cannot be null): the others are nulls, which it never reads."""
     plans, snap = db.table(read.table).substring_plan(read.needs)
     ids = None
     for plan in plans:
@@ -189,22 +190,35 @@ def _candidate_rows(db: SqlHost, read: SubstringRead, rowid: bool = False
             ids = found if ids is None else pa.array(np.intersect1d(ids.to_numpy(), found.to_numpy(), assume_unique=True))
     if ids is None:
         return plans, None
-    names = snap.meta.sql_schema.names
+    schema = snap.meta.sql_schema
+    fetched = [f.name for f in schema if read.names is None or f.name.lower() in read.names or not f.nullable]
     columns = [column for column, _, _ in read.needs]
     if (read.predicates is None or read.runs_only or len(ids) < db.settings.get("fts.substring_recheck_rows")
-            or set(names) <= set(columns)):
-        rows = carried_rows(snap, ids, names)
+            or set(fetched) <= set(columns)):
+        rows = carried_rows(snap, ids, fetched)
     else:
-        rows = _rechecked(db, read, snap, ids, columns)
+        rows = _rechecked(db, read, snap, ids, columns, fetched)
+    rows = _widened(rows, schema)
     return plans, rows if rowid else rows.drop_columns([ROWID])
 
 
+def _widened(rows: pa.Table, schema: pa.Schema) -> pa.Table:
+    """``rows`` (``_rowid`` and some of ``schema``'s columns) with the others as nulls, in
+    the schema's order."""
+    if rows.num_columns == len(schema) + 1:
+        return rows
+    have = set(rows.column_names)
+    arrays = [rows.column(ROWID), *(rows.column(f.name) if f.name in have else pa.nulls(rows.num_rows, f.type)
+                                    for f in schema)]
+    return pa.Table.from_arrays(arrays, schema=pa.schema([rows.schema.field(ROWID), *schema]))
+
+
 def _rechecked(db: SqlHost, read: SubstringRead, version: TableVersion, ids: pa.Array | pa.ChunkedArray,
-               columns: list[str]) -> pa.Table:
+               columns: list[str], fetched: list[str]) -> pa.Table:
     """The candidates ``ids`` of ``read``'s table that its substring predicates keep, with
-    ``_rowid`` and every column as SQL declares it: the predicates' ``columns`` are fetched
-    for every candidate and DataFusion evaluates the predicates (as the statement writes
-    them) on them; the other columns are fetched for the rows kept only. The statement
+    ``_rowid`` and the ``fetched`` columns as SQL declares them: the predicates' ``columns``
+    are fetched for every candidate and DataFusion evaluates the predicates (as the
+    statement writes them) on them; the others for the rows kept only. The statement
     evaluates them again over these rows: a row they drop was dropped by its WHERE anyway
     (see sql/lower_substring.py), so this changes what is fetched, never the answer."""
     first = carried_rows(version, ids, columns)
@@ -212,10 +226,10 @@ def _rechecked(db: SqlHost, read: SubstringRead, version: TableVersion, ids: pa.
     kept_ids = _kept_ids(db, first, read.table, read.alias, where)
     keep = np.isin(first.column(ROWID).to_numpy(), kept_ids)
     first = first.filter(pa.array(keep))
-    rest = carried_rows(version, first.column(ROWID), [n for n in version.meta.sql_schema.names if n not in columns])
+    rest = carried_rows(version, first.column(ROWID), [n for n in fetched if n not in columns])
     for column in columns:
         rest = rest.append_column(first.schema.field(column), first.column(column))
-    return rest.select([ROWID, *version.meta.sql_schema.names])
+    return rest.select([ROWID, *fetched])
 
 
 def _explained(read: SubstringRead, plans: list[SubstringPlan]) -> list[str]:

@@ -47,6 +47,7 @@ class _Read:
     alias: str
     span: tuple[int, int]  # (in the key)
     conjuncts: tuple[_Conjunct, ...]
+    names: frozenset[str] | None  # (SubstringRead.names: the statement's identifiers)
 
 
 @dataclass(frozen=True)
@@ -77,7 +78,7 @@ class SubstringTemplate:
                     return None
                 conjuncts.append(made[1])
             reads.append(SubstringRead(read.table, read.alias, (place(read.span[0]), place(read.span[1])),
-                                       tuple(conjuncts)))
+                                       tuple(conjuncts), read.names))
         return reads
 
 
@@ -104,7 +105,7 @@ def substring_template(sql: str, shape: Shape, explain: bool, statement: exp.Exp
             if None in literals or sorted(literals) != inside:  # type: ignore[type-var]
                 return None  # (a literal of its text is not a string literal of its tree)
             conjuncts.append(_Conjunct(c.column, c.node, tuple(literals), (key(c.span[0]), key(c.span[1]))))  # type: ignore[arg-type]
-        out.append(_Read(read.table, read.alias, (key(read.span[0]), key(read.span[1])), tuple(conjuncts)))
+        out.append(_Read(read.table, read.alias, (key(read.span[0]), key(read.span[1])), tuple(conjuncts), read.names))
     return SubstringTemplate(explain, tuple(tables.items()), tuple(out))
 
 
