@@ -239,3 +239,25 @@ def test_a_column_declared_not_null_is_carried_though_not_named(monkeypatch: pyt
                         lambda v, ids, names: fetched.append(tuple(names)) or real(v, ids, names))
     assert db.sql("SELECT count(*) AS n FROM u WHERE body LIKE '%needle%'").to_pylist() == [{"n": 1}]
     assert fetched == [("id", "k", "body")]
+
+
+@pytest.mark.parametrize("other", ["regexp_like(body, 'a(', 'x')", "regexp_replace(body, 'a(', 'b') = 'x'",
+                                   "body !~ 'a('"])
+def test_a_malformed_regular_expression_beside_the_candidates_fails_as_the_scan_does(
+        docs: fts.Database, other: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A regular expression the index does not read (the x flag, another function, under
+    NOT) is evaluated by DataFusion on the candidates only: on none, it would never fail,
+    where the scan may. Such a statement runs as written (found by the generated
+    predicates: 1 statement in 10,000)."""
+    statement = f"SELECT id FROM docs WHERE body LIKE '%zzzneedle%' AND {other}"
+    docs.sql("SET fts.substring_candidate_share = 1")
+
+    def outcome() -> object:
+        try:
+            return candidate_reads(docs, statement, monkeypatch)
+        except Exception as err:  # (DataFusion's errors have no class of their own)
+            return type(err).__name__
+
+    found = outcome()  # (rows and reads of candidates, or the error)
+    docs.sql("SET fts.substring_index = false")
+    assert found == outcome()  # (no candidates read: as written)

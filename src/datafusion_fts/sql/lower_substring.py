@@ -16,13 +16,13 @@ what WHERE keeps. Statements that read ``_rowid`` or search are left as they are
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from sqlglot import exp
 
 from ..query.substring import Need, all_of, like_need, regex_need
 from ..session.catalog import string_literal
-from .dialect import FtsMatch, identifier
+from .dialect import Fts, FtsMatch, identifier
 from .lower_select import ROWID
 from .search_scores import conjuncts
 from .select_sources import Schemas, Source, select_sources
@@ -66,6 +66,9 @@ class SubstringRead:
     # The names (lowercased) the statement may read a column by; None: any column (a star,
     # a NATURAL join or USING). A candidate row's other columns need not be fetched.
     names: frozenset[str] | None = None
+    # The statement's other regular expressions, evaluated on '' for every column (SQL): a
+    # malformed one fails DataFusion's scan but not its run over no candidates.
+    probes: tuple[str, ...] = ()
 
     @property
     def needs(self) -> tuple[tuple[str, Need, str], ...]:
@@ -79,7 +82,8 @@ class SubstringRead:
 
     @property
     def checks(self) -> tuple[str, ...]:
-        return tuple(c.check for c in self.conjuncts if c.check is not None)
+        """SQL that fails where the statement's regular expressions are malformed."""
+        return tuple(c.check for c in self.conjuncts if c.check is not None) + self.probes
 
     @property
     def predicates(self) -> tuple[str, ...] | None:
@@ -130,7 +134,45 @@ def substring_reads(statement: exp.Expression, schemas: Schemas,
             alias = node.alias if node.args.get("alias") is not None else identifier(node)
             span = splicer.table_span(node) if splicer is not None else None
             out.append(SubstringRead(source.table, alias, span, tuple(items), names))
-    return out
+    inside = {id(n) for read in out for c in read.conjuncts for n in c.node.walk()}
+    probes = tuple(_probe(n) for n in statement.walk() if _is_regex(n) and id(n) not in inside)
+    return [replace(read, probes=probes) for read in out] if probes else out
+
+
+def _is_regex(node: exp.Expression) -> bool:
+    """Whether ``node`` calls a regular-expression function (``~``, ``regexp_replace`` ...)."""
+    return type(node).__name__.startswith("Regexp") or (
+        isinstance(node, exp.Anonymous) and str(node.name).lower().startswith("regexp"))
+
+
+def _flags(node: exp.RegexpLike | exp.RegexpILike) -> str | None:
+    """The flags of ``~``, ``~*`` or ``regexp_like`` (``~*``'s ``i`` among them); None if
+    they are not a string literal."""
+    flags = _string(node.args.get("flag")) if node.args.get("flag") is not None else ""
+    return None if flags is None else flags + ("i" if isinstance(node, exp.RegexpILike) else "")
+
+
+def _like_check(node: exp.RegexpLike | exp.RegexpILike) -> str | None:
+    """``regexp_like`` of '' with the pattern and flags of ``node`` (SQL), which fails where
+    they are malformed; None if they are not string literals."""
+    pattern, flags = _string(node.expression), _flags(node)
+    if pattern is None or flags is None:
+        return None
+    return f"regexp_like('', {string_literal(pattern)}{', ' + string_literal(flags) if flags else ''})"
+
+
+def _probe(call: exp.Expression) -> str:
+    """A regular expression's call with '' for every column (SQL): it fails where the call's
+    pattern or flags do (and may fail where the call would not: the statement then runs
+    as written)."""
+    if isinstance(call, (exp.RegexpLike, exp.RegexpILike)):
+        check = _like_check(call)
+        if check is not None:
+            return check
+    probe = call.copy()
+    for column in list(probe.find_all(exp.Column)):
+        column.replace(exp.Literal.string(""))
+    return f"({probe.sql(dialect=Fts)})"
 
 
 def referenced_names(statement: exp.Expression) -> frozenset[str] | None:
@@ -193,16 +235,13 @@ def _substring_predicate(node: exp.Expression) -> tuple[exp.Column, Need, str | 
     if isinstance(node, (exp.Like, exp.ILike)) and not node.args.get("negate"):
         return _read(node.this, node.expression, like_need)
     if isinstance(node, (exp.RegexpLike, exp.RegexpILike)):
-        flags = _string(node.args.get("flag")) if node.args.get("flag") is not None else ""
+        flags = _flags(node)
         if flags is None or "x" in flags:
             return None  # (flags of a column, or x: spaces and # are then not literal)
-        if isinstance(node, exp.RegexpILike):
-            flags += "i"
         read = _read(node.this, node.expression, regex_need)
-        pattern = _string(node.expression)
-        if read is None or pattern is None:
+        check = _like_check(node)
+        if read is None or check is None:
             return None
-        check = f"regexp_like('', {string_literal(pattern)}{', ' + string_literal(flags) if flags else ''})"
         return read[0], read[1], check
     if isinstance(node, (exp.StartsWith, exp.EndsWith)):
         return _read(node.this, node.expression, lambda s: s or None)

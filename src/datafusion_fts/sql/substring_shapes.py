@@ -12,9 +12,10 @@ asks follows its own patterns. Places are kept in the shape's key (each literal 
 character there) and moved by the statement's literals.
 
 Not remembered: a statement where whether a conjunct is read at all depends on a
-literal's content (an ESCAPE, a regular expression's flags), one whose conjuncts hold a
-literal sqlglot does not keep as a string literal (``INTERVAL '1 day'``), one with a part
-not placed in its text.
+literal's content (an ESCAPE, a regular expression's flags), one with regular expressions
+outside its conjuncts (``SubstringRead.probes``), one whose conjuncts hold a literal
+sqlglot does not keep as a string literal (``INTERVAL '1 day'``), one with a part not
+placed in its text.
 """
 
 from __future__ import annotations
@@ -86,10 +87,10 @@ def substring_template(sql: str, shape: Shape, explain: bool, statement: exp.Exp
                        reads: list[SubstringRead], tables: Mapping[str, Found]) -> SubstringTemplate | None:
     """The template of statement ``sql`` (parsed as ``statement``; ``reads``, found while
     looking up ``tables``), or None if it is not one to remember."""
-    if not reads or any(isinstance(n, exp.Escape) or (isinstance(n, (exp.RegexpLike, exp.RegexpILike))
-                                                       and n.args.get("flag") is not None)
-                        for n in statement.walk()):
-        return None
+    if not reads or reads[0].probes or any(
+            isinstance(n, exp.Escape) or (isinstance(n, (exp.RegexpLike, exp.RegexpILike)) and n.args.get("flag") is not None)
+            for n in statement.walk()):
+        return None  # (probes: regular expressions outside the conjuncts, whose literals it would not bind)
     key = _key_place(shape)
     starts = {lo: i for i, (lo, _) in enumerate(shape.spans)}
     out = []
