@@ -181,6 +181,15 @@ def test_a_statement_of_a_remembered_shape_reads_as_one_parsed(tmp_path: Path, m
     assert sum(r is not None for r in bound) > 100  # (most statements repeat a shape)
 
 
+def fetched_columns(monkeypatch: pytest.MonkeyPatch) -> list[tuple[str, ...]]:
+    """The columns of each fetch of candidate rows from now on."""
+    fetched: list[tuple[str, ...]] = []
+    real = run_substring.carried_rows
+    monkeypatch.setattr(run_substring, "carried_rows",
+                        lambda v, ids, names: fetched.append(tuple(names)) or real(v, ids, names))
+    return fetched
+
+
 @pytest.mark.parametrize("statement, columns", [
     ("SELECT id FROM t WHERE body LIKE '%needle%' ORDER BY id", ("id", "body")),
     ("SELECT count(*) AS n FROM t WHERE body LIKE '%needle%'", ("body",)),
@@ -207,10 +216,7 @@ def test_candidates_carry_the_columns_the_statement_names(statement: str, column
                                                     ("extra", pa.string()), ("note", pa.string())])))
     db.sql("CREATE NGRAM INDEX ON t (body)")
     db.sql("SET fts.substring_candidate_share = 1")
-    fetched: list[tuple[str, ...]] = []
-    real = run_substring.carried_rows
-    monkeypatch.setattr(run_substring, "carried_rows",
-                        lambda v, ids, names: fetched.append(tuple(names)) or real(v, ids, names))
+    fetched = fetched_columns(monkeypatch)
 
     def answer() -> object:
         try:
@@ -233,10 +239,7 @@ def test_a_column_declared_not_null_is_carried_though_not_named(monkeypatch: pyt
     db.sql("INSERT INTO u VALUES (1, 'a', 'needle one'), (2, 'b', 'hay'), (3, 'c', NULL)")
     db.sql("CREATE NGRAM INDEX ON u (body)")
     db.sql("SET fts.substring_candidate_share = 1")
-    fetched: list[tuple[str, ...]] = []
-    real = run_substring.carried_rows
-    monkeypatch.setattr(run_substring, "carried_rows",
-                        lambda v, ids, names: fetched.append(tuple(names)) or real(v, ids, names))
+    fetched = fetched_columns(monkeypatch)
     assert db.sql("SELECT count(*) AS n FROM u WHERE body LIKE '%needle%'").to_pylist() == [{"n": 1}]
     assert fetched == [("id", "k", "body")]
 
