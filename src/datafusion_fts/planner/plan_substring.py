@@ -21,12 +21,11 @@ from .plan_search import Catalog
 
 
 # The share of rows up to which the index is read grows with the text a row holds: a
-# fetch costs about the same per row, DataFusion's scan more. Measured at 1M rows (warm
-# scans), the index stops paying at ~1.5-2 % of the rows for 50 characters a row and at
-# ~7 % for 500: the setting's share times (distinct trigrams a row) / WIDTH_GRAMS, from 1
-# to WIDEST times (short texts keep the setting's share; 375 trigrams and more, 2.5x).
-WIDTH_GRAMS = 150
-WIDEST = 2.5
+# fetch costs about the same per row, DataFusion's scan more. Measured at 1M rows, the
+# index stops paying at ~2.5 % of the rows for 50 characters a row and ~7.5 % for 500:
+# the setting's share times 1 + (distinct trigrams a row) / WIDTH_GRAMS, at most WIDEST.
+WIDTH_GRAMS = 300
+WIDEST = 4.0
 
 
 @dataclass(frozen=True)
@@ -70,7 +69,7 @@ def candidate_share(max_share: float, stats: ColumnStats) -> float:
     whose rows hold more distinct trigrams (``stats``: its index's), as :data:`WIDTH_GRAMS`
     says; 0 and 1 stay as they are (never, always)."""
     grams = stats.total_tokens / stats.n_docs if stats.n_docs else 0.0
-    return min(1.0, max_share * min(WIDEST, max(1.0, grams / WIDTH_GRAMS)))
+    return min(1.0, max_share * min(WIDEST, 1.0 + grams / WIDTH_GRAMS))
 
 
 def _grams(need: Need, analyzer: Analyzer) -> Grams:
