@@ -148,12 +148,10 @@ REGISTRY: dict[str, Setting] = {
                 "off, DataFusion scans every row, for tests comparing both."),
         Setting("fts.substring_candidate_share", 0.02, _share,
                 "The n-gram index is read while the rows it estimates may match (and its unindexed tail) are at most "
-                "this share of a table's live rows for short texts, times 1 + (distinct trigrams a row) / 300 (at most "
-                "4) for longer ones; past it DataFusion scans (fetching more rows by id costs more, and a scan costs more "
-                "per row the more text it holds: at 1M rows of 50-character texts, 1.9 % of the rows fetched cost 0.8x "
-                "the scan, 3.3 % 1.1x; of 500-character texts with LZ4 text pages, 2.3 % 0.4-0.5x, 4.5 % 0.7-0.8x, "
-                "7.3 % 0.9-1.0x; with ZSTD text pages 1.3-1.8x those). 1 reads it whenever a predicate asks for some "
-                "trigram, 0 never."),
+                "this share of a table's live rows; past it DataFusion scans (fetching more rows by id costs more: at 1M "
+                "rows of 500-character texts with LZ4 text pages, 0.8 % of the rows fetched cost 0.2x the scan, 2.3 % 0.4-0.5x, "
+                "4.5 % 0.7-0.8x, 7.3 % 0.9-1.0x; with ZSTD text pages 1.3-1.8x those). "
+                "1 reads it whenever a predicate asks for some trigram."),
         Setting("fts.substring_recheck_rows", 256, _non_negative_int,
                 "From this many candidate rows up, a table read by an n-gram index fetches the predicates' columns "
                 "first, DataFusion evaluates the substring predicates on them, and the table's other columns are fetched "

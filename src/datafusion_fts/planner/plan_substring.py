@@ -12,20 +12,11 @@ import pyarrow as pa
 
 from ..analysis import analyzer_for
 from ..analysis.analyzer import Analyzer
-from ..index.bm25 import ColumnStats
 from ..operators.ngram_candidates import Grams, NgramCandidates, gram_text
 from ..query.substring import AllOf, AnyOf, Need
 from ..storage.files.manifest import ngram_key
 from ..storage.snapshot import TableSnapshot
 from .plan_search import Catalog
-
-
-# The share of rows up to which the index is read grows with the text a row holds: a
-# fetch costs about the same per row, DataFusion's scan more. Measured at 1M rows, the
-# index stops paying at ~2.5 % of the rows for 50 characters a row and ~7.5 % for 500:
-# the setting's share times 1 + (distinct trigrams a row) / WIDTH_GRAMS, at most WIDEST.
-WIDTH_GRAMS = 300
-WIDEST = 4.0
 
 
 @dataclass(frozen=True)
@@ -41,8 +32,8 @@ def plan_substring(snapshot: TableSnapshot, catalog: Catalog, column: str, need:
     """How to find the rows of ``snapshot`` whose ``column`` may meet ``need`` (the
     requirement of the predicates ``shown``): the index while the rows it estimates hold
     the grams (the fewest of an AND, all of an OR) and its unindexed tail are at most
-    :func:`candidate_share` of the live rows (past it, fetching the candidates by row id
-    costs more than DataFusion's scan of the column)."""
+    ``max_share`` of the live rows (``fts.substring_candidate_share``: past it, fetching
+    the candidates by row id costs more than DataFusion's scan of the column)."""
     index = snapshot.meta.ngram(column)
     assert index is not None
     grams = _grams(need, analyzer_for(index.analyzer))
@@ -55,21 +46,10 @@ def plan_substring(snapshot: TableSnapshot, catalog: Catalog, column: str, need:
     tail = _live_tail(snapshot, ngram_key(column))
     live = snapshot.meta.live_rows + sum(b.num_rows for b in snapshot.fresh)
     estimate = _estimate(grams, df) + len(tail)
-    share = candidate_share(max_share, segments.column_stats)
-    if estimate > share * live:
-        return SubstringPlan(None, f"scan: about {estimate:,} of {live:,} rows hold {gram_text(grams)} "
-                                   f"(more than {share:.1%})")
+    if estimate > max_share * live:
+        return SubstringPlan(None, f"scan: about {estimate:,} of {live:,} rows hold {gram_text(grams)}")
     operator = NgramCandidates(snapshot.name, column, grams, segments, tail, shown)
     return SubstringPlan(operator, f"n-gram index: about {estimate:,} of {live:,} rows")
-
-
-def candidate_share(max_share: float, stats: ColumnStats) -> float:
-    """The share of a table's live rows up to which its n-gram index is read:
-    ``max_share`` (``fts.substring_candidate_share``) for short texts, more for a column
-    whose rows hold more distinct trigrams (``stats``: its index's), as :data:`WIDTH_GRAMS`
-    says; 0 and 1 stay as they are (never, always)."""
-    grams = stats.total_tokens / stats.n_docs if stats.n_docs else 0.0
-    return min(1.0, max_share * min(WIDEST, 1.0 + grams / WIDTH_GRAMS))
 
 
 def _grams(need: Need, analyzer: Analyzer) -> Grams:
