@@ -44,7 +44,7 @@ import datafusion_fts as fts
 
 SECTION = "## Substring search: LIKE, ILIKE and regular expressions (issue 43)"
 # Zipf ranks of the needles: from a word in ~0.004 % of rows to one in 7.3 % of them
-# (rank 100: 4.5 %, which the index reads for rows of this much text; rank 60 it scans).
+# (ranks 100 and 60: 4.5 % and 7.3 %, past the candidate share: DataFusion scans).
 RANKS = (120_000, 30_000, 5_000, 600, 100, 60)
 
 

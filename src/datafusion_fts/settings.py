@@ -149,9 +149,10 @@ REGISTRY: dict[str, Setting] = {
         Setting("fts.substring_candidate_share", 0.02, _share,
                 "The n-gram index is read while the rows it estimates may match (and its unindexed tail) are at most "
                 "this share of a table's live rows; past it DataFusion scans (fetching more rows by id costs more: at 1M "
-                "rows of 500-character texts with LZ4 text pages, 0.8 % of the rows fetched cost 0.2x the scan, 2.3 % 0.4-0.5x, "
-                "4.5 % 0.7-0.8x, 7.3 % 0.9-1.0x; with ZSTD text pages 1.3-1.8x those). "
-                "1 reads it whenever a predicate asks for some trigram."),
+                "rows of 500-character texts with LZ4 text pages, 0.8 % of the rows fetched cost 0.2x the scan, 2.3 % "
+                "0.4-0.5x, 4.5 % 0.6-0.8x alone but 1.1x interleaved with other work, whose reads evict the pages a "
+                "fetch reads at random; of 50-character texts, 1.1 % 0.9x a warm scan, 1.8 % 1.1x, 3.1 % 1.2x; with "
+                "ZSTD text pages 1.3-1.8x those). 1 reads it whenever a predicate asks for some trigram."),
         Setting("fts.substring_recheck_rows", 256, _non_negative_int,
                 "From this many candidate rows up, a table read by an n-gram index fetches the predicates' columns "
                 "first, DataFusion evaluates the substring predicates on them, and the table's other columns are fetched "
