@@ -17,7 +17,8 @@ import numpy as np
 from libc.stdint cimport int64_t, uint8_t
 from libc.string cimport memcpy
 
-from .parquet_thrift cimport S_CRC, S_CRC_HI, S_CRC_LO, S_FIELDS, S_HAS_CRC, S_PACKED, S_USIZE, S_VAL_HI, S_VAL_LO
+from .parquet_thrift cimport (S_CRC, S_CRC_HI, S_CRC_LO, S_FIELDS, S_HAS_CRC, S_LEV_HI, S_LEV_LO, S_PACKED,
+                              S_USIZE, S_VAL_HI, S_VAL_LO)
 
 # uLong crc32(uLong crc, const Bytef* buf, uInt len)
 ctypedef unsigned long (*Crc32)(unsigned long, const uint8_t*, unsigned int) noexcept nogil
@@ -106,21 +107,33 @@ def checked_and_inflated(int codec, size_t crc32, size_t decompress, size_t dctx
     """A small piece of a fetch in one call: every page's CRC checked (those that carry
     one: ``spans``' S_HAS_CRC, S_CRC, S_CRC_LO, S_CRC_HI, as ``first_bad_crc``), then the
     values of each compressed page (S_PACKED) decompressed (as ``bad_frame``) after the
-    raw pages, where its S_VAL_LO/S_VAL_HI then point. Returns ``(buf, bad, why)``:
-    ``raw`` followed by the decompressed values, and -1, or the first bad page with
-    ``why`` 0 (a CRC mismatch: all CRCs are checked before anything is decompressed)
-    or 1 (out of bounds, damaged, or of another size). What the page reader's separate
-    loops do, without the arrays and calls between them (a fetch of ten rows' pages
-    spent more on those than on the pages)."""
+    raw pages, where its S_VAL_LO/S_VAL_HI then point. Where every page is compressed,
+    only the data pages v2's levels (S_LEV_LO/S_LEV_HI, moved too) are kept before the
+    values, not the whole of ``raw``. Returns ``(buf, bad, why)``: those bytes followed
+    by the decompressed values, and -1, or the first bad page with ``why`` 0 (a CRC
+    mismatch: all CRCs are checked before anything is decompressed) or 1 (out of bounds,
+    damaged, or of another size). What the page reader's separate loops do, without the
+    arrays and calls between them (a fetch of ten rows' pages spent more on those than
+    on the pages)."""
     cdef Crc32 checksum = <Crc32><void*>crc32
     cdef void* context = <void*>dctx
-    cdef int64_t n = spans.shape[0], m = raw.shape[0], i, z, at, total = raw.shape[0], bad = -1
+    cdef int64_t n = spans.shape[0], m = raw.shape[0], i, z, a, b, at, kept = 0, total, bad = -1
     cdef int why = 0
-    cdef bint is_lz4 = codec == LZ4
+    cdef bint is_lz4 = codec == LZ4, levels_only = n > 0
     if spans.shape[1] != S_FIELDS:
         raise ValueError(f"a span table of {S_FIELDS} columns wanted")
     if codec != ZSTD and codec != LZ4:
         raise ValueError(f"codec {codec}: ZSTD ({ZSTD}) or LZ4 ({LZ4}) wanted")
+    for i in range(n):  # (a level span out of bounds: everything kept, the values' loop reports it)
+        a, b = spans[i, S_LEV_LO], spans[i, S_LEV_HI]
+        if not spans[i, S_PACKED] or (a >= 0 and (b < a or b > m)):
+            levels_only = False
+            break
+        if a >= 0:
+            kept += b - a
+    if not levels_only:
+        kept = m
+    total = kept
     for i in range(n):  # (a size out of range is left out: that page fails below, after every CRC)
         z = spans[i, S_USIZE]
         if spans[i, S_PACKED] and 0 <= z < 1LL << 40:
@@ -128,14 +141,25 @@ def checked_and_inflated(int codec, size_t crc32, size_t decompress, size_t dctx
     buf = np.empty(total, dtype=np.uint8)
     cdef uint8_t[::1] out = buf
     with nogil:
-        if m:
+        if levels_only:
+            at = 0
+            for i in range(n):
+                a, b = spans[i, S_LEV_LO], spans[i, S_LEV_HI]
+                if a < 0:
+                    continue
+                if b > a:
+                    memcpy(&out[0] + at, &raw[0] + a, b - a)
+                spans[i, S_LEV_LO] = at
+                spans[i, S_LEV_HI] = at + b - a
+                at += b - a
+        elif m:
             memcpy(&out[0], &raw[0], m)
         for i in range(n):
             if spans[i, S_HAS_CRC] and not _crc_ok(checksum, &raw[0], m, spans[i, S_CRC_LO], spans[i, S_CRC_HI],
                                                    spans[i, S_CRC]):
                 bad = i
                 break
-        at = m
+        at = kept
         for i in range(n if bad < 0 else 0):
             if not spans[i, S_PACKED]:
                 continue

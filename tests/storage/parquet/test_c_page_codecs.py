@@ -207,3 +207,41 @@ def test_one_call_finds_the_first_bad_crc_before_any_bad_frame(lz4):
         assert checked_and_inflated(kind, c_page_codecs._CRC32, address, context, src, wrong)[1:] == (0, 1)
         wrong[3, S_CRC] ^= 1
         assert checked_and_inflated(kind, c_page_codecs._CRC32, address, context, src, wrong)[1:] == (3, 0)
+
+
+@pytest.mark.parametrize("lz4", [False, True])
+def test_one_call_keeps_only_the_levels_where_every_page_is_compressed(lz4):
+    """Where every page's values are compressed, ``checked_and_inflated`` keeps, before
+    the decompressed values, only the data pages v2's levels (moving their spans there),
+    not the raw pages; a level span out of bounds keeps the raw pages whole."""
+    from datafusion_fts.kernels.page_codecs import LZ4 as LZ4_KIND
+    from datafusion_fts.kernels.page_codecs import ZSTD as ZSTD_KIND
+    from datafusion_fts.kernels.page_codecs import checked_and_inflated
+    from datafusion_fts.kernels.parquet_thrift import (
+        S_FIELDS, S_LEV_HI, S_LEV_LO, S_PACKED, S_USIZE, S_VAL_HI, S_VAL_LO)
+
+    if lz4 and not c_page_codecs.LZ4_AVAILABLE:
+        pytest.skip("no liblz4 on this system")
+    pages = [b"alpha " * 50, b"beta " * 70, os.urandom(300), b"gamma"]
+    src, lo, hi, sizes = _frames(pages, lz4=lz4)
+    kind, address = (LZ4_KIND, c_page_codecs._LZ4_DECOMPRESS) if lz4 else (ZSTD_KIND, c_page_codecs._DECOMPRESS_DCTX)
+    context = 0 if lz4 else c_page_codecs._zstd_context()
+    levels = [(int(lo[0]), int(lo[0]) + 3), (-1, -1), (int(lo[2]), int(lo[2])), (int(lo[3]), int(lo[3]) + 2)]
+
+    def table(levels: list[tuple[int, int]]) -> np.ndarray:
+        spans = np.zeros((4, S_FIELDS), np.int64)
+        spans[:, S_VAL_LO], spans[:, S_VAL_HI], spans[:, S_USIZE], spans[:, S_PACKED] = lo, hi, sizes, 1
+        spans[:, [S_LEV_LO, S_LEV_HI]] = levels
+        return spans
+
+    spans = table(levels)
+    buf, bad, why = checked_and_inflated(kind, c_page_codecs._CRC32, address, context, src, spans)
+    assert (bad, why) == (-1, 0)
+    kept = b"".join(src[a:b].tobytes() for a, b in levels if a >= 0)
+    assert len(buf) == len(kept) + sum(map(len, pages)) and buf[: len(kept)].tobytes() == kept
+    assert [buf[a:b].tobytes() for a, b in spans[:, [S_VAL_LO, S_VAL_HI]]] == pages
+    assert spans[:, [S_LEV_LO, S_LEV_HI]].tolist() == [[0, 3], [-1, -1], [3, 3], [3, 5]]
+    spans = table([*levels[:3], (int(lo[3]), len(src) + 1)])  # (out of bounds: the raw pages kept)
+    buf, bad, why = checked_and_inflated(kind, c_page_codecs._CRC32, address, context, src, spans)
+    assert (bad, why) == (-1, 0) and buf[: len(src)].tobytes() == src.tobytes()
+    assert [buf[a:b].tobytes() for a, b in spans[:, [S_VAL_LO, S_VAL_HI]]] == pages
