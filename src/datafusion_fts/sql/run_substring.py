@@ -35,13 +35,13 @@ def run_substring(db: SqlHost, text: str) -> datafusion.DataFrame | None:
     plan of what it runs, each table's plan and why (``substring_plan``)."""
     if not db.settings.get("fts.substring_index"):
         return None
-    found = _statement_reads(db, text)
+    tables = db.manifest.tables  # (one version: the reads are found in it and registered from it)
+    found = _statement_reads(db, tables, text)
     if found is None:
         return None
     explain, reads = found
     if not reads or any(read.span is None for read in reads) or not _valid(db, reads):
         return None  # (a table not placed in the text: the text as written)
-    tables = db.manifest.tables
     shown: list[str] = []
     lines: list[str] = []
     edits: list[Edit] = []
@@ -69,11 +69,12 @@ def run_substring(db: SqlHost, text: str) -> datafusion.DataFrame | None:
             db.ctx.deregister_table(name)
 
 
-def _statement_reads(db: SqlHost, text: str) -> tuple[bool, list[SubstringRead]] | None:
-    """Whether ``text`` is an EXPLAIN, and the tables it reads by substring predicates over
-    n-gram indexes: from the template of its shape where one fits (sql/substring_shapes.py),
-    else parsed (and its template kept); None where sqlglot cannot parse it as one query."""
-    tables = db.manifest.tables
+def _statement_reads(db: SqlHost, tables: Mapping[str, TableMetadata], text: str
+                     ) -> tuple[bool, list[SubstringRead]] | None:
+    """Whether ``text`` is an EXPLAIN, and the tables of ``tables`` it reads by substring
+    predicates over n-gram indexes: from the template of its shape where one fits
+    (sql/substring_shapes.py), else parsed (and its template kept); None where sqlglot
+    cannot parse it as one query."""
     shape = shape_of(text) if db.settings.get("fts.sql_fast_paths") else None
     if shape is not None:
         template = db.statements.get(text, shape, partial(_looked_up, tables))
