@@ -10,7 +10,7 @@ interleaved statement by statement, ``--repeats`` times each. Reported per state
 over the mix: the medians, ``db.sql`` over ``ctx.sql`` on the plain session (what a user
 sees: the routing and the session's schema provider, a Python one, which DataFusion asks
 for each table a statement names), ``db.sql`` over ``ctx.sql`` on its own session (the
-routing alone), and the median of the decision (``sql/classify.py``: split and classify).
+routing alone), and the median of the decision (``sql/text/classify.py``: split and classify).
 
 Usage::
 
@@ -37,7 +37,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import datafusion_fts as fts  # noqa: E402
 from bench_core import _machine, write_docs_section  # noqa: E402
-from datafusion_fts.sql.classify import classify, split  # noqa: E402
+from datafusion_fts.sql.text.classify import classify, split  # noqa: E402
 
 TITLE = "## Plain SQL through db.sql (issue 31)"
 ROWS = 1_000
@@ -122,7 +122,7 @@ def main() -> None:
         " session and through `db.sql` (`connect(ctx=...)`, `docs` a managed table), interleaved, collected"
         " with `to_arrow_table()`. Medians. *Routing* is `db.sql` over `ctx.sql` on `db.sql`'s own session"
         " (whose default schema is the database's, a Python schema provider DataFusion asks for each table);"
-        " the decision is `sql/classify.py` alone (split and classify).",
+        " the decision is `sql/text/classify.py` alone (split and classify).",
         "",
         "| statement | ctx.sql ms | db.sql ms | db.sql - ctx.sql ms | routing ms | decision µs |",
         "| --- | ---: | ---: | ---: | ---: | ---: |",

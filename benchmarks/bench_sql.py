@@ -15,7 +15,7 @@ with an index on ``body``):
    bm25(docs) LIMIT k`` and the equivalent FTS5 syntax.
 3. A phase breakdown of the SQL path (parse, lowering, search, result registration,
    DataFusion planning, DataFusion execution), taken by wrapping the calls of
-   ``datafusion_fts.sql.execute`` from this script (nothing in ``src/`` is changed).
+   ``datafusion_fts.sql.search.execute`` from this script (nothing in ``src/`` is changed).
 
 All systems run in this process; every query runs once as a warm-up, then ``--repeats`` timed
 passes; within a pass each system answers a class's queries in a block of its own (a SQL call
@@ -207,7 +207,7 @@ class _Instrument:
         return wrapper
 
     def __enter__(self) -> "_Instrument":
-        from datafusion_fts.sql import execute as ex
+        from datafusion_fts.sql.search import execute as ex
 
         self.ex = ex
         self.saved = {name: getattr(ex.SqlSession, name) for name in ("_plan", "_run_search", "_register_result")}
@@ -613,7 +613,7 @@ def _report(args, n_rows: int, env: dict, build: dict, build_note: str, s: dict)
     add("")
     add(f"Instrumented runs ({BREAKDOWN_QUERIES} queries per class, k=10, one warm-up round and three recorded; "
         "p50 per phase in ms, so the phases need not add up exactly to the total). The script wraps "
-        "`datafusion_fts.sql.execute`'s steps with timers; nothing in `src/` is changed. *parse*: sqlglot "
+        "`datafusion_fts.sql.search.execute`'s steps with timers; nothing in `src/` is changed. *parse*: sqlglot "
         "`parse_sql`; *lower*: `SqlSession._plan` (copy the statement, lower MATCH into a search and rewrite "
         "the SELECT); *search*: `_run_search` (the same planner and operators as `t.search`, without "
         "fetching columns); *register*: `_register_result` (the hits as a DataFusion table); *df plan*: "

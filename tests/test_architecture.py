@@ -154,5 +154,41 @@ def test_imports_point_down_the_layers():
 
 
 def test_the_layer_check_finds_an_import_upward():
-    graph = {"datafusion_fts.planner.rule": {"datafusion_fts.sql.execute", "datafusion_fts.index.segment"}}
-    assert upward(graph) == [("datafusion_fts.planner.rule", "datafusion_fts.sql.execute")]
+    graph = {"datafusion_fts.planner.rule": {"datafusion_fts.sql.search.execute", "datafusion_fts.index.segment"}}
+    assert upward(graph) == [("datafusion_fts.planner.rule", "datafusion_fts.sql.search.execute")]
+
+
+# docs/design.md, `sql/`: inside it, imports point from the entry down through its wings,
+# top first; a module imports its own wing's or lower ones'.
+SQL_WINGS = (
+    {"statements"},
+    {"search"},
+    {"substring"},
+    {"hosts", "managed_dml", "tables", "result_frame"},
+    {"text"},
+)
+
+
+def sql_wing_of(module: str) -> int:
+    """The wing of a module of ``sql/``: its subpackage's or its own name's."""
+    part = module.split(".")[2]
+    return next(i for i, wing in enumerate(SQL_WINGS) if part in wing)
+
+
+def sql_upward(graph: dict[str, set[str]]) -> list[tuple[str, str]]:
+    """The imports of a module of ``sql/`` of a module of ``sql/`` in a wing above the importer's."""
+    inside = [(a, b) for a, targets in graph.items() for b in targets
+              if a.startswith(f"{PACKAGE}.sql.") and b.startswith(f"{PACKAGE}.sql.")]
+    return sorted((a, b) for a, b in inside if sql_wing_of(b) < sql_wing_of(a))
+
+
+def test_sql_imports_point_down_its_wings():
+    known = modules()
+    graph = {name: imports(name, path, known) for name, path in known.items()}
+    assert sql_upward(graph) == []
+
+
+def test_the_wing_check_finds_an_import_upward():
+    graph = {f"{PACKAGE}.sql.text.splice": {f"{PACKAGE}.sql.search.lower_select", f"{PACKAGE}.sql.text.dialect"},
+             f"{PACKAGE}.sql.substring.run_substring": {f"{PACKAGE}.sql.hosts"}}
+    assert sql_upward(graph) == [(f"{PACKAGE}.sql.text.splice", f"{PACKAGE}.sql.search.lower_select")]

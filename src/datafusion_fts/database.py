@@ -3,7 +3,7 @@
 work: the state readers see (catalog/table_state.py), the one writer (catalog/writer.py),
 the fresh tier's logs (index/fresh_logs.py), tables indexed in place (storage/sources/in_place.py),
 segments and tail indexes (planner/segment_sets.py), DataFusion's views
-(session/table_views.py) and the SQL statement cache (sql/statement_cache.py)."""
+(session/table_views.py) and the SQL statement cache (sql/text/shapes.py)."""
 
 from __future__ import annotations
 
@@ -35,8 +35,8 @@ from .session.sources import source_of
 from .session.stores import reach_bucket
 from .session.table_views import TableViews
 from .settings import MAX_NAME_CHARS, Settings
-from .sql.statement_cache import StatementCache
 from .sql.statements import run_sql
+from .sql.text.shapes import StatementCache
 from .storage.files.layout import is_remote, local_path
 from .storage.files.manifest import (
     CsvFormat,

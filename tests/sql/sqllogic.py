@@ -34,7 +34,7 @@ import datafusion
 import pyarrow as pa
 
 import datafusion_fts as fts
-from datafusion_fts.sql.classify import tokenize
+from datafusion_fts.sql.text.classify import tokenize
 
 SETUPS = ("datafusion", "memory", "directory")
 _HEADER = re.compile(r"^(statement|query)\b(.*)$")

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from datafusion_fts.sql.classify import Kind
 from datafusion_fts.sql.statements import RUNS
+from datafusion_fts.sql.text.classify import Kind
 
 
 def test_every_kind_of_statement_runs_one_way():

@@ -189,7 +189,7 @@ def test_foreign_tables(docs):
 
 
 def test_only_the_returned_rows_are_explained(docs, monkeypatch):
-    from datafusion_fts.sql import execute
+    from datafusion_fts.sql.search import execute
 
     seen = []
     original = execute.explain_search

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from sqlglot.errors import TokenError
 from sqlglot.tokens import Token, TokenType
 
-from ..sql.dialect import Fts
+from ..sql.text.dialect import Fts
 
 QUIT_WORDS = ("quit", "exit")
 

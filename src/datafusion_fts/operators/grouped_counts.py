@@ -1,6 +1,6 @@
 """Counts by a column over a search's matches (issue 44): the facets beside a search
 page, for SQL's ``GROUP BY`` over a search answered without DataFusion
-(sql/direct_groups.py) and ``Table.facets``.
+(sql/search/direct_groups.py) and ``Table.facets``.
 
 The matches come unscored, ascending (``planner/count_matches.matching_rows``); the key
 (text or integers) is taken as codes (``TableSnapshot.take_codes``: where the store keeps

@@ -1,6 +1,6 @@
 """One search as every door asks it, and its answer (docs/design.md: "One search from every
 door"): the Python API (``Table.search``, ``find``, ``count``, ``matching_rows``,
-``facets``, ``search_page``), SQL's searches (sql/execute.py), ``fts_search`` and the
+``facets``, ``search_page``), SQL's searches (sql/search/execute.py), ``fts_search`` and the
 search of a statement's relation each build a :class:`Search` and :func:`answer` it over a
 managed table's snapshot or a table of the session (a ``SearchedTable``).
 

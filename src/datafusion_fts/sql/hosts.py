@@ -17,7 +17,7 @@ from .managed_dml import DmlHost, DmlTable
 from .tables import Tables, TableVersion
 
 if TYPE_CHECKING:  # (it loads sqlglot; plain statements never need it)
-    from .statement_cache import StatementCache
+    from .text.shapes import StatementCache
 
 T = TypeVar("T")
 

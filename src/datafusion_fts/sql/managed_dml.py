@@ -36,9 +36,9 @@ from ..errors import CatalogError, InvalidArgument
 from ..session.catalog import RESERVED_PREFIX, SessionSchema, quote, rows_name
 from ..session.declared_types import empty_batch
 from ..session.defined_tables import defined
-from .classify import ROWID, Kind, Statement, Token, is_search, tokenize
 from .result_frame import detached_frame
 from .tables import TableMetadata
+from .text.classify import ROWID, Kind, Statement, Token, is_search, tokenize
 
 # The column of an UPDATE's scratch table holding each row's row id (a name no statement
 # of a user's may write: the prefix is the engine's).

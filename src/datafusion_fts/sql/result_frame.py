@@ -2,7 +2,7 @@
 when something needs DataFusion.
 
 A search statement whose answer is its search's result, sliced and renamed (see
-:class:`.statement_cache.Direct`), has its rows in hand before DataFusion sees them.
+:class:`.search.search_templates.Direct`), has its rows in hand before DataFusion sees them.
 Handing them to DataFusion and collecting them back (``ctx.from_arrow(t)`` then
 ``to_arrow_table()``) cost about 0.35 ms a statement for 10 rows, a third of what SQL
 adds to a search. So ``to_arrow_table``, ``collect``, ``to_pylist``, ``to_pydict``,

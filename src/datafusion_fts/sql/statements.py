@@ -1,10 +1,10 @@
 """``db.sql``'s entry: each statement of a text run by its kind (docs/design.md: "SQL";
 DESIGN §3.1).
 
-A statement's kind comes from its tokens (sql/classify.py), one table dispatches on it:
+A statement's kind comes from its tokens (sql/text/classify.py), one table dispatches on it:
 DataFusion's own statements go to ``ctx.sql`` as written; DDL and DML that write a managed
 table to sql/managed_dml.py; searches and the project's statements to the SQL session of
-sql/execute.py, which parses them with sqlglot: no other statement is parsed in Python.
+sql/search/execute.py, which parses them with sqlglot: no other statement is parsed in Python.
 """
 
 from __future__ import annotations
@@ -15,7 +15,11 @@ from functools import partial
 import datafusion
 
 from ..errors import EngineError, InvalidArgument, SqlError
-from .classify import (
+from .hosts import SqlHost
+from .managed_dml import HANDLERS, Handler, Run, drop
+from .search.execute import SqlSession
+from .substring.run_substring import run_substring
+from .text.classify import (
     Kind,
     Statement,
     classify,
@@ -26,10 +30,6 @@ from .classify import (
     split,
     tokenize,
 )
-from .execute import SqlSession
-from .hosts import SqlHost
-from .managed_dml import HANDLERS, Handler, Run, drop
-from .run_substring import run_substring
 
 
 def run_sql(db: SqlHost, text: str) -> datafusion.DataFrame:
@@ -81,7 +81,7 @@ def _datafusion(db: SqlHost, text: str, part: Statement) -> datafusion.DataFrame
 
 def _substring(db: SqlHost, text: str, part: Statement) -> datafusion.DataFrame:
     """A statement of DataFusion's that may read a table's candidate rows by its n-gram
-    index (sql/run_substring.py), else as written."""
+    index (sql/substring/run_substring.py), else as written."""
     db.list_sources(part.text)
     found = db.errors.call(run_substring, db, part.text)
     return found if found is not None else _datafusion(db, text, part)
@@ -98,7 +98,7 @@ def _write(handler: Handler) -> Callable[[SqlHost, str, Statement], datafusion.D
 
 
 def _ours(db: SqlHost, text: str, part: Statement) -> datafusion.DataFrame:
-    """A search or a statement of the project's: parsed and lowered (sql/execute.py)."""
+    """A search or a statement of the project's: parsed and lowered (sql/search/execute.py)."""
     return _searching(db)(part.text)
 
 
@@ -124,5 +124,5 @@ def _query(db: SqlHost, text: str) -> datafusion.DataFrame:
 
 def _searching(db: SqlHost) -> Run:
     """How a statement of ours runs: parsed and lowered by the SQL session of
-    sql/execute.py."""
+    sql/search/execute.py."""
     return SqlSession(db).statement

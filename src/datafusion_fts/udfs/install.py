@@ -6,7 +6,7 @@ registered twice: its short form with the required arguments (``highlight(text, 
 and ``<name>_with`` taking every argument (``highlight_with(text, query, pre, post,
 analyzer, column)``). ``db.sql`` also accepts the optional arguments of the short forms
 (``highlight(body, 'q', '<em>', '</em>')``) and rewrites each call into the ``_with``
-form, passing the column's index analyzer and name (:mod:`..sql.text_functions`).
+form, passing the column's index analyzer and name (:mod:`..sql.search.text_functions`).
 """
 
 from __future__ import annotations

@@ -1,5 +1,5 @@
 """The search of a relation's rows inside DataFusion's plan (the general plan of SQL over a
-CTE, a derived table, a view or a table of the session: sql/lower_marks.py): a window
+CTE, a derived table, a view or a table of the session: sql/search/lower_marks.py): a window
 function over the whole relation (``OVER ()``), which DataFusion hands every row the
 relation yields at once, so the statistics are those rows' (DESIGN §3.2). Its arguments
 are each searched column as LargeUtf8 and the name of its type; it returns each row's

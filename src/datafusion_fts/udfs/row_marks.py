@@ -1,5 +1,5 @@
 """The marks of a table's rows that one search found (the general plan of SQL,
-sql/lower_marks.py): ``<name>_hit(_rowid)``, whether the row is among them (NULL for a
+sql/search/lower_marks.py): ``<name>_hit(_rowid)``, whether the row is among them (NULL for a
 row that does not exist: a NULL row id, the NULL side of an outer join), and
 ``<name>_score(_rowid)``, its score (NULL where it was not found). Looked up by binary
 search in the found row ids, a batch at a time. And ``<name>_explain(_rowid)``: the

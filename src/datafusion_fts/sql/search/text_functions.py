@@ -16,14 +16,14 @@ from collections.abc import Callable
 import pyarrow as pa
 from sqlglot import exp
 
-from ..analysis import AnalyzerConfig
-from ..errors import FtsError, QuerySyntaxError, SqlError
-from ..settings import INT64_MAX
-from ..udfs import FUNCTIONS
-from ..udfs.text_query import analyzer_spec, compile_query, resolve_analyzer
-from .dialect import identifier
+from ...analysis import AnalyzerConfig
+from ...errors import FtsError, QuerySyntaxError, SqlError
+from ...settings import INT64_MAX
+from ...udfs import FUNCTIONS
+from ...udfs.text_query import analyzer_spec, compile_query, resolve_analyzer
+from ..text.dialect import identifier
+from ..text.splice import Splicer
 from .lower_select import node_start
-from .splice import Splicer
 
 Schemas = Callable[[str], "tuple[pa.Schema, bool] | None"]
 IndexAnalyzer = Callable[[str, str], "AnalyzerConfig | None"]
@@ -143,7 +143,7 @@ class _Rewrite:
 def rewrite_text_functions(sql: str, statement: exp.Expression, schemas: Schemas, index_analyzer: IndexAnalyzer,
                            splicer: Splicer | None = None) -> bool:
     """Rewrite every short-form text function call of ``statement`` in place, and in the
-    statement's text through ``splicer`` (sql/splice.py); returns whether there was one."""
+    statement's text through ``splicer`` (sql/text/splice.py); returns whether there was one."""
     calls = [n for n in statement.find_all(exp.Anonymous) if n.name.lower() in FUNCTIONS]
     rewrite = _Rewrite(sql, schemas, index_analyzer)
     for node in calls:

@@ -1,5 +1,5 @@
 """Run a statement DataFusion would run as written, whose substring predicates an n-gram
-index answers (sql/lower_substring.py): each table they read is shown to DataFusion as its
+index answers (sql/substring/lower_substring.py): each table they read is shown to DataFusion as its
 candidate rows, fetched by row id, under the name the statement reads it by."""
 
 from __future__ import annotations
@@ -13,19 +13,19 @@ import numpy as np
 import pyarrow as pa
 from sqlglot import exp
 
-from ..errors import SqlError
-from ..planner.plan_substring import SubstringPlan
-from ..session.catalog import fresh_name, quote, rows_name
-from ..session.defined_tables import register_rows
-from .dialect import Explain, parse_sql
-from .hosts import SqlHost
-from .lower_select import ROWID
+from ...errors import SqlError
+from ...planner.plan_substring import SubstringPlan
+from ...session.catalog import fresh_name, quote, rows_name
+from ...session.defined_tables import register_rows
+from ..hosts import SqlHost
+from ..result_frame import detached_frame
+from ..tables import TableMetadata, TableVersion, carried_rows
+from ..text.classify import ROWID
+from ..text.dialect import Explain, parse_sql
+from ..text.shapes import shape_of
+from ..text.splice import Edit, Splicer, spliced
 from .lower_substring import SubstringRead, substring_reads
-from .result_frame import detached_frame
-from .splice import Edit, Splicer, spliced
-from .statement_cache import shape_of
 from .substring_shapes import SubstringTemplate, substring_template
-from .tables import TableMetadata, TableVersion, carried_rows
 
 
 def run_substring(db: SqlHost, text: str) -> datafusion.DataFrame | None:
@@ -73,7 +73,7 @@ def _statement_reads(db: SqlHost, tables: Mapping[str, TableMetadata], text: str
                      ) -> tuple[bool, list[SubstringRead]] | None:
     """Whether ``text`` is an EXPLAIN, and the tables of ``tables`` it reads by substring
     predicates over n-gram indexes: from the template of its shape where one fits
-    (sql/substring_shapes.py), else parsed (and its template kept); None where sqlglot
+    (sql/substring/substring_shapes.py), else parsed (and its template kept); None where sqlglot
     cannot parse it as one query."""
     shape = shape_of(text) if db.settings.get("fts.sql_fast_paths") else None
     if shape is not None:
@@ -221,7 +221,7 @@ def _rechecked(db: SqlHost, read: SubstringRead, version: TableVersion, ids: pa.
     are fetched for every candidate and DataFusion evaluates the predicates (as the
     statement writes them) on them; the others for the rows kept only. The statement
     evaluates them again over these rows: a row they drop was dropped by its WHERE anyway
-    (see sql/lower_substring.py), so this changes what is fetched, never the answer."""
+    (see sql/substring/lower_substring.py), so this changes what is fetched, never the answer."""
     first = carried_rows(version, ids, columns)
     where = " AND ".join(f"({text})" for text in read.predicates or ())
     kept_ids = _kept_ids(db, first, read.table, read.alias, where)

@@ -8,7 +8,7 @@ import pytest
 from sqlglot import exp
 
 from datafusion_fts.errors import FtsError, SqlError
-from datafusion_fts.sql.dialect import (
+from datafusion_fts.sql.text.dialect import (
     CreateFulltextIndex,
     Explain,
     Fts,

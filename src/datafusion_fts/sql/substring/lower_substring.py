@@ -20,13 +20,12 @@ from dataclasses import dataclass, replace
 
 from sqlglot import exp
 
-from ..query.substring import Need, all_of, like_need, regex_need
-from ..session.catalog import string_literal
-from .dialect import Fts, FtsMatch, identifier
-from .lower_select import ROWID
-from .search_scores import conjuncts
-from .select_sources import Schemas, Source, select_sources
-from .splice import Splicer
+from ...query.substring import Need, all_of, like_need, regex_need
+from ...session.catalog import string_literal
+from ..text.classify import ROWID
+from ..text.dialect import Fts, FtsMatch, conjuncts, identifier
+from ..text.select_sources import Schemas, Source, select_sources
+from ..text.splice import Splicer
 
 
 @dataclass(frozen=True)
@@ -43,7 +42,7 @@ class SubstringConjunct:
     # Whether it asks for one run of text anywhere (LIKE or ILIKE '%run%' with no wildcard or
     # escape inside, strpos > 0): a candidate holding the run's grams nearly always holds it.
     one_run: bool
-    node: exp.Expression  # (as parsed: sql/substring_shapes.py binds a copy to other literals)
+    node: exp.Expression  # (as parsed: sql/substring/substring_shapes.py binds a copy to other literals)
     span: tuple[int, int] | None  # (where its text is in the statement; None: not placed)
     text: str | None  # (that text)
 

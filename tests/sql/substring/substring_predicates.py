@@ -16,7 +16,7 @@ predicates beside its MATCH as its prefilter, on the candidate rows.
 
 Usage (the full run of the issue's 10,000 predicates)::
 
-    python tests/sql/substring_predicates.py --statements 10000 --seed 1
+    python tests/sql/substring/substring_predicates.py --statements 10000 --seed 1
 """
 
 from __future__ import annotations
@@ -210,7 +210,9 @@ def run(statements: int, seed: int, root: Path, log=print) -> tuple[int, int, in
     managed_table(db, rnd)
     in_place_table(db, rnd, root)
     db.sql("SET fts.substring_candidate_share = 1")
-    from datafusion_fts.sql import run_substring  # (counts the statements that read candidates)
+    from datafusion_fts.sql.substring import (
+        run_substring,  # (counts the statements that read candidates)
+    )
 
     used = rechecked = 0
     real, real_rechecked = run_substring._candidate_rows, run_substring._rechecked

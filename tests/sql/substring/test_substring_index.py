@@ -1,6 +1,6 @@
 """SQL over a column with an n-gram index (issue 43): the user's LIKE, ILIKE, regular
 expressions, strpos, starts_with and ends_with answer exactly as DataFusion's scan does,
-on every tier, managed and in place (tests/sql/substring_predicates.py), and read the
+on every tier, managed and in place (tests/sql/substring/substring_predicates.py), and read the
 table's candidate rows where the rule chooses the index."""
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ from substring_predicates import run
 
 import datafusion_fts as fts
 from datafusion_fts.errors import InvalidArgument
-from datafusion_fts.sql import run_substring
+from datafusion_fts.sql.substring import run_substring
 
 
 def test_generated_predicates_answer_as_datafusion_s_scan(tmp_path: Path) -> None:
@@ -138,7 +138,7 @@ def test_many_candidates_fetch_the_other_columns_of_the_rows_their_predicates_ke
 
 def test_a_statement_of_a_remembered_shape_reads_as_one_parsed(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """Statements sent again with other literals take their reads from the template of their
-    shape (sql/substring_shapes.py): on generated statements (many of each shape), the
+    shape (sql/substring/substring_shapes.py): on generated statements (many of each shape), the
     plans EXPLAIN shows (which tables, what their predicates ask, the texts DataFusion
     evaluates) and the answers are those of the same statement parsed, with the fast paths
     off; statements remembered and bound are counted."""
@@ -146,7 +146,7 @@ def test_a_statement_of_a_remembered_shape_reads_as_one_parsed(tmp_path: Path, m
 
     from substring_predicates import Predicates, managed_table
 
-    from datafusion_fts.sql import substring_shapes
+    from datafusion_fts.sql.substring import substring_shapes
 
     rnd = random.Random(11)
     db = fts.connect(tmp_path / "db")

@@ -1,5 +1,5 @@
 """A statement with full-text parts keeps the rest of its text (issue 31, item 2;
-sql/splice.py): lowering edits the user's text where MATCH, score(), the searched table
+sql/text/splice.py): lowering edits the user's text where MATCH, score(), the searched table
 and ``*`` are, and DataFusion runs everything else as written."""
 
 from __future__ import annotations
@@ -11,10 +11,10 @@ import pytest
 from sqlglot import exp
 
 import datafusion_fts as fts
-from datafusion_fts.sql.dialect import parse_sql
-from datafusion_fts.sql.lower_statement import lower_statement
-from datafusion_fts.sql.search_scores import conjuncts as _conjuncts
-from datafusion_fts.sql.splice import Splicer
+from datafusion_fts.sql.search.lower_statement import lower_statement
+from datafusion_fts.sql.search.search_scores import conjuncts as _conjuncts
+from datafusion_fts.sql.text.dialect import parse_sql
+from datafusion_fts.sql.text.splice import Splicer
 
 SCHEMAS = {
     "docs": (pa.schema([("id", pa.int32()), ("body", pa.string()), ("year", pa.int32())]), True),

@@ -12,7 +12,7 @@ DataFusion's by construction (DESIGN §3.2; docs/design.md: "SQL").
   statistics are those rows': the relation is read through
   ``(SELECT *, <result> IS NOT NULL AS <result>_hit FROM (SELECT *, <result>(...) OVER ()
   AS <result> FROM <relation>))``.
-- ``score()`` is its SELECT's search expression's score (sql/search_scores.py): NULL where
+- ``score()`` is its SELECT's search expression's score (sql/search/search_scores.py): NULL where
   the row does not exist, 0.0 where the expression is not true.
 - ``ORDER BY`` the score (by call, alias or position) means the total order of §5.2:
   ``_rowid`` (for a relation: each of its columns) follows as the last key.
@@ -25,11 +25,14 @@ from dataclasses import replace
 
 from sqlglot import exp
 
-from ..errors import SqlError
-from ..planner.logical import LogicalSearch, RelationSearch, SessionRows
-from ..query.tree import Query
-from ..session.catalog import quote, rows_name
-from .dialect import Fts, FtsMatch, FtsScore, FtsScoreExplain, identifier
+from ...errors import SqlError
+from ...planner.logical import LogicalSearch, RelationSearch, SessionRows
+from ...query.tree import Query
+from ...session.catalog import quote, rows_name
+from ..text.classify import ROWID
+from ..text.dialect import Fts, FtsMatch, FtsScore, FtsScoreExplain, identifier
+from ..text.select_sources import Schemas, Source, inside, own
+from ..text.splice import Splicer
 from .lower_select import (
     SCORE,
     Lowered,
@@ -40,10 +43,6 @@ from .lower_select import (
     stars_of,
 )
 from .search_scores import score_sql, search_formula
-from .select_sources import Schemas, Source, inside, own
-from .splice import Splicer
-
-ROWID = "_rowid"
 
 
 def _sql(node: exp.Expression) -> str:

@@ -20,10 +20,9 @@ from __future__ import annotations
 import pyarrow as pa
 from sqlglot import exp
 
-from ..operators.grouped_counts import Aggregate, GroupedCounts, groupable
-from .dialect import identifier
+from ...operators.grouped_counts import Aggregate, GroupedCounts, groupable
+from ..text.dialect import conjuncts, identifier
 from .lower_select import int_literal, local_predicate
-from .search_scores import conjuncts
 
 _FUNCS = {exp.Count: "count", exp.Sum: "sum", exp.Avg: "avg", exp.Min: "min", exp.Max: "max"}
 

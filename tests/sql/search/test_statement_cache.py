@@ -1,4 +1,4 @@
-"""Search statements cached by shape (sql/statement_cache.py): a statement of a known shape
+"""Search statements cached by shape (sql/search/search_templates.py, sql/text/shapes.py): a statement of a known shape
 is not parsed or lowered again, and returns exactly what a fresh database returns for it."""
 
 from __future__ import annotations
@@ -12,8 +12,8 @@ from hypothesis import strategies as st
 
 import datafusion_fts as fts
 from datafusion_fts.errors import QuerySyntaxError
-from datafusion_fts.sql import execute
-from datafusion_fts.sql.statement_cache import shape_of
+from datafusion_fts.sql.search import execute
+from datafusion_fts.sql.text.shapes import shape_of
 
 BODIES = ["alpha beta", "beta gamma it's", "gamma delta", "alpha alpha delta", "epsilon", "beta"]
 LANGS = ["en", "fr", "en", "de", "fr", "en"]

@@ -30,7 +30,7 @@ import pyarrow as pa
 import pyarrow.csv as pcsv
 import pyarrow.parquet as pq
 
-sys.path[:0] = [str(Path(__file__).resolve().parents[1])]  # (tests/: the reference, when run as a script)
+sys.path[:0] = [str(Path(__file__).resolve().parents[2])]  # (tests/: the reference, when run as a script)
 
 from reference import Evaluator, RefTable
 from whole_columns import whole_columns

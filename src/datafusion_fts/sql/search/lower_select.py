@@ -1,6 +1,6 @@
 """The fast path of a SELECT that searches: the search's result stands in for its table
 (docs/design.md: "SQL"). The general plan, which answers every shape, is
-sql/lower_marks.py; this one answers the shapes it can prove give the same answer,
+sql/search/lower_marks.py; this one answers the shapes it can prove give the same answer,
 faster: its MATCHes AND / OR / NOT-ed together at the top of WHERE over one managed table.
 
 The search part (the MATCH tree, its prefilter and its top-k) is planned by this system;
@@ -30,19 +30,18 @@ from typing import Callable
 import pyarrow as pa
 from sqlglot import exp
 
-from ..errors import PlanError, QuerySyntaxError, SqlError
-from ..planner.logical import LogicalSearch, RelationSearch, SessionRows
-from ..query.parser import MAX_QUERY_TERMS, parse
-from ..query.tree import Boolean, Query
-from ..session.catalog import quote
-from ..settings import INT64_MAX
-from .dialect import FtsMatch, FtsScore, FtsScoreExplain, identifier
-from .search_scores import conjuncts, disjuncts
-from .select_sources import Source, own
-from .splice import Splicer
+from ...errors import PlanError, QuerySyntaxError, SqlError
+from ...planner.logical import LogicalSearch, RelationSearch, SessionRows
+from ...query.parser import MAX_QUERY_TERMS, parse
+from ...query.tree import Boolean, Query
+from ...session.catalog import quote
+from ...settings import INT64_MAX
+from ..text.classify import ROWID
+from ..text.dialect import FtsMatch, FtsScore, FtsScoreExplain, conjuncts, disjuncts, identifier
+from ..text.select_sources import Source, own
+from ..text.splice import Splicer
 
 SCORE = "_score"
-ROWID = "_rowid"
 TOTAL = "_total"  # (the number of matches, beside a top k: LogicalSearch.total)
 EXPLAIN = "_explain"
 
@@ -257,7 +256,7 @@ class FastLowering:
     def _splice(self, matches: list[FtsMatch], negated: set[int], outer: bool, scores: list[FtsScore],
                 stars: list[exp.Expression], added: exp.Ordered | None, order_end: int | None, alias: str,
                 table: exp.Expression, result_table: str, total: bool) -> None:
-        """The edits of the statement's own text this lowering makes (sql/splice.py): each
+        """The edits of the statement's own text this lowering makes (sql/text/splice.py): each
         MATCH a truth value that makes its literal hold for every row of the search's result
         (TRUE, or FALSE under an odd number of NOTs: ``negated``; beside an ``outer`` join,
         whether the row exists), score() the result's column, the table its result, a

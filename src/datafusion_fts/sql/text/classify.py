@@ -11,7 +11,7 @@ skipped, as DataFusion's tokenizer skips them) and each statement classified by 
 words, as sqlglot's own ``STATEMENT_PARSERS`` dispatch on them:
 
 - ``SEARCH``: MATCH(, score(, score_explain(, a text function's short form, or ``_rowid``
-  beside a managed table's name: parsed and lowered (sql/lower_select.py);
+  beside a managed table's name: parsed and lowered (sql/search/lower_select.py);
 - ``FTS``: CREATE FULLTEXT INDEX, CREATE NGRAM INDEX, OPTIMIZE, SET fts.*, and EXPLAIN of a statement of ours;
 - ``CREATE_TABLE``, ``INSERT``, ``UPDATE``, ``DELETE``, ``DROP``: DDL and DML that create
   or change a managed table (sql/managed_dml.py), with where the table's name is, and
@@ -26,8 +26,8 @@ import re
 from dataclasses import dataclass, replace
 from typing import Callable, NamedTuple
 
-from ..errors import SqlError
-from ..session.catalog import DEFAULT_CATALOG, DEFAULT_SCHEMA
+from ...errors import SqlError
+from ...session.catalog import DEFAULT_CATALOG, DEFAULT_SCHEMA
 
 
 class Kind(enum.Enum):
@@ -184,7 +184,7 @@ def is_search(tokens: list[Token] | tuple[Token, ...], managed: Callable[[str], 
     return rowid and named
 
 
-# The words of the predicates an n-gram index answers (sql/lower_substring.py).
+# The words of the predicates an n-gram index answers (sql/substring/lower_substring.py).
 _SUBSTRING_WORDS = re.compile(r"like|~|regexp_like|strpos|position|starts_with|ends_with", re.IGNORECASE)
 
 

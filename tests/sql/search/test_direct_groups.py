@@ -1,5 +1,5 @@
 """Counts by a column over a search's matches answered without DataFusion
-(sql/direct_groups.py): every generated GROUP BY statement answers as DataFusion answers it
+(sql/search/direct_groups.py): every generated GROUP BY statement answers as DataFusion answers it
 (``fts.sql_fast_paths`` off: DataFusion groups the fetched matches), names, types and rows,
 on tables with NULL keys and values, deleted rows, an unindexed tail and fresh rows; the
 shapes it takes are taken, the others left to DataFusion."""
@@ -17,7 +17,7 @@ from hypothesis import strategies as st
 from whole_columns import whole_columns
 
 import datafusion_fts as fts
-from datafusion_fts.sql import execute
+from datafusion_fts.sql.search import execute
 
 WORDS = ("alpha", "beta", "gamma", "delta")
 CATS = ("news", "blog", "wiki", "Wiki", "ß", "")

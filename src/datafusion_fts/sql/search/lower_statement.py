@@ -1,6 +1,6 @@
 """Lower a statement that searches: each SELECT with MATCH predicates, innermost first,
-by the fast path where it holds (sql/lower_select.py) and by the general plan everywhere
-else (sql/lower_marks.py), into its searches and the SQL DataFusion runs over their
+by the fast path where it holds (sql/search/lower_select.py) and by the general plan everywhere
+else (sql/search/lower_marks.py), into its searches and the SQL DataFusion runs over their
 results (docs/design.md: "SQL")."""
 
 from __future__ import annotations
@@ -9,11 +9,13 @@ from collections.abc import Callable
 
 from sqlglot import exp
 
-from ..errors import SqlError
-from ..query.parser import MAX_QUERY_TERMS
-from ..query.tree import Query
-from ..session.catalog import RESERVED_PREFIX, quote, rows_name
-from .dialect import FtsMatch, FtsScore, FtsScoreExplain, identifier
+from ...errors import SqlError
+from ...query.parser import MAX_QUERY_TERMS
+from ...query.tree import Query
+from ...session.catalog import RESERVED_PREFIX, quote, rows_name
+from ..text.dialect import FtsMatch, FtsScore, FtsScoreExplain, identifier
+from ..text.select_sources import Schemas, match_source, own, select_sources
+from ..text.splice import Splicer
 from .lower_marks import MarkLowering
 from .lower_select import (
     ROWID,
@@ -26,8 +28,6 @@ from .lower_select import (
     splice_stars,
     stars_of,
 )
-from .select_sources import Schemas, match_source, own, select_sources
-from .splice import Splicer
 
 
 def lower_statement(
@@ -47,7 +47,7 @@ def lower_statement(
     ``leaf`` makes each MATCH's leaf of the tree (by default: its query text parsed, with
     at most ``max_terms`` words and phrases). Without ``fast_paths`` every SELECT takes
     the general plan. Returns the searches and, given the ``splicer`` of the text the
-    tree was parsed from, that text edited accordingly (sql/splice.py); None without one,
+    tree was parsed from, that text edited accordingly (sql/text/splice.py); None without one,
     or where an edit could not be placed (the tree is then to be generated)."""
 
     def error(message: str, node: exp.Expression) -> SqlError:

@@ -1,11 +1,11 @@
 """A search is a predicate (issue 41; DESIGN §3.2): generated statements that put MATCH and
-score() inside the rest of SQL answer as the reference does (tests/sql/search_sql.py:
+score() inside the rest of SQL answer as the reference does (tests/sql/search/search_sql.py:
 plain DataFusion over the same rows, each MATCH a boolean column and each score computed
 by the brute-force BM25 of tests/reference.py), rows, names and float64 scores to the bit,
 with the fast paths on and off, in every setup a table lives in: in memory, a forced flat
 scan, a keyed table made by SQL with deletes, updates and fresh rows, a directory with
 deleted and fresh rows, a view, Parquet files indexed in place with a new file, CSV files
-indexed in place. ``python tests/sql/search_sql.py --statements 2000`` runs more and
+indexed in place. ``python tests/sql/search/search_sql.py --statements 2000`` runs more and
 prints the counts per setup."""
 
 from __future__ import annotations

@@ -15,22 +15,26 @@ import pyarrow as pa
 from sqlglot import exp
 from sqlglot.tokens import TokenType
 
-from ..analysis import AnalyzerConfig
-from ..errors import CatalogError, InvalidArgument, SqlError
-from ..operators.base import SEARCH_SCHEMA
-from ..operators.explain import explain_search
-from ..operators.grouped_counts import GroupedCounts
-from ..planner.answer_search import Answer, Search, answer
-from ..planner.count_matches import counted_from_statistics
-from ..planner.logical import LogicalSearch, RelationSearch, SessionRows
-from ..planner.plan_search import column_analyzer
-from ..planner.search_request import SearchRequest, described_source, session_table
-from ..session.catalog import RESERVED_PREFIX, fresh_name
-from ..session.defined_tables import register_rows, result_definition
-from ..settings import MAX_NAME_CHARS
-from ..udfs.relation_search import relation_plan, relation_search
-from ..udfs.row_marks import row_explanations, row_marks
-from .dialect import (
+from ...analysis import AnalyzerConfig
+from ...errors import CatalogError, InvalidArgument, SqlError
+from ...operators.base import SEARCH_SCHEMA
+from ...operators.explain import explain_search
+from ...operators.grouped_counts import GroupedCounts
+from ...planner.answer_search import Answer, Search, answer
+from ...planner.count_matches import counted_from_statistics
+from ...planner.logical import LogicalSearch, RelationSearch, SessionRows
+from ...planner.plan_search import column_analyzer
+from ...planner.search_request import SearchRequest, described_source, session_table
+from ...session.catalog import RESERVED_PREFIX, fresh_name
+from ...session.defined_tables import register_rows, result_definition
+from ...settings import MAX_NAME_CHARS
+from ...udfs.relation_search import relation_plan, relation_search
+from ...udfs.row_marks import row_explanations, row_marks
+from ..hosts import SqlHost
+from ..result_frame import ResultFrame, detached_frame
+from ..substring.run_substring import prefiltered_ids
+from ..tables import FetchedRows, carried_rows
+from ..text.dialect import (
     CreateFulltextIndex,
     Explain,
     Fts,
@@ -41,14 +45,11 @@ from .dialect import (
     identifier,
     parse_sql,
 )
-from .hosts import SqlHost
+from ..text.shapes import Shape, shape_of
+from ..text.splice import Splicer
 from .lower_select import TOTAL, Lowered, node_start, parse_match
 from .lower_statement import lower_statement
-from .result_frame import ResultFrame, detached_frame
-from .run_substring import prefiltered_ids
-from .splice import Splicer
-from .statement_cache import Shape, Template, direct, shape_of, slot_leaf
-from .tables import FetchedRows, carried_rows
+from .search_templates import Template, direct, slot_leaf
 from .text_functions import rewrite_text_functions
 
 # DataFusion plans a statement by recursion on the calling thread, and one nested a few
@@ -147,7 +148,7 @@ class SqlSession:
         return detached_frame(self.ctx, pa.table({"status": [message]}))
 
     def statement(self, text: str) -> datafusion.DataFrame:
-        """Run one statement of ours, a search or the project's own (sql/classify.py): parsed
+        """Run one statement of ours, a search or the project's own (sql/text/classify.py): parsed
         by sqlglot, lowered, run."""
         self._text = text  # error positions point into the statement's text
         # (templates are lowered with the fast paths: without them every statement is lowered)
@@ -178,7 +179,7 @@ class SqlSession:
     # -- dispatch -------------------------------------------------------------------------
     def _execute(self, statement: exp.Expression, source: str) -> datafusion.DataFrame:
         # Edits of the statement's own text, when the tree's positions point into it
-        # (sql/splice.py); else the rewritten tree is generated.
+        # (sql/text/splice.py); else the rewritten tree is generated.
         splicer = Splicer(self._text) if source == self._text else None
         if statement.find(exp.Anonymous) is not None:
             self._shape = None  # (text functions rewrite the statement: not a cached shape)
@@ -271,7 +272,7 @@ class SqlSession:
 
     def _schema_of(self, name: str) -> tuple[pa.Schema, bool | None] | None:
         """(schema, kind) of a table SQL may search: True for a managed table, False for a
-        table of the session, None for a view (sql/select_sources.py)."""
+        table of the session, None for a view (sql/text/select_sources.py)."""
         meta = self.db.manifest.tables.get(name)  # (the committed table: no listing of a source)
         if meta is not None:
             return meta.sql_schema, True
@@ -375,7 +376,7 @@ class SqlSession:
 
     def _template(self, statement: exp.Expression, shape: Shape, splicer: Splicer | None) -> Template | None:
         """The statement lowered with its MATCH leaves as slots (see
-        :mod:`.statement_cache`), or None if a MATCH's query is not one of its literals."""
+        :mod:`.search_templates`), or None if a MATCH's query is not one of its literals."""
         starts = {lo: i for i, (lo, _) in enumerate(shape.spans)}
         slot_of: dict[int, int] = {}
         slots, columns = [], []
@@ -422,7 +423,7 @@ class SqlSession:
 
     def _grouped(self, search: LogicalSearch, grouped: GroupedCounts) -> pa.Table | None:
         """The answer of a statement counting ``search``'s matches by a column
-        (sql/direct_groups.py), among the rows its prefilter keeps; None where DataFusion
+        (sql/search/direct_groups.py), among the rows its prefilter keeps; None where DataFusion
         must add its values up."""
         return self._answer(search, rows=False, groups=(grouped,)).groups[0]
 
@@ -489,7 +490,7 @@ class SqlSession:
 
     def _direct_answer(self, statement: exp.Expression, lowered: list[Lowered]) -> str | None:
         """What EXPLAIN says of a statement (lowered) that runs without DataFusion, its
-        answer made from its search's (sql/statement_cache.py ``Direct``): a statement of
+        answer made from its search's (sql/search/search_templates.py ``Direct``): a statement of
         a shape the cache takes, with fts.sql_fast_paths on."""
         if not self.db.settings.get("fts.sql_fast_paths") or shape_of(_EXPLAIN_PREFIX.sub("", self._text, 1)) is None:
             return None

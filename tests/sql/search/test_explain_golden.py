@@ -9,7 +9,7 @@ rows (``datafusion_*``) are left out: they change between DataFusion versions.
 Nothing is normalized: segment ids (``seg-00000003``) are deterministic in a fresh
 in-memory database. To rewrite the snapshots after an intended change::
 
-    UPDATE_GOLDEN=1 pytest tests/sql/test_explain_golden.py
+    UPDATE_GOLDEN=1 pytest tests/sql/search/test_explain_golden.py
 
 and review the diff.
 """
@@ -24,7 +24,7 @@ import pyarrow as pa
 import pytest
 
 import datafusion_fts as fts
-from datafusion_fts.sql.dialect import Explain, parse_sql
+from datafusion_fts.sql.text.dialect import Explain, parse_sql
 
 GOLDEN = Path(__file__).parent / "golden"
 SETUP = (GOLDEN / "_setup.sql").read_text()

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 import pyarrow as pa
 from sqlglot import exp
 
-from ..errors import PlanError, SqlError
+from ...errors import PlanError, SqlError
 from .dialect import FtsMatch, identifier
 
 # A table's schema and kind, by name (None: no such table): True for a managed table,

@@ -22,21 +22,7 @@ from collections.abc import Callable, Mapping
 
 from sqlglot import exp
 
-
-def conjuncts(node: exp.Expression) -> list[exp.Expression]:
-    """The operands of a chain of ANDs, in order (parentheses looked through)."""
-    node = node.unnest()
-    if isinstance(node, exp.And):
-        return conjuncts(node.left) + conjuncts(node.right)
-    return [node]
-
-
-def disjuncts(node: exp.Expression) -> list[exp.Expression]:
-    """The operands of a chain of ORs, in order (parentheses looked through)."""
-    node = node.unnest()
-    if isinstance(node, exp.Or):
-        return disjuncts(node.left) + disjuncts(node.right)
-    return [node]
+from ..text.dialect import conjuncts, disjuncts
 
 
 def score_sql(node: exp.Expression, leaves: Mapping[int, str], text: Callable[[exp.Expression], str]) -> str | None:

@@ -1,7 +1,7 @@
-"""Statements with substring predicates remembered by shape, as sql/statement_cache.py
+"""Statements with substring predicates remembered by shape, as sql/search/search_templates.py
 remembers searches: an application sends the same ``... WHERE body LIKE '%x%'`` again and
 again with other patterns, and sqlglot's parse and the walk finding the predicates
-(sql/lower_substring.py) cost ~0.4 ms of a 3 ms statement warm, about twice that
+(sql/substring/lower_substring.py) cost ~0.4 ms of a 3 ms statement warm, about twice that
 after other work.
 
 A template keeps, per table read by its candidates, the reference's place in the text
@@ -26,8 +26,8 @@ from typing import Any
 
 from sqlglot import exp
 
+from ..text.shapes import Shape
 from .lower_substring import SubstringRead, substring_conjunct
-from .statement_cache import Shape
 
 # What a table's name was looked up as while the reads were found (its SQL schema and
 # columns with an n-gram index, or None: not a managed table).

@@ -22,7 +22,7 @@ from sqlglot.dialects.postgres import Postgres
 from sqlglot.errors import ParseError, TokenError
 from sqlglot.tokens import TokenType
 
-from ..errors import SqlError
+from ...errors import SqlError
 from .classify import offset_of
 
 
@@ -210,3 +210,19 @@ def identifier(node: exp.Expression) -> str:
     if isinstance(ident, exp.Identifier):
         return ident.this if ident.quoted else ident.this.lower()
     return node.name
+
+
+def conjuncts(node: exp.Expression) -> list[exp.Expression]:
+    """The operands of a chain of ANDs, in order (parentheses looked through)."""
+    node = node.unnest()
+    if isinstance(node, exp.And):
+        return conjuncts(node.left) + conjuncts(node.right)
+    return [node]
+
+
+def disjuncts(node: exp.Expression) -> list[exp.Expression]:
+    """The operands of a chain of ORs, in order (parentheses looked through)."""
+    node = node.unnest()
+    if isinstance(node, exp.Or):
+        return disjuncts(node.left) + disjuncts(node.right)
+    return [node]

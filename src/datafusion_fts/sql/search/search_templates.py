@@ -1,72 +1,34 @@
-"""Search statements remembered by shape, so a repeated shape skips parsing and lowering.
+"""Search statements remembered by shape (sql/text/shapes.py), so a repeated shape skips
+parsing and lowering.
 
-An application sends the same SELECT again and again with other query texts:
-``... WHERE MATCH(body, 'alpha beta') ...``, then ``'gamma'``. Parsing, lowering and
-generating the SQL DataFusion runs cost about as much as the search itself, and none of
-it depends on the query text: the MATCH predicates leave the statement when it is
-lowered, and their texts only become the leaves of the search tree.
-
-So a statement's *shape* is its text with every string literal masked. The first time a
-shape is seen it is lowered as usual, but with each MATCH's leaf left as a numbered slot;
-the template keeps the lowered searches, the SQL for DataFusion and what it was lowered
-against (the tables' schemas, the other literals). A later statement of the same shape
-fills the slots with its own MATCH texts, parsed as the MATCH would parse them, and runs.
-Anything unusual about the text (comments, quoted identifiers, escapes, several
-statements) is simply not cached.
+Parsing, lowering and generating the SQL DataFusion runs cost about as much as the
+search itself, and none of it depends on the query text: the MATCH predicates leave the
+statement when it is lowered, and their texts only become the leaves of the search tree.
+The first time a shape is seen it is lowered as usual, but with each MATCH's leaf left
+as a numbered slot; the template keeps the lowered searches, the SQL for DataFusion and
+what it was lowered against (the tables' schemas, the other literals). A later statement
+of the same shape fills the slots with its own MATCH texts, parsed as the MATCH would
+parse them, and runs.
 """
 
 from __future__ import annotations
 
-import re
-import threading
-from collections import OrderedDict
 from dataclasses import dataclass, replace
-from typing import Any, Callable, Protocol
+from typing import Any, Callable
 
 import pyarrow as pa
 from sqlglot import exp
 
-from ..operators.grouped_counts import GroupedCounts
-from ..planner.logical import LogicalSearch, SessionRows
-from ..query.tree import Boolean, Match, Query
-from .dialect import identifier
+from ...operators.grouped_counts import GroupedCounts
+from ...planner.logical import LogicalSearch, SessionRows
+from ...query.tree import Boolean, Match, Query
+from ..text.dialect import identifier
+from ..text.shapes import Shape
 from .direct_groups import grouped_counts
 from .lower_select import ROWID, SCORE, TOTAL, Lowered, int_literal
 
-_LITERAL = re.compile(r"'(?:[^']|'')*'")
-# Text that makes a statement's shape unsafe to take from its masked text: comments,
-# quoted identifiers, dollar quotes and escapes (literals the regex would misread), a
-# second statement, and the mask itself.
-_UNSAFE = re.compile(r"--|/\*|[\"$\\;\x00']")
-_MASK = "\x00"
-# Shapes a database remembers (least recently used forgotten first).
-CAPACITY = 256
 # The column of a slot leaf in a template tree: a name no table can have.
 _SLOT = "\x00slot"
-
-
-@dataclass(frozen=True)
-class Shape:
-    """A statement's text with its string literals masked, and where the literals are."""
-
-    key: str
-    spans: tuple[tuple[int, int], ...]
-
-    def literal(self, sql: str, i: int) -> str:
-        """The value of literal ``i`` of ``sql`` (quotes removed, '' unescaped)."""
-        lo, hi = self.spans[i]
-        return sql[lo + 1 : hi - 1].replace("''", "'")
-
-
-def shape_of(sql: str) -> Shape | None:
-    """The shape of a one-statement ``sql``, or None if it is not one to cache."""
-    spans = tuple(m.span() for m in _LITERAL.finditer(sql))
-    key = _LITERAL.sub(_MASK, sql)
-    if _UNSAFE.search(key.replace(_MASK, "")) or "\\" in sql or not key.strip():
-        return None  # (a backslash may escape a quote inside a literal, depending on the dialect)
-    if any(lo and (sql[lo - 1].isalnum() or sql[lo - 1] in "_&") for lo, _ in spans):
-        return None  # a prefixed literal (E'..', X'..', U&'..') reads otherwise
-    return Shape(key, spans)
 
 
 def slot_leaf(slot: int) -> Match:
@@ -98,7 +60,7 @@ class Direct:
     offset: int
     limit: int | None
     counted: str | None = None  # (``SELECT count(*) [AS name]``: the output name; the matches in any order)
-    grouped: GroupedCounts | None = None  # (counts by a column: sql/direct_groups.py)
+    grouped: GroupedCounts | None = None  # (counts by a column: sql/search/direct_groups.py)
 
     def count(self, matches: int) -> pa.Table:
         """The answer of a ``count(*)`` statement: as DataFusion's, int64, not null."""
@@ -233,36 +195,3 @@ class Template:
                 ) -> list[Query]:
         return [parse_leaf(sql, shape.spans[i][0], shape.literal(sql, i), columns)
                 for i, columns in zip(self.slots, self.columns)]
-
-
-class Remembered(Protocol):
-    """A template of a shape: a search statement's (:class:`Template`) or one with
-    substring predicates (sql/substring_shapes.py)."""
-
-    def fits(self, sql: str, shape: Shape, look_up: Callable[[str], Any]) -> bool:
-        """Whether statement ``sql`` of the shape may use it, the tables as ``look_up``
-        finds them now."""
-
-
-class StatementCache:
-    """Templates by shape, at most :data:`CAPACITY` of them (thread-safe)."""
-
-    def __init__(self) -> None:
-        self._items: OrderedDict[str, Remembered] = OrderedDict()
-        self._lock = threading.Lock()
-
-    def get(self, sql: str, shape: Shape, look_up: Callable[[str], Any]) -> Remembered | None:
-        """The template of ``sql``'s shape, if it :meth:`~Remembered.fits` the statement
-        and the tables (``look_up``: as its kind looks them up)."""
-        with self._lock:
-            found = self._items.get(shape.key)
-            if found is not None:
-                self._items.move_to_end(shape.key)
-        return found if found is not None and found.fits(sql, shape, look_up) else None
-
-    def put(self, shape: Shape, template: Remembered) -> None:
-        with self._lock:
-            self._items[shape.key] = template
-            self._items.move_to_end(shape.key)
-            while len(self._items) > CAPACITY:
-                self._items.popitem(last=False)

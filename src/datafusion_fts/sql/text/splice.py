@@ -1,7 +1,7 @@
 """Edits of a statement's own text (DESIGN §3.1: "In a statement with full-text parts only
 those parts are rewritten").
 
-Lowering a search (sql/lower_select.py) decides on sqlglot's tree what changes: the searched
+Lowering a search (sql/search/lower_select.py) decides on sqlglot's tree what changes: the searched
 table becomes the search's result, each MATCH a truth value, score() a column, ``*`` the
 table's columns. Generating the whole statement back from that tree would rewrite the
 user's SQL too (``'1'::float`` became a DOUBLE PRECISION, ``* EXCLUDE (c)`` lost its

@@ -1,12 +1,12 @@
 """The classifier's refusal of statements DataFusion would overflow its stack on
-(sql/classify.py): the depth is counted exactly at the boundary, whatever the statement's
+(sql/text/classify.py): the depth is counted exactly at the boundary, whatever the statement's
 length, and the cheap pre-check never lets a too-deep statement through."""
 
 from __future__ import annotations
 
 import pytest
 
-from datafusion_fts.sql.classify import MAX_DEPTH, refusal, split
+from datafusion_fts.sql.text.classify import MAX_DEPTH, refusal, split
 
 
 def depth_refused(sql: str) -> bool:
