@@ -11,8 +11,15 @@ import pyarrow as pa
 import pytest
 
 import datafusion_fts as fts
-from datafusion_fts.index import build_range
-from datafusion_fts.index.build_progress import COMMITTING, MERGING, PHASES, TOKENIZING, WRITING, BuildProgress
+from datafusion_fts.index.build import build_range
+from datafusion_fts.index.build.build_progress import (
+    COMMITTING,
+    MERGING,
+    PHASES,
+    TOKENIZING,
+    WRITING,
+    BuildProgress,
+)
 from datafusion_fts.query import Match
 
 PIECES = 4  # data fragments of ROWS rows each (a scan batch each)

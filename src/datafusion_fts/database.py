@@ -1,7 +1,7 @@
 """``fts.connect``: a database of managed tables, extending a DataFusion session (docs/design.md:
 "The Python API"). ``Database`` wires the parts it is made of and holds none of their
 work: the state readers see (catalog/table_state.py), the one writer (catalog/writer.py),
-the fresh tier's logs (index/fresh_logs.py), tables indexed in place (storage/sources/in_place.py),
+the fresh tier's logs (index/fresh/fresh_logs.py), tables indexed in place (storage/sources/in_place.py),
 segments and tail indexes (planner/segment_sets.py), DataFusion's views
 (session/table_views.py) and the SQL statement cache (sql/text/shapes.py)."""
 
@@ -23,8 +23,8 @@ import pyarrow as pa
 from .catalog.recovery import recover
 from .catalog.table_state import TableState
 from .errors import CatalogError, InvalidArgument, StorageError
-from .index.build_progress import Progress
-from .index.fresh_logs import FreshLogs
+from .index.build.build_progress import Progress
+from .index.fresh.fresh_logs import FreshLogs
 from .index.segment import Segment
 from .index.segment_set import SegmentSet
 from .operators.hybrid_residual_search import TailInfo
@@ -108,7 +108,7 @@ class Database:
                           if path is not None else MemoryStore())
         self.ray_init: dict[str, Any] = {}  # ray.init arguments for fts.executor = 'ray'
         # Told the phases of index builds not given a callback of their own: SQL's
-        # CREATE FULLTEXT INDEX and OPTIMIZE (index/build_progress.py).
+        # CREATE FULLTEXT INDEX and OPTIMIZE (index/build/build_progress.py).
         self.progress: Progress | None = None
         # Rows tokenized, by why: "fresh_rows_tokenized" (inserts, per indexed column) and
         # "tail_rows_tokenized" (queries indexing an unindexed tail in memory).
@@ -366,7 +366,7 @@ def connect(
     and builds indexes on Ray, started with ``ray_init`` (``ray.init`` arguments) unless
     it is running already. ``progress`` follows the index builds given no callback of
     their own, as SQL's ``CREATE FULLTEXT INDEX`` and ``OPTIMIZE`` (see
-    :class:`~datafusion_fts.index.build_progress.BuildProgress`).
+    :class:`~datafusion_fts.index.build.build_progress.BuildProgress`).
 
     ``read_only=True`` opens an existing directory for reading only: nothing in it is
     created or changed (no ``LOCK``, no recovery), every write raises

@@ -21,7 +21,7 @@ from reference import RefTable, ref_search
 from strategies import COLUMN_NAMES, QUERY_WORDS, query_trees, search_params, table_words, values
 
 import datafusion_fts as fts
-from datafusion_fts.index.fresh_runs import MAX_RUNS
+from datafusion_fts.index.fresh.fresh_runs import MAX_RUNS
 from datafusion_fts.query import Boolean, Match, Phrase
 
 WORDS = ["alpha", "beta", "gamma", "delta"]

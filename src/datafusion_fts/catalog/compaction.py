@@ -26,10 +26,17 @@ from dataclasses import replace
 import numpy as np
 import pyarrow as pa
 
-from ..index.builder import merge_segments
+from ..index.build.builder import merge_segments
 from ..index.segment import Segment
 from ..index.tiers import tiered
-from ..storage.files.manifest import PAGED_LAYOUT, ROWID, FragmentMeta, IndexMeta, Manifest, SegmentMeta
+from ..storage.files.manifest import (
+    PAGED_LAYOUT,
+    ROWID,
+    FragmentMeta,
+    IndexMeta,
+    Manifest,
+    SegmentMeta,
+)
 from ..storage.snapshot import TableSnapshot
 from ..storage.stores.append_rows import FRAGMENT_ROWS
 from ..storage.stores.store import Store

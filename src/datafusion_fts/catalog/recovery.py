@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import time
 
-from ..index.fresh_logs import FreshLogs
+from ..index.fresh.fresh_logs import FreshLogs
 from ..settings import Settings
 from ..storage.files.manifest import Manifest
 from ..storage.stores.store import Store

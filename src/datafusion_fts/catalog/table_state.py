@@ -13,8 +13,8 @@ from typing import Any, Callable, Protocol, TypeVar
 import pyarrow as pa
 
 from ..errors import CatalogError, StaleSnapshotError, StorageError
-from ..index.fresh_logs import FreshLogs, Runs
-from ..index.fresh_runs import fresh_batches, fresh_segments
+from ..index.fresh.fresh_logs import FreshLogs, Runs
+from ..index.fresh.fresh_runs import fresh_batches, fresh_segments
 from ..planner.segment_sets import SegmentSets
 from ..settings import Settings
 from ..storage.files.layout import is_remote
@@ -72,7 +72,7 @@ class TableState:
         self._manifest = Manifest()
         self._seen = (-1, -1)  # the store's change counters when the state was last loaded
         # The fresh tier: per table, runs of rows acknowledged but not flushed, each with
-        # its in-memory segments (index/fresh_runs.py).
+        # its in-memory segments (index/fresh/fresh_runs.py).
         self._fresh: dict[str, Runs] = {}
         # Per table: the last snapshot handed out, with the (immutable) state it was made
         # of; the next query on an unchanged table gets the same one, and with it the

@@ -20,10 +20,10 @@ import numpy as np
 import pyarrow as pa
 
 from ..errors import CatalogError, FtsError, FtsNotice, InvalidArgument, StorageError
-from ..index.build_progress import BuildReporter, Progress
-from ..index.builder import merge_segments
-from ..index.fresh_logs import FreshLogs
-from ..index.fresh_runs import append_run, build_run, fresh_batches, move_run
+from ..index.build.build_progress import BuildReporter, Progress
+from ..index.build.builder import merge_segments
+from ..index.fresh.fresh_logs import FreshLogs
+from ..index.fresh.fresh_runs import append_run, build_run, fresh_batches, move_run
 from ..index.segment import Segment
 from ..ingest import check_new_schema, conform, open_batches, stored_schema
 from ..planner.segment_sets import SegmentSets

@@ -17,7 +17,7 @@ from typing import Sequence
 
 import numpy as np
 
-from ..defaults import B, K1
+from ..defaults import K1, B
 from ..kernels.bm25 import block_bounds, row_norms
 
 

@@ -2,7 +2,7 @@
 runs, each run with one segment per indexed column over exactly its rows.
 
 An insert tokenizes its batch once per indexed column and becomes a run. Runs are merged
-tiered, as an LSM tree merges (:mod:`.tiers`): a run's *level* is log_T of its rows (T =
+tiered, as an LSM tree merges (:mod:`..tiers`): a run's *level* is log_T of its rows (T =
 ``TIER``), and whenever the newest T runs share a level they merge into one run of the next
 level. Equal inserts then count in base T: at most T - 1 runs per level, O(log n) runs
 however small the inserts, each row copied log_T(n) times in all (postings are merged,
@@ -19,11 +19,11 @@ from typing import Callable, Mapping
 
 import pyarrow as pa
 
-from ..analysis import analyzer_for
-from ..storage.files.manifest import IndexMeta
-from .builder import build_segment, merge_segments
-from .segment import InMemorySegment
-from .tiers import tiered
+from ...analysis import analyzer_for
+from ...storage.files.manifest import IndexMeta
+from ..build.builder import build_segment, merge_segments
+from ..segment import InMemorySegment
+from ..tiers import tiered
 
 # Runs past which the adjacent pair with the fewest rows merges (:func:`.tiers.tiered`).
 MAX_RUNS = 24

@@ -13,10 +13,10 @@ from typing import Mapping
 
 import pyarrow as pa
 
-from ..errors import StorageError
-from ..storage.files.manifest import IndexMeta, TableMeta, log_file_name
-from ..storage.files.os_files import make_dirs
-from ..storage.files.wal import Replay, WriteAheadLog
+from ...errors import StorageError
+from ...storage.files.manifest import IndexMeta, TableMeta, log_file_name
+from ...storage.files.os_files import make_dirs
+from ...storage.files.wal import Replay, WriteAheadLog
 from .fresh_runs import FreshRun, NewId, append_run, build_run, concat_batches
 
 Runs = tuple[FreshRun, ...]

@@ -13,9 +13,9 @@ from typing import Callable, Iterable
 import numpy as np
 import pyarrow as pa
 
-from ..analysis import TokenStream
-from ..kernels.invert import BLOCK_SIZE, block_metadata, invert
-from ..kernels.postings_codec import (
+from ...analysis import TokenStream
+from ...kernels.invert import BLOCK_SIZE, block_metadata, invert
+from ...kernels.postings_codec import (
     PAD,
     DamagedPostings,
     pack_positions,
@@ -23,10 +23,10 @@ from ..kernels.postings_codec import (
     scatter_positions,
     scatter_postings,
 )
-from ..kernels.sorted_terms import sort_terms
-from ..storage.files.manifest import SegmentMeta
-from .segment import Segment, codec_for, ordinals, packed_rows
-from .sorted_terms import term_buffers, union_terms
+from ...kernels.sorted_terms import sort_terms
+from ...storage.files.manifest import SegmentMeta
+from ..segment import Segment, codec_for, ordinals, packed_rows
+from ..sorted_terms import term_buffers, union_terms
 
 
 def _sorted_vocab(stream: TokenStream, term_ids: np.ndarray | None = None) -> tuple[pa.LargeStringArray, np.ndarray]:

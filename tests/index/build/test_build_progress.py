@@ -5,8 +5,14 @@ from __future__ import annotations
 
 import pytest
 
-from datafusion_fts.index import build_progress
-from datafusion_fts.index.build_progress import COMMITTING, MERGING, TOKENIZING, BuildProgress, BuildReporter
+from datafusion_fts.index.build import build_progress
+from datafusion_fts.index.build.build_progress import (
+    COMMITTING,
+    MERGING,
+    TOKENIZING,
+    BuildProgress,
+    BuildReporter,
+)
 
 
 def test_rate_and_eta_come_from_the_rows_done_and_the_time_taken() -> None:

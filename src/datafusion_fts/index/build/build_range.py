@@ -25,13 +25,13 @@ from typing import Callable, Sequence
 import numpy as np
 import pyarrow as pa
 
-from ..analysis import TokenStream, analyzer_for
-from ..storage.files.manifest import IndexMeta
-from ..storage.snapshot import TableSnapshot
+from ...analysis import TokenStream, analyzer_for
+from ...storage.files.manifest import IndexMeta
+from ...storage.snapshot import TableSnapshot
+from ..segment import Segment
 from .build_progress import MERGING, BuildReporter
 from .builder import build_segment, merge_segments
 from .malloc_policy import large_blocks_returned
-from .segment import Segment
 
 # A build tokenizes at most this much text at once, then inverts it into a segment.
 BUILD_CHUNK_BYTES = 16 << 20
