@@ -5,7 +5,7 @@ are taken.
 Why beside MaxScore (pruned_or.pyx): that kernel looks at every slot for every candidate
 row, so its cost grows with rows times slots (an OR of 10,000 terms over 20,000 rows took
 4 s); accumulating costs the slots' postings plus the part's rows. It gives up skipping,
-which pays with a few terms and a large part, so operators/term_topk.py uses it only past
+which pays with a few terms and a large part, so operators/terms/term_topk.py uses it only past
 ``ACCUMULATE_SLOTS`` scored slots.
 
 Scores are the conjunction kernel's formula (conjunction.pyx) with the same operations in

@@ -17,9 +17,8 @@ from ..query.bound import BoundQuery, query_terms
 from .base import ExecutionPlan, search_batch
 from .evaluate import Evaluator, Hits, QueryStats
 from .ordering import ordered, shown_k
-from .term_slots import TermSlots, term_slots
-from .term_topk import term_topk
-
+from .terms.term_slots import TermSlots, term_slots
+from .terms.term_topk import term_topk
 
 # Off only in tests, to compare the kernels with the general evaluator.
 TERM_KERNELS = True

@@ -24,12 +24,19 @@ from ..analysis import Analyzer
 from ..index.bm25 import term_weights
 from ..index.segment_set import SegmentSet
 from ..operators import indexed_search
-from ..operators.term_slots import TermSlots, term_slots
-from ..operators.term_topk import term_topk
-from ..query.tree import Match, leaves, shape
+from ..operators.terms.term_slots import TermSlots, term_slots
+from ..operators.terms.term_topk import term_topk
 from ..query.bind import bind
+from ..query.tree import Match, leaves, shape
 from .plan_search import (
-    Catalog, IndexBindContext, SearchRequest, apply_rules, column_analyzer, index_context, kept, simplified,
+    Catalog,
+    IndexBindContext,
+    SearchRequest,
+    apply_rules,
+    column_analyzer,
+    index_context,
+    kept,
+    simplified,
 )
 
 # A layout: the slots but for the column and terms (kinds, mults, boost, conjunctive,

@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 
 from datafusion_fts.kernels.conjunction import OPTIONAL, REQUIRED
-from datafusion_fts.operators.term_slots import term_slots
+from datafusion_fts.operators.terms.term_slots import term_slots
 from datafusion_fts.query.bound import BoundBoolean, BoundTerms
 
 

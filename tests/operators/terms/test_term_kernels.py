@@ -7,21 +7,21 @@ match."""
 
 from __future__ import annotations
 
-
 import numpy as np
 import pyarrow as pa
 import pytest
+from engine_tables import engine_table
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from reference import RefTable, ref_search
 
 import datafusion_fts as fts
-from datafusion_fts.operators import indexed_search, term_topk
+from datafusion_fts.operators import indexed_search
 from datafusion_fts.operators.base import SEARCH_SCHEMA
-from datafusion_fts.operators.term_slots import term_slots
-from datafusion_fts.operators.term_topk import ACCUMULATE_SLOTS
+from datafusion_fts.operators.terms import term_topk
+from datafusion_fts.operators.terms.term_slots import term_slots
+from datafusion_fts.operators.terms.term_topk import ACCUMULATE_SLOTS
 from datafusion_fts.query import Boolean, Boost, Match, Phrase
-from engine_tables import engine_table
-from reference import RefTable, ref_search
 
 WORDS = ("a", "b", "c", "d", "e", "f")
 ABSENT = "zz"

@@ -7,7 +7,7 @@ exclusions (``a b -c``), and a ``Boost`` demoting one term's rows that hold anot
 Each is flattened into
 *slots* (one per term, in the evaluator's canonical order) whose kind says how the term
 takes part and whose multiplier is the clause boost, so that the kernels' one formula
-(kernels/conjunction.pyx) adds exactly the numbers :mod:`.evaluate` adds, in the same
+(kernels/conjunction.pyx) adds exactly the numbers :mod:`..evaluate` adds, in the same
 order. Any other tree returns None and goes to the general evaluator.
 """
 
@@ -19,8 +19,8 @@ from typing import NamedTuple, Sequence
 
 import numpy as np
 
-from ..kernels.conjunction import EXCLUDED, OPTIONAL, REQUIRED
-from ..query.bound import BoundBoolean, BoundBoost, BoundQuery, BoundTerms
+from ...kernels.conjunction import EXCLUDED, OPTIONAL, REQUIRED
+from ...query.bound import BoundBoolean, BoundBoost, BoundQuery, BoundTerms
 
 
 class TermSlots(NamedTuple):

@@ -1,20 +1,20 @@
 """The top-k of one column's term slots over its segment parts, by the document-at-a-time
-kernels: what :class:`.indexed_search.IndexedSearch` runs for the shapes
+kernels: what :class:`..indexed_search.IndexedSearch` runs for the shapes
 :func:`.term_slots.term_slots` recognizes, and what a prepared search runs without
-building the plan (:mod:`..planner.prepared_search`)."""
+building the plan (:mod:`...planner.prepared_search`)."""
 
 from __future__ import annotations
 
 import numpy as np
 
-from ..index.bm25 import BOUND_MARGIN, ColumnStats
-from ..index.segment_set import SegmentSet
-from ..kernels.accumulated_or import accumulated_or_topk
-from ..kernels.conjunction import EXCLUDED, REQUIRED, conjunction_topk
-from ..kernels.postings_codec import DamagedPostings
-from ..kernels.pruned_or import pruned_or_topk
-from .base import Metrics
-from .ordering import ordered
+from ...index.bm25 import BOUND_MARGIN, ColumnStats
+from ...index.segment_set import SegmentSet
+from ...kernels.accumulated_or import accumulated_or_topk
+from ...kernels.conjunction import EXCLUDED, REQUIRED, conjunction_topk
+from ...kernels.postings_codec import DamagedPostings
+from ...kernels.pruned_or import pruned_or_topk
+from ..base import Metrics
+from ..ordering import ordered
 from .term_slots import TermSlots
 
 NONE = np.zeros(0, dtype=np.int64)
