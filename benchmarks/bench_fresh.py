@@ -40,7 +40,7 @@ import bench_core  # noqa: E402  (the shared docs/benchmarks.md writer, machine 
 import corpus  # noqa: E402
 
 import datafusion_fts as fts  # noqa: E402
-from datafusion_fts.index.build.build_range import build_range  # noqa: E402
+from datafusion_fts.index.building.build_range import build_range  # noqa: E402
 from datafusion_fts.query import Match  # noqa: E402
 
 SECTION = "## Fresh tier (issue 6)"

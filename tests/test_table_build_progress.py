@@ -11,8 +11,8 @@ import pyarrow as pa
 import pytest
 
 import datafusion_fts as fts
-from datafusion_fts.index.build import build_range
-from datafusion_fts.index.build.build_progress import (
+from datafusion_fts.index.building import build_range
+from datafusion_fts.index.building.build_progress import (
     COMMITTING,
     MERGING,
     PHASES,

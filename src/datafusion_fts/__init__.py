@@ -35,7 +35,7 @@ from .errors import (
 
 # Public names imported on first use: name -> module.
 _LAZY = {
-    "BuildProgress": ".index.build.build_progress", "CsvFormat": ".storage.files.manifest", "Database": ".database", "connect": ".database", "Table": ".table", "install": ".udfs", "query": ".query",
+    "BuildProgress": ".index.building.build_progress", "CsvFormat": ".storage.files.manifest", "Database": ".database", "connect": ".database", "Table": ".table", "install": ".udfs", "query": ".query",
 }
 
 if TYPE_CHECKING:

@@ -23,7 +23,7 @@ import pyarrow as pa
 from .catalog.recovery import recover
 from .catalog.table_state import TableState
 from .errors import CatalogError, InvalidArgument, StorageError
-from .index.build.build_progress import Progress
+from .index.building.build_progress import Progress
 from .index.fresh.fresh_logs import FreshLogs
 from .index.segment import Segment
 from .index.segment_set import SegmentSet
@@ -108,7 +108,7 @@ class Database:
                           if path is not None else MemoryStore())
         self.ray_init: dict[str, Any] = {}  # ray.init arguments for fts.executor = 'ray'
         # Told the phases of index builds not given a callback of their own: SQL's
-        # CREATE FULLTEXT INDEX and OPTIMIZE (index/build/build_progress.py).
+        # CREATE FULLTEXT INDEX and OPTIMIZE (index/building/build_progress.py).
         self.progress: Progress | None = None
         # Rows tokenized, by why: "fresh_rows_tokenized" (inserts, per indexed column) and
         # "tail_rows_tokenized" (queries indexing an unindexed tail in memory).
@@ -366,7 +366,7 @@ def connect(
     and builds indexes on Ray, started with ``ray_init`` (``ray.init`` arguments) unless
     it is running already. ``progress`` follows the index builds given no callback of
     their own, as SQL's ``CREATE FULLTEXT INDEX`` and ``OPTIMIZE`` (see
-    :class:`~datafusion_fts.index.build.build_progress.BuildProgress`).
+    :class:`~datafusion_fts.index.building.build_progress.BuildProgress`).
 
     ``read_only=True`` opens an existing directory for reading only: nothing in it is
     created or changed (no ``LOCK``, no recovery), every write raises

@@ -16,7 +16,7 @@ from .analysis import ANALYZER_OPTIONS, make_analyzer_config
 from .analysis.analyzer import NGRAM_ANALYZER, language_name, stemmer_languages
 from .defaults import K1, B
 from .errors import CatalogError, EngineError, InvalidArgument
-from .index.build.build_progress import Progress
+from .index.building.build_progress import Progress
 from .operators.base import SEARCH_SCHEMA
 from .operators.grouped_counts import GroupedCounts, groupable
 from .planner.answer_search import Answer, Search, answer, request_for
@@ -230,7 +230,7 @@ class Table:
         analyzer options of :func:`datafusion_fts.analysis.make_analyzer_config`. Fresh rows
         are flushed first (every index change does that: fresh segments are always built
         with the current options). ``progress`` follows the build's phases
-        (:mod:`datafusion_fts.index.build.build_progress`).
+        (:mod:`datafusion_fts.index.building.build_progress`).
         """
         with self.db.writer.writing():
             self.flush()

@@ -11,8 +11,8 @@ import pyarrow as pa
 import pytest
 
 import datafusion_fts as fts
-from datafusion_fts.index.build.build_progress import BuildReporter
-from datafusion_fts.index.build.build_range import build_range, merge_neighbours
+from datafusion_fts.index.building.build_progress import BuildReporter
+from datafusion_fts.index.building.build_range import build_range, merge_neighbours
 from datafusion_fts.storage.files.manifest import IndexMeta, Manifest, SegmentMeta
 from datafusion_fts.storage.snapshot import TableSnapshot
 

@@ -12,8 +12,8 @@ from cli_support import invoke, on_db, phase_lines
 from rich.filesize import decimal
 
 import datafusion_fts as fts
-from datafusion_fts.index.build import build_range
-from datafusion_fts.index.build.build_progress import PHASES
+from datafusion_fts.index.building import build_range
+from datafusion_fts.index.building.build_progress import PHASES
 
 
 def corpus(n: int, start: int = 0) -> pa.Table:

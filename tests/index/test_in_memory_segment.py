@@ -8,7 +8,7 @@ import pyarrow as pa
 
 from datafusion_fts.analysis import analyzer_for
 from datafusion_fts.analysis.analyzer import AnalyzerConfig
-from datafusion_fts.index.build.builder import build_segment
+from datafusion_fts.index.building.builder import build_segment
 from datafusion_fts.index.segment import InMemorySegment
 
 

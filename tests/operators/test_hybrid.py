@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 from test_search_reference import cases, check
 
 import datafusion_fts as fts
-from datafusion_fts.index.build import build_range
+from datafusion_fts.index.building import build_range
 from datafusion_fts.query import Boolean, Match, Phrase
 
 BODIES = ["alpha beta", "alpha", "beta gamma", "alpha alpha delta", "gamma", "alpha beta beta"]

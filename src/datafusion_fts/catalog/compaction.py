@@ -26,7 +26,7 @@ from dataclasses import replace
 import numpy as np
 import pyarrow as pa
 
-from ..index.build.builder import merge_segments
+from ..index.building.builder import merge_segments
 from ..index.segment import Segment
 from ..index.tiers import tiered
 from ..storage.files.manifest import (

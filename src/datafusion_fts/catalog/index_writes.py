@@ -10,8 +10,13 @@ from typing import Protocol
 
 import numpy as np
 
-from ..index.build.build_progress import COMMITTING, TOKENIZING, WRITING, BuildReporter
-from ..index.build.build_range import MERGE_MAX_POSTINGS, build_range, live_rows, merge_neighbours
+from ..index.building.build_progress import COMMITTING, TOKENIZING, WRITING, BuildReporter
+from ..index.building.build_range import (
+    MERGE_MAX_POSTINGS,
+    build_range,
+    live_rows,
+    merge_neighbours,
+)
 from ..index.segment import Segment
 from ..planner.segment_sets import SegmentSets
 from ..settings import INT64_MAX, Settings

@@ -20,8 +20,8 @@ import numpy as np
 import pyarrow as pa
 
 from ..errors import CatalogError, FtsError, FtsNotice, InvalidArgument, StorageError
-from ..index.build.build_progress import BuildReporter, Progress
-from ..index.build.builder import merge_segments
+from ..index.building.build_progress import BuildReporter, Progress
+from ..index.building.builder import merge_segments
 from ..index.fresh.fresh_logs import FreshLogs
 from ..index.fresh.fresh_runs import append_run, build_run, fresh_batches, move_run
 from ..index.segment import Segment

@@ -39,7 +39,7 @@ from rich.text import Text
 
 from ..database import Database, connect
 from ..errors import EngineError, FtsError, FtsNotice, QuerySyntaxError, SqlError
-from ..index.build.build_progress import BuildProgress
+from ..index.building.build_progress import BuildProgress
 from ..udfs.error_bridge import engine_message, is_datafusion_error
 from .options import check_database, check_database_path
 from .sql_script import find_name

@@ -11,8 +11,8 @@ from __future__ import annotations
 from dataclasses import replace
 
 from ..errors import FtsError, StorageError
-from ..index.build.build_progress import BuildReporter
-from ..index.build.build_range import build_range, merge_neighbours
+from ..index.building.build_progress import BuildReporter
+from ..index.building.build_range import build_range, merge_neighbours
 from ..storage.files.manifest import IndexMeta, SegmentMeta, TableMeta
 from ..storage.snapshot import TableSnapshot
 from ..storage.stores.shared import SharedLocation, open_shared

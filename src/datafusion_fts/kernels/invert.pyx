@@ -1,4 +1,4 @@
-"""Inversion of a token stream into postings, and per-block metadata (index/build/builder.py,
+"""Inversion of a token stream into postings, and per-block metadata (index/building/builder.py,
 index/transient.py).
 
 Both are sequential walks (a counting sort by term, then run-length encoding of each

@@ -20,8 +20,8 @@ from typing import Callable
 import numpy as np
 
 from ..analysis import Analyzer, TokenStream, analyzer_for
-from ..index.build.build_range import Wanted, start_tail
-from ..index.build.builder import merge_segments
+from ..index.building.build_range import Wanted, start_tail
+from ..index.building.builder import merge_segments
 from ..index.segment import InMemorySegment, Segment
 from ..index.segment_set import SegmentSet
 from ..index.transient import find_terms, lookup_terms

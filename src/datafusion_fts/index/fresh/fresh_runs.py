@@ -21,7 +21,7 @@ import pyarrow as pa
 
 from ...analysis import analyzer_for
 from ...storage.files.manifest import IndexMeta
-from ..build.builder import build_segment, merge_segments
+from ..building.builder import build_segment, merge_segments
 from ..segment import InMemorySegment
 from ..tiers import tiered
 

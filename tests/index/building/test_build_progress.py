@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import pytest
 
-from datafusion_fts.index.build import build_progress
-from datafusion_fts.index.build.build_progress import (
+from datafusion_fts.index.building import build_progress
+from datafusion_fts.index.building.build_progress import (
     COMMITTING,
     MERGING,
     TOKENIZING,

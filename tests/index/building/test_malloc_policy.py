@@ -1,5 +1,5 @@
 """While an index is built, freed large blocks leave the heap; after it, they stay there
-for the next queries (index/build/malloc_policy.py). A block of a few MiB freed and asked for
+for the next queries (index/building/malloc_policy.py). A block of a few MiB freed and asked for
 again is a fresh mapping only inside the policy: glibc's moving threshold, and the one
 set once a build ends, serve it from the heap.
 
@@ -18,7 +18,7 @@ SCRIPT = """
 import ctypes, sys
 import numpy as np
 import pyarrow as pa
-from datafusion_fts.index.build.malloc_policy import BUILD_THRESHOLD, large_blocks_returned
+from datafusion_fts.index.building.malloc_policy import BUILD_THRESHOLD, large_blocks_returned
 
 class Mallinfo2(ctypes.Structure):
     _fields_ = [(name, ctypes.c_size_t) for name in

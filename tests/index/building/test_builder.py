@@ -11,8 +11,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from datafusion_fts.analysis import AnalyzerConfig, analyzer_for
-from datafusion_fts.index.build import builder
-from datafusion_fts.index.build.builder import build_segment, merge_segments
+from datafusion_fts.index.building import builder
+from datafusion_fts.index.building.builder import build_segment, merge_segments
 from datafusion_fts.index.segment import Segment
 
 WORDS = ["a", "b", "c", "d", "e", "f", "g"]
