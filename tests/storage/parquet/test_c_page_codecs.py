@@ -192,21 +192,21 @@ def test_one_call_finds_the_first_bad_crc_before_any_bad_frame(lz4):
     kind, address = (LZ4_KIND, c_page_codecs._LZ4_DECOMPRESS) if lz4 else (ZSTD_KIND, c_page_codecs._DECOMPRESS_DCTX)
     context = 0 if lz4 else c_page_codecs._zstd_context()
     spans = table()
-    buf, bad, why = checked_and_inflated(kind, c_page_codecs._CRC32, address, context, src, spans)
+    buf, bad, why = checked_and_inflated(kind, *c_page_codecs._CRC32, address, context, src, spans)
     assert (bad, why) == (-1, 0)
     assert [buf[a:b].tobytes() for a, b in spans[:3, [S_VAL_LO, S_VAL_HI]]] == pages[:3]
     assert buf[: len(src)].tobytes() == src.tobytes()
     wrong = table()
     wrong[1, S_USIZE] += 1  # (a header claiming another size: found while decompressing)
-    assert checked_and_inflated(kind, c_page_codecs._CRC32, address, context, src, wrong)[1:] == (1, 1)
+    assert checked_and_inflated(kind, *c_page_codecs._CRC32, address, context, src, wrong)[1:] == (1, 1)
     wrong[3, S_CRC] ^= 1  # (and a later page's CRC: CRCs are checked first)
-    assert checked_and_inflated(kind, c_page_codecs._CRC32, address, context, src, wrong)[1:] == (3, 0)
+    assert checked_and_inflated(kind, *c_page_codecs._CRC32, address, context, src, wrong)[1:] == (3, 0)
     for size in (-5, 1 << 41):  # (a size out of range: that page fails, but after every CRC)
         wrong = table()
         wrong[0, S_USIZE] = size
-        assert checked_and_inflated(kind, c_page_codecs._CRC32, address, context, src, wrong)[1:] == (0, 1)
+        assert checked_and_inflated(kind, *c_page_codecs._CRC32, address, context, src, wrong)[1:] == (0, 1)
         wrong[3, S_CRC] ^= 1
-        assert checked_and_inflated(kind, c_page_codecs._CRC32, address, context, src, wrong)[1:] == (3, 0)
+        assert checked_and_inflated(kind, *c_page_codecs._CRC32, address, context, src, wrong)[1:] == (3, 0)
 
 
 @pytest.mark.parametrize("lz4", [False, True])
@@ -235,13 +235,13 @@ def test_one_call_keeps_only_the_levels_where_every_page_is_compressed(lz4):
         return spans
 
     spans = table(levels)
-    buf, bad, why = checked_and_inflated(kind, c_page_codecs._CRC32, address, context, src, spans)
+    buf, bad, why = checked_and_inflated(kind, *c_page_codecs._CRC32, address, context, src, spans)
     assert (bad, why) == (-1, 0)
     kept = b"".join(src[a:b].tobytes() for a, b in levels if a >= 0)
     assert len(buf) == len(kept) + sum(map(len, pages)) and buf[: len(kept)].tobytes() == kept
     assert [buf[a:b].tobytes() for a, b in spans[:, [S_VAL_LO, S_VAL_HI]]] == pages
     assert spans[:, [S_LEV_LO, S_LEV_HI]].tolist() == [[0, 3], [-1, -1], [3, 3], [3, 5]]
     spans = table([*levels[:3], (int(lo[3]), len(src) + 1)])  # (out of bounds: the raw pages kept)
-    buf, bad, why = checked_and_inflated(kind, c_page_codecs._CRC32, address, context, src, spans)
+    buf, bad, why = checked_and_inflated(kind, *c_page_codecs._CRC32, address, context, src, spans)
     assert (bad, why) == (-1, 0) and buf[: len(src)].tobytes() == src.tobytes()
     assert [buf[a:b].tobytes() for a, b in spans[:, [S_VAL_LO, S_VAL_HI]]] == pages

@@ -23,7 +23,6 @@ DataFusion first scans it.
 from __future__ import annotations
 
 import os
-import zlib
 from dataclasses import dataclass
 from typing import Callable, NamedTuple
 
@@ -31,6 +30,7 @@ import numpy as np
 import pyarrow as pa
 
 from ...errors import StorageError
+from .crc32 import crc32
 
 # The bytes each crc32 covers: a term's postings rarely span more than one region, and
 # checking one (~20 us) is small beside reading it from disk.
@@ -54,18 +54,18 @@ class FileSums:
 
 
 def region_crcs(data: np.ndarray, region: int) -> np.ndarray:
-    """The crc32 of each ``region`` bytes of ``data`` (uint8; zlib, a region per call)."""
+    """The crc32 of each ``region`` bytes of ``data`` (uint8; a region per call)."""
     n = -(-len(data) // region)
-    return np.fromiter((zlib.crc32(data[i * region : (i + 1) * region]) for i in range(n)), np.uint32, n)
+    return np.fromiter((crc32(data[i * region : (i + 1) * region]) for i in range(n)), np.uint32, n)
 
 
 def file_crc32(path: str | os.PathLike[str]) -> int:
-    """The crc32 of a whole file, read in pieces of ``_READ_BYTES`` (zlib releases the GIL
-    while it sums a piece)."""
+    """The crc32 of a whole file, read in pieces of ``_READ_BYTES`` (the GIL is released
+    while a piece is summed)."""
     crc = 0
     with open(path, "rb", buffering=0) as f:
         while piece := f.read(_READ_BYTES):
-            crc = zlib.crc32(piece, crc)
+            crc = crc32(piece, crc)
     return crc
 
 
@@ -94,7 +94,7 @@ def footer_crc32(read: Callable[[int, int], bytes], size: int) -> int:
     length = int.from_bytes(trailer[:4], "little") if len(trailer) == 8 else -1
     if not 0 <= length <= size - 8:
         return -1
-    return zlib.crc32(read(length + 8, size - 8 - length))
+    return crc32(read(length + 8, size - 8 - length))
 
 
 def check_footer(where: str, read: Callable[[int, int], bytes], size: int, crc: int | None) -> None:
@@ -152,7 +152,7 @@ def encode(files: dict[str, FileSums]) -> bytes:
 def decode(data: bytes, expected: int, where: str) -> tuple[dict[str, FileSums], int]:
     """The file checksums and region size in checksum file ``data``, whose crc32 the
     manifest says is ``expected``."""
-    found = zlib.crc32(data)
+    found = crc32(data)
     if found != expected:
         raise StorageError(f"index segment checksum file {where} is damaged: its crc32 is {found}, "
                            f"the manifest says {expected}")
@@ -204,7 +204,7 @@ class LazyRegions:
 
 def region_holds(data: np.ndarray, sums: FileSums, region: int, r: int) -> bool:
     """Whether region ``r`` of ``data`` has its crc32."""
-    return zlib.crc32(data[r * region : (r + 1) * region]) == sums.crcs[r]
+    return crc32(data[r * region : (r + 1) * region]) == sums.crcs[r]
 
 
 def lazy_spans(sums: FileSums, region: int) -> list[tuple[int, int]]:
@@ -218,7 +218,7 @@ def lazy_spans(sums: FileSums, region: int) -> list[tuple[int, int]]:
 
 
 def check_region(where: str, data: np.ndarray, sums: FileSums, region: int, r: int) -> None:
-    found = zlib.crc32(data[r * region : (r + 1) * region])
+    found = crc32(data[r * region : (r + 1) * region])
     if found != sums.crcs[r]:
         raise StorageError(
             f"index segment file {where} is damaged: region {r} (bytes {r * region}.."

@@ -1,26 +1,27 @@
 """Parquet pages checked (CRC-32) and decompressed (ZSTD, LZ4) by compiled loops calling
 the C libraries, many pages per call and without the GIL (``kernels/page_codecs.pyx``).
 
-libz's ``crc32``, libzstd's ``ZSTD_decompressDCtx`` and liblz4's ``LZ4_decompress_safe``
-are found at run time, here, and the kernels call them by address: the package is built
-without the libraries' headers. They are the system's shared libraries (``libz.so.1``,
-``libzstd.so.1``, ``liblz4.so.1``: present wherever CPython's zlib module or systemd
-is). Where libz or libzstd cannot be loaded, ``AVAILABLE`` is False and the page reader
-checks and decompresses through ``zlib`` and ``zstandard``; without liblz4
-(``LZ4_AVAILABLE``), LZ4 pages go through the package's own decoder
-(``kernels/lz4_block.pyx``, about half liblz4's speed).
+libzstd's ``ZSTD_decompressDCtx`` and liblz4's ``LZ4_decompress_safe`` are found at run
+time, here, and the CRC-32 function by ``storage/files/crc32.py`` (libdeflate's, else
+libz's); the kernels call them by address. They are the system's shared libraries
+(``libzstd.so.1``, ``liblz4.so.1``, ``libdeflate.so.0`` or ``libz.so.1``: present wherever
+systemd or CPython's zlib module is). Where libzstd or both CRC libraries cannot be
+loaded, ``AVAILABLE`` is False and the page reader checks and decompresses through
+``zlib`` and ``zstandard``; without liblz4 (``LZ4_AVAILABLE``), LZ4 pages go through the
+package's own decoder (``kernels/lz4_block.pyx``, about half liblz4's speed).
 """
 
 from __future__ import annotations
 
 import ctypes
-import ctypes.util
 import threading
 from collections.abc import Callable
 
 import numpy as np
 
 from ...kernels.page_codecs import LZ4, ZSTD, bad_frame, checked_and_inflated, first_bad_crc
+from ..files.c_libraries import address, load
+from ..files.crc32 import KERNEL_CRC32
 from .side_by_side import first_bad
 
 # Bytes of pages worth a part on a second core (~100-250 us of work: a hand-off costs ~30).
@@ -32,33 +33,17 @@ LZ4_PART_BYTES = 512 << 10  # (liblz4 decompresses ~3 GB/s: ~170 us)
 FUSED_BYTES = 128 << 10
 
 
-def _load(name: str, symbols: tuple[str, ...]) -> ctypes.CDLL | None:
-    """The shared library ``name`` (as ``find_library`` spells it) with ``symbols``
-    present; None if this system has none."""
-    found = ctypes.util.find_library(name)
-    if found is None:
-        return None
-    try:
-        lib = ctypes.CDLL(found)
-        for symbol in symbols:
-            getattr(lib, symbol)
-    except (OSError, AttributeError):
-        return None
-    return lib
-
-
-_ZSTD = _load("zstd", ("ZSTD_createDCtx", "ZSTD_freeDCtx", "ZSTD_decompressDCtx"))
-_Z = _load("z", ("crc32",))
-_LZ4 = _load("lz4", ("LZ4_decompress_safe",))
-AVAILABLE = _ZSTD is not None and _Z is not None
+_ZSTD = load("zstd", ("ZSTD_createDCtx", "ZSTD_freeDCtx", "ZSTD_decompressDCtx"), "libzstd.so.1")
+_LZ4 = load("lz4", ("LZ4_decompress_safe",), "liblz4.so.1")
+AVAILABLE = _ZSTD is not None and KERNEL_CRC32 is not None
 LZ4_AVAILABLE = _LZ4 is not None
 if _ZSTD is not None:
     _ZSTD.ZSTD_createDCtx.restype = ctypes.c_void_p
     _ZSTD.ZSTD_freeDCtx.argtypes = [ctypes.c_void_p]
 # Where the functions the kernels call are.
-_DECOMPRESS_DCTX = ctypes.cast(_ZSTD.ZSTD_decompressDCtx, ctypes.c_void_p).value if _ZSTD is not None else 0
-_CRC32 = ctypes.cast(_Z.crc32, ctypes.c_void_p).value if _Z is not None else 0
-_LZ4_DECOMPRESS = ctypes.cast(_LZ4.LZ4_decompress_safe, ctypes.c_void_p).value if _LZ4 is not None else 0
+_DECOMPRESS_DCTX = address(_ZSTD.ZSTD_decompressDCtx) if _ZSTD is not None else 0
+_CRC32 = KERNEL_CRC32 or (0, 0)  # (address, kind)
+_LZ4_DECOMPRESS = address(_LZ4.LZ4_decompress_safe) if _LZ4 is not None else 0
 
 
 def check_crcs(src: np.ndarray, has: np.ndarray, lo: np.ndarray, hi: np.ndarray, crc: np.ndarray) -> int:
@@ -67,7 +52,7 @@ def check_crcs(src: np.ndarray, has: np.ndarray, lo: np.ndarray, hi: np.ndarray,
     has, lo, hi, crc = has.astype(np.bool_), lo.astype(np.int64), hi.astype(np.int64), crc.astype(np.int64)
 
     return first_bad(hi - lo, CRC_PART_BYTES,
-                     lambda a, b: first_bad_crc(_CRC32, src, has[a:b], lo[a:b], hi[a:b], crc[a:b]))
+                     lambda a, b: first_bad_crc(*_CRC32, src, has[a:b], lo[a:b], hi[a:b], crc[a:b]))
 
 
 class _Context:
@@ -141,9 +126,9 @@ def check_and_inflate(codec: str, raw: np.ndarray, spans: np.ndarray) -> tuple[n
     if codec == "LZ4":
         if _LZ4 is None:
             return None
-        return checked_and_inflated(LZ4, _CRC32, _LZ4_DECOMPRESS, 0, raw, spans)
+        return checked_and_inflated(LZ4, *_CRC32, _LZ4_DECOMPRESS, 0, raw, spans)
     if codec in ("ZSTD", "UNCOMPRESSED"):  # (no page of a column without a codec is compressed)
-        return checked_and_inflated(ZSTD, _CRC32, _DECOMPRESS_DCTX, _zstd_context(), raw, spans)
+        return checked_and_inflated(ZSTD, *_CRC32, _DECOMPRESS_DCTX, _zstd_context(), raw, spans)
     return None
 
 

@@ -24,7 +24,6 @@ import itertools
 import json
 import os
 import threading
-import zlib
 from collections import Counter, OrderedDict
 from concurrent.futures import Executor
 from dataclasses import dataclass
@@ -83,6 +82,7 @@ from ...kernels.parquet_values import (
 )
 from ..coded_rows import CodedRows, codes_of
 from ..files import checksums
+from ..files.crc32 import crc32
 from . import c_page_codecs
 from .data_files import DataFile, LocalFile, read_file_ranges
 from .parquet_values import bytes_array, numeric_array, validity
@@ -421,7 +421,7 @@ class PageReader:
         if page_headers(np.frombuffer(raw, dtype=np.uint8), np.zeros(1, np.int64), np.array([len(raw)]), head) >= 0:
             raise StorageError(f"damaged data file {self.path}: the dictionary page header of {what} does not parse")
         head = head[0]
-        if head[H_HAS_CRC] and zlib.crc32(memoryview(raw)[head[H_LEN] : head[H_LEN] + head[H_CSIZE]]) != head[H_CRC]:
+        if head[H_HAS_CRC] and crc32(memoryview(raw)[head[H_LEN] : head[H_LEN] + head[H_CSIZE]]) != head[H_CRC]:
             raise StorageError(f"damaged data file {self.path}: checksum mismatch in the dictionary page of {what}")
         if head[H_TYPE] != DICTIONARY_PAGE or head[H_ENCODING] not in (PLAIN, PLAIN_DICTIONARY):
             raise StorageError(f"damaged data file {self.path}: no PLAIN dictionary page in {what}")
@@ -912,7 +912,7 @@ def _check_crcs(raw: np.ndarray, spans: np.ndarray) -> None:
         return
     view = memoryview(raw)
     for page, (has, lo, hi, crc) in enumerate(spans[:, _CRC_FIELDS].tolist()):
-        if has and zlib.crc32(view[lo:hi]) != crc:
+        if has and crc32(view[lo:hi]) != crc:
             raise _BadPage(page, "has a checksum mismatch")
 
 

@@ -38,7 +38,6 @@ import json
 import re
 import tempfile
 import time
-import zlib
 from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import replace
@@ -50,6 +49,7 @@ import pyarrow as pa
 
 from ...errors import ConflictError, ReadOnlyError, StaleSnapshotError, StorageError
 from ..files import checksums
+from ..files.crc32 import crc32
 from ..files.layout import MANIFEST
 from ..files.manifest import Manifest
 from ..files.segment_bundle import BUNDLE, file_spans, pack
@@ -244,13 +244,13 @@ class RemoteStore(PagedFragments):
         data = checksums.encode(sums)
         files[checksums.CHECKSUMS] = data
         self._create(f"index/{seg_id}/{BUNDLE}", pack(files))
-        return zlib.crc32(data)
+        return crc32(data)
 
     def write_deletes(self, dv_id: str, rows: np.ndarray) -> int:
         self.refuse_writes()
         data = deletes_file(rows)
         self._create(f"data/{dv_id}.arrow", data)
-        return zlib.crc32(data)
+        return crc32(data)
 
     def delete_segments(self, seg_ids: Iterable[str]) -> None:
         """Delete the files of segments no commit names (a failed build's, whose tasks
@@ -350,7 +350,7 @@ class RemoteStore(PagedFragments):
 
     def _fragment_crc(self, frag_id: str) -> int:
         try:
-            return zlib.crc32(self.objects.get(self._key(frag_id)))
+            return crc32(self.objects.get(self._key(frag_id)))
         except ObjectMissing:
             raise file_gone(self.root, "data fragment", frag_id) from None
 

@@ -24,7 +24,6 @@ import struct
 import threading
 import time
 import weakref
-import zlib
 from collections import Counter
 from collections.abc import Callable, Iterable, Iterator
 from concurrent.futures import Executor, ThreadPoolExecutor
@@ -40,6 +39,7 @@ import pyarrow.parquet as pq
 from ...errors import ReadOnlyError, StaleSnapshotError, StorageError
 from ..coded_rows import CodedRows
 from ..files import checksums
+from ..files.crc32 import crc32
 from ..files.layout import MANIFEST
 from ..files.manifest import FORMAT_VERSION, FragmentMeta, Manifest
 from ..files.os_files import describe_os_error, fsync_path, make_dirs
@@ -268,7 +268,7 @@ class PagedFragments:
         the first time it is asked in this process, before DataFusion's Parquet reader
         (which checks no page CRC) scans it; a mismatch is a StorageError naming the file.
         (None: written before format 6.) Several files are summed on the scan threads,
-        as zlib releases the GIL."""
+        as the sum releases the GIL."""
         todo = [f for f in fragments if f.crc is not None and f.id not in self._checked]
         pool = self._scan_pool() if len(todo) > 1 else None
         found = list(pool.map(self._fragment_crc, [f.id for f in todo])) if pool is not None else [
@@ -455,8 +455,8 @@ def deletes_file(rows: np.ndarray) -> bytes:
 
 def deletes_of(data: bytes, crc: int | None, where: str) -> np.ndarray:
     """The row ids of deletion vector file ``data``, checked against ``crc`` when given."""
-    if crc is not None and zlib.crc32(data) != crc:
-        raise StorageError(f"deletion vector {where} is damaged: its crc32 is {zlib.crc32(data)}, "
+    if crc is not None and crc32(data) != crc:
+        raise StorageError(f"deletion vector {where} is damaged: its crc32 is {crc32(data)}, "
                            f"the manifest says {crc}")
     try:
         table = pa.ipc.open_file(pa.py_buffer(data)).read_all()
@@ -835,7 +835,7 @@ class DirectoryStore(PagedFragments):
             fsync_path(tmp)  # the files' names in it must survive a power loss too
             os.replace(tmp, final)
             fsync_path(final.parent)
-        return zlib.crc32(data)
+        return crc32(data)
 
     def read_segment(
         self, seg_id: str, crc: int | None, lazy: frozenset[str] = frozenset()
@@ -888,7 +888,7 @@ class DirectoryStore(PagedFragments):
             _write_file(tmp, data)
             os.replace(tmp, path)
             fsync_path(path.parent)
-        return zlib.crc32(data)
+        return crc32(data)
 
     def read_deletes(self, dv_id: str, crc: int | None) -> np.ndarray:
         """A deletion vector's row ids, its file checked against ``crc`` (the manifest's
