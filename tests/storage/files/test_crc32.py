@@ -83,3 +83,20 @@ def test_an_unknown_kind_of_crc_function_is_refused() -> None:
 def test_the_kernels_call_libdeflate_where_the_system_has_it() -> None:
     assert crc_module.KERNEL_CRC32 is not None
     assert crc_module.KERNEL_CRC32[1] == (LIBDEFLATE_CRC if _DEFLATE is not None else LIBZ_CRC)
+
+
+@pytest.mark.parametrize("compiled", [True, False])
+def test_the_first_bad_region_of_those_asked(monkeypatch: pytest.MonkeyPatch, compiled: bool) -> None:
+    if not compiled:
+        monkeypatch.setattr(crc_module, "KERNEL_CRC32", None)
+    region = 1000
+    data = np.frombuffer(os.urandom(10 * region + 321), dtype=np.uint8).copy()
+    crcs = np.array([zlib.crc32(data[r * region : (r + 1) * region]) for r in range(11)], dtype=np.uint32)
+    every = np.arange(11)
+    assert crc_module.first_bad_region(data, crcs, region, every) == -1
+    data[7 * region + 5] ^= 1
+    data[10 * region + 300] ^= 1  # (the short last region)
+    assert crc_module.first_bad_region(data, crcs, region, every) == 7
+    assert crc_module.first_bad_region(data, crcs, region, np.array([0, 3, 10])) == 10
+    assert crc_module.first_bad_region(data, crcs, region, np.array([2, 4])) == -1
+    assert crc_module.first_bad_region(data, crcs, region, np.array([], dtype=np.int64)) == -1

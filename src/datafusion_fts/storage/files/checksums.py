@@ -30,7 +30,7 @@ import numpy as np
 import pyarrow as pa
 
 from ...errors import StorageError
-from .crc32 import crc32
+from .crc32 import crc32, first_bad_region
 
 # The bytes each crc32 covers: a term's postings rarely span more than one region, and
 # checking one (~20 us) is small beside reading it from disk.
@@ -196,8 +196,7 @@ class LazyRegions:
             unchecked = [r for r in unchecked if not region_holds(self.data, self.sums, self.region, r)]
             if unchecked:
                 self.fill(unchecked)
-        for r in unchecked:
-            check_region(self.where, self.data, self.sums, self.region, r)
+        _check_regions(self.where, self.data, self.sums, self.region, np.array(unchecked, dtype=np.int64))
         self.done[todo] = True
         self.complete = bool(self.done.all())
 
@@ -217,12 +216,14 @@ def lazy_spans(sums: FileSums, region: int) -> list[tuple[int, int]]:
     return [(0, first * region), (stop * region, sums.size)]
 
 
-def check_region(where: str, data: np.ndarray, sums: FileSums, region: int, r: int) -> None:
-    found = crc32(data[r * region : (r + 1) * region])
-    if found != sums.crcs[r]:
+def _check_regions(where: str, data: np.ndarray, sums: FileSums, region: int, which: np.ndarray) -> None:
+    """Verify regions ``which`` of a file: a StorageError naming the first damaged one."""
+    r = first_bad_region(data, sums.crcs, region, which)
+    if r >= 0:
         raise StorageError(
             f"index segment file {where} is damaged: region {r} (bytes {r * region}.."
-            f"{min((r + 1) * region, len(data)) - 1}) has crc32 {found}, its checksum file says {int(sums.crcs[r])}"
+            f"{min((r + 1) * region, len(data)) - 1}) has crc32 {crc32(data[r * region : (r + 1) * region])}, "
+            f"its checksum file says {int(sums.crcs[r])}"
         )
 
 
@@ -236,8 +237,7 @@ def verify_file(where: str, data: np.ndarray, sums: FileSums, region: int, lazy:
     if lazy:
         start, end = sums.values
         done[-(-start // region) : end // region] = False  # regions wholly in [start, end)
-    for r in np.flatnonzero(done).tolist():
-        check_region(where, data, sums, region, r)
+    _check_regions(where, data, sums, region, np.flatnonzero(done))
     return done
 
 

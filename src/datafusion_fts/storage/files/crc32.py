@@ -16,6 +16,7 @@ from typing import Any
 
 import numpy as np
 
+from ...kernels.page_codecs import first_bad_crc
 from .c_libraries import address, load
 
 # The compiled loops' kinds of CRC function (kernels/page_codecs.pyx).
@@ -48,3 +49,19 @@ def crc32(data: Any, value: int = 0) -> int:
     if view.size < DEFLATE_MIN_BYTES:
         return zlib.crc32(view, value)
     return int(_DEFLATE.libdeflate_crc32(value, view.__array_interface__["data"][0], view.size))
+
+
+def first_bad_region(data: np.ndarray, crcs: np.ndarray, region: int, which: np.ndarray) -> int:
+    """-1, or the first of regions ``which`` (``region`` bytes each, the last one short) of
+    ``data`` whose crc32 is not ``crcs[r]``: all summed by one compiled loop without the GIL
+    (a segment's ~1,600 regions: one call, not ~1,600 from Python)."""
+    if not len(which):
+        return -1
+    lo = which.astype(np.int64) * region
+    hi = np.minimum(lo + region, len(data))
+    want = crcs[which].astype(np.int64)
+    if KERNEL_CRC32 is None:
+        bad = next((i for i in range(len(which)) if crc32(data[lo[i] : hi[i]]) != want[i]), -1)
+    else:
+        bad = first_bad_crc(*KERNEL_CRC32, data, np.ones(len(which), dtype=np.uint8), lo, hi, want)
+    return int(which[bad]) if bad >= 0 else -1
