@@ -36,20 +36,19 @@ _ALNUM_RUNS = re.compile(r"[^\W_]+")
 _MARK_PLANES = ((0, 0x20000), (0xE0000, 0xF0000))
 
 
-@functools.lru_cache(maxsize=1)
 def _all_code_points() -> str:
     """Every code point in order, surrogates included (a str may hold them); decoded in
-    one call (~17 ms; joining ``chr`` of each took ~120)."""
+    one call (~17 ms; joining ``chr`` of each took ~120). Not kept: 4.4 MB for the
+    process's life, to spare one table's build 17 ms."""
     return np.arange(MAX_CODE_POINT, dtype="<u4").tobytes().decode("utf-32-le", "surrogatepass")
 
 
-def _changed_by(transform: Callable[[str], str]) -> list[int]:
-    """The code points ``c`` (surrogates aside) with ``transform(chr(c)) != chr(c)``, for a
-    per-character ``transform`` (``str.lower``, ``str.casefold``): ranges it leaves as they
-    are are skipped whole, the others halved. ``str.lower``'s one context rule (final
+def _changed_by(transform: Callable[[str], str], text: str) -> list[int]:
+    """The code points ``c`` (surrogates aside; ``text``: :func:`_all_code_points`) with
+    ``transform(chr(c)) != chr(c)``, for a per-character ``transform`` (``str.lower``,
+    ``str.casefold``): ranges it leaves as they are are skipped whole, the others halved. ``str.lower``'s one context rule (final
     sigma) maps only Σ, which no context leaves unchanged, so a range it leaves unchanged
     holds no character it changes."""
-    text = _all_code_points()
     found: list[int] = []
     todo = [(0, 0xD800), (0xE000, MAX_CODE_POINT)]
     while todo:
@@ -71,11 +70,12 @@ def word_tables() -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     ``lower`` is the simple (one code point) lowercase mapping: ``c.lower()`` where that is
     one code point, its first code point otherwise (only U+0130 İ, whose simple mapping is i).
     """
+    text = _all_code_points()
     kind = np.zeros(MAX_CODE_POINT, dtype=np.uint8)
-    for run in _ALNUM_RUNS.finditer(_all_code_points()):
+    for run in _ALNUM_RUNS.finditer(text):
         kind[run.start() : run.end()] = WORD
     lower = np.arange(MAX_CODE_POINT, dtype=np.int32)
-    changed = _changed_by(str.lower)
+    changed = _changed_by(str.lower, text)
     lower[changed] = [ord(chr(c).lower()[0]) for c in changed]
     # Surrogates are never word characters and map to themselves.
     kind[0xD800:0xE000] = SEPARATOR
@@ -141,7 +141,7 @@ def fold_tables() -> tuple[np.ndarray, np.ndarray]:
     (checked against DataFusion by tests/analysis/test_ngrams.py)."""
     fold = np.arange(MAX_CODE_POINT, dtype=np.int32)
     expansions: list[list[int]] = []
-    for cp in _changed_by(str.casefold):
+    for cp in _changed_by(str.casefold, _all_code_points()):
         folded = chr(cp).casefold()
         if len(folded) == 1:
             fold[cp] = ord(folded)

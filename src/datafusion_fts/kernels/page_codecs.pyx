@@ -27,9 +27,8 @@ ctypedef unsigned long (*Crc32)(unsigned long, const uint8_t*, unsigned int) noe
 # folded with carry-less multiplication where the CPU has it (~4x libz's speed)
 ctypedef uint32_t (*DeflateCrc32)(uint32_t, const void*, size_t) noexcept nogil
 # ``crc_kind``: which of the two a CRC function's address is
-cdef enum:
-    LIBZ_CRC = 0
-    LIBDEFLATE_CRC = 1
+LIBZ_CRC = 0
+LIBDEFLATE_CRC = 1
 # size_t ZSTD_decompressDCtx(ZSTD_DCtx*, void* dst, size_t, const void* src, size_t): the
 # bytes written, or an error code (a size_t near 2**64).
 ctypedef size_t (*DecompressDCtx)(void*, void*, size_t, const void*, size_t) noexcept nogil
@@ -38,13 +37,20 @@ ctypedef size_t (*DecompressDCtx)(void*, void*, size_t, const void*, size_t) noe
 ctypedef int (*Lz4DecompressSafe)(const char*, char*, int, int) noexcept nogil
 
 
-cdef inline bint _crc_ok(size_t checksum, int kind, const uint8_t* src, int64_t n, int64_t a, int64_t b,
+cdef bint _is_deflate(int crc_kind) except -1:
+    """Whether a CRC function of ``crc_kind`` is libdeflate's (else libz's)."""
+    if crc_kind != LIBZ_CRC and crc_kind != LIBDEFLATE_CRC:
+        raise ValueError(f"a CRC function of kind 0 or 1 wanted, not {crc_kind}")
+    return crc_kind == LIBDEFLATE_CRC
+
+
+cdef inline bint _crc_ok(size_t checksum, bint deflate, const uint8_t* src, int64_t n, int64_t a, int64_t b,
                          int64_t crc) noexcept nogil:
     """Whether ``src[a:b]`` lies within ``src[:n]`` and has the CRC-32 ``crc`` (unsigned),
-    summed by the function at ``checksum`` of ``kind``."""
+    summed by the function at ``checksum`` (libdeflate's if ``deflate``, else libz's)."""
     if a < 0 or b < a or b > n or b - a >= 1LL << 32:
         return False
-    if kind == LIBDEFLATE_CRC:
+    if deflate:
         return <int64_t>(<DeflateCrc32><void*>checksum)(0, src + a, <size_t>(b - a)) == crc
     return <int64_t>(<Crc32><void*>checksum)(0, src + a, <unsigned int>(b - a)) == crc
 
@@ -55,8 +61,7 @@ def first_bad_crc(size_t crc32, int crc_kind, const uint8_t[::1] src, const uint
     ``src[lo[i]:hi[i]]`` are out of bounds or do not have the CRC-32 ``crc[i]``
     (unsigned); ``crc32``: the address of libdeflate's ``libdeflate_crc32`` (``crc_kind``
     1) or libz's ``crc32`` (0)."""
-    if crc_kind != LIBZ_CRC and crc_kind != LIBDEFLATE_CRC:
-        raise ValueError(f"a CRC function of kind 0 or 1 wanted, not {crc_kind}")
+    cdef bint deflate = _is_deflate(crc_kind)
     cdef int64_t n = lo.shape[0], i, bad = -1
     if not has.shape[0] == hi.shape[0] == crc.shape[0] == n:
         raise ValueError("a flag, end and CRC per page wanted")
@@ -64,7 +69,7 @@ def first_bad_crc(size_t crc32, int crc_kind, const uint8_t[::1] src, const uint
         for i in range(n):
             if not has[i]:
                 continue
-            if not _crc_ok(crc32, crc_kind, &src[0], src.shape[0], lo[i], hi[i], crc[i]):
+            if not _crc_ok(crc32, deflate, &src[0], src.shape[0], lo[i], hi[i], crc[i]):
                 bad = i
                 break
     return bad
@@ -134,8 +139,7 @@ def checked_and_inflated(int codec, size_t crc32, int crc_kind, size_t decompres
     cdef bint is_lz4 = codec == LZ4, levels_only = n > 0
     if spans.shape[1] != S_FIELDS:
         raise ValueError(f"a span table of {S_FIELDS} columns wanted")
-    if crc_kind != LIBZ_CRC and crc_kind != LIBDEFLATE_CRC:
-        raise ValueError(f"a CRC function of kind 0 or 1 wanted, not {crc_kind}")
+    cdef bint deflate = _is_deflate(crc_kind)
     if codec != ZSTD and codec != LZ4:
         raise ValueError(f"codec {codec}: ZSTD ({ZSTD}) or LZ4 ({LZ4}) wanted")
     for i in range(n):  # (a level span out of bounds: everything kept, the values' loop reports it)
@@ -169,7 +173,7 @@ def checked_and_inflated(int codec, size_t crc32, int crc_kind, size_t decompres
         elif m:
             memcpy(&out[0], &raw[0], m)
         for i in range(n):
-            if spans[i, S_HAS_CRC] and not _crc_ok(crc32, crc_kind, &raw[0], m, spans[i, S_CRC_LO], spans[i, S_CRC_HI],
+            if spans[i, S_HAS_CRC] and not _crc_ok(crc32, deflate, &raw[0], m, spans[i, S_CRC_LO], spans[i, S_CRC_HI],
                                                    spans[i, S_CRC]):
                 bad = i
                 break

@@ -16,12 +16,9 @@ from typing import Any
 
 import numpy as np
 
-from ...kernels.page_codecs import first_bad_crc
+from ...kernels.page_codecs import LIBDEFLATE_CRC, LIBZ_CRC, first_bad_crc
 from .c_libraries import address, load
 
-# The compiled loops' kinds of CRC function (kernels/page_codecs.pyx).
-LIBZ_CRC = 0
-LIBDEFLATE_CRC = 1
 # Pieces from which a call of libdeflate pays: a ctypes call costs ~0.5 us.
 DEFLATE_MIN_BYTES = 2048
 
